@@ -1,0 +1,289 @@
+/*
+ * strata.h — the whole public C ABI of Strata, an embedded object database.
+ *
+ * Conventions (see DESIGN.md):
+ *  - Handles are opaque. Every handle has one call that ends it; each function says who owns
+ *    what it returns and when that dies.
+ *  - Every fallible call returns a status (STRATA_OK == 0 on success) and takes
+ *    `strata_error *err` as its last argument. `err` may be NULL; when it is not, a failing call
+ *    fills it with the code and a message naming the offending thing (file, page, tree, key).
+ *    There is no thread-local error state.
+ *  - Misuse (a NULL handle, an ended transaction, a write in a read transaction) is an error,
+ *    never a crash.
+ *  - Bytes read from the database point into the memory map (zero copy) and stay valid until
+ *    the transaction that read them ends, or, in a write transaction, until the next change to
+ *    the same tree.
+ */
+#ifndef STRATA_H
+#define STRATA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define STRATA_API __attribute__((visibility("default")))
+#else
+#define STRATA_API
+#endif
+
+/* ---------------------------------------------------------------- versions and errors */
+
+#define STRATA_VERSION_MAJOR 0
+#define STRATA_VERSION_MINOR 1
+#define STRATA_VERSION_PATCH 0
+
+/** The library's version as "major.minor.patch"; a static string. */
+STRATA_API const char *strata_version(void);
+
+/** The on-disk format version this library writes (see CCore/FORMAT.md). */
+STRATA_API uint32_t strata_format_version(void);
+
+typedef enum strata_status {
+    STRATA_OK = 0,
+    STRATA_ERR_INVALID_ARGUMENT = 1, /* NULL handle, bad option, empty name, ... */
+    STRATA_ERR_NOT_FOUND = 2,        /* no such key, tree or file; end of a cursor */
+    STRATA_ERR_EXISTS = 3,           /* the thing to create already exists */
+    STRATA_ERR_IO = 4,               /* a read, write, sync or lock failed (EIO, ...) */
+    STRATA_ERR_NO_SPACE = 5,         /* the disk is full (ENOSPC, EDQUOT) */
+    STRATA_ERR_CORRUPT = 6,          /* the file contradicts itself; the message names where */
+    STRATA_ERR_NOT_STRATA = 7,       /* the file is not a Strata database */
+    STRATA_ERR_FORMAT_VERSION = 8,   /* unknown file format or incompatible lock file */
+    STRATA_ERR_BUSY = 9,             /* try-lock found another writer */
+    STRATA_ERR_READ_ONLY = 10,       /* a write on a read-only database or transaction */
+    STRATA_ERR_TXN_STATE = 11,       /* the transaction has ended or has failed */
+    STRATA_ERR_TOO_MANY_VERSIONS = 12, /* max_versions would be exceeded by a pinned reader */
+    STRATA_ERR_READERS_FULL = 13,    /* every reader slot of the lock file is taken */
+    STRATA_ERR_MAP_FULL = 14,        /* the file would outgrow the reserved map_size */
+    STRATA_ERR_NO_MEMORY = 15,
+    STRATA_ERR_TOO_LARGE = 16,       /* a key or value over the limits */
+    STRATA_ERR_WRONG_TYPE = 17,      /* e.g. an integer-key call on a byte-key tree */
+} strata_status;
+
+/** Where a failing call puts its code and message. Zero-initialise it, or ignore it (NULL). */
+typedef struct strata_error {
+    int code;           /* a strata_status */
+    char message[256];  /* NUL-terminated, names the offending thing */
+} strata_error;
+
+/** The name of a status ("STRATA_ERR_CORRUPT"); a static string, "unknown status" if unknown. */
+STRATA_API const char *strata_status_name(int code);
+
+/* ---------------------------------------------------------------- opening a database */
+
+typedef struct strata_db strata_db_t;
+typedef struct strata_txn strata_txn_t;
+typedef struct strata_tree strata_tree_t;
+typedef struct strata_cursor strata_cursor_t;
+
+typedef enum strata_durability {
+    STRATA_DURABILITY_FULL = 0,    /* a commit is on disk when strata_txn_commit returns */
+    STRATA_DURABILITY_NO_SYNC = 1, /* no fsync at commit: survives a process crash; after a
+                                      power loss the last commits may be lost */
+    STRATA_DURABILITY_MEMORY = 2,  /* no file; handles opened with the same path (identifier) in
+                                      one process share the data; gone when the last one closes */
+} strata_durability;
+
+/**
+ * The file I/O a database uses for writing, replaceable so tests can inject faults and simulate
+ * power loss. Each call returns what the POSIX call returns (-1 and errno on failure). Reads go
+ * through the memory map and are not part of this table.
+ */
+typedef struct strata_io_methods {
+    size_t size; /* sizeof(strata_io_methods) */
+    void *ctx;   /* passed back to every call */
+    ssize_t (*pwrite)(void *ctx, int fd, const void *buf, size_t len, off_t offset);
+    int (*fdatasync)(void *ctx, int fd);
+    /* Make the file at least new_size bytes long (fallocate, or ftruncate where unsupported). */
+    int (*grow)(void *ctx, int fd, off_t new_size);
+} strata_io_methods;
+
+/** The default I/O table (pwrite, fdatasync, fallocate); a static table. */
+STRATA_API const strata_io_methods *strata_io_default(void);
+
+typedef struct strata_options {
+    size_t size;                   /* sizeof(strata_options): lets the struct grow */
+    strata_durability durability;  /* default FULL */
+    bool read_only;                /* refuse write transactions; default false */
+    bool create;                   /* create the file when missing; default true */
+    uint64_t map_size;             /* bytes of address space reserved for the map; the file
+                                      can never grow past it; default 64 GiB */
+    uint32_t max_readers;          /* reader slots in a new lock file; default 126 */
+    uint64_t max_versions;         /* refuse a commit that would keep more than this many
+                                      versions alive because of pinned readers; 0 = no cap */
+    const strata_io_methods *io;   /* NULL = strata_io_default() */
+} strata_options;
+
+/** Fill `opts` with the defaults (size set, FULL, create, 64 GiB map, 126 readers). */
+STRATA_API void strata_options_init(strata_options *opts);
+
+/**
+ * Open (and with opts->create, create) the database at `path` and its lock file `<path>.lock`.
+ * For STRATA_DURABILITY_MEMORY, `path` is only an identifier. `opts` may be NULL (defaults).
+ * On success *out is a handle the caller owns and ends with strata_db_close. A handle may be
+ * shared by threads.
+ */
+STRATA_API int strata_db_open(const char *path, const strata_options *opts, strata_db_t **out,
+                              strata_error *err);
+
+/**
+ * Close the database and free the handle. Refused (STRATA_ERR_BUSY, nothing closed) while a
+ * transaction of this handle has not been freed.
+ */
+STRATA_API int strata_db_close(strata_db_t *db, strata_error *err);
+
+/** Make every commit made so far durable (the fsync that NO_SYNC mode skipped). */
+STRATA_API int strata_db_sync(strata_db_t *db, strata_error *err);
+
+typedef struct strata_db_info {
+    uint64_t version;        /* latest committed version */
+    uint32_t page_size;
+    uint64_t page_count;     /* pages in use by the latest version, free ones included */
+    uint64_t free_pages;     /* pages of the latest version's free space */
+    uint64_t file_size;      /* bytes on disk (the file is grown in chunks) */
+    uint32_t live_readers;   /* reader slots held by live read transactions */
+    uint64_t oldest_version; /* oldest version a reader holds, or `version` when none */
+} strata_db_info;
+
+/** Fill *info with the database's current numbers. */
+STRATA_API int strata_db_info_get(strata_db_t *db, strata_db_info *info, strata_error *err);
+
+/**
+ * The versions held by live readers of every process, ascending, duplicates removed: up to
+ * `cap` are written to `versions`; *count receives how many there are in all.
+ */
+STRATA_API int strata_db_live_versions(strata_db_t *db, uint64_t *versions, size_t cap,
+                                       size_t *count, strata_error *err);
+
+/**
+ * Check the latest version of the whole file: every page reachable exactly once or free, every
+ * checksum, every tree well formed, every count right. STRATA_OK or STRATA_ERR_CORRUPT with a
+ * message naming the first page and what was wrong.
+ */
+STRATA_API int strata_db_verify(strata_db_t *db, strata_error *err);
+
+/* ---------------------------------------------------------------- transactions */
+
+enum {
+    STRATA_TXN_READ = 0,  /* a snapshot of the latest commit; never blocks */
+    STRATA_TXN_WRITE = 1, /* exclusive across threads and processes; waits for the lock */
+    STRATA_TXN_TRY = 2,   /* with STRATA_TXN_WRITE: fail with STRATA_ERR_BUSY instead of waiting */
+};
+
+/**
+ * Begin a transaction. *out is owned by the caller and freed with strata_txn_free; it belongs to
+ * one thread at a time.
+ */
+STRATA_API int strata_txn_begin(strata_db_t *db, unsigned flags, strata_txn_t **out,
+                                strata_error *err);
+
+/**
+ * Commit a write transaction (or end a read transaction). The handle stays allocated but ended;
+ * every tree, cursor and pointer obtained through it dies. On failure nothing of it is visible
+ * and the transaction is ended too.
+ */
+STRATA_API int strata_txn_commit(strata_txn_t *txn, strata_error *err);
+
+/** End the transaction, discarding its changes. Ending an ended transaction does nothing. */
+STRATA_API void strata_txn_abort(strata_txn_t *txn);
+
+/** Abort if still active, then free the handle. NULL is ignored. */
+STRATA_API void strata_txn_free(strata_txn_t *txn);
+
+/**
+ * Move an active read transaction to the latest commit. Trees, cursors and pointers obtained
+ * before die.
+ */
+STRATA_API int strata_txn_refresh(strata_txn_t *txn, strata_error *err);
+
+/** The version the transaction reads (for a write transaction: the one it will commit). */
+STRATA_API uint64_t strata_txn_version(const strata_txn_t *txn);
+
+/* ---------------------------------------------------------------- trees (ordered key-value) */
+
+typedef enum strata_key_kind {
+    STRATA_KEY_INT = 1,   /* keys are uint64_t (8 bytes, native order), sorted numerically */
+    STRATA_KEY_BYTES = 2, /* keys are byte strings up to STRATA_MAX_KEY, sorted like memcmp */
+} strata_key_kind;
+
+#define STRATA_MAX_KEY 480u              /* bytes in a key */
+#define STRATA_MAX_VALUE (1u << 30)      /* bytes in a value */
+#define STRATA_MAX_TREE_NAME 200u        /* bytes in a tree name */
+
+enum {
+    STRATA_TREE_CREATE = 1, /* create the tree when missing (write transactions only) */
+};
+
+/**
+ * Open the tree named `name` in `txn`. *out is owned by the transaction and dies when it ends
+ * (or when the tree is dropped); opening the same name twice gives the same handle.
+ */
+STRATA_API int strata_tree_open(strata_txn_t *txn, const char *name, strata_key_kind kind,
+                                unsigned flags, strata_tree_t **out, strata_error *err);
+
+/** Delete the tree named `name` and all its entries. Its open handle dies. */
+STRATA_API int strata_tree_drop(strata_txn_t *txn, const char *name, strata_error *err);
+
+/** Insert or replace the value of `key`. */
+STRATA_API int strata_tree_put(strata_tree_t *tree, const void *key, size_t key_len,
+                               const void *value, size_t value_len, strata_error *err);
+
+/**
+ * Find `key`. *value points into the map (or the transaction's own pages) and lives until the
+ * transaction ends or, in a write transaction, until the tree changes. STRATA_ERR_NOT_FOUND if
+ * absent.
+ */
+STRATA_API int strata_tree_get(strata_tree_t *tree, const void *key, size_t key_len,
+                               const void **value, size_t *value_len, strata_error *err);
+
+/** Remove `key`; STRATA_ERR_NOT_FOUND if absent. */
+STRATA_API int strata_tree_delete(strata_tree_t *tree, const void *key, size_t key_len,
+                                  strata_error *err);
+
+/** The number of entries. */
+STRATA_API int strata_tree_count(strata_tree_t *tree, uint64_t *count, strata_error *err);
+
+/* Integer-key shorthands for STRATA_KEY_INT trees. */
+STRATA_API int strata_tree_put_int(strata_tree_t *tree, uint64_t key, const void *value,
+                                   size_t value_len, strata_error *err);
+STRATA_API int strata_tree_get_int(strata_tree_t *tree, uint64_t key, const void **value,
+                                   size_t *value_len, strata_error *err);
+STRATA_API int strata_tree_delete_int(strata_tree_t *tree, uint64_t key, strata_error *err);
+
+/* ---------------------------------------------------------------- cursors */
+
+/**
+ * Open a cursor on `tree`, unpositioned. *out is owned by the transaction (it dies when the
+ * transaction ends) and may be freed earlier with strata_cursor_close. A cursor survives changes
+ * to its tree: it re-finds its key before moving.
+ */
+STRATA_API int strata_cursor_open(strata_tree_t *tree, strata_cursor_t **out, strata_error *err);
+
+/** Free a cursor before its transaction ends. NULL is ignored. */
+STRATA_API void strata_cursor_close(strata_cursor_t *cursor);
+
+/* Positioning: STRATA_OK on an entry, STRATA_ERR_NOT_FOUND when there is none. */
+STRATA_API int strata_cursor_first(strata_cursor_t *cursor, strata_error *err);
+STRATA_API int strata_cursor_last(strata_cursor_t *cursor, strata_error *err);
+/** Position on the first entry whose key is >= `key`. */
+STRATA_API int strata_cursor_seek(strata_cursor_t *cursor, const void *key, size_t key_len,
+                                  strata_error *err);
+STRATA_API int strata_cursor_next(strata_cursor_t *cursor, strata_error *err);
+STRATA_API int strata_cursor_prev(strata_cursor_t *cursor, strata_error *err);
+
+/**
+ * The entry under the cursor; any out-pointer may be NULL. The bytes live as those of
+ * strata_tree_get.
+ */
+STRATA_API int strata_cursor_get(strata_cursor_t *cursor, const void **key, size_t *key_len,
+                                 const void **value, size_t *value_len, strata_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* STRATA_H */

@@ -1,0 +1,51 @@
+/*
+ * btree.h — copy-on-write B+trees with integer or byte-string keys, and their cursors.
+ */
+#ifndef STRATA_BTREE_H
+#define STRATA_BTREE_H
+
+#include "internal.h"
+
+/* Values whose leaf cell would exceed this go to an overflow run. */
+#define ST_MAX_INLINE_CELL 1024u
+
+int st_bt_get(strata_txn_t *txn, const st_tree_state *t, const uint8_t *key, size_t klen,
+              const uint8_t **val, size_t *vlen, strata_error *err);
+int st_bt_put(strata_txn_t *txn, st_tree_state *t, const uint8_t *key, size_t klen,
+              const uint8_t *val, size_t vlen, strata_error *err);
+int st_bt_delete(strata_txn_t *txn, st_tree_state *t, const uint8_t *key, size_t klen,
+                 strata_error *err);
+/* Free every page of the tree; t becomes empty. */
+int st_bt_drop(strata_txn_t *txn, st_tree_state *t, strata_error *err);
+
+/* Cursor moves: STRATA_OK on an entry, STRATA_ERR_NOT_FOUND past either end. */
+int st_cur_first(strata_cursor_t *c, strata_error *err);
+int st_cur_last(strata_cursor_t *c, strata_error *err);
+int st_cur_seek(strata_cursor_t *c, const uint8_t *key, size_t klen, strata_error *err);
+int st_cur_next(strata_cursor_t *c, strata_error *err);
+int st_cur_prev(strata_cursor_t *c, strata_error *err);
+int st_cur_get(strata_cursor_t *c, const uint8_t **key, size_t *klen, const uint8_t **val,
+               size_t *vlen, strata_error *err);
+
+/* Parsed leaf cell (verify and cursors). */
+typedef struct st_leaf_cell {
+    const uint8_t *key;
+    size_t klen;
+    bool big;
+    uint32_t vlen;
+    const uint8_t *val; /* inline value */
+    pgno_t ovf;         /* overflow run, when big */
+    size_t size;        /* bytes the cell takes */
+} st_leaf_cell;
+
+/* Checked accessors shared with verify.c. */
+int st_node_check(const uint8_t *p, pgno_t pgno, uint8_t key_kind, strata_error *err);
+int st_leaf_cell_at(const uint8_t *p, pgno_t pgno, int i, st_leaf_cell *c, strata_error *err);
+int st_branch_cell_at(const uint8_t *p, pgno_t pgno, int i, pgno_t *child, const uint8_t **key,
+                      size_t *klen, strata_error *err);
+int st_key_cmp(uint8_t kind, const uint8_t *a, size_t alen, const uint8_t *b, size_t blen);
+/* The bytes of a big value: checks the run's header and bounds. */
+int st_overflow_get(strata_txn_t *txn, pgno_t pgno, uint32_t vlen, const uint8_t **val,
+                    uint32_t *run, strata_error *err);
+
+#endif

@@ -1,0 +1,183 @@
+/*
+ * internal.h — the types every subsystem of the core shares: the database handle, the
+ * transaction, trees and cursors, and the error helpers. Nothing here is exported.
+ *
+ * Subsystems (one .c each): error, os (files, map, locks, in-memory stores), readers (the lock
+ * file), pager (meta slots, pages, free space, commit), btree, verify, api_db, api_tree.
+ */
+#ifndef STRATA_INTERNAL_H
+#define STRATA_INTERNAL_H
+
+#include "strata.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef uint64_t pgno_t;
+
+#define ST_PAGE_SIZE 4096u
+#define ST_FORMAT_VERSION 1u
+#define ST_MAX_DEPTH 32
+
+/* ------------------------------------------------------------------ errors (error.c) */
+
+/* Fill err (never NULL inside the core) and return code. */
+int st_err(strata_error *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Errno of a failed system call → STRATA_ERR_NO_SPACE or STRATA_ERR_IO, with the message. */
+int st_err_errno(strata_error *err, int errnum, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* The one corruption path: every failed check of on-disk data goes through it (one breakpoint). */
+int st_corrupt_at(strata_error *err, const char *file, int line, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+#define ST_CORRUPT(err, ...) st_corrupt_at((err), __FILE__, __LINE__, __VA_ARGS__)
+
+/* ------------------------------------------------------------------ on-disk meta (pager.c) */
+
+/* One meta slot: page 0 holds slot 0, page 1 holds slot 1. Layout in FORMAT.md. */
+typedef struct st_meta {
+    uint64_t checksum;       /* XXH3-64 of bytes [8, sizeof(st_meta)) */
+    char magic[8];           /* "STRATADB" */
+    uint32_t format_version;
+    uint32_t page_size;
+    uint64_t version;        /* the transaction that wrote this slot; slot = version % 2 */
+    uint64_t page_count;     /* pages [0, page_count) are in use or free */
+    uint64_t catalog_root;   /* root page of the catalog tree, 0 when empty */
+    uint64_t catalog_count;  /* entries in the catalog (trees) */
+    uint64_t freelist_head;  /* first free-list page, 0 when none */
+    uint64_t free_count;     /* free page entries in the free list */
+    uint64_t reserved[7];
+} st_meta;
+_Static_assert(sizeof(st_meta) == 128, "st_meta is 128 bytes on disk");
+
+/* ------------------------------------------------------------------ storage (os.c) */
+
+typedef struct st_memstore st_memstore; /* an in-memory database shared by identifier */
+
+typedef struct st_readers st_readers;   /* readers.c */
+
+/* ------------------------------------------------------------------ dirty pages (pager.c) */
+
+typedef struct st_dirty {
+    pgno_t pgno;      /* 0 = empty slot */
+    uint32_t npages;  /* 1, or the length of an overflow run */
+    uint8_t *buf;     /* npages * page size bytes */
+} st_dirty;
+
+typedef struct st_dirty_map {
+    st_dirty *slots;
+    size_t cap;       /* power of two */
+    size_t count;
+} st_dirty_map;
+
+typedef struct st_free_entry {
+    pgno_t pgno;
+    uint64_t version; /* the version that freed it */
+} st_free_entry;
+
+typedef struct st_free_vec {
+    st_free_entry *v;
+    size_t n, cap;
+} st_free_vec;
+
+/* ------------------------------------------------------------------ handles */
+
+struct strata_db {
+    char *path;
+    strata_options opts;
+    strata_io_methods io;
+    int fd;                  /* database file, -1 in memory mode */
+    uint8_t *map;            /* reserved range; the file (or memory store) mapped at its start */
+    uint64_t map_size;
+    _Atomic uint64_t file_size; /* bytes the file has (grown in chunks) */
+    st_readers *readers;     /* the lock file (or its in-memory twin) */
+    st_memstore *mem;        /* memory mode only */
+    pthread_mutex_t write_mutex; /* writer exclusion between this handle's threads */
+    pthread_mutex_t state_mutex; /* guards open_txns, broken and the free-list cache */
+    int open_txns;
+    bool broken;             /* a failed meta rollback: writes refused until reopen */
+    char broken_why[200];
+    /* Free-list cache: the entries of version `free_cache_version`, sorted by page number. */
+    uint64_t free_cache_version;
+    st_free_vec free_cache;
+    bool free_cache_valid;
+};
+
+typedef struct st_tree_state {
+    pgno_t root;
+    uint64_t count;
+    uint8_t kind;            /* strata_key_kind */
+} st_tree_state;
+
+struct strata_tree {
+    strata_txn_t *txn;
+    struct strata_tree *next;   /* the transaction's list of open trees */
+    char name[STRATA_MAX_TREE_NAME + 1];
+    size_t name_len;
+    st_tree_state st;
+    bool dirty;              /* state changed: written to the catalog at commit */
+    bool dropped;
+    bool stale;              /* its read transaction was refreshed */
+    bool is_catalog;
+    uint64_t mod_count;      /* bumped by every change; cursors re-seek when it moves */
+};
+
+typedef struct st_cursor_level {
+    pgno_t pgno;
+    const uint8_t *page;
+    int idx;
+} st_cursor_level;
+
+struct strata_cursor {
+    strata_tree_t *tree;
+    struct strata_cursor *next; /* the transaction's list of cursors */
+    st_cursor_level path[ST_MAX_DEPTH];
+    int depth;               /* levels in path; 0 = unpositioned */
+    bool positioned;
+    uint64_t mod_count;      /* tree->mod_count when path was built */
+    uint8_t key_copy[STRATA_MAX_KEY]; /* the current key, to re-seek after a change */
+    size_t key_copy_len;
+};
+
+enum { ST_TXN_ACTIVE = 1, ST_TXN_ENDED = 2, ST_TXN_FAILED = 3 };
+
+struct strata_txn {
+    strata_db_t *db;
+    bool write;
+    int state;
+    char failed_why[200];
+    st_meta meta;            /* the version read (for a write: the base, updated at commit) */
+    int reader_slot;         /* read transactions: the slot in the lock file, -1 for none */
+    strata_tree_t catalog;   /* the catalog tree: name → tree record */
+    strata_tree_t *trees;    /* open user trees */
+    strata_cursor_t *cursors;
+    /* write transactions only */
+    uint64_t new_version;
+    uint64_t page_count;     /* grows as pages are taken from the end */
+    uint64_t oldest_reader;  /* pages freed by versions <= this may be reused */
+    st_dirty_map dirty;
+    st_free_vec reusable;    /* free pages that may be reused now, sorted by pgno descending */
+    st_free_vec pinned;      /* free pages still visible to some reader */
+    st_free_vec freed;       /* pages this transaction stopped using (tag new_version) */
+    bool holds_lock;
+};
+
+/* ------------------------------------------------------------------ small helpers */
+
+static inline uint64_t st_rd64(const void *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+static inline uint32_t st_rd32(const void *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+static inline uint16_t st_rd16(const void *p) { uint16_t v; memcpy(&v, p, 2); return v; }
+static inline void st_wr64(void *p, uint64_t v) { memcpy(p, &v, 8); }
+static inline void st_wr32(void *p, uint32_t v) { memcpy(p, &v, 4); }
+static inline void st_wr16(void *p, uint16_t v) { memcpy(p, &v, 2); }
+
+int st_free_vec_push(st_free_vec *fv, pgno_t pgno, uint64_t version);
+void st_free_vec_clear(st_free_vec *fv);
+
+/* A txn that must be active (and writable when `write`); fills err otherwise. */
+int st_txn_check(const strata_txn_t *txn, bool write, strata_error *err);
+/* Mark a write transaction failed: from now on it can only be aborted. Returns code. */
+int st_txn_fail(strata_txn_t *txn, int code);
+
+#endif

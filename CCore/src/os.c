@@ -1,0 +1,279 @@
+/*
+ * os.c — files, the map, locks and in-memory stores.
+ *
+ * The map: one range of opts.map_size bytes is reserved once (PROT_READ, MAP_SHARED over the
+ * file). The file grows underneath it in chunks; the mapping never moves, so readers keep raw
+ * pointers while writers grow the file. Pages past the end of the file are never touched: every
+ * page number is checked against the meta's page_count, and page_count * page size never
+ * exceeds the file size (checked at open).
+ *
+ * Writes never go through the map: they use the I/O table (pwrite, fdatasync, grow), which tests
+ * replace to inject faults or to simulate power loss. A read-only map protects committed pages
+ * from stray writes.
+ *
+ * Memory mode: a store is an anonymous read-write range plus a reader table, registered by
+ * identifier; handles opened with the same identifier share it; the last close frees it.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "os.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------------ default I/O table */
+
+static ssize_t io_pwrite(void *ctx, int fd, const void *buf, size_t len, off_t off) {
+    (void)ctx;
+    return pwrite(fd, buf, len, off);
+}
+
+static int io_fdatasync(void *ctx, int fd) {
+    (void)ctx;
+    return fdatasync(fd);
+}
+
+static int io_grow(void *ctx, int fd, off_t new_size) {
+    (void)ctx;
+    struct stat sb;
+    if (fstat(fd, &sb) != 0) return -1;
+    if (sb.st_size >= new_size) return 0;
+    /* fallocate reserves the blocks now, so a full disk is reported here and not later when
+     * the kernel writes back a dirty page of the map. */
+    if (fallocate(fd, 0, sb.st_size, new_size - sb.st_size) == 0) return 0;
+    if (errno != EOPNOTSUPP && errno != ENOSYS) return -1;
+    return ftruncate(fd, new_size);
+}
+
+static const strata_io_methods default_io = {
+    .size = sizeof(strata_io_methods),
+    .ctx = NULL,
+    .pwrite = io_pwrite,
+    .fdatasync = io_fdatasync,
+    .grow = io_grow,
+};
+
+const strata_io_methods *strata_io_default(void) { return &default_io; }
+
+/* ------------------------------------------------------------------ memory stores */
+
+struct st_memstore {
+    char *id;
+    uint8_t *map;
+    uint64_t map_size;
+    uint8_t *lock_region;
+    size_t lock_size;
+    int refs;
+    pthread_mutex_t writer;
+    pthread_mutex_t meta;
+    st_memstore *next;
+};
+
+static pthread_mutex_t mem_registry_mutex = PTHREAD_MUTEX_INITIALIZER;
+static st_memstore *mem_registry;
+
+static int mem_attach(strata_db_t *db, bool *created, strata_error *err) {
+    pthread_mutex_lock(&mem_registry_mutex);
+    st_memstore *m = mem_registry;
+    while (m && strcmp(m->id, db->path) != 0) m = m->next;
+    if (m) {
+        m->refs++;
+        *created = false;
+    } else {
+        m = calloc(1, sizeof *m);
+        if (!m) goto nomem;
+        m->id = strdup(db->path);
+        m->map_size = db->map_size;
+        m->map = mmap(NULL, m->map_size, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        m->lock_size = 64 + 64 * (size_t)db->opts.max_readers;
+        m->lock_region = mmap(NULL, m->lock_size, PROT_READ | PROT_WRITE,
+                              MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (!m->id || m->map == MAP_FAILED || m->lock_region == MAP_FAILED) {
+            if (m->map != MAP_FAILED && m->map) munmap(m->map, m->map_size);
+            if (m->lock_region != MAP_FAILED && m->lock_region) munmap(m->lock_region, m->lock_size);
+            free(m->id);
+            free(m);
+            goto nomem;
+        }
+        pthread_mutex_init(&m->writer, NULL);
+        pthread_mutex_init(&m->meta, NULL);
+        m->refs = 1;
+        m->next = mem_registry;
+        mem_registry = m;
+        *created = true;
+    }
+    pthread_mutex_unlock(&mem_registry_mutex);
+    db->mem = m;
+    db->map = m->map;
+    db->map_size = m->map_size;
+    atomic_store(&db->file_size, m->map_size);
+    return STRATA_OK;
+nomem:
+    pthread_mutex_unlock(&mem_registry_mutex);
+    return st_err(err, STRATA_ERR_NO_MEMORY, "in-memory database '%s': cannot reserve %llu bytes",
+                  db->path, (unsigned long long)db->map_size);
+}
+
+static void mem_detach(strata_db_t *db) {
+    st_memstore *m = db->mem;
+    if (!m) return;
+    pthread_mutex_lock(&mem_registry_mutex);
+    if (--m->refs == 0) {
+        st_memstore **pp = &mem_registry;
+        while (*pp != m) pp = &(*pp)->next;
+        *pp = m->next;
+        munmap(m->map, m->map_size);
+        munmap(m->lock_region, m->lock_size);
+        pthread_mutex_destroy(&m->writer);
+        pthread_mutex_destroy(&m->meta);
+        free(m->id);
+        free(m);
+    }
+    pthread_mutex_unlock(&mem_registry_mutex);
+    db->mem = NULL;
+    db->map = NULL;
+}
+
+void st_os_meta_lock(strata_db_t *db) {
+    if (db->mem) pthread_mutex_lock(&db->mem->meta);
+}
+
+void st_os_meta_unlock(strata_db_t *db) {
+    if (db->mem) pthread_mutex_unlock(&db->mem->meta);
+}
+
+pthread_mutex_t *st_os_mem_writer_mutex(strata_db_t *db) {
+    return db->mem ? &db->mem->writer : NULL;
+}
+
+uint8_t *st_os_mem_lock_region(strata_db_t *db, size_t *size) {
+    *size = db->mem->lock_size;
+    return db->mem->lock_region;
+}
+
+/* ------------------------------------------------------------------ files */
+
+int st_os_open(strata_db_t *db, bool *created, strata_error *err) {
+    *created = false;
+    if (db->opts.durability == STRATA_DURABILITY_MEMORY) return mem_attach(db, created, err);
+
+    int flags = db->opts.read_only ? O_RDONLY : O_RDWR;
+    if (db->opts.create && !db->opts.read_only) flags |= O_CREAT;
+    db->fd = open(db->path, flags | O_CLOEXEC, 0644);
+    if (db->fd < 0) {
+        if (errno == ENOENT)
+            return st_err(err, STRATA_ERR_NOT_FOUND, "database file '%s' does not exist", db->path);
+        return st_err_errno(err, errno, "cannot open database file '%s'", db->path);
+    }
+    struct stat sb;
+    if (fstat(db->fd, &sb) != 0) return st_err_errno(err, errno, "cannot stat '%s'", db->path);
+    if (!S_ISREG(sb.st_mode))
+        return st_err(err, STRATA_ERR_NOT_STRATA, "'%s' is not a regular file", db->path);
+    atomic_store(&db->file_size, (uint64_t)sb.st_size);
+    db->map = mmap(NULL, db->map_size, PROT_READ, MAP_SHARED, db->fd, 0);
+    if (db->map == MAP_FAILED) {
+        db->map = NULL;
+        return st_err_errno(err, errno, "cannot map %llu bytes of '%s'",
+                            (unsigned long long)db->map_size, db->path);
+    }
+    *created = sb.st_size == 0;
+    return STRATA_OK;
+}
+
+void st_os_close(strata_db_t *db) {
+    if (db->mem) {
+        mem_detach(db);
+        return;
+    }
+    if (db->map) munmap(db->map, db->map_size);
+    db->map = NULL;
+    if (db->fd >= 0) close(db->fd);
+    db->fd = -1;
+}
+
+int st_os_write(strata_db_t *db, uint64_t off, const void *buf, size_t len, strata_error *err) {
+    if (off + len > db->map_size)
+        return st_err(err, STRATA_ERR_MAP_FULL, "write at %llu past the map size %llu of '%s'",
+                      (unsigned long long)off, (unsigned long long)db->map_size, db->path);
+    if (db->mem) {
+        memcpy(db->map + off, buf, len);
+        return STRATA_OK;
+    }
+    const uint8_t *p = buf;
+    while (len > 0) {
+        ssize_t n = db->io.pwrite(db->io.ctx, db->fd, p, len, (off_t)off);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return st_err_errno(err, errno, "write of %zu bytes at offset %llu of '%s' failed",
+                                len, (unsigned long long)off, db->path);
+        }
+        if (n == 0) return st_err(err, STRATA_ERR_IO, "write to '%s' made no progress", db->path);
+        p += n;
+        off += (uint64_t)n;
+        len -= (size_t)n;
+    }
+    return STRATA_OK;
+}
+
+int st_os_sync(strata_db_t *db, strata_error *err) {
+    if (db->mem) return STRATA_OK;
+    for (;;) {
+        if (db->io.fdatasync(db->io.ctx, db->fd) == 0) return STRATA_OK;
+        if (errno != EINTR) return st_err_errno(err, errno, "fdatasync of '%s' failed", db->path);
+    }
+}
+
+int st_os_ensure_size(strata_db_t *db, uint64_t needed, strata_error *err) {
+    if (needed > db->map_size)
+        return st_err(err, STRATA_ERR_MAP_FULL,
+                      "'%s' needs %llu bytes but map_size is %llu; reopen with a larger map_size",
+                      db->path, (unsigned long long)needed, (unsigned long long)db->map_size);
+    uint64_t have = atomic_load(&db->file_size);
+    if (db->mem || needed <= have) return STRATA_OK;
+    /* Grow by an eighth of the file, at least 1 MiB, at most 256 MiB, in whole MiB. */
+    uint64_t chunk = have / 8;
+    if (chunk < (1u << 20)) chunk = 1u << 20;
+    if (chunk > (256u << 20)) chunk = 256u << 20;
+    uint64_t target = needed + chunk;
+    target = (target + (1u << 20) - 1) & ~(uint64_t)((1u << 20) - 1);
+    if (target > db->map_size) target = needed;
+    for (;;) {
+        if (db->io.grow(db->io.ctx, db->fd, (off_t)target) == 0) break;
+        if (errno == EINTR) continue;
+        int e = errno;
+        if (target > needed) { /* retry with the bare minimum before giving up */
+            target = needed;
+            if (db->io.grow(db->io.ctx, db->fd, (off_t)target) == 0) break;
+            e = errno;
+        }
+        return st_err_errno(err, e, "cannot grow '%s' to %llu bytes", db->path,
+                            (unsigned long long)target);
+    }
+    atomic_store(&db->file_size, target);
+    return STRATA_OK;
+}
+
+/* ------------------------------------------------------------------ locks */
+
+int st_os_lock_byte(int fd, off_t byte, bool exclusive, bool wait) {
+    struct flock fl = {.l_type = exclusive ? F_WRLCK : F_RDLCK, .l_whence = SEEK_SET,
+                       .l_start = byte, .l_len = 1, .l_pid = 0};
+    for (;;) {
+        if (fcntl(fd, wait ? F_OFD_SETLKW : F_OFD_SETLK, &fl) == 0) return 0;
+        if (errno == EINTR) continue;
+        return (errno == EACCES) ? EAGAIN : errno;
+    }
+}
+
+int st_os_unlock_byte(int fd, off_t byte) {
+    struct flock fl = {.l_type = F_UNLCK, .l_whence = SEEK_SET, .l_start = byte, .l_len = 1,
+                       .l_pid = 0};
+    return fcntl(fd, F_OFD_SETLK, &fl) == 0 ? 0 : errno;
+}

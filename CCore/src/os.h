@@ -1,0 +1,35 @@
+/*
+ * os.h — the operating-system layer: the database file and its map, the swappable write/sync/
+ * grow table, byte-range locks, and in-memory stores shared by identifier within a process.
+ */
+#ifndef STRATA_OS_H
+#define STRATA_OS_H
+
+#include "internal.h"
+
+/* Open (or create) db->path, map db->map_size bytes of address space over it. Sets fd, map,
+ * file_size. In memory mode, attaches to (or creates) the store named db->path. */
+int st_os_open(strata_db_t *db, bool *created, strata_error *err);
+void st_os_close(strata_db_t *db);
+
+/* Write len bytes at off through the I/O table (memory mode: copy into the store). */
+int st_os_write(strata_db_t *db, uint64_t off, const void *buf, size_t len, strata_error *err);
+/* fdatasync through the I/O table; nothing in memory mode. */
+int st_os_sync(strata_db_t *db, strata_error *err);
+/* Grow the file in chunks so that it holds at least `needed` bytes. */
+int st_os_ensure_size(strata_db_t *db, uint64_t needed, strata_error *err);
+
+/* Meta slots of an in-memory store are copied under a mutex (a file's go through the kernel). */
+void st_os_meta_lock(strata_db_t *db);
+void st_os_meta_unlock(strata_db_t *db);
+
+/* The writer lock shared by every handle of a memory store; NULL for files. */
+pthread_mutex_t *st_os_mem_writer_mutex(strata_db_t *db);
+/* The reader-table region of a memory store (allocated with it), and its size. */
+uint8_t *st_os_mem_lock_region(strata_db_t *db, size_t *size);
+
+/* Open-file-description locks on one byte of fd: 0 or an errno (EAGAIN when busy). */
+int st_os_lock_byte(int fd, off_t byte, bool exclusive, bool wait);
+int st_os_unlock_byte(int fd, off_t byte);
+
+#endif

@@ -1,0 +1,602 @@
+/*
+ * pager.c — meta slots, page access, free space tagged by version, and the commit protocol.
+ *
+ * File: pages of ST_PAGE_SIZE bytes. Page 0 holds meta slot 0, page 1 meta slot 1 (st_meta in
+ * internal.h, 128 bytes at the start of the page, rest zero). Version v lives in slot v % 2.
+ * Pages [2, page_count) are tree pages, overflow runs, free-list pages or free.
+ *
+ * Invariants (checked by verify.c):
+ *  1. A page reachable from a committed version is never written in place: a write transaction
+ *     copies it to a page it allocated (st_page_touch) and frees the old one.
+ *  2. A commit exists exactly when its meta slot is durable. Commit writes every page, syncs,
+ *     then writes the meta (checksummed) and syncs again. A torn or unsynced meta fails its
+ *     checksum and open falls back to the other slot, whose pages commit never touched.
+ *  3. Every page of [2, page_count) is reachable from the latest version or in its free list
+ *     (tagged with the version that freed it), exactly one of these.
+ *  4. A page freed by version v is reused only when no reader holds a version older than v
+ *     (v <= oldest held version); pages freed by the transaction that made them are reused at
+ *     once.
+ *  5. Readers never block and never take the writer lock (st_pager_snapshot).
+ *
+ * Commit, step by step:
+ *   a. free the old free-list chain (tag new version); lay the new free list out in pages taken
+ *      from the free space itself (iterating until the count settles);
+ *   b. checksum every dirty page; grow the file in chunks if needed;
+ *   c. pwrite every dirty page, in page order;           d. fdatasync (FULL);
+ *   e. pwrite the new meta into slot new_version % 2;    f. fdatasync (FULL);
+ *   g. publish the version in the lock file; keep the new free list as the next base.
+ *  A failure in a..d leaves the file at the previous commit (only free pages were written). A
+ *  failure in e..f rewrites the slot's previous bytes and syncs; if even that fails, the handle
+ *  refuses writes until reopened.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "pager.h"
+
+#include "os.h"
+#include "readers.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <xxhash.h>
+
+static const char META_MAGIC[8] = {'S', 'T', 'R', 'A', 'T', 'A', 'D', 'B'};
+
+uint64_t st_checksum(const void *data, size_t len) { return XXH3_64bits(data, len); }
+
+/* ------------------------------------------------------------------ free vectors */
+
+int st_free_vec_push(st_free_vec *fv, pgno_t pgno, uint64_t version) {
+    if (fv->n == fv->cap) {
+        size_t cap = fv->cap ? fv->cap * 2 : 64;
+        st_free_entry *v = realloc(fv->v, cap * sizeof *v);
+        if (!v) return STRATA_ERR_NO_MEMORY;
+        fv->v = v;
+        fv->cap = cap;
+    }
+    fv->v[fv->n++] = (st_free_entry){pgno, version};
+    return STRATA_OK;
+}
+
+void st_free_vec_clear(st_free_vec *fv) {
+    free(fv->v);
+    fv->v = NULL;
+    fv->n = fv->cap = 0;
+}
+
+static int cmp_entry_asc(const void *a, const void *b) {
+    pgno_t x = ((const st_free_entry *)a)->pgno, y = ((const st_free_entry *)b)->pgno;
+    return x < y ? -1 : x > y;
+}
+
+/* Insert into a vector sorted by pgno descending. */
+static int reusable_insert(st_free_vec *fv, pgno_t pgno, uint64_t version) {
+    if (st_free_vec_push(fv, pgno, version) != STRATA_OK) return STRATA_ERR_NO_MEMORY;
+    size_t lo = 0, hi = fv->n - 1;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (fv->v[mid].pgno > pgno) lo = mid + 1; else hi = mid;
+    }
+    memmove(fv->v + lo + 1, fv->v + lo, (fv->n - 1 - lo) * sizeof *fv->v);
+    fv->v[lo] = (st_free_entry){pgno, version};
+    return STRATA_OK;
+}
+
+/* ------------------------------------------------------------------ dirty map */
+
+static size_t dirty_hash(pgno_t p, size_t cap) {
+    return (size_t)((p * 0x9E3779B97F4A7C15ull) >> 17) & (cap - 1);
+}
+
+static st_dirty *dirty_find(st_dirty_map *m, pgno_t pgno) {
+    if (!m->cap) return NULL;
+    for (size_t i = dirty_hash(pgno, m->cap);; i = (i + 1) & (m->cap - 1)) {
+        if (m->slots[i].pgno == pgno) return &m->slots[i];
+        if (m->slots[i].pgno == 0) return NULL;
+    }
+}
+
+static int dirty_insert(st_dirty_map *m, st_dirty d) {
+    if ((m->count + 1) * 4 > m->cap * 3) {
+        size_t cap = m->cap ? m->cap * 2 : 256;
+        st_dirty *slots = calloc(cap, sizeof *slots);
+        if (!slots) return STRATA_ERR_NO_MEMORY;
+        for (size_t i = 0; i < m->cap; i++) {
+            if (!m->slots[i].pgno) continue;
+            size_t j = dirty_hash(m->slots[i].pgno, cap);
+            while (slots[j].pgno) j = (j + 1) & (cap - 1);
+            slots[j] = m->slots[i];
+        }
+        free(m->slots);
+        m->slots = slots;
+        m->cap = cap;
+    }
+    size_t j = dirty_hash(d.pgno, m->cap);
+    while (m->slots[j].pgno) j = (j + 1) & (m->cap - 1);
+    m->slots[j] = d;
+    m->count++;
+    return STRATA_OK;
+}
+
+/* Remove by backward-shift deletion (no tombstones). */
+static void dirty_remove(st_dirty_map *m, st_dirty *d) {
+    size_t i = (size_t)(d - m->slots);
+    m->slots[i].pgno = 0;
+    m->count--;
+    for (size_t j = (i + 1) & (m->cap - 1); m->slots[j].pgno; j = (j + 1) & (m->cap - 1)) {
+        size_t home = dirty_hash(m->slots[j].pgno, m->cap);
+        /* Move j into the hole i when its home is not in (i, j] cyclically. */
+        bool between = (i <= j) ? (home > i && home <= j) : (home > i || home <= j);
+        if (!between) {
+            m->slots[i] = m->slots[j];
+            m->slots[j].pgno = 0;
+            i = j;
+        }
+    }
+}
+
+static void dirty_free_all(st_dirty_map *m) {
+    for (size_t i = 0; i < m->cap; i++)
+        if (m->slots[i].pgno) free(m->slots[i].buf);
+    free(m->slots);
+    memset(m, 0, sizeof *m);
+}
+
+/* ------------------------------------------------------------------ meta slots */
+
+static void meta_seal(st_meta *m) {
+    m->checksum = st_checksum((const uint8_t *)m + 8, sizeof *m - 8);
+}
+
+bool st_meta_valid(const st_meta *m, int slot) {
+    return memcmp(m->magic, META_MAGIC, 8) == 0 &&
+           m->checksum == st_checksum((const uint8_t *)m + 8, sizeof *m - 8) &&
+           (int)(m->version % 2) == slot;
+}
+
+static void meta_copy(strata_db_t *db, int slot, st_meta *out) {
+    st_os_meta_lock(db);
+    memcpy(out, db->map + (size_t)slot * ST_PAGE_SIZE, sizeof *out);
+    st_os_meta_unlock(db);
+}
+
+static int meta_write(strata_db_t *db, const st_meta *m, strata_error *err) {
+    uint8_t page[ST_PAGE_SIZE];
+    memset(page, 0, sizeof page);
+    memcpy(page, m, sizeof *m);
+    st_os_meta_lock(db);
+    int rc = st_os_write(db, (m->version % 2) * ST_PAGE_SIZE, page, sizeof page, err);
+    st_os_meta_unlock(db);
+    return rc;
+}
+
+int st_pager_create(strata_db_t *db, strata_error *err) {
+    st_meta m;
+    memset(&m, 0, sizeof m);
+    memcpy(m.magic, META_MAGIC, 8);
+    m.format_version = ST_FORMAT_VERSION;
+    m.page_size = ST_PAGE_SIZE;
+    m.page_count = 2;
+    int rc = st_os_ensure_size(db, 2 * ST_PAGE_SIZE, err);
+    for (uint64_t v = 0; v < 2 && rc == STRATA_OK; v++) {
+        m.version = v;
+        meta_seal(&m);
+        rc = meta_write(db, &m, err);
+    }
+    if (rc == STRATA_OK) rc = st_os_sync(db, err);
+    return rc;
+}
+
+/* Another handle may have grown the file: ask the kernel. */
+static uint64_t file_size_now(strata_db_t *db) {
+    if (db->mem) return atomic_load(&db->file_size);
+    struct stat sb;
+    if (fstat(db->fd, &sb) == 0 && (uint64_t)sb.st_size > atomic_load(&db->file_size))
+        atomic_store(&db->file_size, (uint64_t)sb.st_size);
+    return atomic_load(&db->file_size);
+}
+
+/* Why a slot cannot be used, or NULL when it can. */
+static const char *meta_problem(strata_db_t *db, const st_meta *m, int slot) {
+    if (memcmp(m->magic, META_MAGIC, 8) != 0) return "no magic";
+    if (m->checksum != st_checksum((const uint8_t *)m + 8, sizeof *m - 8))
+        return "checksum mismatch";
+    if ((int)(m->version % 2) != slot) return "version in the wrong slot";
+    if (m->format_version != ST_FORMAT_VERSION) return "format version";
+    if (m->page_size != ST_PAGE_SIZE) return "page size";
+    if (m->page_count < 2) return "page count below 2";
+    if (m->page_count > atomic_load(&db->file_size) / ST_PAGE_SIZE &&
+        m->page_count > file_size_now(db) / ST_PAGE_SIZE)
+        return "file shorter than page count";
+    if (m->catalog_root == 1 || m->catalog_root >= m->page_count ||
+        (m->catalog_root == 0) != (m->catalog_count == 0))
+        return "catalog root out of range";
+    if (m->freelist_head == 1 || m->freelist_head >= m->page_count) return "free list out of range";
+    if (m->free_count > m->page_count) return "free count above page count";
+    return NULL;
+}
+
+int st_pager_latest_meta(strata_db_t *db, st_meta *out, strata_error *err) {
+    uint64_t size = atomic_load(&db->file_size);
+    if (size < 16 || memcmp(db->map + 8, META_MAGIC, 8) != 0) {
+        if (size >= 2 * ST_PAGE_SIZE && memcmp(db->map + ST_PAGE_SIZE + 8, META_MAGIC, 8) == 0)
+            goto slots; /* slot 0 torn, slot 1 may do */
+        return st_err(err, STRATA_ERR_NOT_STRATA, "'%s' is not a Strata database (no magic)",
+                      db->path);
+    }
+    if (size < 2 * ST_PAGE_SIZE)
+        return ST_CORRUPT(err, "'%s' is truncated: %llu bytes, a Strata file has at least %u",
+                          db->path, (unsigned long long)size, 2 * ST_PAGE_SIZE);
+slots:;
+    st_meta m[2];
+    const char *why[2];
+    for (int s = 0; s < 2; s++) {
+        meta_copy(db, s, &m[s]);
+        why[s] = meta_problem(db, &m[s], s);
+    }
+    int best = -1;
+    for (int s = 0; s < 2; s++)
+        if (!why[s] && (best < 0 || m[s].version > m[best].version)) best = s;
+    if (best >= 0) {
+        *out = m[best];
+        return STRATA_OK;
+    }
+    /* Neither slot is usable: name the most telling reason. */
+    for (int s = 0; s < 2; s++) {
+        if (why[s] && strcmp(why[s], "format version") == 0)
+            return st_err(err, STRATA_ERR_FORMAT_VERSION,
+                          "'%s' has file format version %u; this library reads version %u",
+                          db->path, m[s].format_version, ST_FORMAT_VERSION);
+        if (why[s] && strcmp(why[s], "page size") == 0)
+            return st_err(err, STRATA_ERR_FORMAT_VERSION,
+                          "'%s' has page size %u; this library reads %u", db->path,
+                          m[s].page_size, ST_PAGE_SIZE);
+        if (why[s] && strcmp(why[s], "file shorter than page count") == 0)
+            return ST_CORRUPT(err, "'%s' is truncated: meta slot %d (version %llu) needs %llu "
+                              "pages, the file has %llu bytes", db->path, s,
+                              (unsigned long long)m[s].version,
+                              (unsigned long long)m[s].page_count,
+                              (unsigned long long)atomic_load(&db->file_size));
+    }
+    return ST_CORRUPT(err, "'%s': no usable meta slot (slot 0: %s; slot 1: %s)", db->path,
+                      why[0], why[1]);
+}
+
+int st_pager_snapshot(strata_db_t *db, int slot, st_meta *out, strata_error *err) {
+    for (int attempt = 0; attempt < 100000; attempt++) {
+        uint64_t v = st_readers_current(db);
+        st_readers_hold(db, slot, v);
+        if (st_readers_current(db) != v) continue; /* a writer published meanwhile */
+        meta_copy(db, (int)(v % 2), out);
+        if (out->version == v && !meta_problem(db, out, (int)(v % 2))) return STRATA_OK;
+        if (attempt > 8) sched_yield();
+    }
+    st_readers_hold(db, slot, UINT64_MAX);
+    return ST_CORRUPT(err, "'%s': the lock file's current version %llu has no valid meta slot",
+                      db->path, (unsigned long long)st_readers_current(db));
+}
+
+/* ------------------------------------------------------------------ pages */
+
+static uint64_t txn_page_count(const strata_txn_t *txn) {
+    return txn->write ? txn->page_count : txn->meta.page_count;
+}
+
+int st_page_get(strata_txn_t *txn, pgno_t pgno, const uint8_t **page, strata_error *err) {
+    if (txn->write) {
+        st_dirty *d = dirty_find(&txn->dirty, pgno);
+        if (d) {
+            *page = d->buf;
+            return STRATA_OK;
+        }
+    }
+    if (pgno < 2 || pgno >= txn_page_count(txn))
+        return ST_CORRUPT(err, "page number %llu out of range [2, %llu)",
+                          (unsigned long long)pgno, (unsigned long long)txn_page_count(txn));
+    *page = txn->db->map + pgno * ST_PAGE_SIZE;
+    return STRATA_OK;
+}
+
+static int take_pages(strata_txn_t *txn, uint32_t npages, pgno_t *pgno, strata_error *err) {
+    st_free_vec *r = &txn->reusable;
+    if (npages == 1 && r->n > 0) {
+        *pgno = r->v[--r->n].pgno;
+        return STRATA_OK;
+    }
+    if (npages > 1 && r->n >= npages) {
+        /* r is sorted descending: a run is npages consecutive numbers going down. */
+        for (size_t i = r->n - npages + 1; i-- > 0;) {
+            if (r->v[i].pgno - r->v[i + npages - 1].pgno == npages - 1) {
+                *pgno = r->v[i + npages - 1].pgno;
+                memmove(r->v + i, r->v + i + npages, (r->n - i - npages) * sizeof *r->v);
+                r->n -= npages;
+                return STRATA_OK;
+            }
+        }
+    }
+    uint64_t end = txn->page_count + npages;
+    if (end * ST_PAGE_SIZE > txn->db->map_size)
+        return st_err(err, STRATA_ERR_MAP_FULL,
+                      "'%s' would need %llu bytes, over map_size %llu; reopen with a larger map_size",
+                      txn->db->path, (unsigned long long)(end * ST_PAGE_SIZE),
+                      (unsigned long long)txn->db->map_size);
+    *pgno = txn->page_count;
+    txn->page_count = end;
+    return STRATA_OK;
+}
+
+int st_page_alloc(strata_txn_t *txn, uint32_t npages, uint8_t **page, pgno_t *pgno,
+                  strata_error *err) {
+    int rc = take_pages(txn, npages, pgno, err);
+    if (rc) return st_txn_fail(txn, rc);
+    uint8_t *buf = calloc(npages, ST_PAGE_SIZE);
+    if (!buf || dirty_insert(&txn->dirty, (st_dirty){*pgno, npages, buf}) != STRATA_OK) {
+        free(buf);
+        return st_txn_fail(txn, st_err(err, STRATA_ERR_NO_MEMORY, "out of memory for %u pages", npages));
+    }
+    st_wr64(buf + PH_VERSION, txn->new_version);
+    st_wr64(buf + PH_PGNO, *pgno);
+    *page = buf;
+    return STRATA_OK;
+}
+
+int st_page_touch(strata_txn_t *txn, pgno_t pgno, uint8_t **page, pgno_t *newp,
+                  strata_error *err) {
+    st_dirty *d = dirty_find(&txn->dirty, pgno);
+    if (d) {
+        *page = d->buf;
+        *newp = pgno;
+        return STRATA_OK;
+    }
+    const uint8_t *src;
+    int rc = st_page_get(txn, pgno, &src, err);
+    if (rc) return rc;
+    uint8_t *buf;
+    if ((rc = st_page_alloc(txn, 1, &buf, newp, err))) return rc;
+    memcpy(buf + PH_KIND, src + PH_KIND, ST_PAGE_SIZE - PH_KIND);
+    if ((rc = st_page_free(txn, pgno, 1, err))) return rc;
+    *page = buf;
+    return STRATA_OK;
+}
+
+int st_page_free(strata_txn_t *txn, pgno_t pgno, uint32_t npages, strata_error *err) {
+    st_dirty *d = dirty_find(&txn->dirty, pgno);
+    int rc = STRATA_OK;
+    if (d) {
+        free(d->buf);
+        dirty_remove(&txn->dirty, d);
+        for (uint32_t i = 0; i < npages && rc == STRATA_OK; i++)
+            rc = reusable_insert(&txn->reusable, pgno + i, 0);
+    } else {
+        for (uint32_t i = 0; i < npages && rc == STRATA_OK; i++)
+            rc = st_free_vec_push(&txn->freed, pgno + i, txn->new_version);
+    }
+    if (rc) return st_txn_fail(txn, st_err(err, rc, "out of memory freeing page %llu",
+                                           (unsigned long long)pgno));
+    return STRATA_OK;
+}
+
+/* ------------------------------------------------------------------ free list */
+
+int st_freelist_load(strata_txn_t *txn, const st_meta *meta, st_free_vec *out,
+                     st_free_vec *chain, strata_error *err) {
+    pgno_t p = meta->freelist_head;
+    uint64_t hops = 0;
+    while (p) {
+        if (p < 2 || p >= meta->page_count)
+            return ST_CORRUPT(err, "free-list page %llu out of range", (unsigned long long)p);
+        if (++hops > meta->page_count)
+            return ST_CORRUPT(err, "free list has a cycle at page %llu", (unsigned long long)p);
+        const uint8_t *pg = txn->db->map + p * ST_PAGE_SIZE;
+        if (pg_kind(pg) != ST_PAGE_FREELIST)
+            return ST_CORRUPT(err, "page %llu: expected a free-list page, found kind %u",
+                              (unsigned long long)p, pg_kind(pg));
+        uint32_t n = st_rd32(pg + PH_FCOUNT);
+        if (n > FL_PER_PAGE)
+            return ST_CORRUPT(err, "free-list page %llu claims %u entries (max %u)",
+                              (unsigned long long)p, n, (unsigned)FL_PER_PAGE);
+        if (chain && st_free_vec_push(chain, p, 0)) goto nomem;
+        for (uint32_t i = 0; i < n; i++) {
+            const uint8_t *e = pg + FL_ENTRIES + 16 * i;
+            pgno_t fp = st_rd64(e);
+            if (fp < 2 || fp >= meta->page_count)
+                return ST_CORRUPT(err, "free-list page %llu entry %u: page %llu out of range",
+                                  (unsigned long long)p, i, (unsigned long long)fp);
+            if (st_free_vec_push(out, fp, st_rd64(e + 8))) goto nomem;
+        }
+        p = st_rd64(pg + FL_NEXT);
+    }
+    if (out->n != meta->free_count)
+        return ST_CORRUPT(err, "free list holds %zu entries, meta says %llu", out->n,
+                          (unsigned long long)meta->free_count);
+    qsort(out->v, out->n, sizeof *out->v, cmp_entry_asc);
+    return STRATA_OK;
+nomem:
+    return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory loading the free list");
+}
+
+/* ------------------------------------------------------------------ write transactions */
+
+int st_pager_begin_write(strata_txn_t *txn, strata_error *err) {
+    strata_db_t *db = txn->db;
+    int rc = st_pager_latest_meta(db, &txn->meta, err);
+    if (rc) return rc;
+    st_readers_sync_latest(db, txn->meta.version);
+    txn->new_version = txn->meta.version + 1;
+    txn->page_count = txn->meta.page_count;
+    txn->oldest_reader = st_readers_oldest(db, txn->meta.version, NULL);
+    if (db->opts.max_versions && txn->new_version - txn->oldest_reader > db->opts.max_versions)
+        return st_err(err, STRATA_ERR_TOO_MANY_VERSIONS,
+                      "'%s': a reader holds version %llu; committing version %llu would keep %llu "
+                      "versions alive, over max_versions %llu", db->path,
+                      (unsigned long long)txn->oldest_reader,
+                      (unsigned long long)txn->new_version,
+                      (unsigned long long)(txn->new_version - txn->oldest_reader),
+                      (unsigned long long)db->opts.max_versions);
+
+    st_free_vec all = {0};
+    pthread_mutex_lock(&db->state_mutex);
+    bool cached = db->free_cache_valid && db->free_cache_version == txn->meta.version;
+    if (cached) {
+        all.v = malloc((db->free_cache.n ? db->free_cache.n : 1) * sizeof *all.v);
+        if (all.v) {
+            memcpy(all.v, db->free_cache.v, db->free_cache.n * sizeof *all.v);
+            all.n = all.cap = db->free_cache.n;
+        }
+    }
+    pthread_mutex_unlock(&db->state_mutex);
+    if (cached && !all.v) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
+    if (!cached && (rc = st_freelist_load(txn, &txn->meta, &all, NULL, err))) {
+        st_free_vec_clear(&all);
+        return rc;
+    }
+    /* Split into reusable (descending, so pop gives the lowest page) and pinned. */
+    for (size_t i = all.n; i-- > 0;) {
+        st_free_vec *dst = all.v[i].version <= txn->oldest_reader ? &txn->reusable : &txn->pinned;
+        if (st_free_vec_push(dst, all.v[i].pgno, all.v[i].version)) {
+            st_free_vec_clear(&all);
+            return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
+        }
+    }
+    st_free_vec_clear(&all);
+    return STRATA_OK;
+}
+
+void st_pager_end_write(strata_txn_t *txn) {
+    dirty_free_all(&txn->dirty);
+    st_free_vec_clear(&txn->reusable);
+    st_free_vec_clear(&txn->pinned);
+    st_free_vec_clear(&txn->freed);
+}
+
+static int cmp_dirty(const void *a, const void *b) {
+    pgno_t x = (*(st_dirty *const *)a)->pgno, y = (*(st_dirty *const *)b)->pgno;
+    return x < y ? -1 : x > y;
+}
+
+/* Step a: free the old chain, then write the whole free list into pages taken from itself. */
+static int freelist_save(strata_txn_t *txn, pgno_t *head, uint64_t *count, strata_error *err) {
+    st_free_vec chain = {0}, scratch = {0};
+    int rc = STRATA_OK;
+    if (txn->meta.freelist_head) {
+        rc = st_freelist_load(txn, &txn->meta, &scratch, &chain, err);
+        st_free_vec_clear(&scratch);
+        for (size_t i = 0; rc == STRATA_OK && i < chain.n; i++)
+            rc = st_page_free(txn, chain.v[i].pgno, 1, err);
+        st_free_vec_clear(&chain);
+        if (rc) return rc;
+    }
+    /* Pages for the list itself: taking one from `reusable` shrinks the list, so settle. */
+    pgno_t pages[1024];
+    uint8_t *bufs[1024];
+    size_t have = 0;
+    for (;;) {
+        size_t entries = txn->reusable.n + txn->pinned.n + txn->freed.n;
+        size_t need = (entries + FL_PER_PAGE - 1) / FL_PER_PAGE;
+        if (have >= need) break;
+        if (have == 1024)
+            return st_txn_fail(txn, st_err(err, STRATA_ERR_TOO_LARGE,
+                                           "free list over %u entries", 1024u * FL_PER_PAGE));
+        if ((rc = st_page_alloc(txn, 1, &bufs[have], &pages[have], err))) return rc;
+        bufs[have][PH_KIND] = ST_PAGE_FREELIST;
+        have++;
+    }
+    st_free_vec all = {0};
+    all.cap = txn->reusable.n + txn->pinned.n + txn->freed.n + 1;
+    all.v = malloc(all.cap * sizeof *all.v);
+    if (!all.v) return st_txn_fail(txn, st_err(err, STRATA_ERR_NO_MEMORY, "out of memory"));
+    memcpy(all.v, txn->reusable.v, txn->reusable.n * sizeof *all.v);
+    all.n = txn->reusable.n;
+    memcpy(all.v + all.n, txn->pinned.v, txn->pinned.n * sizeof *all.v);
+    all.n += txn->pinned.n;
+    memcpy(all.v + all.n, txn->freed.v, txn->freed.n * sizeof *all.v);
+    all.n += txn->freed.n;
+    qsort(all.v, all.n, sizeof *all.v, cmp_entry_asc);
+    size_t k = 0;
+    for (size_t p = 0; p < have; p++) {
+        uint32_t n = 0;
+        while (n < FL_PER_PAGE && k < all.n) {
+            uint8_t *e = bufs[p] + FL_ENTRIES + 16 * n;
+            st_wr64(e, all.v[k].pgno);
+            st_wr64(e + 8, all.v[k].version);
+            n++, k++;
+        }
+        st_wr32(bufs[p] + PH_FCOUNT, n);
+        st_wr64(bufs[p] + FL_NEXT, p + 1 < have ? pages[p + 1] : 0);
+    }
+    *head = have ? pages[0] : 0;
+    *count = all.n;
+    /* Keep the list as the next transaction's starting point (committed only on success). */
+    st_free_vec_clear(&txn->freed);
+    txn->freed = all;
+    return STRATA_OK;
+}
+
+int st_pager_commit(strata_txn_t *txn, strata_error *err) {
+    strata_db_t *db = txn->db;
+    if (db->broken)
+        return st_err(err, STRATA_ERR_IO, "'%s' must be reopened: %s", db->path, db->broken_why);
+    st_meta m = txn->meta;
+    int rc = freelist_save(txn, &m.freelist_head, &m.free_count, err);
+    if (rc) return rc;
+
+    st_dirty **list = malloc((txn->dirty.count + 1) * sizeof *list);
+    if (!list) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
+    size_t n = 0;
+    for (size_t i = 0; i < txn->dirty.cap; i++)
+        if (txn->dirty.slots[i].pgno) list[n++] = &txn->dirty.slots[i];
+    qsort(list, n, sizeof *list, cmp_dirty);
+    for (size_t i = 0; i < n; i++) {
+        size_t len = (size_t)list[i]->npages * ST_PAGE_SIZE;
+        st_wr64(list[i]->buf + PH_CHECKSUM, st_checksum(list[i]->buf + 8, len - 8));
+    }
+    rc = st_os_ensure_size(db, txn->page_count * ST_PAGE_SIZE, err);
+    for (size_t i = 0; i < n && rc == STRATA_OK; i++)
+        rc = st_os_write(db, list[i]->pgno * ST_PAGE_SIZE, list[i]->buf,
+                         (size_t)list[i]->npages * ST_PAGE_SIZE, err);
+    free(list);
+    bool sync = db->opts.durability == STRATA_DURABILITY_FULL;
+    if (rc == STRATA_OK && sync) rc = st_os_sync(db, err);
+    if (rc) return rc;
+
+    m.version = txn->new_version;
+    m.page_count = txn->page_count;
+    m.catalog_root = txn->catalog.st.root;
+    m.catalog_count = txn->catalog.st.count;
+    meta_seal(&m);
+    st_meta previous;
+    meta_copy(db, (int)(m.version % 2), &previous);
+    rc = meta_write(db, &m, err);
+    if (rc == STRATA_OK && sync) rc = st_os_sync(db, err);
+    if (rc) {
+        /* The slot may hold the new meta: put its old bytes back so it never appears. */
+        strata_error e2 = {0};
+        if (meta_write(db, &previous, &e2) || st_os_sync(db, &e2)) {
+            db->broken = true;
+            snprintf(db->broken_why, sizeof db->broken_why,
+                     "a failed commit could not be rolled back (%.150s)", e2.message);
+        }
+        return rc;
+    }
+    st_readers_publish(db, m.version);
+    txn->meta = m;
+
+    pthread_mutex_lock(&db->state_mutex);
+    st_free_vec_clear(&db->free_cache);
+    db->free_cache = txn->freed; /* sorted by pgno: the list just written */
+    txn->freed = (st_free_vec){0};
+    db->free_cache_version = m.version;
+    db->free_cache_valid = true;
+    pthread_mutex_unlock(&db->state_mutex);
+    return STRATA_OK;
+}
+
+int st_txn_fail(strata_txn_t *txn, int code) {
+    if (txn->write && txn->state == ST_TXN_ACTIVE) txn->state = ST_TXN_FAILED;
+    return code;
+}
+

@@ -1,0 +1,41 @@
+/*
+ * pager.h — meta slots, page access and allocation, free space by version, and commit.
+ */
+#ifndef STRATA_PAGER_H
+#define STRATA_PAGER_H
+
+#include "internal.h"
+#include "page.h"
+
+/* Write the two meta slots of a new, empty database (version 0 and 1) and sync. */
+int st_pager_create(strata_db_t *db, strata_error *err);
+/* The newest valid meta of the file, with the checks of open (magic, format, sizes). */
+int st_pager_latest_meta(strata_db_t *db, st_meta *out, strata_error *err);
+/* The reader protocol: hold `slot` at the current version and copy its meta. */
+int st_pager_snapshot(strata_db_t *db, int slot, st_meta *out, strata_error *err);
+
+/* A page for reading: the transaction's own copy if it has one, else the map. Bounds-checked. */
+int st_page_get(strata_txn_t *txn, pgno_t pgno, const uint8_t **page, strata_error *err);
+/* A page for writing (copy-on-write): *newp is its number in this transaction. */
+int st_page_touch(strata_txn_t *txn, pgno_t pgno, uint8_t **page, pgno_t *newp,
+                  strata_error *err);
+/* A new zeroed run of npages pages, stamped with its number and version. */
+int st_page_alloc(strata_txn_t *txn, uint32_t npages, uint8_t **page, pgno_t *pgno,
+                  strata_error *err);
+/* Stop using a page (or a run): reused at once if this transaction made it, else freed by the
+ * new version. */
+int st_page_free(strata_txn_t *txn, pgno_t pgno, uint32_t npages, strata_error *err);
+
+int st_pager_begin_write(strata_txn_t *txn, strata_error *err);
+/* Write the transaction durably (per the durability mode) and publish it. On failure the
+ * transaction's pages are discarded and the file is left at its previous commit. */
+int st_pager_commit(strata_txn_t *txn, strata_error *err);
+void st_pager_end_write(strata_txn_t *txn);
+
+/* Load the free list of `meta` (sorted by page number). */
+int st_freelist_load(strata_txn_t *txn, const st_meta *meta, st_free_vec *out,
+                     st_free_vec *chain, strata_error *err);
+
+bool st_meta_valid(const st_meta *m, int slot);
+
+#endif

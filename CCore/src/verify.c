@@ -1,0 +1,218 @@
+/*
+ * verify.c — the integrity walker behind strata_db_verify.
+ *
+ * It reads one snapshot (a read transaction on the latest version) and proves the invariants of
+ * pager.c and btree.c on it:
+ *  - every page of [2, page_count) is reached exactly once: from the catalog, from a tree, as
+ *    part of an overflow run, as a free-list page, or as a free-list entry (invariant 3);
+ *  - every reachable page carries its own number, a version no newer than the snapshot and a
+ *    matching checksum;
+ *  - every tree is well formed: kinds, bounds, keys ascending and inside the range the parent
+ *    gives, leaves all at one depth, no empty node but an empty root, counts as recorded.
+ * The first failure is reported through ST_CORRUPT, naming the page and what was wrong.
+ */
+#include "btree.h"
+#include "internal.h"
+#include "pager.h"
+
+#include <stdlib.h>
+
+typedef struct vctx {
+    strata_txn_t *txn;
+    uint64_t page_count;
+    uint8_t *seen;
+    strata_error *err;
+} vctx;
+
+typedef struct bound {
+    const uint8_t *key;
+    size_t len;
+    bool set;
+} bound;
+
+static int mark(vctx *v, pgno_t pg, uint32_t run, const char *what) {
+    if (pg < 2 || pg + run > v->page_count || pg + run < pg)
+        return ST_CORRUPT(v->err, "%s page %llu (run %u) out of range [2, %llu)", what,
+                          (unsigned long long)pg, run, (unsigned long long)v->page_count);
+    for (uint32_t i = 0; i < run; i++) {
+        if (v->seen[pg + i])
+            return ST_CORRUPT(v->err, "page %llu is reached twice (as %s, and earlier as %s)",
+                              (unsigned long long)(pg + i), what,
+                              v->seen[pg + i] == 1 ? "a used page" : "free space");
+        v->seen[pg + i] = strcmp(what, "free") == 0 ? 2 : 1;
+    }
+    return STRATA_OK;
+}
+
+static int check_sum(vctx *v, const uint8_t *p, pgno_t pg, uint32_t run) {
+    uint64_t want = st_checksum(p + 8, (size_t)run * ST_PAGE_SIZE - 8);
+    if (st_rd64(p + PH_CHECKSUM) != want)
+        return ST_CORRUPT(v->err, "page %llu: checksum mismatch", (unsigned long long)pg);
+    if (st_rd64(p + PH_PGNO) != pg)
+        return ST_CORRUPT(v->err, "page %llu: header says it is page %llu",
+                          (unsigned long long)pg, (unsigned long long)st_rd64(p + PH_PGNO));
+    if (st_rd64(p + PH_VERSION) > v->txn->meta.version)
+        return ST_CORRUPT(v->err, "page %llu: written by version %llu, newer than the snapshot %llu",
+                          (unsigned long long)pg, (unsigned long long)st_rd64(p + PH_VERSION),
+                          (unsigned long long)v->txn->meta.version);
+    return STRATA_OK;
+}
+
+static bool below(uint8_t kind, const uint8_t *k, size_t kl, const bound *hi) {
+    return !hi->set || st_key_cmp(kind, k, kl, hi->key, hi->len) < 0;
+}
+
+static bool at_or_above(uint8_t kind, const uint8_t *k, size_t kl, const bound *lo) {
+    return !lo->set || st_key_cmp(kind, k, kl, lo->key, lo->len) >= 0;
+}
+
+typedef int (*entry_fn)(vctx *v, const st_leaf_cell *c, const uint8_t *val, void *arg);
+
+static int walk(vctx *v, uint8_t kind, pgno_t pg, int depth, bound lo, bound hi, int *leaf_depth,
+                uint64_t *count, entry_fn fn, void *arg) {
+    int rc;
+    if (depth >= ST_MAX_DEPTH)
+        return ST_CORRUPT(v->err, "tree deeper than %d levels at page %llu", ST_MAX_DEPTH,
+                          (unsigned long long)pg);
+    if ((rc = mark(v, pg, 1, "tree"))) return rc;
+    const uint8_t *p;
+    if ((rc = st_page_get(v->txn, pg, &p, v->err)) || (rc = st_node_check(p, pg, kind, v->err)) ||
+        (rc = check_sum(v, p, pg, 1)))
+        return rc;
+    int n = pg_nkeys(p);
+    if (pg_kind(p) == ST_PAGE_LEAF) {
+        if (*leaf_depth < 0) *leaf_depth = depth;
+        if (*leaf_depth != depth)
+            return ST_CORRUPT(v->err, "leaf page %llu at depth %d, other leaves at depth %d",
+                              (unsigned long long)pg, depth, *leaf_depth);
+        if (n == 0)
+            return ST_CORRUPT(v->err, "leaf page %llu is empty", (unsigned long long)pg);
+        st_leaf_cell prev = {0};
+        for (int i = 0; i < n; i++) {
+            st_leaf_cell c;
+            if ((rc = st_leaf_cell_at(p, pg, i, &c, v->err))) return rc;
+            if (i > 0 && st_key_cmp(kind, prev.key, prev.klen, c.key, c.klen) >= 0)
+                return ST_CORRUPT(v->err, "leaf page %llu: key %d is not above key %d",
+                                  (unsigned long long)pg, i, i - 1);
+            if (!at_or_above(kind, c.key, c.klen, &lo) || !below(kind, c.key, c.klen, &hi))
+                return ST_CORRUPT(v->err, "leaf page %llu: key %d is outside its parent's range",
+                                  (unsigned long long)pg, i);
+            const uint8_t *val = c.val;
+            if (c.big) {
+                uint32_t run;
+                if ((rc = st_overflow_get(v->txn, c.ovf, c.vlen, &val, &run, v->err)) ||
+                    (rc = mark(v, c.ovf, run, "overflow")) ||
+                    (rc = check_sum(v, val - PH_SIZE, c.ovf, run)))
+                    return rc;
+            } else if (c.vlen + 8 + c.klen > ST_MAX_INLINE_CELL) {
+                return ST_CORRUPT(v->err, "leaf page %llu: key %d has an inline value of %u bytes",
+                                  (unsigned long long)pg, i, c.vlen);
+            }
+            if (fn && (rc = fn(v, &c, val, arg))) return rc;
+            (*count)++;
+            prev = c;
+        }
+        return STRATA_OK;
+    }
+    for (int i = 0; i < n; i++) {
+        pgno_t child;
+        const uint8_t *k;
+        size_t kl;
+        if ((rc = st_branch_cell_at(p, pg, i, &child, &k, &kl, v->err))) return rc;
+        if (i == 0 && kl != 0)
+            return ST_CORRUPT(v->err, "branch page %llu: first cell has a key",
+                              (unsigned long long)pg);
+        bound clo = i == 0 ? lo : (bound){k, kl, true};
+        if (i > 0 && (!at_or_above(kind, k, kl, &lo) || !below(kind, k, kl, &hi)))
+            return ST_CORRUPT(v->err, "branch page %llu: key %d is outside its parent's range",
+                              (unsigned long long)pg, i);
+        bound chi = hi;
+        if (i + 1 < n) {
+            pgno_t c2;
+            const uint8_t *k2;
+            size_t kl2;
+            if ((rc = st_branch_cell_at(p, pg, i + 1, &c2, &k2, &kl2, v->err))) return rc;
+            if (i > 0 && st_key_cmp(kind, k, kl, k2, kl2) >= 0)
+                return ST_CORRUPT(v->err, "branch page %llu: key %d is not above key %d",
+                                  (unsigned long long)pg, i + 1, i);
+            chi = (bound){k2, kl2, true};
+        }
+        if ((rc = walk(v, kind, child, depth + 1, clo, chi, leaf_depth, count, fn, arg))) return rc;
+    }
+    return STRATA_OK;
+}
+
+static int walk_tree(vctx *v, const char *name, const st_tree_state *t, entry_fn fn, void *arg) {
+    if (!t->root) {
+        if (t->count)
+            return ST_CORRUPT(v->err, "tree '%s' is empty but records %llu entries", name,
+                              (unsigned long long)t->count);
+        return STRATA_OK;
+    }
+    int leaf_depth = -1;
+    uint64_t count = 0;
+    bound none = {NULL, 0, false};
+    int rc = walk(v, t->kind, t->root, 0, none, none, &leaf_depth, &count, fn, arg);
+    if (rc) return rc;
+    if (count != t->count)
+        return ST_CORRUPT(v->err, "tree '%s' holds %llu entries but records %llu", name,
+                          (unsigned long long)count, (unsigned long long)t->count);
+    return STRATA_OK;
+}
+
+/* For each catalog entry: parse the record and walk the tree it names. */
+static int catalog_entry(vctx *v, const st_leaf_cell *c, const uint8_t *val, void *arg) {
+    (void)arg;
+    char name[STRATA_MAX_TREE_NAME + 1];
+    if (c->klen == 0 || c->klen > STRATA_MAX_TREE_NAME)
+        return ST_CORRUPT(v->err, "catalog: tree name of %zu bytes", c->klen);
+    memcpy(name, c->key, c->klen);
+    name[c->klen] = 0;
+    if (c->vlen != 24 || (val[16] != STRATA_KEY_INT && val[16] != STRATA_KEY_BYTES))
+        return ST_CORRUPT(v->err, "catalog: record of tree '%s' is malformed", name);
+    st_tree_state t = {st_rd64(val), st_rd64(val + 8), val[16]};
+    return walk_tree(v, name, &t, NULL, NULL);
+}
+
+int strata_db_verify(strata_db_t *db, strata_error *err) {
+    strata_error local;
+    if (!err) err = &local;
+    if (!db) return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "strata_db_verify: db is NULL");
+    strata_txn_t *txn;
+    int rc = strata_txn_begin(db, STRATA_TXN_READ, &txn, err);
+    if (rc) return rc;
+    vctx v = {txn, txn->meta.page_count, calloc(txn->meta.page_count, 1), err};
+    if (!v.seen) {
+        strata_txn_free(txn);
+        return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory verifying '%s'", db->path);
+    }
+    st_tree_state catalog = {txn->meta.catalog_root, txn->meta.catalog_count, STRATA_KEY_BYTES};
+    rc = walk_tree(&v, "(catalog)", &catalog, catalog_entry, NULL);
+    if (rc == STRATA_OK) {
+        st_free_vec free_pages = {0}, chain = {0};
+        rc = st_freelist_load(txn, &txn->meta, &free_pages, &chain, err);
+        for (size_t i = 0; rc == STRATA_OK && i < chain.n; i++) {
+            const uint8_t *p = db->map + chain.v[i].pgno * ST_PAGE_SIZE;
+            rc = mark(&v, chain.v[i].pgno, 1, "free-list");
+            if (rc == STRATA_OK) rc = check_sum(&v, p, chain.v[i].pgno, 1);
+        }
+        for (size_t i = 0; rc == STRATA_OK && i < free_pages.n; i++) {
+            if (free_pages.v[i].version > txn->meta.version)
+                rc = ST_CORRUPT(err, "free page %llu is tagged with version %llu, newer than %llu",
+                                (unsigned long long)free_pages.v[i].pgno,
+                                (unsigned long long)free_pages.v[i].version,
+                                (unsigned long long)txn->meta.version);
+            else
+                rc = mark(&v, free_pages.v[i].pgno, 1, "free");
+        }
+        st_free_vec_clear(&free_pages);
+        st_free_vec_clear(&chain);
+    }
+    for (uint64_t pg = 2; rc == STRATA_OK && pg < v.page_count; pg++)
+        if (!v.seen[pg])
+            rc = ST_CORRUPT(err, "page %llu is neither reachable nor free (leaked)",
+                            (unsigned long long)pg);
+    free(v.seen);
+    strata_txn_free(txn);
+    return rc;
+}

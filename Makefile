@@ -1,0 +1,160 @@
+# Strata — build, test, benchmark and fuzz the C core; the Swift package builds with SwiftPM.
+#
+#   make deps        install the Debian packages the build, tests and benchmarks need (if missing)
+#   make build       the library and every test program
+#   make test        everything a change must pass (the README's test command)
+#   make lib         build/libstrata.so, build/libstrata.a, build/strata.pc
+#   make install     PREFIX=/usr/local (header, libraries, pkg-config file)
+#   make demo        the demo program
+#   make crashtest   RUNS=N  kill a writer at random moments, check every reported commit
+#   make powerloss   RUNS=N  drop, reorder and tear unsynced writes, check every durable commit
+#   make faults      fail the k-th write, sync or grow, for every k of a workload
+#   make fuzz        SECONDS=N  libFuzzer targets (toolchain clang)
+#   make asan / tsan the C tests under AddressSanitizer+UBSan / ThreadSanitizer
+
+SHELL := /bin/bash
+CC ?= cc
+ifeq ($(origin CC),default)
+CC := gcc
+endif
+CLANG ?= $(shell command -v clang 2>/dev/null || echo /opt/swift/usr/bin/clang)
+PREFIX ?= /usr/local
+B := build
+RUNS ?= 200
+PL_RUNS ?= 300
+SECONDS ?= 60
+N ?= 1000000
+
+DEB_PACKAGES := liblz4-dev libxxhash-dev libsqlite3-dev liblmdb-dev pkg-config
+
+WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
+CFLAGS_BASE := -std=c11 -D_GNU_SOURCE $(WARN) -ICCore/include -g
+CFLAGS ?= -O2
+LIBS := -lxxhash -llz4 -lpthread
+
+SRC := $(wildcard CCore/src/*.c)
+HDR := $(wildcard CCore/src/*.h) CCore/include/strata.h
+OBJ := $(SRC:CCore/src/%.c=$(B)/obj/%.o)
+PIC_OBJ := $(SRC:CCore/src/%.c=$(B)/pic/%.o)
+TESTS := test_engine crashtest powerloss faults
+TEST_BIN := $(TESTS:%=$(B)/%)
+EXAMPLES := $(patsubst CCore/examples/%.c,$(B)/examples/%,$(wildcard CCore/examples/*.c))
+
+.PHONY: all deps build lib install demo test test-c crashtest powerloss faults fuzz asan tsan \
+        swift-test bench clean
+
+all: build
+
+deps:
+	@missing=""; for p in $(DEB_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+build: lib $(TEST_BIN) $(EXAMPLES)
+
+# ---------------------------------------------------------------- the library
+
+$(B)/obj/%.o: CCore/src/%.c $(HDR) | $(B)/obj
+	$(CC) $(CFLAGS_BASE) $(CFLAGS) -fvisibility=hidden -c $< -o $@
+
+$(B)/pic/%.o: CCore/src/%.c $(HDR) | $(B)/pic
+	$(CC) $(CFLAGS_BASE) $(CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
+
+$(B)/obj $(B)/pic $(B)/examples $(B)/fuzz:
+	mkdir -p $@
+
+# One relocatable object whose internal symbols are made local: only strata_* stay global.
+$(B)/libstrata.a: $(OBJ)
+	ld -r -o $(B)/strata-all.o $(OBJ)
+	objcopy --localize-hidden $(B)/strata-all.o
+	rm -f $@ && ar rcs $@ $(B)/strata-all.o
+
+$(B)/libstrata.so: $(PIC_OBJ)
+	$(CC) -shared -Wl,-soname,libstrata.so.0 -o $@ $(PIC_OBJ) $(LIBS)
+
+$(B)/strata.pc: Makefile
+	@mkdir -p $(B)
+	@printf 'prefix=%s\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: strata\nDescription: Strata embedded object database (C core)\nVersion: 0.1.0\nLibs: -L$${libdir} -lstrata\nLibs.private: %s\nCflags: -I$${includedir}\n' '$(PREFIX)' '$(LIBS)' > $@
+
+lib: $(B)/libstrata.a $(B)/libstrata.so $(B)/strata.pc
+	@bad=$$(nm -D --defined-only $(B)/libstrata.so | awk '$$2 ~ /[TDBR]/ {print $$3}' | grep -v '^strata_' || true); \
+	if [ -n "$$bad" ]; then echo "libstrata.so exports non-strata symbols: $$bad"; exit 1; fi
+	@bad=$$(nm --defined-only -g $(B)/libstrata.a | awk 'NF==3 {print $$3}' | grep -v '^strata_' || true); \
+	if [ -n "$$bad" ]; then echo "libstrata.a exports non-strata symbols: $$bad"; exit 1; fi
+
+install: lib
+	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 644 CCore/include/strata.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 $(B)/libstrata.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(B)/libstrata.so $(DESTDIR)$(PREFIX)/lib/libstrata.so.0
+	ln -sf libstrata.so.0 $(DESTDIR)$(PREFIX)/lib/libstrata.so
+	install -m 644 $(B)/strata.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+
+# ---------------------------------------------------------------- tests and examples
+
+$(B)/%: Tests/c/%.c Tests/c/testlib.h $(B)/libstrata.a
+	$(CC) $(CFLAGS_BASE) $(CFLAGS) -ITests/c $< -o $@ $(B)/libstrata.a $(LIBS)
+
+$(B)/examples/%: CCore/examples/%.c $(B)/libstrata.a | $(B)/examples
+	$(CC) $(CFLAGS_BASE) $(CFLAGS) $< -o $@ $(B)/libstrata.a $(LIBS)
+
+demo: deps lib $(EXAMPLES)
+	@for e in $(EXAMPLES); do echo "== $$e"; $$e || exit 1; done
+
+test: deps build
+	@bash Tests/run-tests.sh
+
+test-c: build
+	$(B)/test_engine
+
+crashtest: $(B)/crashtest
+	$(B)/crashtest $(RUNS)
+
+powerloss: $(B)/powerloss
+	$(B)/powerloss $(PL_RUNS)
+
+faults: $(B)/faults
+	$(B)/faults
+
+swift-test:
+	swift test 2>&1 | tail -n 30
+
+# ---------------------------------------------------------------- sanitizers
+
+SAN_SRC := $(SRC)
+$(B)/asan/%: Tests/c/%.c Tests/c/testlib.h $(SRC) $(HDR)
+	@mkdir -p $(B)/asan
+	$(CLANG) $(CFLAGS_BASE) -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
+	  -fno-sanitize-recover=undefined -ITests/c $< $(SRC) -o $@ $(LIBS)
+
+$(B)/tsan/%: Tests/c/%.c Tests/c/testlib.h $(SRC) $(HDR)
+	@mkdir -p $(B)/tsan
+	$(CLANG) $(CFLAGS_BASE) -O1 -fsanitize=thread -ITests/c $< $(SRC) -o $@ $(LIBS)
+
+asan: $(TESTS:%=$(B)/asan/%)
+	$(B)/asan/test_engine
+	$(B)/asan/crashtest 20
+	$(B)/asan/powerloss 40
+	$(B)/asan/faults
+
+tsan: $(B)/tsan/test_engine
+	TSAN_OPTIONS="halt_on_error=1" $(B)/tsan/test_engine
+
+# ---------------------------------------------------------------- fuzzing
+
+FUZZ_TARGETS := $(patsubst Tests/fuzz/%.c,%,$(wildcard Tests/fuzz/fuzz_*.c))
+
+$(B)/fuzz/%: Tests/fuzz/%.c $(SRC) $(HDR) | $(B)/fuzz
+	$(CLANG) $(CFLAGS_BASE) -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	  $< $(SRC) -o $@ $(LIBS)
+
+fuzz: $(FUZZ_TARGETS:%=$(B)/fuzz/%)
+	@bash Tests/fuzz/run-fuzz.sh $(SECONDS) $(FUZZ_TARGETS)
+
+clean:
+	rm -rf $(B)

@@ -1,0 +1,103 @@
+/*
+ * testlib.h — a small test harness for the C tests: TEST functions, CHECK macros that name the
+ * failing expression and line, temporary directories, and the closing "N passed, N failed" line.
+ */
+#ifndef STRATA_TESTLIB_H
+#define STRATA_TESTLIB_H
+
+#include "strata.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int tl_failed_checks;
+/* The shared error out-parameter the OK macro prints. */
+static strata_error tl_err;
+#define E (&tl_err)
+static char tl_dir[256];
+
+#define CHECK(cond)                                                                  \
+    do {                                                                             \
+        if (!(cond)) {                                                               \
+            fprintf(stderr, "  FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);        \
+            tl_failed_checks++;                                                      \
+            return;                                                                  \
+        }                                                                            \
+    } while (0)
+
+#define OK(expr)                                                                     \
+    do {                                                                             \
+        int rc_ = (expr);                                                            \
+        if (rc_ != STRATA_OK) {                                                      \
+            fprintf(stderr, "  FAIL %s:%d: %s returned %s: %s\n", __FILE__, __LINE__, \
+                    #expr, strata_status_name(rc_), tl_err.message);                 \
+            tl_failed_checks++;                                                      \
+            return;                                                                  \
+        }                                                                            \
+    } while (0)
+
+#define EXPECT_CODE(expr, code)                                                      \
+    do {                                                                             \
+        int rc_ = (expr);                                                            \
+        if (rc_ != (code)) {                                                         \
+            fprintf(stderr, "  FAIL %s:%d: %s returned %s, expected %s (%s)\n",      \
+                    __FILE__, __LINE__, #expr, strata_status_name(rc_),              \
+                    strata_status_name(code), tl_err.message);                       \
+            tl_failed_checks++;                                                      \
+            return;                                                                  \
+        }                                                                            \
+    } while (0)
+
+typedef struct tl_test {
+    const char *name;
+    void (*fn)(void);
+} tl_test;
+
+static void tl_make_dir(void) {
+    const char *base = getenv("TMPDIR");
+    snprintf(tl_dir, sizeof tl_dir, "%s/strata-test-XXXXXX", base ? base : "/tmp");
+    if (!mkdtemp(tl_dir)) {
+        perror("mkdtemp");
+        exit(2);
+    }
+}
+
+/* A fresh path inside the test directory. */
+__attribute__((unused)) static const char *tl_path(const char *name) {
+    static char buf[8][512];
+    static int next;
+    char *p = buf[next++ % 8];
+    snprintf(p, 512, "%s/%s", tl_dir, name);
+    return p;
+}
+
+__attribute__((unused)) static void tl_remove_db(const char *path) {
+    char lock[600];
+    snprintf(lock, sizeof lock, "%s.lock", path);
+    unlink(path);
+    unlink(lock);
+}
+
+/* Run tests (all, or those whose names contain argv[1]); print the closing line. */
+static int tl_run(const char *suite, const tl_test *tests, int n, int argc, char **argv) {
+    tl_make_dir();
+    int passed = 0, failed = 0;
+    for (int i = 0; i < n; i++) {
+        if (argc > 1 && !strstr(tests[i].name, argv[1])) continue;
+        int before = tl_failed_checks;
+        fprintf(stderr, "%s: %s\n", suite, tests[i].name);
+        tests[i].fn();
+        if (tl_failed_checks > before) failed++; else passed++;
+    }
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tl_dir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tl_dir);
+    printf("%s: %d passed, %d failed\n", suite, passed, failed);
+    return failed ? 1 : 0;
+}
+
+#define TL_TEST(name) {#name, name}
+
+#endif
