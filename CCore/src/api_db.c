@@ -44,7 +44,7 @@ static int check_options(const strata_options *o, strata_error *err) {
 static void db_free(strata_db_t *db) {
     st_readers_close(db);
     st_os_close(db);
-    st_free_vec_clear(&db->free_cache);
+    st_freelist_clear(&db->free_cache);
     pthread_mutex_destroy(&db->write_mutex);
     pthread_mutex_destroy(&db->state_mutex);
     free(db->path);

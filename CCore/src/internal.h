@@ -81,6 +81,17 @@ typedef struct st_free_vec {
     size_t n, cap;
 } st_free_vec;
 
+/* The free list of one version as loaded (layout in pager.c): entries in chain order, split
+ * into leaves, listed by directory pages. */
+typedef struct st_freelist {
+    st_free_vec entries;
+    size_t *leaf_start;      /* nleaves + 1 offsets into entries */
+    pgno_t *leaf_pgno;
+    size_t nleaves;
+    pgno_t *dir_pgno;
+    size_t ndirs;
+} st_freelist;
+
 /* ------------------------------------------------------------------ handles */
 
 struct strata_db {
@@ -98,9 +109,10 @@ struct strata_db {
     int open_txns;
     bool broken;             /* a failed meta rollback: writes refused until reopen */
     char broken_why[200];
-    /* Free-list cache: the entries of version `free_cache_version`, sorted by page number. */
+    /* Free-list cache: the free list of version `free_cache_version`, as the last commit of
+     * this handle wrote it, so the next write transaction need not read it back. */
     uint64_t free_cache_version;
-    st_free_vec free_cache;
+    st_freelist free_cache;
     bool free_cache_valid;
 };
 
@@ -157,9 +169,10 @@ struct strata_txn {
     uint64_t page_count;     /* grows as pages are taken from the end */
     uint64_t oldest_reader;  /* pages freed by versions <= this may be reused */
     st_dirty_map dirty;
-    st_free_vec reusable;    /* free pages that may be reused now, sorted by pgno descending */
-    st_free_vec pinned;      /* free pages still visible to some reader */
-    st_free_vec freed;       /* pages this transaction stopped using (tag new_version) */
+    st_freelist fl;          /* the base version's free list */
+    size_t fl_pos;           /* entries before this index have been reused */
+    st_free_vec own;         /* pages this transaction made and then freed: reusable at once */
+    st_free_vec freed;       /* committed pages this transaction stopped using */
     bool holds_lock;
 };
 
@@ -174,6 +187,7 @@ static inline void st_wr16(void *p, uint16_t v) { memcpy(p, &v, 2); }
 
 int st_free_vec_push(st_free_vec *fv, pgno_t pgno, uint64_t version);
 void st_free_vec_clear(st_free_vec *fv);
+void st_freelist_clear(st_freelist *fl);
 
 /* A txn that must be active (and writable when `write`); fills err otherwise. */
 int st_txn_check(const strata_txn_t *txn, bool write, strata_error *err);

@@ -19,8 +19,8 @@
  *  5. Readers never block and never take the writer lock (st_pager_snapshot).
  *
  * Commit, step by step:
- *   a. free the old free-list chain (tag new version); lay the new free list out in pages taken
- *      from the free space itself (iterating until the count settles);
+ *   a. save the free list (freelist.c): only its consumed leaves, its last leaf and its
+ *      directory are rewritten, in pages taken from the free space itself;
  *   b. checksum every dirty page; grow the file in chunks if needed;
  *   c. pwrite every dirty page, in page order;           d. fdatasync (FULL);
  *   e. pwrite the new meta into slot new_version % 2;    f. fdatasync (FULL);
@@ -34,6 +34,7 @@
 #endif
 #include "pager.h"
 
+#include "freelist.h"
 #include "os.h"
 #include "readers.h"
 
@@ -66,24 +67,6 @@ void st_free_vec_clear(st_free_vec *fv) {
     free(fv->v);
     fv->v = NULL;
     fv->n = fv->cap = 0;
-}
-
-static int cmp_entry_asc(const void *a, const void *b) {
-    pgno_t x = ((const st_free_entry *)a)->pgno, y = ((const st_free_entry *)b)->pgno;
-    return x < y ? -1 : x > y;
-}
-
-/* Insert into a vector sorted by pgno descending. */
-static int reusable_insert(st_free_vec *fv, pgno_t pgno, uint64_t version) {
-    if (st_free_vec_push(fv, pgno, version) != STRATA_OK) return STRATA_ERR_NO_MEMORY;
-    size_t lo = 0, hi = fv->n - 1;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (fv->v[mid].pgno > pgno) lo = mid + 1; else hi = mid;
-    }
-    memmove(fv->v + lo + 1, fv->v + lo, (fv->n - 1 - lo) * sizeof *fv->v);
-    fv->v[lo] = (st_free_entry){pgno, version};
-    return STRATA_OK;
 }
 
 /* ------------------------------------------------------------------ dirty map */
@@ -203,11 +186,13 @@ static uint64_t file_size_now(strata_db_t *db) {
 /* Why a slot cannot be used, or NULL when it can. */
 static const char *meta_problem(strata_db_t *db, const st_meta *m, int slot) {
     if (memcmp(m->magic, META_MAGIC, 8) != 0) return "no magic";
+    /* A newer format may checksum differently: name the version before the checksum. */
+    if (m->format_version != ST_FORMAT_VERSION) return "format version";
+    if (m->page_size != ST_PAGE_SIZE) return "page size";
     if (m->checksum != st_checksum((const uint8_t *)m + 8, sizeof *m - 8))
         return "checksum mismatch";
     if ((int)(m->version % 2) != slot) return "version in the wrong slot";
-    if (m->format_version != ST_FORMAT_VERSION) return "format version";
-    if (m->page_size != ST_PAGE_SIZE) return "page size";
+    if (m->page_count > db->map_size / ST_PAGE_SIZE) return "page count beyond map_size";
     if (m->page_count < 2) return "page count below 2";
     if (m->page_count > atomic_load(&db->file_size) / ST_PAGE_SIZE &&
         m->page_count > file_size_now(db) / ST_PAGE_SIZE)
@@ -255,6 +240,11 @@ slots:;
             return st_err(err, STRATA_ERR_FORMAT_VERSION,
                           "'%s' has page size %u; this library reads %u", db->path,
                           m[s].page_size, ST_PAGE_SIZE);
+        if (why[s] && strcmp(why[s], "page count beyond map_size") == 0)
+            return st_err(err, STRATA_ERR_MAP_FULL,
+                          "'%s' has %llu pages, more than map_size %llu holds; reopen with a "
+                          "larger map_size", db->path, (unsigned long long)m[s].page_count,
+                          (unsigned long long)db->map_size);
         if (why[s] && strcmp(why[s], "file shorter than page count") == 0)
             return ST_CORRUPT(err, "'%s' is truncated: meta slot %d (version %llu) needs %llu "
                               "pages, the file has %llu bytes", db->path, s,
@@ -302,22 +292,14 @@ int st_page_get(strata_txn_t *txn, pgno_t pgno, const uint8_t **page, strata_err
 }
 
 static int take_pages(strata_txn_t *txn, uint32_t npages, pgno_t *pgno, strata_error *err) {
-    st_free_vec *r = &txn->reusable;
-    if (npages == 1 && r->n > 0) {
-        *pgno = r->v[--r->n].pgno;
-        return STRATA_OK;
-    }
-    if (npages > 1 && r->n >= npages) {
-        /* r is sorted descending: a run is npages consecutive numbers going down. */
-        for (size_t i = r->n - npages + 1; i-- > 0;) {
-            if (r->v[i].pgno - r->v[i + npages - 1].pgno == npages - 1) {
-                *pgno = r->v[i + npages - 1].pgno;
-                memmove(r->v + i, r->v + i + npages, (r->n - i - npages) * sizeof *r->v);
-                r->n -= npages;
-                return STRATA_OK;
-            }
+    if (npages == 1) {
+        if (txn->own.n > 0) {
+            *pgno = txn->own.v[--txn->own.n].pgno;
+            return STRATA_OK;
         }
+        if (st_freelist_take(txn, pgno)) return STRATA_OK;
     }
+    /* Runs (overflow values) come from the end of the file; freed runs return as single pages. */
     uint64_t end = txn->page_count + npages;
     if (end * ST_PAGE_SIZE > txn->db->map_size)
         return st_err(err, STRATA_ERR_MAP_FULL,
@@ -370,7 +352,7 @@ int st_page_free(strata_txn_t *txn, pgno_t pgno, uint32_t npages, strata_error *
         free(d->buf);
         dirty_remove(&txn->dirty, d);
         for (uint32_t i = 0; i < npages && rc == STRATA_OK; i++)
-            rc = reusable_insert(&txn->reusable, pgno + i, 0);
+            rc = st_free_vec_push(&txn->own, pgno + i, 0);
     } else {
         for (uint32_t i = 0; i < npages && rc == STRATA_OK; i++)
             rc = st_free_vec_push(&txn->freed, pgno + i, txn->new_version);
@@ -378,45 +360,6 @@ int st_page_free(strata_txn_t *txn, pgno_t pgno, uint32_t npages, strata_error *
     if (rc) return st_txn_fail(txn, st_err(err, rc, "out of memory freeing page %llu",
                                            (unsigned long long)pgno));
     return STRATA_OK;
-}
-
-/* ------------------------------------------------------------------ free list */
-
-int st_freelist_load(strata_txn_t *txn, const st_meta *meta, st_free_vec *out,
-                     st_free_vec *chain, strata_error *err) {
-    pgno_t p = meta->freelist_head;
-    uint64_t hops = 0;
-    while (p) {
-        if (p < 2 || p >= meta->page_count)
-            return ST_CORRUPT(err, "free-list page %llu out of range", (unsigned long long)p);
-        if (++hops > meta->page_count)
-            return ST_CORRUPT(err, "free list has a cycle at page %llu", (unsigned long long)p);
-        const uint8_t *pg = txn->db->map + p * ST_PAGE_SIZE;
-        if (pg_kind(pg) != ST_PAGE_FREELIST)
-            return ST_CORRUPT(err, "page %llu: expected a free-list page, found kind %u",
-                              (unsigned long long)p, pg_kind(pg));
-        uint32_t n = st_rd32(pg + PH_FCOUNT);
-        if (n > FL_PER_PAGE)
-            return ST_CORRUPT(err, "free-list page %llu claims %u entries (max %u)",
-                              (unsigned long long)p, n, (unsigned)FL_PER_PAGE);
-        if (chain && st_free_vec_push(chain, p, 0)) goto nomem;
-        for (uint32_t i = 0; i < n; i++) {
-            const uint8_t *e = pg + FL_ENTRIES + 16 * i;
-            pgno_t fp = st_rd64(e);
-            if (fp < 2 || fp >= meta->page_count)
-                return ST_CORRUPT(err, "free-list page %llu entry %u: page %llu out of range",
-                                  (unsigned long long)p, i, (unsigned long long)fp);
-            if (st_free_vec_push(out, fp, st_rd64(e + 8))) goto nomem;
-        }
-        p = st_rd64(pg + FL_NEXT);
-    }
-    if (out->n != meta->free_count)
-        return ST_CORRUPT(err, "free list holds %zu entries, meta says %llu", out->n,
-                          (unsigned long long)meta->free_count);
-    qsort(out->v, out->n, sizeof *out->v, cmp_entry_asc);
-    return STRATA_OK;
-nomem:
-    return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory loading the free list");
 }
 
 /* ------------------------------------------------------------------ write transactions */
@@ -438,38 +381,19 @@ int st_pager_begin_write(strata_txn_t *txn, strata_error *err) {
                       (unsigned long long)(txn->new_version - txn->oldest_reader),
                       (unsigned long long)db->opts.max_versions);
 
-    st_free_vec all = {0};
     pthread_mutex_lock(&db->state_mutex);
     bool cached = db->free_cache_valid && db->free_cache_version == txn->meta.version;
-    if (cached) {
-        all.v = malloc((db->free_cache.n ? db->free_cache.n : 1) * sizeof *all.v);
-        if (all.v) {
-            memcpy(all.v, db->free_cache.v, db->free_cache.n * sizeof *all.v);
-            all.n = all.cap = db->free_cache.n;
-        }
-    }
+    rc = cached ? st_freelist_copy(&txn->fl, &db->free_cache) : STRATA_OK;
     pthread_mutex_unlock(&db->state_mutex);
-    if (cached && !all.v) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
-    if (!cached && (rc = st_freelist_load(txn, &txn->meta, &all, NULL, err))) {
-        st_free_vec_clear(&all);
-        return rc;
-    }
-    /* Split into reusable (descending, so pop gives the lowest page) and pinned. */
-    for (size_t i = all.n; i-- > 0;) {
-        st_free_vec *dst = all.v[i].version <= txn->oldest_reader ? &txn->reusable : &txn->pinned;
-        if (st_free_vec_push(dst, all.v[i].pgno, all.v[i].version)) {
-            st_free_vec_clear(&all);
-            return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
-        }
-    }
-    st_free_vec_clear(&all);
+    if (rc) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory copying the free list");
+    if (!cached) return st_freelist_load(db, &txn->meta, &txn->fl, err);
     return STRATA_OK;
 }
 
 void st_pager_end_write(strata_txn_t *txn) {
     dirty_free_all(&txn->dirty);
-    st_free_vec_clear(&txn->reusable);
-    st_free_vec_clear(&txn->pinned);
+    st_freelist_clear(&txn->fl);
+    st_free_vec_clear(&txn->own);
     st_free_vec_clear(&txn->freed);
 }
 
@@ -478,70 +402,12 @@ static int cmp_dirty(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-/* Step a: free the old chain, then write the whole free list into pages taken from itself. */
-static int freelist_save(strata_txn_t *txn, pgno_t *head, uint64_t *count, strata_error *err) {
-    st_free_vec chain = {0}, scratch = {0};
-    int rc = STRATA_OK;
-    if (txn->meta.freelist_head) {
-        rc = st_freelist_load(txn, &txn->meta, &scratch, &chain, err);
-        st_free_vec_clear(&scratch);
-        for (size_t i = 0; rc == STRATA_OK && i < chain.n; i++)
-            rc = st_page_free(txn, chain.v[i].pgno, 1, err);
-        st_free_vec_clear(&chain);
-        if (rc) return rc;
-    }
-    /* Pages for the list itself: taking one from `reusable` shrinks the list, so settle. */
-    pgno_t pages[1024];
-    uint8_t *bufs[1024];
-    size_t have = 0;
-    for (;;) {
-        size_t entries = txn->reusable.n + txn->pinned.n + txn->freed.n;
-        size_t need = (entries + FL_PER_PAGE - 1) / FL_PER_PAGE;
-        if (have >= need) break;
-        if (have == 1024)
-            return st_txn_fail(txn, st_err(err, STRATA_ERR_TOO_LARGE,
-                                           "free list over %u entries", 1024u * FL_PER_PAGE));
-        if ((rc = st_page_alloc(txn, 1, &bufs[have], &pages[have], err))) return rc;
-        bufs[have][PH_KIND] = ST_PAGE_FREELIST;
-        have++;
-    }
-    st_free_vec all = {0};
-    all.cap = txn->reusable.n + txn->pinned.n + txn->freed.n + 1;
-    all.v = malloc(all.cap * sizeof *all.v);
-    if (!all.v) return st_txn_fail(txn, st_err(err, STRATA_ERR_NO_MEMORY, "out of memory"));
-    memcpy(all.v, txn->reusable.v, txn->reusable.n * sizeof *all.v);
-    all.n = txn->reusable.n;
-    memcpy(all.v + all.n, txn->pinned.v, txn->pinned.n * sizeof *all.v);
-    all.n += txn->pinned.n;
-    memcpy(all.v + all.n, txn->freed.v, txn->freed.n * sizeof *all.v);
-    all.n += txn->freed.n;
-    qsort(all.v, all.n, sizeof *all.v, cmp_entry_asc);
-    size_t k = 0;
-    for (size_t p = 0; p < have; p++) {
-        uint32_t n = 0;
-        while (n < FL_PER_PAGE && k < all.n) {
-            uint8_t *e = bufs[p] + FL_ENTRIES + 16 * n;
-            st_wr64(e, all.v[k].pgno);
-            st_wr64(e + 8, all.v[k].version);
-            n++, k++;
-        }
-        st_wr32(bufs[p] + PH_FCOUNT, n);
-        st_wr64(bufs[p] + FL_NEXT, p + 1 < have ? pages[p + 1] : 0);
-    }
-    *head = have ? pages[0] : 0;
-    *count = all.n;
-    /* Keep the list as the next transaction's starting point (committed only on success). */
-    st_free_vec_clear(&txn->freed);
-    txn->freed = all;
-    return STRATA_OK;
-}
-
 int st_pager_commit(strata_txn_t *txn, strata_error *err) {
     strata_db_t *db = txn->db;
     if (db->broken)
         return st_err(err, STRATA_ERR_IO, "'%s' must be reopened: %s", db->path, db->broken_why);
     st_meta m = txn->meta;
-    int rc = freelist_save(txn, &m.freelist_head, &m.free_count, err);
+    int rc = st_freelist_save(txn, &m.freelist_head, &m.free_count, err);
     if (rc) return rc;
 
     st_dirty **list = malloc((txn->dirty.count + 1) * sizeof *list);
@@ -586,9 +452,9 @@ int st_pager_commit(strata_txn_t *txn, strata_error *err) {
     txn->meta = m;
 
     pthread_mutex_lock(&db->state_mutex);
-    st_free_vec_clear(&db->free_cache);
-    db->free_cache = txn->freed; /* sorted by pgno: the list just written */
-    txn->freed = (st_free_vec){0};
+    st_freelist_clear(&db->free_cache);
+    db->free_cache = txn->fl; /* the list just written */
+    memset(&txn->fl, 0, sizeof txn->fl);
     db->free_cache_version = m.version;
     db->free_cache_valid = true;
     pthread_mutex_unlock(&db->state_mutex);

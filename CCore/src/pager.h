@@ -32,10 +32,6 @@ int st_pager_begin_write(strata_txn_t *txn, strata_error *err);
 int st_pager_commit(strata_txn_t *txn, strata_error *err);
 void st_pager_end_write(strata_txn_t *txn);
 
-/* Load the free list of `meta` (sorted by page number). */
-int st_freelist_load(strata_txn_t *txn, const st_meta *meta, st_free_vec *out,
-                     st_free_vec *chain, strata_error *err);
-
 bool st_meta_valid(const st_meta *m, int slot);
 
 #endif

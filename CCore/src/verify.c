@@ -12,6 +12,7 @@
  * The first failure is reported through ST_CORRUPT, naming the page and what was wrong.
  */
 #include "btree.h"
+#include "freelist.h"
 #include "internal.h"
 #include "pager.h"
 
@@ -189,24 +190,23 @@ int strata_db_verify(strata_db_t *db, strata_error *err) {
     st_tree_state catalog = {txn->meta.catalog_root, txn->meta.catalog_count, STRATA_KEY_BYTES};
     rc = walk_tree(&v, "(catalog)", &catalog, catalog_entry, NULL);
     if (rc == STRATA_OK) {
-        st_free_vec free_pages = {0}, chain = {0};
-        rc = st_freelist_load(txn, &txn->meta, &free_pages, &chain, err);
-        for (size_t i = 0; rc == STRATA_OK && i < chain.n; i++) {
-            const uint8_t *p = db->map + chain.v[i].pgno * ST_PAGE_SIZE;
-            rc = mark(&v, chain.v[i].pgno, 1, "free-list");
-            if (rc == STRATA_OK) rc = check_sum(&v, p, chain.v[i].pgno, 1);
+        st_freelist fl;
+        rc = st_freelist_load(db, &txn->meta, &fl, err);
+        if (rc == STRATA_OK) {
+            for (size_t i = 0; rc == STRATA_OK && i < fl.ndirs; i++) {
+                rc = mark(&v, fl.dir_pgno[i], 1, "free-list");
+                if (rc == STRATA_OK)
+                    rc = check_sum(&v, db->map + fl.dir_pgno[i] * ST_PAGE_SIZE, fl.dir_pgno[i], 1);
+            }
+            for (size_t i = 0; rc == STRATA_OK && i < fl.nleaves; i++) {
+                rc = mark(&v, fl.leaf_pgno[i], 1, "free-list");
+                if (rc == STRATA_OK)
+                    rc = check_sum(&v, db->map + fl.leaf_pgno[i] * ST_PAGE_SIZE, fl.leaf_pgno[i], 1);
+            }
+            for (size_t i = 0; rc == STRATA_OK && i < fl.entries.n; i++)
+                rc = mark(&v, fl.entries.v[i].pgno, 1, "free");
+            st_freelist_clear(&fl);
         }
-        for (size_t i = 0; rc == STRATA_OK && i < free_pages.n; i++) {
-            if (free_pages.v[i].version > txn->meta.version)
-                rc = ST_CORRUPT(err, "free page %llu is tagged with version %llu, newer than %llu",
-                                (unsigned long long)free_pages.v[i].pgno,
-                                (unsigned long long)free_pages.v[i].version,
-                                (unsigned long long)txn->meta.version);
-            else
-                rc = mark(&v, free_pages.v[i].pgno, 1, "free");
-        }
-        st_free_vec_clear(&free_pages);
-        st_free_vec_clear(&chain);
     }
     for (uint64_t pg = 2; rc == STRATA_OK && pg < v.page_count; pg++)
         if (!v.seen[pg])

@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <sys/stat.h>
+#include <sched.h>
 #include <sys/wait.h>
 
 /* ------------------------------------------------------------------ helpers */
@@ -199,9 +200,10 @@ static void test_btree_matches_model_through_random_ops_commits_aborts_and_reope
     CHECK(verify_ok(db));
     strata_db_info info;
     OK(strata_db_info_get(db, &info, E));
-    /* In use: 2 meta pages, the catalog leaf, and the free-list pages (253 entries each). */
+    /* In use: 2 meta pages, the catalog leaf, the free-list directory and its leaves (253
+     * entries each, a partly used one at each end). */
     uint64_t used = info.page_count - info.free_pages;
-    CHECK(used <= 2 + 1 + (info.free_pages + 252) / 253);
+    CHECK(used <= 2 + 1 + 1 + (info.free_pages + 252) / 253 + 2);
     free(buf);
     OK(strata_db_close(db, E));
 }
@@ -302,12 +304,633 @@ static void test_cursor_walks_on_while_its_tree_changes(void) {
     OK(strata_db_close(db, E));
 }
 
+/* ------------------------------------------------------------------ transactions */
+
+static int put_u64(strata_txn_t *txn, const char *tree, uint64_t key, uint64_t val) {
+    strata_tree_t *t;
+    int rc = strata_tree_open(txn, tree, STRATA_KEY_INT, STRATA_TREE_CREATE, &t, E);
+    return rc ? rc : strata_tree_put_int(t, key, &val, sizeof val, E);
+}
+
+static int get_u64(strata_txn_t *txn, const char *tree, uint64_t key, uint64_t *val) {
+    strata_tree_t *t;
+    const void *v;
+    size_t len;
+    int rc = strata_tree_open(txn, tree, STRATA_KEY_INT, 0, &t, E);
+    if (rc == STRATA_OK) rc = strata_tree_get_int(t, key, &v, &len, E);
+    if (rc == STRATA_OK && len != 8) rc = STRATA_ERR_CORRUPT;
+    if (rc == STRATA_OK) memcpy(val, v, 8);
+    return rc;
+}
+
+typedef struct iso_ctx {
+    strata_db_t *db;
+    _Atomic int stop;
+    _Atomic int violations;
+    _Atomic int reads;
+} iso_ctx;
+
+/* Readers check that a == b in every snapshot, and that a held snapshot never changes. */
+static void *iso_reader(void *arg) {
+    iso_ctx *c = arg;
+    strata_error e = {0};
+    uint64_t last_version = 0;
+    while (!c->stop) {
+        strata_txn_t *txn;
+        if (strata_txn_begin(c->db, STRATA_TXN_READ, &txn, &e)) {
+            c->violations++;
+            break;
+        }
+        strata_tree_t *t;
+        if (strata_tree_open(txn, "pair", STRATA_KEY_INT, 0, &t, &e) == STRATA_OK) {
+            uint64_t a[2], b[2];
+            for (int round = 0; round < 2; round++) {
+                const void *v;
+                size_t len;
+                if (strata_tree_get_int(t, 1, &v, &len, &e) || len != 8) { c->violations++; break; }
+                memcpy(&a[round], v, 8);
+                if (strata_tree_get_int(t, 2, &v, &len, &e) || len != 8) { c->violations++; break; }
+                memcpy(&b[round], v, 8);
+                if (a[round] != b[round]) c->violations++;
+                sched_yield(); /* let the writer commit between the two looks */
+            }
+            if (a[0] != a[1]) c->violations++;
+        }
+        if (strata_txn_version(txn) < last_version) c->violations++;
+        last_version = strata_txn_version(txn);
+        strata_txn_free(txn);
+        c->reads++;
+    }
+    return NULL;
+}
+
+static void test_snapshot_isolation_across_threads(void) {
+    strata_db_t *db = open_db(tl_path("iso.db"), STRATA_DURABILITY_NO_SYNC);
+    CHECK(db);
+    strata_txn_t *txn;
+    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &txn, E));
+    OK(put_u64(txn, "pair", 1, 0));
+    OK(put_u64(txn, "pair", 2, 0));
+    OK(strata_txn_commit(txn, E));
+    strata_txn_free(txn);
+    iso_ctx c = {.db = db};
+    pthread_t th[3];
+    for (int i = 0; i < 3; i++) pthread_create(&th[i], NULL, iso_reader, &c);
+    /* A snapshot taken now must keep seeing 0 while the writer moves on. */
+    strata_txn_t *held;
+    OK(strata_txn_begin(db, STRATA_TXN_READ, &held, E));
+    for (uint64_t i = 1; i <= 400; i++) {
+        OK(strata_txn_begin(db, STRATA_TXN_WRITE, &txn, E));
+        OK(put_u64(txn, "pair", 1, i));
+        for (uint64_t k = 0; k < 20; k++) OK(put_u64(txn, "filler", (i * 20 + k) % 3000, i));
+        OK(put_u64(txn, "pair", 2, i));
+        OK(strata_txn_commit(txn, E));
+        strata_txn_free(txn);
+    }
+    c.stop = 1;
+    for (int i = 0; i < 3; i++) pthread_join(th[i], NULL);
+    uint64_t a;
+    OK(get_u64(held, "pair", 1, &a));
+    CHECK(a == 0);
+    OK(strata_txn_refresh(held, E));
+    OK(get_u64(held, "pair", 1, &a));
+    CHECK(a == 400);
+    strata_txn_free(held);
+    CHECK(c.violations == 0);
+    CHECK(c.reads > 10);
+    CHECK(verify_ok(db));
+    OK(strata_db_close(db, E));
+}
+
+static void test_two_processes_adding_1000_each_reach_2000(void) {
+    const char *path = tl_path("counter.db");
+    strata_db_t *db = open_db(path, STRATA_DURABILITY_NO_SYNC);
+    CHECK(db);
+    pid_t kids[2];
+    for (int k = 0; k < 2; k++) {
+        kids[k] = fork();
+        if (kids[k] == 0) {
+            strata_db_t *cdb = open_db(path, STRATA_DURABILITY_NO_SYNC);
+            if (!cdb) _exit(3);
+            for (int i = 0; i < 1000; i++) {
+                strata_txn_t *txn;
+                uint64_t v = 0;
+                if (strata_txn_begin(cdb, STRATA_TXN_WRITE, &txn, E)) _exit(4);
+                int rc = get_u64(txn, "counter", 0, &v);
+                if (rc && rc != STRATA_ERR_NOT_FOUND) _exit(5);
+                if (put_u64(txn, "counter", 0, v + 1)) _exit(6);
+                if (strata_txn_commit(txn, E)) _exit(7);
+                strata_txn_free(txn);
+            }
+            strata_db_close(cdb, NULL);
+            _exit(0);
+        }
+    }
+    for (int k = 0; k < 2; k++) {
+        int status;
+        waitpid(kids[k], &status, 0);
+        CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    strata_txn_t *txn;
+    uint64_t v = 0;
+    OK(strata_txn_begin(db, STRATA_TXN_READ, &txn, E));
+    OK(get_u64(txn, "counter", 0, &v));
+    strata_txn_free(txn);
+    CHECK(v == 2000);
+    CHECK(verify_ok(db));
+    OK(strata_db_close(db, E));
+}
+
+static void *try_write(void *arg) {
+    strata_txn_t *txn;
+    strata_error e = {0};
+    int rc = strata_txn_begin(arg, STRATA_TXN_WRITE | STRATA_TXN_TRY, &txn, &e);
+    if (rc == STRATA_OK) strata_txn_free(txn);
+    return (void *)(intptr_t)rc;
+}
+
+static void test_one_writer_at_a_time_and_try_lock_reports_busy(void) {
+    const char *path = tl_path("busy.db");
+    strata_db_t *db = open_db(path, STRATA_DURABILITY_NO_SYNC);
+    strata_db_t *db2 = open_db(path, STRATA_DURABILITY_NO_SYNC);
+    CHECK(db && db2);
+    strata_txn_t *w, *w2;
+    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
+    pthread_t th;
+    void *res;
+    pthread_create(&th, NULL, try_write, db);
+    pthread_join(th, &res);
+    CHECK((intptr_t)res == STRATA_ERR_BUSY); /* another thread, same handle */
+    EXPECT_CODE(strata_txn_begin(db2, STRATA_TXN_WRITE | STRATA_TXN_TRY, &w2, E), STRATA_ERR_BUSY);
+    CHECK(strstr(tl_err.message, "busy.db") != NULL);
+    /* Readers never block on the writer. */
+    strata_txn_t *r;
+    OK(strata_txn_begin(db2, STRATA_TXN_READ, &r, E));
+    strata_txn_free(r);
+    strata_txn_free(w);
+    OK(strata_txn_begin(db2, STRATA_TXN_WRITE | STRATA_TXN_TRY, &w2, E));
+    strata_txn_free(w2);
+    OK(strata_db_close(db2, E));
+    OK(strata_db_close(db, E));
+}
+
+/* ------------------------------------------------------------------ free space and readers */
+
+static uint64_t page_count(strata_db_t *db) {
+    strata_db_info info = {0};
+    strata_db_info_get(db, &info, NULL);
+    return info.page_count;
+}
+
+static int small_commits(strata_db_t *db, int n, uint64_t base) {
+    for (int i = 0; i < n; i++) {
+        strata_txn_t *txn;
+        int rc = strata_txn_begin(db, STRATA_TXN_WRITE, &txn, E);
+        if (rc) return rc;
+        rc = put_u64(txn, "small", (base + (uint64_t)i) % 500, (uint64_t)i);
+        if (rc == STRATA_OK) rc = strata_txn_commit(txn, E);
+        strata_txn_free(txn);
+        if (rc) return rc;
+    }
+    return STRATA_OK;
+}
+
+static void test_small_commits_reuse_space_and_a_pinned_reader_only_delays_it(void) {
+    strata_db_t *db = open_db(tl_path("growth.db"), STRATA_DURABILITY_NO_SYNC);
+    CHECK(db);
+    OK(small_commits(db, 600, 0)); /* fill 500 keys, warm up */
+    uint64_t settled = page_count(db);
+    OK(small_commits(db, 2000, 7));
+    uint64_t after = page_count(db);
+    CHECK(after <= settled + 2); /* no growth without readers */
+
+    strata_txn_t *pin;
+    OK(strata_txn_begin(db, STRATA_TXN_READ, &pin, E));
+    uint64_t versions[4];
+    size_t nv = 0;
+    OK(strata_db_live_versions(db, versions, 4, &nv, E));
+    CHECK(nv == 1 && versions[0] == strata_txn_version(pin));
+    OK(small_commits(db, 300, 11));
+    uint64_t pinned = page_count(db);
+    CHECK(pinned > after);                 /* old pages are held for the reader */
+    /* Bounded by what the commits changed: a leaf and a branch of "small", the catalog leaf,
+     * and the free list's last leaf and directory: 5 pages a commit. */
+    CHECK(pinned - after <= 300 * 5 + 8);
+    strata_db_info info;
+    OK(strata_db_info_get(db, &info, E));
+    CHECK(info.oldest_version == strata_txn_version(pin) && info.live_readers == 1);
+    strata_txn_free(pin);
+    OK(small_commits(db, 2000, 13));
+    CHECK(page_count(db) <= pinned + 2);   /* the space came back */
+    OK(strata_db_info_get(db, &info, E));
+    CHECK(info.free_pages > 100);
+    CHECK(verify_ok(db));
+    OK(strata_db_close(db, E));
+}
+
+static void test_max_versions_refuses_commits_behind_a_pinned_reader(void) {
+    strata_options o;
+    strata_options_init(&o);
+    o.durability = STRATA_DURABILITY_NO_SYNC;
+    o.max_versions = 10;
+    strata_db_t *db;
+    OK(strata_db_open(tl_path("cap.db"), &o, &db, E));
+    OK(small_commits(db, 3, 0));
+    strata_txn_t *pin;
+    OK(strata_txn_begin(db, STRATA_TXN_READ, &pin, E));
+    OK(small_commits(db, 10, 0));
+    EXPECT_CODE(small_commits(db, 1, 0), STRATA_ERR_TOO_MANY_VERSIONS);
+    CHECK(strstr(tl_err.message, "max_versions 10") != NULL);
+    strata_txn_free(pin);
+    OK(small_commits(db, 20, 0));
+    CHECK(verify_ok(db));
+    OK(strata_db_close(db, E));
+}
+
+static void test_slot_of_a_killed_reader_process_is_freed(void) {
+    const char *path = tl_path("deadreader.db");
+    strata_db_t *db = open_db(path, STRATA_DURABILITY_NO_SYNC);
+    CHECK(db);
+    OK(small_commits(db, 5, 0));
+    int fds[2];
+    CHECK(pipe(fds) == 0);
+    pid_t kid = fork();
+    if (kid == 0) {
+        strata_db_t *cdb = open_db(path, STRATA_DURABILITY_NO_SYNC);
+        strata_txn_t *txn;
+        if (!cdb || strata_txn_begin(cdb, STRATA_TXN_READ, &txn, NULL)) _exit(3);
+        if (write(fds[1], "r", 1) != 1) _exit(4);
+        for (;;) pause();
+    }
+    char ch;
+    CHECK(read(fds[0], &ch, 1) == 1);
+    size_t nv = 0;
+    uint64_t v[2];
+    OK(strata_db_live_versions(db, v, 2, &nv, E));
+    CHECK(nv == 1);
+    OK(small_commits(db, 50, 0));
+    uint64_t pinned = page_count(db);
+    kill(kid, SIGKILL);
+    waitpid(kid, NULL, 0);
+    close(fds[0]);
+    close(fds[1]);
+    OK(strata_db_live_versions(db, v, 2, &nv, E));
+    CHECK(nv == 0);
+    OK(small_commits(db, 500, 0));
+    CHECK(page_count(db) <= pinned + 2);
+    CHECK(verify_ok(db));
+    OK(strata_db_close(db, E));
+}
+
+static void test_every_reader_slot_taken_is_a_clear_error(void) {
+    strata_options o;
+    strata_options_init(&o);
+    o.max_readers = 3;
+    o.durability = STRATA_DURABILITY_MEMORY;
+    strata_db_t *db;
+    OK(strata_db_open("slots", &o, &db, E));
+    strata_txn_t *r[4];
+    for (int i = 0; i < 3; i++) OK(strata_txn_begin(db, STRATA_TXN_READ, &r[i], E));
+    EXPECT_CODE(strata_txn_begin(db, STRATA_TXN_READ, &r[3], E), STRATA_ERR_READERS_FULL);
+    CHECK(strstr(tl_err.message, "3 reader slots") != NULL);
+    strata_txn_free(r[0]);
+    OK(strata_txn_begin(db, STRATA_TXN_READ, &r[3], E));
+    for (int i = 1; i < 4; i++) strata_txn_free(r[i]);
+    OK(strata_db_close(db, E));
+}
+
+/* ------------------------------------------------------------------ durability modes */
+
+static void test_memory_databases_are_shared_by_identifier_and_vanish_on_last_close(void) {
+    strata_db_t *a = open_db("shared-mem", STRATA_DURABILITY_MEMORY);
+    strata_db_t *b = open_db("shared-mem", STRATA_DURABILITY_MEMORY);
+    strata_db_t *other = open_db("other-mem", STRATA_DURABILITY_MEMORY);
+    CHECK(a && b && other);
+    strata_txn_t *txn;
+    OK(strata_txn_begin(a, STRATA_TXN_WRITE, &txn, E));
+    OK(put_u64(txn, "t", 1, 42));
+    OK(strata_txn_commit(txn, E));
+    strata_txn_free(txn);
+    uint64_t v = 0;
+    OK(strata_txn_begin(b, STRATA_TXN_READ, &txn, E));
+    OK(get_u64(txn, "t", 1, &v));
+    strata_txn_free(txn);
+    CHECK(v == 42);
+    OK(strata_txn_begin(other, STRATA_TXN_READ, &txn, E));
+    EXPECT_CODE(get_u64(txn, "t", 1, &v), STRATA_ERR_NOT_FOUND);
+    strata_txn_free(txn);
+    CHECK(verify_ok(b));
+    CHECK(access("shared-mem", F_OK) != 0); /* no file */
+    OK(strata_db_close(a, E));
+    OK(strata_db_close(b, E));
+    OK(strata_db_close(other, E));
+    a = open_db("shared-mem", STRATA_DURABILITY_MEMORY);
+    CHECK(a);
+    OK(strata_txn_begin(a, STRATA_TXN_READ, &txn, E));
+    EXPECT_CODE(get_u64(txn, "t", 1, &v), STRATA_ERR_NOT_FOUND);
+    strata_txn_free(txn);
+    OK(strata_db_close(a, E));
+}
+
+static void test_read_only_open_refuses_writes_but_reads(void) {
+    const char *path = tl_path("ro.db");
+    strata_db_t *db = open_db(path, STRATA_DURABILITY_FULL);
+    CHECK(db);
+    OK(small_commits(db, 3, 0));
+    OK(strata_db_close(db, E));
+    strata_options o;
+    strata_options_init(&o);
+    o.read_only = true;
+    OK(strata_db_open(path, &o, &db, E));
+    strata_txn_t *txn;
+    EXPECT_CODE(strata_txn_begin(db, STRATA_TXN_WRITE, &txn, E), STRATA_ERR_READ_ONLY);
+    CHECK(strstr(tl_err.message, "read-only") != NULL);
+    uint64_t v;
+    OK(strata_txn_begin(db, STRATA_TXN_READ, &txn, E));
+    OK(get_u64(txn, "small", 2, &v));
+    strata_txn_free(txn);
+    OK(strata_db_close(db, E));
+    EXPECT_CODE(strata_db_open(tl_path("missing.db"), &o, &db, E), STRATA_ERR_NOT_FOUND);
+}
+
+static void test_values_up_to_16_MiB_round_trip(void) {
+    const char *path = tl_path("big.db");
+    strata_db_t *db = open_db(path, STRATA_DURABILITY_NO_SYNC);
+    CHECK(db);
+    size_t len = 16u << 20;
+    uint8_t *buf = malloc(len), *check = malloc(len);
+    fill_value(buf, len, 77);
+    strata_txn_t *txn;
+    strata_tree_t *t;
+    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &txn, E));
+    OK(strata_tree_open(txn, "blobs", STRATA_KEY_BYTES, STRATA_TREE_CREATE, &t, E));
+    OK(strata_tree_put(t, "big", 3, buf, len, E));
+    OK(strata_tree_put(t, "small", 5, "x", 1, E));
+    OK(strata_txn_commit(txn, E));
+    strata_txn_free(txn);
+    OK(strata_db_close(db, E));
+    db = open_db(path, STRATA_DURABILITY_NO_SYNC);
+    CHECK(db);
+    const void *v;
+    size_t vlen;
+    OK(strata_txn_begin(db, STRATA_TXN_READ, &txn, E));
+    OK(strata_tree_open(txn, "blobs", STRATA_KEY_BYTES, 0, &t, E));
+    OK(strata_tree_get(t, "big", 3, &v, &vlen, E));
+    CHECK(vlen == len);
+    memcpy(check, buf, len);
+    CHECK(memcmp(v, check, len) == 0);
+    strata_txn_free(txn);
+    CHECK(verify_ok(db));
+    /* Replacing and deleting it gives the run back. */
+    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &txn, E));
+    OK(strata_tree_open(txn, "blobs", STRATA_KEY_BYTES, 0, &t, E));
+    OK(strata_tree_delete(t, "big", 3, E));
+    OK(strata_txn_commit(txn, E));
+    strata_txn_free(txn);
+    strata_db_info info;
+    OK(strata_db_info_get(db, &info, E));
+    CHECK(info.free_pages >= (16u << 20) / 4096);
+    CHECK(verify_ok(db));
+    free(buf);
+    free(check);
+    OK(strata_db_close(db, E));
+}
+
+static void test_dropping_a_tree_frees_its_pages_and_its_name(void) {
+    strata_db_t *db = open_db(tl_path("drop.db"), STRATA_DURABILITY_NO_SYNC);
+    CHECK(db);
+    strata_txn_t *txn;
+    strata_tree_t *t;
+    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &txn, E));
+    OK(strata_tree_open(txn, "doomed", STRATA_KEY_INT, STRATA_TREE_CREATE, &t, E));
+    for (uint64_t i = 0; i < 5000; i++) OK(strata_tree_put_int(t, i, "value", 5, E));
+    OK(strata_txn_commit(txn, E));
+    strata_txn_free(txn);
+    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &txn, E));
+    OK(strata_tree_drop(txn, "doomed", E));
+    EXPECT_CODE(strata_tree_put_int(t, 1, "x", 1, E), STRATA_ERR_TXN_STATE); /* stale handle */
+    OK(strata_txn_commit(txn, E));
+    strata_txn_free(txn);
+    OK(strata_txn_begin(db, STRATA_TXN_READ, &txn, E));
+    EXPECT_CODE(strata_tree_open(txn, "doomed", STRATA_KEY_INT, 0, &t, E), STRATA_ERR_NOT_FOUND);
+    CHECK(strstr(tl_err.message, "doomed") != NULL);
+    strata_txn_free(txn);
+    strata_db_info info;
+    OK(strata_db_info_get(db, &info, E));
+    CHECK(info.page_count - info.free_pages <= 4);
+    CHECK(verify_ok(db));
+    OK(strata_db_close(db, E));
+}
+
+/* ------------------------------------------------------------------ bad files and misuse */
+
+static void write_file(const char *path, const void *data, size_t len) {
+    FILE *f = fopen(path, "wb");
+    if (f) {
+        fwrite(data, 1, len, f);
+        fclose(f);
+    }
+}
+
+static void patch_file(const char *path, off_t off, const void *data, size_t len) {
+    int fd = open(path, O_WRONLY);
+    if (fd >= 0) {
+        if (pwrite(fd, data, len, off) != (ssize_t)len) perror("pwrite");
+        close(fd);
+    }
+}
+
+static void test_open_names_what_is_wrong_with_a_bad_file(void) {
+    strata_db_t *db;
+    const char *junk = tl_path("junk.db");
+    write_file(junk, "hello, this is not a database at all, but it is long enough", 60);
+    EXPECT_CODE(strata_db_open(junk, NULL, &db, E), STRATA_ERR_NOT_STRATA);
+    CHECK(strstr(tl_err.message, "junk.db") && strstr(tl_err.message, "not a Strata"));
+
+    const char *good = tl_path("good.db");
+    db = open_db(good, STRATA_DURABILITY_FULL);
+    CHECK(db);
+    OK(small_commits(db, 3, 0));
+    OK(strata_db_close(db, E));
+
+    /* Truncated to less than the two meta pages. */
+    const char *cut = tl_path("cut.db");
+    uint8_t page[8192];
+    int fd = open(good, O_RDONLY);
+    CHECK(fd >= 0 && read(fd, page, sizeof page) == (ssize_t)sizeof page);
+    close(fd);
+    write_file(cut, page, 5000);
+    EXPECT_CODE(strata_db_open(cut, NULL, &db, E), STRATA_ERR_CORRUPT);
+    CHECK(strstr(tl_err.message, "truncated"));
+
+    /* Truncated below what the meta says. */
+    write_file(cut, page, 8192);
+    EXPECT_CODE(strata_db_open(cut, NULL, &db, E), STRATA_ERR_CORRUPT);
+    CHECK(strstr(tl_err.message, "truncated"));
+
+    /* A newer format version in both slots. */
+    const char *future = tl_path("future.db");
+    uint32_t v99 = 99;
+    write_file(future, page, 8192);
+    patch_file(future, 16, &v99, 4);
+    patch_file(future, 4096 + 16, &v99, 4);
+    EXPECT_CODE(strata_db_open(future, NULL, &db, E), STRATA_ERR_FORMAT_VERSION);
+    CHECK(strstr(tl_err.message, "format version 99"));
+
+    /* A torn newest meta: open falls back to the other slot. */
+    struct stat sb;
+    CHECK(stat(good, &sb) == 0);
+    uint64_t junkbytes = 0xdeadbeef;
+    db = open_db(good, STRATA_DURABILITY_FULL);
+    CHECK(db);
+    strata_db_info info;
+    OK(strata_db_info_get(db, &info, E));
+    OK(strata_db_close(db, E));
+    patch_file(good, (off_t)((info.version % 2) * 4096 + 40), &junkbytes, 8);
+    db = open_db(good, STRATA_DURABILITY_FULL);
+    CHECK(db);
+    strata_db_info info2;
+    OK(strata_db_info_get(db, &info2, E));
+    CHECK(info2.version == info.version - 1);
+    CHECK(verify_ok(db));
+    OK(strata_db_close(db, E));
+}
+
+static void test_a_damaged_page_is_named_by_verify_and_reads_fail_cleanly(void) {
+    const char *path = tl_path("damaged.db");
+    strata_db_t *db = open_db(path, STRATA_DURABILITY_FULL);
+    CHECK(db);
+    strata_txn_t *txn;
+    strata_tree_t *t;
+    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &txn, E));
+    OK(strata_tree_open(txn, "t", STRATA_KEY_INT, STRATA_TREE_CREATE, &t, E));
+    for (uint64_t i = 0; i < 2000; i++) OK(strata_tree_put_int(t, i, "0123456789", 10, E));
+    OK(strata_txn_commit(txn, E));
+    strata_txn_free(txn);
+    strata_db_info info;
+    OK(strata_db_info_get(db, &info, E));
+    OK(strata_db_close(db, E));
+    /* Scribble over every tree page's slot array in turn; nothing may crash. */
+    int corrupt_found = 0;
+    for (uint64_t pg = 2; pg < info.page_count; pg++) {
+        uint8_t saved[64], junk[64];
+        memset(junk, 0xA5, sizeof junk);
+        int fd = open(path, O_RDWR);
+        CHECK(fd >= 0 && pread(fd, saved, sizeof saved, (off_t)(pg * 4096 + 24)) == 64);
+        CHECK(pwrite(fd, junk, sizeof junk, (off_t)(pg * 4096 + 24)) == 64);
+        close(fd);
+        db = open_db(path, STRATA_DURABILITY_FULL);
+        CHECK(db);
+        strata_error e = {0};
+        if (strata_db_verify(db, &e) == STRATA_ERR_CORRUPT) {
+            char want[40];
+            snprintf(want, sizeof want, "page %llu", (unsigned long long)pg);
+            CHECK(strstr(e.message, want) != NULL);
+            corrupt_found++;
+        }
+        OK(strata_txn_begin(db, STRATA_TXN_READ, &txn, E));
+        if (strata_tree_open(txn, "t", STRATA_KEY_INT, 0, &t, &e) == STRATA_OK) {
+            strata_cursor_t *c;
+            OK(strata_cursor_open(t, &c, E));
+            int rc = strata_cursor_first(c, &e);
+            while (rc == STRATA_OK) rc = strata_cursor_next(c, &e);
+            CHECK(rc == STRATA_ERR_NOT_FOUND || rc == STRATA_ERR_CORRUPT);
+        }
+        strata_txn_free(txn);
+        OK(strata_db_close(db, E));
+        fd = open(path, O_RDWR);
+        CHECK(fd >= 0 && pwrite(fd, saved, sizeof saved, (off_t)(pg * 4096 + 24)) == 64);
+        close(fd);
+    }
+    CHECK(corrupt_found == (int)info.page_count - 2);
+    db = open_db(path, STRATA_DURABILITY_FULL);
+    CHECK(db && verify_ok(db));
+    OK(strata_db_close(db, E));
+}
+
+static void test_lock_file_of_an_incompatible_version_is_refused(void) {
+    const char *path = tl_path("lockver.db");
+    strata_db_t *db = open_db(path, STRATA_DURABILITY_FULL);
+    CHECK(db);
+    char lock[600];
+    snprintf(lock, sizeof lock, "%s.lock", path);
+    uint32_t v7 = 7, v1 = 1;
+    patch_file(lock, 8, &v7, 4);
+    strata_db_t *db2;
+    EXPECT_CODE(strata_db_open(path, NULL, &db2, E), STRATA_ERR_FORMAT_VERSION);
+    CHECK(strstr(tl_err.message, "incompatible"));
+    patch_file(lock, 8, &v1, 4);
+    OK(strata_db_close(db, E));
+}
+
+static void test_misuse_is_an_error_not_a_crash(void) {
+    strata_db_t *db;
+    strata_txn_t *txn, *rd;
+    strata_tree_t *t;
+    EXPECT_CODE(strata_db_open(NULL, NULL, &db, E), STRATA_ERR_INVALID_ARGUMENT);
+    EXPECT_CODE(strata_db_open("x", NULL, NULL, E), STRATA_ERR_INVALID_ARGUMENT);
+    EXPECT_CODE(strata_txn_begin(NULL, 0, &txn, E), STRATA_ERR_INVALID_ARGUMENT);
+    EXPECT_CODE(strata_db_close(NULL, E), STRATA_ERR_INVALID_ARGUMENT);
+    EXPECT_CODE(strata_tree_put(NULL, "k", 1, "v", 1, E), STRATA_ERR_INVALID_ARGUMENT);
+    strata_options bad;
+    memset(&bad, 0, sizeof bad);
+    EXPECT_CODE(strata_db_open("x", &bad, &db, E), STRATA_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(tl_err.message, "strata_options_init"));
+
+    db = open_db(tl_path("misuse.db"), STRATA_DURABILITY_NO_SYNC);
+    CHECK(db);
+    EXPECT_CODE(strata_txn_begin(db, 0x80, &txn, E), STRATA_ERR_INVALID_ARGUMENT);
+    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &txn, E));
+    OK(strata_tree_open(txn, "ints", STRATA_KEY_INT, STRATA_TREE_CREATE, &t, E));
+    EXPECT_CODE(strata_tree_put(t, "abc", 3, "v", 1, E), STRATA_ERR_WRONG_TYPE);
+    CHECK(strstr(tl_err.message, "ints"));
+    strata_tree_t *t2;
+    EXPECT_CODE(strata_tree_open(txn, "ints", STRATA_KEY_BYTES, 0, &t2, E), STRATA_ERR_WRONG_TYPE);
+    EXPECT_CODE(strata_tree_open(txn, "", STRATA_KEY_INT, 0, &t2, E), STRATA_ERR_INVALID_ARGUMENT);
+    EXPECT_CODE(strata_tree_put_int(t, 1, NULL, 5, E), STRATA_ERR_INVALID_ARGUMENT);
+    OK(strata_tree_put_int(t, 1, "v", 1, E));
+    EXPECT_CODE(strata_db_close(db, E), STRATA_ERR_BUSY);
+    OK(strata_txn_commit(txn, E));
+    EXPECT_CODE(strata_tree_put_int(t, 2, "v", 1, E), STRATA_ERR_TXN_STATE);
+    EXPECT_CODE(strata_txn_commit(txn, E), STRATA_ERR_TXN_STATE);
+    strata_txn_abort(txn); /* harmless */
+    strata_txn_free(txn);
+
+    OK(strata_txn_begin(db, STRATA_TXN_READ, &rd, E));
+    OK(strata_tree_open(rd, "ints", STRATA_KEY_INT, 0, &t, E));
+    EXPECT_CODE(strata_tree_put_int(t, 3, "v", 1, E), STRATA_ERR_READ_ONLY);
+    EXPECT_CODE(strata_tree_delete_int(t, 1, E), STRATA_ERR_READ_ONLY);
+    EXPECT_CODE(strata_tree_open(rd, "new", STRATA_KEY_INT, STRATA_TREE_CREATE, &t2, E),
+                STRATA_ERR_READ_ONLY);
+    EXPECT_CODE(strata_tree_drop(rd, "ints", E), STRATA_ERR_READ_ONLY);
+    OK(strata_txn_refresh(rd, E));
+    EXPECT_CODE(strata_tree_get_int(t, 1, &(const void *){0}, &(size_t){0}, E), STRATA_ERR_TXN_STATE);
+    strata_txn_free(rd);
+    CHECK(verify_ok(db));
+    OK(strata_db_close(db, E));
+}
+
 /* ------------------------------------------------------------------ registration */
 
 static const tl_test tests[] = {
     TL_TEST(test_btree_matches_model_through_random_ops_commits_aborts_and_reopens),
     TL_TEST(test_byte_keys_sort_like_memcmp_and_seek_finds_the_next_key),
     TL_TEST(test_cursor_walks_on_while_its_tree_changes),
+    TL_TEST(test_snapshot_isolation_across_threads),
+    TL_TEST(test_two_processes_adding_1000_each_reach_2000),
+    TL_TEST(test_one_writer_at_a_time_and_try_lock_reports_busy),
+    TL_TEST(test_small_commits_reuse_space_and_a_pinned_reader_only_delays_it),
+    TL_TEST(test_max_versions_refuses_commits_behind_a_pinned_reader),
+    TL_TEST(test_slot_of_a_killed_reader_process_is_freed),
+    TL_TEST(test_every_reader_slot_taken_is_a_clear_error),
+    TL_TEST(test_memory_databases_are_shared_by_identifier_and_vanish_on_last_close),
+    TL_TEST(test_read_only_open_refuses_writes_but_reads),
+    TL_TEST(test_values_up_to_16_MiB_round_trip),
+    TL_TEST(test_dropping_a_tree_frees_its_pages_and_its_name),
+    TL_TEST(test_open_names_what_is_wrong_with_a_bad_file),
+    TL_TEST(test_a_damaged_page_is_named_by_verify_and_reads_fail_cleanly),
+    TL_TEST(test_lock_file_of_an_incompatible_version_is_refused),
+    TL_TEST(test_misuse_is_an_error_not_a_crash),
 };
 
 int main(int argc, char **argv) {
