@@ -97,7 +97,7 @@ install: lib
 
 # ---------------------------------------------------------------- tests and examples
 
-$(B)/%: Tests/c/%.c Tests/c/testlib.h $(B)/libstrata.a
+$(B)/%: Tests/c/%.c Tests/c/testlib.h Tests/c/workload.h $(B)/libstrata.a
 	$(CC) $(CFLAGS_BASE) $(CFLAGS) -ITests/c $< -o $@ $(B)/libstrata.a $(LIBS)
 
 $(B)/examples/%: CCore/examples/%.c $(B)/libstrata.a | $(B)/examples

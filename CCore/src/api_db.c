@@ -51,20 +51,22 @@ static void db_free(strata_db_t *db) {
     free(db);
 }
 
-/* A new file (or store): write the first two meta slots, once, under the writer lock. */
+/* A new file (or store): write the first two meta slots, once, under the writer lock. A file
+ * is written under a temporary name and renamed into place once synced, so a crash while
+ * creating leaves no half-made database behind. */
 static int create_file(strata_db_t *db, strata_error *err) {
     pthread_mutex_t *mm = st_os_mem_writer_mutex(db);
     if (mm) pthread_mutex_lock(mm);
     int rc = st_readers_writer_lock(db, true, err);
     if (rc == STRATA_OK) {
-        /* Another process may have created it meanwhile. */
-        if (!db->mem) {
-            off_t size = lseek(db->fd, 0, SEEK_END);
-            if (size > 0) atomic_store(&db->file_size, (uint64_t)size);
+        bool missing = true;
+        if (!db->mem) rc = st_os_open(db, &missing, err); /* another process may have won */
+        else missing = !st_meta_valid((const st_meta *)db->map, 0);
+        if (rc == STRATA_OK && missing) {
+            rc = st_os_create_begin(db, err);
+            if (rc == STRATA_OK) rc = st_pager_create(db, err);
+            if (rc == STRATA_OK) rc = st_os_create_commit(db, err);
         }
-        if (db->mem ? !st_meta_valid((const st_meta *)db->map, 0)
-                    : atomic_load(&db->file_size) == 0)
-            rc = st_pager_create(db, err);
         st_readers_writer_unlock(db);
     }
     if (mm) pthread_mutex_unlock(mm);
@@ -103,16 +105,14 @@ int strata_db_open(const char *path, const strata_options *opts, strata_db_t **o
     pthread_mutex_init(&db->write_mutex, NULL);
     pthread_mutex_init(&db->state_mutex, NULL);
 
-    bool created;
-    if ((rc = st_os_open(db, &created, err)) || (rc = st_readers_open(db, err))) goto fail;
-    if (created) {
-        if (o.read_only) {
-            rc = st_err(err, STRATA_ERR_NOT_STRATA, "'%s' is empty and the database is read-only",
-                        path);
-            goto fail;
-        }
-        if ((rc = create_file(db, err))) goto fail;
+    bool missing;
+    /* Files: the lock file first, as it serialises creating the database file. */
+    if (o.durability == STRATA_DURABILITY_MEMORY) {
+        if ((rc = st_os_open(db, &missing, err)) || (rc = st_readers_open(db, err))) goto fail;
+    } else {
+        if ((rc = st_readers_open(db, err)) || (rc = st_os_open(db, &missing, err))) goto fail;
     }
+    if (missing && (rc = create_file(db, err))) goto fail;
     st_meta m;
     if ((rc = st_pager_latest_meta(db, &m, err))) goto fail;
     st_readers_sync_latest(db, m.version);

@@ -160,18 +160,7 @@ uint8_t *st_os_mem_lock_region(strata_db_t *db, size_t *size) {
 
 /* ------------------------------------------------------------------ files */
 
-int st_os_open(strata_db_t *db, bool *created, strata_error *err) {
-    *created = false;
-    if (db->opts.durability == STRATA_DURABILITY_MEMORY) return mem_attach(db, created, err);
-
-    int flags = db->opts.read_only ? O_RDONLY : O_RDWR;
-    if (db->opts.create && !db->opts.read_only) flags |= O_CREAT;
-    db->fd = open(db->path, flags | O_CLOEXEC, 0644);
-    if (db->fd < 0) {
-        if (errno == ENOENT)
-            return st_err(err, STRATA_ERR_NOT_FOUND, "database file '%s' does not exist", db->path);
-        return st_err_errno(err, errno, "cannot open database file '%s'", db->path);
-    }
+static int map_file(strata_db_t *db, strata_error *err) {
     struct stat sb;
     if (fstat(db->fd, &sb) != 0) return st_err_errno(err, errno, "cannot stat '%s'", db->path);
     if (!S_ISREG(sb.st_mode))
@@ -183,8 +172,68 @@ int st_os_open(strata_db_t *db, bool *created, strata_error *err) {
         return st_err_errno(err, errno, "cannot map %llu bytes of '%s'",
                             (unsigned long long)db->map_size, db->path);
     }
-    *created = sb.st_size == 0;
     return STRATA_OK;
+}
+
+int st_os_open(strata_db_t *db, bool *missing, strata_error *err) {
+    *missing = false;
+    if (db->opts.durability == STRATA_DURABILITY_MEMORY) return mem_attach(db, missing, err);
+    bool may_create = db->opts.create && !db->opts.read_only;
+    db->fd = open(db->path, (db->opts.read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC);
+    if (db->fd < 0) {
+        if (errno == ENOENT && may_create) {
+            *missing = true;
+            return STRATA_OK;
+        }
+        if (errno == ENOENT)
+            return st_err(err, STRATA_ERR_NOT_FOUND, "database file '%s' does not exist", db->path);
+        return st_err_errno(err, errno, "cannot open database file '%s'", db->path);
+    }
+    struct stat sb;
+    if (fstat(db->fd, &sb) != 0) return st_err_errno(err, errno, "cannot stat '%s'", db->path);
+    if (S_ISREG(sb.st_mode) && sb.st_size == 0) {
+        if (!may_create)
+            return st_err(err, STRATA_ERR_NOT_STRATA, "'%s' is empty", db->path);
+        close(db->fd);
+        db->fd = -1;
+        *missing = true;
+        return STRATA_OK;
+    }
+    return map_file(db, err);
+}
+
+static void creating_path(const strata_db_t *db, char *buf, size_t len) {
+    snprintf(buf, len, "%s.creating", db->path);
+}
+
+int st_os_create_begin(strata_db_t *db, strata_error *err) {
+    if (db->mem) return STRATA_OK;
+    char tmp[4200];
+    creating_path(db, tmp, sizeof tmp);
+    db->fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (db->fd < 0) return st_err_errno(err, errno, "cannot create '%s'", tmp);
+    atomic_store(&db->file_size, 0);
+    return STRATA_OK;
+}
+
+int st_os_create_commit(strata_db_t *db, strata_error *err) {
+    if (db->mem) return STRATA_OK;
+    char tmp[4200], dir[4200];
+    creating_path(db, tmp, sizeof tmp);
+    if (rename(tmp, db->path) != 0)
+        return st_err_errno(err, errno, "cannot rename '%s' to '%s'", tmp, db->path);
+    /* Make the new name durable too. */
+    snprintf(dir, sizeof dir, "%s", db->path);
+    char *slash = strrchr(dir, '/');
+    if (slash == dir) slash[1] = 0;
+    else if (slash) *slash = 0;
+    else snprintf(dir, sizeof dir, ".");
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+        fsync(dfd);
+        close(dfd);
+    }
+    return map_file(db, err);
 }
 
 void st_os_close(strata_db_t *db) {
@@ -248,7 +297,7 @@ int st_os_ensure_size(strata_db_t *db, uint64_t needed, strata_error *err) {
         if (db->io.grow(db->io.ctx, db->fd, (off_t)target) == 0) break;
         if (errno == EINTR) continue;
         int e = errno;
-        if (target > needed) { /* retry with the bare minimum before giving up */
+        if (target > needed && (e == ENOSPC || e == EDQUOT)) { /* the bare minimum may fit */
             target = needed;
             if (db->io.grow(db->io.ctx, db->fd, (off_t)target) == 0) break;
             e = errno;

@@ -7,9 +7,13 @@
 
 #include "internal.h"
 
-/* Open (or create) db->path, map db->map_size bytes of address space over it. Sets fd, map,
- * file_size. In memory mode, attaches to (or creates) the store named db->path. */
-int st_os_open(strata_db_t *db, bool *created, strata_error *err);
+/* Open db->path if it exists and map it (fd, map, file_size). *missing is set instead when there
+ * is no file or an empty one and opts allow creating it: then create it with
+ * st_os_create_begin (a temporary file), write it, and st_os_create_commit (rename into place).
+ * In memory mode, attaches to (or creates, *missing) the store named db->path. */
+int st_os_open(strata_db_t *db, bool *missing, strata_error *err);
+int st_os_create_begin(strata_db_t *db, strata_error *err);
+int st_os_create_commit(strata_db_t *db, strata_error *err);
 void st_os_close(strata_db_t *db);
 
 /* Write len bytes at off through the I/O table (memory mode: copy into the store). */

@@ -26,8 +26,11 @@
  *   e. pwrite the new meta into slot new_version % 2;    f. fdatasync (FULL);
  *   g. publish the version in the lock file; keep the new free list as the next base.
  *  A failure in a..d leaves the file at the previous commit (only free pages were written). A
- *  failure in e..f rewrites the slot's previous bytes and syncs; if even that fails, the handle
- *  refuses writes until reopened.
+ *  failed e leaves at worst a torn slot that held the version before the latest (which is
+ *  durable and stays the newest valid slot). A failed f rewrites the slot's previous bytes and
+ *  syncs, since the new meta may still reach the disk; if even that fails, the handle refuses
+ *  writes until reopened.
+ *  A new file is written as `<path>.creating`, synced, and renamed into place (api_db.c).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -436,10 +439,13 @@ int st_pager_commit(strata_txn_t *txn, strata_error *err) {
     meta_seal(&m);
     st_meta previous;
     meta_copy(db, (int)(m.version % 2), &previous);
-    rc = meta_write(db, &m, err);
-    if (rc == STRATA_OK && sync) rc = st_os_sync(db, err);
+    /* A failed meta write leaves the slot torn at worst: it held the version before the latest,
+     * which nobody needs now that the latest is durable. */
+    if ((rc = meta_write(db, &m, err))) return rc;
+    if (sync) rc = st_os_sync(db, err);
     if (rc) {
-        /* The slot may hold the new meta: put its old bytes back so it never appears. */
+        /* The new meta sits in the page cache and may still reach the disk: put the slot's old
+         * bytes back so that the failed commit never appears. */
         strata_error e2 = {0};
         if (meta_write(db, &previous, &e2) || st_os_sync(db, &e2)) {
             db->broken = true;
