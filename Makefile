@@ -18,6 +18,10 @@ ifeq ($(origin CC),default)
 CC := gcc
 endif
 CLANG ?= $(shell command -v clang 2>/dev/null || echo /opt/swift/usr/bin/clang)
+SAN_LD := -fuse-ld=lld
+# The toolchain's TSan runtime also intercepts libdispatch: link the toolchain's copy.
+SWIFT_LIBDIR := $(dir $(CLANG))../lib/swift/linux
+TSAN_LIBS := -L$(SWIFT_LIBDIR) -Wl,-rpath,$(SWIFT_LIBDIR) -ldispatch -lBlocksRuntime
 PREFIX ?= /usr/local
 B := build
 RUNS ?= 200
@@ -127,14 +131,14 @@ swift-test:
 # ---------------------------------------------------------------- sanitizers
 
 SAN_SRC := $(SRC)
-$(B)/asan/%: Tests/c/%.c Tests/c/testlib.h $(SRC) $(HDR)
+$(B)/asan/%: Tests/c/%.c Tests/c/testlib.h Tests/c/workload.h $(SRC) $(HDR)
 	@mkdir -p $(B)/asan
 	$(CLANG) $(CFLAGS_BASE) -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
-	  -fno-sanitize-recover=undefined -ITests/c $< $(SRC) -o $@ $(LIBS)
+	  -fno-sanitize-recover=undefined $(SAN_LD) -ITests/c $< $(SRC) -o $@ $(LIBS)
 
-$(B)/tsan/%: Tests/c/%.c Tests/c/testlib.h $(SRC) $(HDR)
+$(B)/tsan/%: Tests/c/%.c Tests/c/testlib.h Tests/c/workload.h $(SRC) $(HDR)
 	@mkdir -p $(B)/tsan
-	$(CLANG) $(CFLAGS_BASE) -O1 -fsanitize=thread -ITests/c $< $(SRC) -o $@ $(LIBS)
+	$(CLANG) $(CFLAGS_BASE) -O1 -fsanitize=thread $(SAN_LD) -ITests/c $< $(SRC) -o $@ $(LIBS) $(TSAN_LIBS)
 
 asan: $(TESTS:%=$(B)/asan/%)
 	$(B)/asan/test_engine
@@ -151,9 +155,12 @@ FUZZ_TARGETS := $(patsubst Tests/fuzz/%.c,%,$(wildcard Tests/fuzz/fuzz_*.c))
 
 $(B)/fuzz/%: Tests/fuzz/%.c $(SRC) $(HDR) | $(B)/fuzz
 	$(CLANG) $(CFLAGS_BASE) -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	  $< $(SRC) -o $@ $(LIBS)
+	  $(SAN_LD) $< $(SRC) -o $@ $(LIBS)
 
-fuzz: $(FUZZ_TARGETS:%=$(B)/fuzz/%)
+$(B)/fuzz/make_seeds: Tests/fuzz/make_seeds.c Tests/c/workload.h $(B)/libstrata.a | $(B)/fuzz
+	$(CC) $(CFLAGS_BASE) $(CFLAGS) $< -o $@ $(B)/libstrata.a $(LIBS)
+
+fuzz: $(FUZZ_TARGETS:%=$(B)/fuzz/%) $(B)/fuzz/make_seeds
 	@bash Tests/fuzz/run-fuzz.sh $(SECONDS) $(FUZZ_TARGETS)
 
 clean:

@@ -79,7 +79,7 @@ static size_t dirty_hash(pgno_t p, size_t cap) {
 }
 
 static st_dirty *dirty_find(st_dirty_map *m, pgno_t pgno) {
-    if (!m->cap) return NULL;
+    if (!m->cap || pgno < 2) return NULL; /* 0 marks an empty slot; 0 and 1 are meta pages */
     for (size_t i = dirty_hash(pgno, m->cap);; i = (i + 1) & (m->cap - 1)) {
         if (m->slots[i].pgno == pgno) return &m->slots[i];
         if (m->slots[i].pgno == 0) return NULL;

@@ -161,6 +161,7 @@ int main(int argc, char **argv) {
         }
         if (p.dead && p.ops == p.cut_at) cut_in_commit++;
         crash(&p);
+        free(p.pend);
         close(p.durable_fd);
         /* Power lost while creating: the file is only renamed into place once complete, so
          * there is no database at the path and nothing was promised. */

@@ -707,6 +707,7 @@ static void test_dropping_a_tree_frees_its_pages_and_its_name(void) {
     OK(strata_txn_commit(txn, E));
     strata_txn_free(txn);
     OK(strata_txn_begin(db, STRATA_TXN_WRITE, &txn, E));
+    OK(strata_tree_open(txn, "doomed", STRATA_KEY_INT, 0, &t, E));
     OK(strata_tree_drop(txn, "doomed", E));
     EXPECT_CODE(strata_tree_put_int(t, 1, "x", 1, E), STRATA_ERR_TXN_STATE); /* stale handle */
     OK(strata_txn_commit(txn, E));

@@ -25,7 +25,7 @@ typedef struct wl_entry {
     size_t len;
 } wl_entry;
 
-static uint64_t wl_hash(uint64_t x) {
+__attribute__((unused)) static uint64_t wl_hash(uint64_t x) {
     x ^= x >> 33;
     x *= 0xff51afd7ed558ccdull;
     x ^= x >> 33;
@@ -33,7 +33,7 @@ static uint64_t wl_hash(uint64_t x) {
     return x ^ (x >> 33);
 }
 
-static void wl_fill(uint8_t *buf, size_t len, uint64_t seed) {
+__attribute__((unused)) static void wl_fill(uint8_t *buf, size_t len, uint64_t seed) {
     uint64_t s = seed | 1;
     for (size_t i = 0; i < len; i++) {
         s ^= s << 13, s ^= s >> 7, s ^= s << 17;
@@ -43,7 +43,7 @@ static void wl_fill(uint8_t *buf, size_t len, uint64_t seed) {
 
 #define WL_MAX_VALUE 4000000
 
-static size_t wl_len(uint64_t h) {
+__attribute__((unused)) static size_t wl_len(uint64_t h) {
     if (h % 97 == 0) return 2600000 + (h >> 8) % 1400000; /* grows the file by a chunk */
     switch (h % 10) {
     case 0: return 4000 + (h >> 8) % 16000; /* overflow run */
@@ -53,7 +53,7 @@ static size_t wl_len(uint64_t h) {
 }
 
 /* What commit i does to key op j: *put and the value's seed and length. */
-static void wl_op(uint64_t i, int j, uint64_t *key, int *put, uint64_t *seed, size_t *len) {
+__attribute__((unused)) static void wl_op(uint64_t i, int j, uint64_t *key, int *put, uint64_t *seed, size_t *len) {
     uint64_t h = wl_hash(i * 131 + (uint64_t)j);
     *key = h % WL_KEYS;
     *put = (h >> 40) % 4 != 0;
@@ -61,7 +61,7 @@ static void wl_op(uint64_t i, int j, uint64_t *key, int *put, uint64_t *seed, si
     *len = wl_len(h >> 3);
 }
 
-static void wl_model(wl_entry *m, uint64_t i) {
+__attribute__((unused)) static void wl_model(wl_entry *m, uint64_t i) {
     for (int j = 0; j < WL_OPS; j++) {
         uint64_t key, seed;
         int put;
@@ -73,7 +73,7 @@ static void wl_model(wl_entry *m, uint64_t i) {
 }
 
 /* Apply commit i's changes inside txn (the caller commits). */
-static int wl_apply(strata_txn_t *txn, uint64_t i, strata_error *err) {
+__attribute__((unused)) static int wl_apply(strata_txn_t *txn, uint64_t i, strata_error *err) {
     static uint8_t buf[WL_MAX_VALUE];
     strata_tree_t *data, *state;
     int rc;
@@ -110,7 +110,7 @@ __attribute__((unused)) static int wl_is_big(uint64_t i) {
 }
 
 /* Begin, apply commit i, commit. */
-static int wl_commit(strata_db_t *db, uint64_t i, strata_error *err) {
+__attribute__((unused)) static int wl_commit(strata_db_t *db, uint64_t i, strata_error *err) {
     strata_txn_t *txn;
     int rc = strata_txn_begin(db, STRATA_TXN_WRITE, &txn, err);
     if (rc) return rc;
@@ -122,7 +122,7 @@ static int wl_commit(strata_db_t *db, uint64_t i, strata_error *err) {
 
 /* Verify the file, read the last commit L, and compare "data" with the model of 1..L.
  * Returns 0 when consistent; otherwise writes why. */
-static int wl_check(strata_db_t *db, uint64_t *last, char *why, size_t whylen) {
+__attribute__((unused)) static int wl_check(strata_db_t *db, uint64_t *last, char *why, size_t whylen) {
     static uint8_t buf[WL_MAX_VALUE];
     strata_error e = {0};
     if (strata_db_verify(db, &e)) {

@@ -1,0 +1,30 @@
+// swift-tools-version:5.9
+import PackageDescription
+
+let package = Package(
+    name: "Strata",
+    products: [
+        .library(name: "Strata", targets: ["Strata"]),
+        .library(name: "CCore", targets: ["CCore"]),
+    ],
+    targets: [
+        // The C core: storage engine and the whole C ABI (CCore/include/strata.h).
+        .target(
+            name: "CCore",
+            path: "CCore",
+            exclude: ["examples", "FORMAT.md"],
+            sources: ["src"],
+            publicHeadersPath: "include",
+            cSettings: [.define("_GNU_SOURCE")],
+            linkerSettings: [
+                .linkedLibrary("xxhash"),
+                .linkedLibrary("lz4"),
+                .linkedLibrary("pthread"),
+            ]
+        ),
+        // The Swift module.
+        .target(name: "Strata", dependencies: ["CCore"], path: "Sources/Strata"),
+        .testTarget(name: "StrataTests", dependencies: ["Strata", "CCore"], path: "Tests/StrataTests"),
+    ],
+    cLanguageStandard: .c11
+)

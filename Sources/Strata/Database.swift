@@ -1,0 +1,101 @@
+import CCore
+
+/// A Strata database file (or in-memory store), opened once and shared by threads.
+///
+/// This is the storage layer: named ordered trees of byte keys or integer keys, in snapshot
+/// read transactions and one writer at a time. The object layer builds on it.
+///
+/// ```swift
+/// let db = try Database(path: "/tmp/app.strata")
+/// try db.write { txn in try txn.tree("counters", keys: .int).put(1, [42]) }
+/// let bytes = try db.read { txn in try txn.tree("counters", keys: .int).get(1) }
+/// ```
+public final class Database {
+    public enum Durability {
+        /// A commit is on disk when `write` returns.
+        case full
+        /// No fsync at commit: survives a process crash; a power loss may drop the last commits.
+        case noSync
+        /// No file: databases opened with the same path in this process share the data.
+        case memory
+    }
+
+    let handle: OpaquePointer
+    public let path: String
+
+    public init(path: String, durability: Durability = .full, readOnly: Bool = false,
+                maxVersions: UInt64 = 0) throws {
+        var opts = strata_options()
+        strata_options_init(&opts)
+        switch durability {
+        case .full: opts.durability = STRATA_DURABILITY_FULL
+        case .noSync: opts.durability = STRATA_DURABILITY_NO_SYNC
+        case .memory: opts.durability = STRATA_DURABILITY_MEMORY
+        }
+        opts.read_only = readOnly
+        opts.max_versions = maxVersions
+        var db: OpaquePointer?
+        try StrataError.check { strata_db_open(path, &opts, &db, $0) }
+        self.handle = db!
+        self.path = path
+    }
+
+    deinit { _ = strata_db_close(handle, nil) }
+
+    /// Run `body` in a snapshot of the latest commit.
+    public func read<T>(_ body: (Transaction) throws -> T) throws -> T {
+        let txn = try Transaction(db: self, write: false)
+        defer { txn.free() }
+        return try body(txn)
+    }
+
+    /// Run `body` in the write transaction and commit; a thrown error aborts it.
+    public func write<T>(_ body: (Transaction) throws -> T) throws -> T {
+        let txn = try Transaction(db: self, write: true)
+        defer { txn.free() }
+        let result = try body(txn)
+        try txn.commit()
+        return result
+    }
+
+    /// Check every page and tree of the latest version.
+    public func verify() throws {
+        try StrataError.check { strata_db_verify(handle, $0) }
+    }
+
+    /// The latest version, page counts and readers.
+    public func info() throws -> strata_db_info {
+        var info = strata_db_info()
+        try StrataError.check { strata_db_info_get(handle, &info, $0) }
+        return info
+    }
+}
+
+/// A read or write transaction; it belongs to the thread that runs the closure.
+public final class Transaction {
+    let handle: OpaquePointer
+    let isWrite: Bool
+
+    init(db: Database, write: Bool) throws {
+        isWrite = write
+        var txn: OpaquePointer?
+        let flags = write ? UInt32(STRATA_TXN_WRITE) : UInt32(STRATA_TXN_READ)
+        try StrataError.check { strata_txn_begin(db.handle, flags, &txn, $0) }
+        handle = txn!
+    }
+
+    func commit() throws { try StrataError.check { strata_txn_commit(handle, $0) } }
+    func free() { strata_txn_free(handle) }
+
+    /// The version this transaction reads (or, writing, will commit).
+    public var version: UInt64 { strata_txn_version(handle) }
+
+    /// The tree named `name`, created in a write transaction when missing.
+    public func tree(_ name: String, keys: Tree.Keys) throws -> Tree {
+        var tree: OpaquePointer?
+        let kind = keys == .int ? STRATA_KEY_INT : STRATA_KEY_BYTES
+        let flags = isWrite ? UInt32(STRATA_TREE_CREATE) : 0
+        try StrataError.check { strata_tree_open(handle, name, kind, flags, &tree, $0) }
+        return Tree(handle: tree!, keys: keys)
+    }
+}

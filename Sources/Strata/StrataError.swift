@@ -1,0 +1,58 @@
+import CCore
+
+/// The one error type of Strata: the core's status code and its message, which names the
+/// offending thing (file, page, tree, key).
+///
+/// ```swift
+/// do { try db.write { txn in try txn.tree("t", keys: .int).put(1, Array("x".utf8)) } }
+/// catch let error as StrataError where error.code == .busy { /* another writer */ }
+/// ```
+public struct StrataError: Error, CustomStringConvertible, Equatable {
+    public struct Code: RawRepresentable, Hashable, Sendable {
+        public let rawValue: Int32
+        public init(rawValue: Int32) { self.rawValue = rawValue }
+
+        public static let invalidArgument = Code(rawValue: Int32(STRATA_ERR_INVALID_ARGUMENT.rawValue))
+        public static let notFound = Code(rawValue: Int32(STRATA_ERR_NOT_FOUND.rawValue))
+        public static let io = Code(rawValue: Int32(STRATA_ERR_IO.rawValue))
+        public static let noSpace = Code(rawValue: Int32(STRATA_ERR_NO_SPACE.rawValue))
+        public static let corrupt = Code(rawValue: Int32(STRATA_ERR_CORRUPT.rawValue))
+        public static let notStrata = Code(rawValue: Int32(STRATA_ERR_NOT_STRATA.rawValue))
+        public static let formatVersion = Code(rawValue: Int32(STRATA_ERR_FORMAT_VERSION.rawValue))
+        public static let busy = Code(rawValue: Int32(STRATA_ERR_BUSY.rawValue))
+        public static let readOnly = Code(rawValue: Int32(STRATA_ERR_READ_ONLY.rawValue))
+        public static let transactionState = Code(rawValue: Int32(STRATA_ERR_TXN_STATE.rawValue))
+        public static let tooManyVersions = Code(rawValue: Int32(STRATA_ERR_TOO_MANY_VERSIONS.rawValue))
+        public static let wrongType = Code(rawValue: Int32(STRATA_ERR_WRONG_TYPE.rawValue))
+        public static let tooLarge = Code(rawValue: Int32(STRATA_ERR_TOO_LARGE.rawValue))
+    }
+
+    public let code: Code
+    public let message: String
+
+    public var description: String {
+        "\(String(cString: strata_status_name(code.rawValue))): \(message)"
+    }
+
+    /// Run a C call that takes a `strata_error *` last; throw when it fails.
+    static func check(_ call: (UnsafeMutablePointer<strata_error>) -> Int32) throws {
+        var err = strata_error()
+        let rc = call(&err)
+        if rc != 0 { throw StrataError(code: Code(rawValue: rc), message: message(of: &err)) }
+    }
+
+    /// Like `check`, but STRATA_ERR_NOT_FOUND gives false instead of throwing.
+    static func found(_ call: (UnsafeMutablePointer<strata_error>) -> Int32) throws -> Bool {
+        var err = strata_error()
+        let rc = call(&err)
+        if rc == Int32(STRATA_ERR_NOT_FOUND.rawValue) { return false }
+        if rc != 0 { throw StrataError(code: Code(rawValue: rc), message: message(of: &err)) }
+        return true
+    }
+
+    private static func message(of err: inout strata_error) -> String {
+        withUnsafeBytes(of: &err.message) { raw in
+            String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+        }
+    }
+}
