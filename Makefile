@@ -81,9 +81,12 @@ $(B)/libstrata.a: $(OBJ)
 $(B)/libstrata.so: $(PIC_OBJ)
 	$(CC) -shared -Wl,-soname,libstrata.so.0 -o $@ $(PIC_OBJ) $(LIBS)
 
+# strata.pc for PREFIX (install writes it again for the PREFIX it is given).
+PC_TEXT = 'prefix=%s\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: strata\nDescription: Strata embedded object database (C core)\nVersion: 0.1.0\nLibs: -L$${libdir} -lstrata\nLibs.private: %s\nCflags: -I$${includedir}\n'
+
 $(B)/strata.pc: Makefile
 	@mkdir -p $(B)
-	@printf 'prefix=%s\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: strata\nDescription: Strata embedded object database (C core)\nVersion: 0.1.0\nLibs: -L$${libdir} -lstrata\nLibs.private: %s\nCflags: -I$${includedir}\n' '$(PREFIX)' '$(LIBS)' > $@
+	@printf $(PC_TEXT) '$(PREFIX)' '$(LIBS)' > $@
 
 lib: $(B)/libstrata.a $(B)/libstrata.so $(B)/strata.pc
 	@bad=$$(nm -D --defined-only $(B)/libstrata.so | awk '$$2 ~ /[TDBR]/ {print $$3}' | grep -v '^strata_' || true); \
@@ -97,7 +100,7 @@ install: lib
 	install -m 644 $(B)/libstrata.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(B)/libstrata.so $(DESTDIR)$(PREFIX)/lib/libstrata.so.0
 	ln -sf libstrata.so.0 $(DESTDIR)$(PREFIX)/lib/libstrata.so
-	install -m 644 $(B)/strata.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+	printf $(PC_TEXT) '$(PREFIX)' '$(LIBS)' > $(DESTDIR)$(PREFIX)/lib/pkgconfig/strata.pc
 
 # ---------------------------------------------------------------- tests and examples
 
@@ -124,6 +127,13 @@ powerloss: $(B)/powerloss
 
 faults: $(B)/faults
 	$(B)/faults
+
+$(B)/engine_bench: Benchmarks/engine_bench.c $(B)/libstrata.a
+	$(CC) $(CFLAGS_BASE) $(CFLAGS) $< -o $@ $(B)/libstrata.a $(LIBS)
+
+bench: deps $(B)/engine_bench
+	@mkdir -p $(B)/bench-data
+	$(B)/engine_bench $(B)/bench-data
 
 swift-test:
 	swift test 2>&1 | tail -n 30

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# run-tests.sh — every suite `make test` runs, in order, then one closing line:
+#   tests: P passed, F failed
+# Unit suites count their own tests; the crash, power-loss and fault runs, the demo and the
+# installed-library check count as one test each.
+set -uo pipefail
+B=${B:-build}
+RUNS=${RUNS:-200}
+PL_RUNS=${PL_RUNS:-300}
+passed=0
+failed=0
+log=$(mktemp)
+
+count_line() { # add "NAME: X passed, Y failed" from the log
+  local line
+  line=$(grep -E "^$1: [0-9]+ passed, [0-9]+ failed" "$log" | tail -1)
+  if [ -z "$line" ]; then failed=$((failed + 1)); return; fi
+  passed=$((passed + $(echo "$line" | sed -E 's/.*: ([0-9]+) passed.*/\1/')))
+  failed=$((failed + $(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')))
+}
+
+one() { # one() NAME CMD...: the command is one test
+  echo "== $1"
+  shift
+  if "$@" > "$log" 2>&1; then
+    passed=$((passed + 1)); tail -n 3 "$log"
+  else
+    failed=$((failed + 1)); tail -n 40 "$log"; echo "FAILED"
+  fi
+}
+
+echo "== engine tests"
+"$B/test_engine" > "$log" 2>&1; tail -n 1 "$log"; count_line engine
+grep -q "FAIL" "$log" && grep "FAIL" "$log"
+
+one "crashtest ($RUNS runs)" "$B/crashtest" "$RUNS"
+one "powerloss ($PL_RUNS runs)" "$B/powerloss" "$PL_RUNS"
+one "faults" "$B/faults"
+one "demo" "$B/examples/demo" "$B/demo.db"
+
+install_check() {
+  local prefix
+  prefix=$(mktemp -d)
+  make -s install PREFIX="$prefix" >/dev/null || return 1
+  export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
+  # shellcheck disable=SC2046
+  cc -o "$prefix/demo-shared" CCore/examples/demo.c $(pkg-config --cflags --libs strata) || return 1
+  LD_LIBRARY_PATH="$prefix/lib" "$prefix/demo-shared" "$prefix/d.db" >/dev/null || return 1
+  # shellcheck disable=SC2046
+  cc -o "$prefix/demo-static" CCore/examples/demo.c $(pkg-config --cflags strata) \
+     "$prefix/lib/libstrata.a" $(pkg-config --static --libs-only-l strata | sed 's/-lstrata//') || return 1
+  "$prefix/demo-static" "$prefix/s.db" >/dev/null || return 1
+  echo "installed library, header and strata.pc link and run (shared and static)"
+  rm -rf "$prefix"
+}
+one "install + pkg-config" install_check
+
+echo "== swift test"
+if command -v swift >/dev/null; then
+  swift test > "$log" 2>&1
+  rc=$?
+  grep -E "Executed [0-9]+ tests" "$log" | tail -1
+  n=$(grep -Eo "Executed [0-9]+ tests, with [0-9]+ failures" "$log" | tail -1)
+  if [ -n "$n" ] && [ $rc -eq 0 ]; then
+    passed=$((passed + $(echo "$n" | awk '{print $2}')))
+    failed=$((failed + $(echo "$n" | awk '{print $5}')))
+  else
+    failed=$((failed + 1)); tail -n 40 "$log"
+  fi
+else
+  echo "swift not found"; failed=$((failed + 1))
+fi
+rm -f "$log"
+echo "tests: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
