@@ -83,8 +83,9 @@ typedef struct strata_cursor strata_cursor_t;
 
 typedef enum strata_durability {
     STRATA_DURABILITY_FULL = 0,    /* a commit is on disk when strata_txn_commit returns */
-    STRATA_DURABILITY_NO_SYNC = 1, /* no fsync at commit: survives a process crash; after a
-                                      power loss the last commits may be lost */
+    STRATA_DURABILITY_NO_SYNC = 1, /* no fsync at commit: survives a process crash; a power loss
+                                      drops the commits since the last sync (strata_db_sync,
+                                      close, or every 256th commit), never half of one */
     STRATA_DURABILITY_MEMORY = 2,  /* no file; handles opened with the same path (identifier) in
                                       one process share the data; gone when the last one closes */
 } strata_durability;
@@ -132,12 +133,13 @@ STRATA_API int strata_db_open(const char *path, const strata_options *opts, stra
                               strata_error *err);
 
 /**
- * Close the database and free the handle. Refused (STRATA_ERR_BUSY, nothing closed) while a
- * transaction of this handle has not been freed.
+ * Close the database and free the handle (after making its NO_SYNC commits durable). Refused
+ * (STRATA_ERR_BUSY, nothing closed) while a transaction of this handle has not been freed. If
+ * that final sync fails, the handle is closed all the same and the error returned.
  */
 STRATA_API int strata_db_close(strata_db_t *db, strata_error *err);
 
-/** Make every commit made so far durable (the fsync that NO_SYNC mode skipped). */
+/** Make every commit made so far durable (the fsyncs that NO_SYNC mode skipped). */
 STRATA_API int strata_db_sync(strata_db_t *db, strata_error *err);
 
 typedef struct strata_db_info {

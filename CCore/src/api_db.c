@@ -61,7 +61,7 @@ static int create_file(strata_db_t *db, strata_error *err) {
     if (rc == STRATA_OK) {
         bool missing = true;
         if (!db->mem) rc = st_os_open(db, &missing, err); /* another process may have won */
-        else missing = !st_meta_valid((const st_meta *)db->map, 0);
+        else missing = !st_meta_valid((const st_meta *)db->map);
         if (rc == STRATA_OK && missing) {
             rc = st_os_create_begin(db, err);
             if (rc == STRATA_OK) rc = st_pager_create(db, err);
@@ -114,8 +114,12 @@ int strata_db_open(const char *path, const strata_options *opts, strata_db_t **o
     }
     if (missing && (rc = create_file(db, err))) goto fail;
     st_meta m;
-    if ((rc = st_pager_latest_meta(db, &m, err))) goto fail;
-    st_readers_sync_latest(db, m.version);
+    if (st_readers_fresh(db)) { /* the first handle: maybe after a crash */
+        if ((rc = st_pager_recover(db, &m, err))) goto fail;
+        st_readers_publish(db, m.version);
+    } else if ((rc = st_pager_latest_meta(db, &m, err))) { /* others keep it current */
+        goto fail;
+    }
     *out = db;
     return STRATA_OK;
 fail:
@@ -131,14 +135,17 @@ int strata_db_close(strata_db_t *db, strata_error *err) {
     if (open)
         return st_err(err, STRATA_ERR_BUSY, "'%s' has %d transaction(s) not yet freed", db->path,
                       open);
+    /* NO_SYNC commits become durable at close, so the next open need not check them. */
+    strata_error local;
+    int rc = db->unsynced ? st_pager_sync(db, err ? err : &local) : STRATA_OK;
     db_free(db);
-    return STRATA_OK;
+    return rc;
 }
 
 int strata_db_sync(strata_db_t *db, strata_error *err) {
     if (!db) return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "strata_db_sync: db is NULL");
     strata_error local;
-    return st_os_sync(db, err ? err : &local);
+    return st_pager_sync(db, err ? err : &local);
 }
 
 /* ------------------------------------------------------------------ transactions */

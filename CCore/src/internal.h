@@ -41,17 +41,24 @@ typedef struct st_meta {
     char magic[8];           /* "STRATADB" */
     uint32_t format_version;
     uint32_t page_size;
-    uint64_t version;        /* the transaction that wrote this slot; slot = version % 2 */
+    uint64_t version;        /* the transaction that wrote this slot */
     uint64_t page_count;     /* pages [0, page_count) are in use or free */
     uint64_t catalog_root;   /* root page of the catalog tree, 0 when empty */
     uint64_t catalog_count;  /* entries in the catalog (trees) */
     uint64_t freelist_head;  /* first free-list page, 0 when none */
     uint64_t free_count;     /* free page entries in the free list */
-    uint64_t reserved[7];
+    uint64_t durable_version; /* the newest version known durable when this one was written */
+    uint32_t flags;          /* ST_META_DURABLE: every page was synced before this meta */
+    uint32_t reserved0;
+    uint64_t reserved[5];
 } st_meta;
 _Static_assert(sizeof(st_meta) == 128, "st_meta is 128 bytes on disk");
 
 /* ------------------------------------------------------------------ storage (os.c) */
+
+#define ST_META_DURABLE 1u
+/* NO_SYNC mode makes the current version durable after this many commits without a sync. */
+#define ST_NO_SYNC_EVERY 256u
 
 typedef struct st_memstore st_memstore; /* an in-memory database shared by identifier */
 
@@ -108,6 +115,7 @@ struct strata_db {
     pthread_mutex_t state_mutex; /* guards open_txns, broken and the free-list cache */
     int open_txns;
     bool broken;             /* a failed meta rollback: writes refused until reopen */
+    bool unsynced;           /* this handle committed in NO_SYNC mode since its last sync */
     char broken_why[200];
     /* Free-list cache: the free list of version `free_cache_version`, as the last commit of
      * this handle wrote it, so the next write transaction need not read it back. */
@@ -168,6 +176,8 @@ struct strata_txn {
     uint64_t new_version;
     uint64_t page_count;     /* grows as pages are taken from the end */
     uint64_t oldest_reader;  /* pages freed by versions <= this may be reused */
+    uint64_t durable_version; /* newest version whose pages are all on disk */
+    int meta_slot;           /* where the new meta goes: never the durable version's slot */
     st_dirty_map dirty;
     st_freelist fl;          /* the base version's free list */
     size_t fl_pos;           /* entries before this index have been reused */

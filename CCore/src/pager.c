@@ -2,8 +2,16 @@
  * pager.c — meta slots, page access, free space tagged by version, and the commit protocol.
  *
  * File: pages of ST_PAGE_SIZE bytes. Page 0 holds meta slot 0, page 1 meta slot 1 (st_meta in
- * internal.h, 128 bytes at the start of the page, rest zero). Version v lives in slot v % 2.
- * Pages [2, page_count) are tree pages, overflow runs, free-list pages or free.
+ * internal.h, 128 bytes at the start of the page, rest zero). Pages [2, page_count) are tree
+ * pages, overflow runs, free-list pages or free.
+ *
+ * Durable versions: a meta flagged ST_META_DURABLE was written after every page it reaches was
+ * synced (FULL and memory modes, and strata_db_sync). A NO_SYNC meta records the newest durable
+ * version D instead. A new meta never goes into D's slot (FULL: never into the current one's),
+ * and in NO_SYNC mode pages freed after D are not reused, so D's pages stay intact until the
+ * next sync. After a crash the first opener checks an unsynced newest version page by page
+ * (verify.c) and falls back to D if any of its pages did not reach the disk. NO_SYNC makes the
+ * current version durable by itself every ST_NO_SYNC_EVERY commits and at close.
  *
  * Invariants (checked by verify.c):
  *  1. A page reachable from a committed version is never written in place: a write transaction
@@ -11,6 +19,7 @@
  *  2. A commit exists exactly when its meta slot is durable. Commit writes every page, syncs,
  *     then writes the meta (checksummed) and syncs again. A torn or unsynced meta fails its
  *     checksum and open falls back to the other slot, whose pages commit never touched.
+ *     (NO_SYNC: a commit exists once its pages and meta reached the disk; recovery checks.)
  *  3. Every page of [2, page_count) is reachable from the latest version or in its free list
  *     (tagged with the version that freed it), exactly one of these.
  *  4. A page freed by version v is reused only when no reader holds a version older than v
@@ -23,7 +32,7 @@
  *      directory are rewritten, in pages taken from the free space itself;
  *   b. checksum every dirty page; grow the file in chunks if needed;
  *   c. pwrite every dirty page, in page order;           d. fdatasync (FULL);
- *   e. pwrite the new meta into slot new_version % 2;    f. fdatasync (FULL);
+ *   e. pwrite the new meta into txn->meta_slot;          f. fdatasync (FULL);
  *   g. publish the version in the lock file; keep the new free list as the next base.
  *  A failure in a..d leaves the file at the previous commit (only free pages were written). A
  *  failed e leaves at worst a torn slot that held the version before the latest (which is
@@ -138,10 +147,9 @@ static void meta_seal(st_meta *m) {
     m->checksum = st_checksum((const uint8_t *)m + 8, sizeof *m - 8);
 }
 
-bool st_meta_valid(const st_meta *m, int slot) {
+bool st_meta_valid(const st_meta *m) {
     return memcmp(m->magic, META_MAGIC, 8) == 0 &&
-           m->checksum == st_checksum((const uint8_t *)m + 8, sizeof *m - 8) &&
-           (int)(m->version % 2) == slot;
+           m->checksum == st_checksum((const uint8_t *)m + 8, sizeof *m - 8);
 }
 
 static void meta_copy(strata_db_t *db, int slot, st_meta *out) {
@@ -150,12 +158,12 @@ static void meta_copy(strata_db_t *db, int slot, st_meta *out) {
     st_os_meta_unlock(db);
 }
 
-static int meta_write(strata_db_t *db, const st_meta *m, strata_error *err) {
+static int meta_write(strata_db_t *db, int slot, const st_meta *m, strata_error *err) {
     uint8_t page[ST_PAGE_SIZE];
     memset(page, 0, sizeof page);
     memcpy(page, m, sizeof *m);
     st_os_meta_lock(db);
-    int rc = st_os_write(db, (m->version % 2) * ST_PAGE_SIZE, page, sizeof page, err);
+    int rc = st_os_write(db, (uint64_t)slot * ST_PAGE_SIZE, page, sizeof page, err);
     st_os_meta_unlock(db);
     return rc;
 }
@@ -167,11 +175,12 @@ int st_pager_create(strata_db_t *db, strata_error *err) {
     m.format_version = ST_FORMAT_VERSION;
     m.page_size = ST_PAGE_SIZE;
     m.page_count = 2;
+    m.flags = ST_META_DURABLE;
     int rc = st_os_ensure_size(db, 2 * ST_PAGE_SIZE, err);
     for (uint64_t v = 0; v < 2 && rc == STRATA_OK; v++) {
-        m.version = v;
+        m.version = m.durable_version = v;
         meta_seal(&m);
-        rc = meta_write(db, &m, err);
+        rc = meta_write(db, (int)v, &m, err);
     }
     if (rc == STRATA_OK) rc = st_os_sync(db, err);
     return rc;
@@ -187,14 +196,14 @@ static uint64_t file_size_now(strata_db_t *db) {
 }
 
 /* Why a slot cannot be used, or NULL when it can. */
-static const char *meta_problem(strata_db_t *db, const st_meta *m, int slot) {
+static const char *meta_problem(strata_db_t *db, const st_meta *m) {
     if (memcmp(m->magic, META_MAGIC, 8) != 0) return "no magic";
     /* A newer format may checksum differently: name the version before the checksum. */
     if (m->format_version != ST_FORMAT_VERSION) return "format version";
     if (m->page_size != ST_PAGE_SIZE) return "page size";
     if (m->checksum != st_checksum((const uint8_t *)m + 8, sizeof *m - 8))
         return "checksum mismatch";
-    if ((int)(m->version % 2) != slot) return "version in the wrong slot";
+    if (m->durable_version > m->version || (m->flags & ~ST_META_DURABLE)) return "bad flags";
     if (m->page_count > db->map_size / ST_PAGE_SIZE) return "page count beyond map_size";
     if (m->page_count < 2) return "page count below 2";
     if (m->page_count > atomic_load(&db->file_size) / ST_PAGE_SIZE &&
@@ -224,11 +233,13 @@ slots:;
     const char *why[2];
     for (int s = 0; s < 2; s++) {
         meta_copy(db, s, &m[s]);
-        why[s] = meta_problem(db, &m[s], s);
+        why[s] = meta_problem(db, &m[s]);
     }
     int best = -1;
     for (int s = 0; s < 2; s++)
-        if (!why[s] && (best < 0 || m[s].version > m[best].version)) best = s;
+        if (!why[s] && (best < 0 || m[s].version > m[best].version ||
+                        (m[s].version == m[best].version && (m[s].flags & ST_META_DURABLE))))
+            best = s;
     if (best >= 0) {
         *out = m[best];
         return STRATA_OK;
@@ -259,18 +270,90 @@ slots:;
                       why[0], why[1]);
 }
 
+/* The slot holding a valid meta of `version` (its durable copy if both do), or -1. */
+static int find_slot(strata_db_t *db, uint64_t version, st_meta *out) {
+    int found = -1;
+    for (int s = 0; s < 2; s++) {
+        st_meta m;
+        meta_copy(db, s, &m);
+        if (m.version != version || meta_problem(db, &m)) continue;
+        if (found < 0 || (m.flags & ST_META_DURABLE)) {
+            *out = m;
+            found = s;
+        }
+    }
+    return found;
+}
+
 int st_pager_snapshot(strata_db_t *db, int slot, st_meta *out, strata_error *err) {
-    for (int attempt = 0; attempt < 100000; attempt++) {
+    for (long attempt = 0; attempt < 1000000; attempt++) {
         uint64_t v = st_readers_current(db);
         st_readers_hold(db, slot, v);
         if (st_readers_current(db) != v) continue; /* a writer published meanwhile */
-        meta_copy(db, (int)(v % 2), out);
-        if (out->version == v && !meta_problem(db, out, (int)(v % 2))) return STRATA_OK;
+        if (find_slot(db, v, out) >= 0) return STRATA_OK;
+        /* A NO_SYNC commit overwrites the slot of the version it replaces, just before it
+         * publishes (or its writer died just before): the next version is complete, and the
+         * hold on v protects it too. */
+        if (find_slot(db, v + 1, out) >= 0) return STRATA_OK;
         if (attempt > 8) sched_yield();
     }
     st_readers_hold(db, slot, UINT64_MAX);
     return ST_CORRUPT(err, "'%s': the lock file's current version %llu has no valid meta slot",
                       db->path, (unsigned long long)st_readers_current(db));
+}
+
+int st_pager_recover(strata_db_t *db, st_meta *out, strata_error *err) {
+    st_meta newest, durable;
+    int rc = st_pager_latest_meta(db, &newest, err);
+    if (rc || (newest.flags & ST_META_DURABLE)) {
+        *out = newest;
+        return rc;
+    }
+    /* Written in NO_SYNC mode: its pages may not all have reached the disk before a crash. */
+    int ds = find_slot(db, newest.durable_version, &durable);
+    bool have_durable = ds >= 0 && (durable.flags & ST_META_DURABLE);
+    strata_error why = {0};
+    rc = st_verify_unsynced(db, &newest, have_durable ? &durable : NULL, &why);
+    if (rc == STRATA_OK) {
+        *out = newest;
+        return STRATA_OK;
+    }
+    if (rc != STRATA_ERR_CORRUPT) return st_err(err, rc, "%s", why.message);
+    if (!have_durable)
+        return ST_CORRUPT(err, "'%s': version %llu was written without sync and is damaged (%.100s); "
+                          "its durable version %llu is gone", db->path,
+                          (unsigned long long)newest.version, why.message,
+                          (unsigned long long)newest.durable_version);
+    *out = durable; /* the commits after the last sync were lost with the power */
+    return STRATA_OK;
+}
+
+/* With the writer lock held: sync, then write a durable copy of the current version's meta
+ * (in `slot`) into the other slot, and sync again. *m becomes the durable copy. */
+static int mark_durable(strata_db_t *db, int slot, st_meta *m, strata_error *err) {
+    int rc = st_os_sync(db, err);
+    if (rc || (m->flags & ST_META_DURABLE)) return rc;
+    m->flags |= ST_META_DURABLE;
+    m->durable_version = m->version;
+    meta_seal(m);
+    if ((rc = meta_write(db, 1 - slot, m, err))) return rc;
+    return st_os_sync(db, err);
+}
+
+int st_pager_sync(strata_db_t *db, strata_error *err) {
+    if (db->mem) return STRATA_OK;
+    if (db->opts.read_only) return st_os_sync(db, err);
+    pthread_mutex_lock(&db->write_mutex);
+    int rc = st_readers_writer_lock(db, true, err);
+    if (rc == STRATA_OK) {
+        st_meta m;
+        int slot = find_slot(db, st_readers_current(db), &m);
+        rc = slot >= 0 ? mark_durable(db, slot, &m, err) : st_os_sync(db, err);
+        st_readers_writer_unlock(db);
+    }
+    pthread_mutex_unlock(&db->write_mutex);
+    if (rc == STRATA_OK) db->unsynced = false;
+    return rc;
 }
 
 /* ------------------------------------------------------------------ pages */
@@ -369,9 +452,36 @@ int st_page_free(strata_txn_t *txn, pgno_t pgno, uint32_t npages, strata_error *
 
 int st_pager_begin_write(strata_txn_t *txn, strata_error *err) {
     strata_db_t *db = txn->db;
-    int rc = st_pager_latest_meta(db, &txn->meta, err);
-    if (rc) return rc;
-    st_readers_sync_latest(db, txn->meta.version);
+    int rc;
+    uint64_t v = st_readers_current(db);
+    int slot = find_slot(db, v, &txn->meta);
+    if (slot < 0 && (slot = find_slot(db, v + 1, &txn->meta)) >= 0)
+        st_readers_publish(db, v + 1); /* its writer died between meta and publish */
+    if (slot < 0)
+        return ST_CORRUPT(err, "'%s': the lock file's current version %llu has no valid meta slot",
+                          db->path, (unsigned long long)v);
+    bool full = db->opts.durability != STRATA_DURABILITY_NO_SYNC; /* memory: nothing to lose */
+    if (!full && txn->meta.version - txn->meta.durable_version >= ST_NO_SYNC_EVERY &&
+        !(txn->meta.flags & ST_META_DURABLE)) {
+        /* NO_SYNC: make the current version durable now and then, so that the space it holds
+         * back is reused and a power loss costs at most this many commits. */
+        if ((rc = mark_durable(db, slot, &txn->meta, err))) return rc;
+        slot = 1 - slot;
+        db->unsynced = false;
+    }
+    /* The new meta never overwrites the durable version's slot; pages freed after the durable
+     * version are not reused until it moves on (a crash may fall back to it). */
+    st_meta d;
+    int durable_slot = slot;
+    if (txn->meta.flags & ST_META_DURABLE) {
+        txn->durable_version = txn->meta.version;
+    } else {
+        txn->durable_version = txn->meta.durable_version;
+        int ds = find_slot(db, txn->durable_version, &d);
+        if (ds >= 0 && (d.flags & ST_META_DURABLE)) durable_slot = ds;
+    }
+    /* FULL syncs every earlier page first, so it may use the slot the current version is not in. */
+    txn->meta_slot = full ? 1 - slot : 1 - durable_slot;
     txn->new_version = txn->meta.version + 1;
     txn->page_count = txn->meta.page_count;
     txn->oldest_reader = st_readers_oldest(db, txn->meta.version, NULL);
@@ -383,6 +493,8 @@ int st_pager_begin_write(strata_txn_t *txn, strata_error *err) {
                       (unsigned long long)txn->new_version,
                       (unsigned long long)(txn->new_version - txn->oldest_reader),
                       (unsigned long long)db->opts.max_versions);
+
+    if (!full && txn->durable_version < txn->oldest_reader) txn->oldest_reader = txn->durable_version;
 
     pthread_mutex_lock(&db->state_mutex);
     bool cached = db->free_cache_valid && db->free_cache_version == txn->meta.version;
@@ -428,7 +540,7 @@ int st_pager_commit(strata_txn_t *txn, strata_error *err) {
         rc = st_os_write(db, list[i]->pgno * ST_PAGE_SIZE, list[i]->buf,
                          (size_t)list[i]->npages * ST_PAGE_SIZE, err);
     free(list);
-    bool sync = db->opts.durability == STRATA_DURABILITY_FULL;
+    bool sync = db->opts.durability != STRATA_DURABILITY_NO_SYNC; /* memory: sync is a no-op */
     if (rc == STRATA_OK && sync) rc = st_os_sync(db, err);
     if (rc) return rc;
 
@@ -436,18 +548,19 @@ int st_pager_commit(strata_txn_t *txn, strata_error *err) {
     m.page_count = txn->page_count;
     m.catalog_root = txn->catalog.st.root;
     m.catalog_count = txn->catalog.st.count;
+    m.flags = sync ? ST_META_DURABLE : 0;
+    m.durable_version = sync ? m.version : txn->durable_version;
     meta_seal(&m);
     st_meta previous;
-    meta_copy(db, (int)(m.version % 2), &previous);
-    /* A failed meta write leaves the slot torn at worst: it held the version before the latest,
-     * which nobody needs now that the latest is durable. */
-    if ((rc = meta_write(db, &m, err))) return rc;
+    meta_copy(db, txn->meta_slot, &previous);
+    /* A failed meta write leaves the slot torn at worst: it never holds the durable version. */
+    if ((rc = meta_write(db, txn->meta_slot, &m, err))) return rc;
     if (sync) rc = st_os_sync(db, err);
     if (rc) {
         /* The new meta sits in the page cache and may still reach the disk: put the slot's old
          * bytes back so that the failed commit never appears. */
         strata_error e2 = {0};
-        if (meta_write(db, &previous, &e2) || st_os_sync(db, &e2)) {
+        if (meta_write(db, txn->meta_slot, &previous, &e2) || st_os_sync(db, &e2)) {
             db->broken = true;
             snprintf(db->broken_why, sizeof db->broken_why,
                      "a failed commit could not be rolled back (%.150s)", e2.message);
@@ -456,6 +569,7 @@ int st_pager_commit(strata_txn_t *txn, strata_error *err) {
     }
     st_readers_publish(db, m.version);
     txn->meta = m;
+    if (!sync) db->unsynced = true;
 
     pthread_mutex_lock(&db->state_mutex);
     st_freelist_clear(&db->free_cache);

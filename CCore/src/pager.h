@@ -32,6 +32,15 @@ int st_pager_begin_write(strata_txn_t *txn, strata_error *err);
 int st_pager_commit(strata_txn_t *txn, strata_error *err);
 void st_pager_end_write(strata_txn_t *txn);
 
-bool st_meta_valid(const st_meta *m, int slot);
+bool st_meta_valid(const st_meta *m);
+/* At the first open after every handle closed (perhaps by a crash): the version to start from.
+ * A newest version written without sync is checked page by page, and if its pages did not all
+ * reach the disk, the last durable version is used instead. */
+int st_pager_recover(strata_db_t *db, st_meta *out, strata_error *err);
+/* fdatasync, then mark the current version durable (strata_db_sync). */
+int st_pager_sync(strata_db_t *db, strata_error *err);
+/* verify.c: check version m, written without sync, against the durable version d (may be NULL):
+ * every page it reaches must be intact, and any page from d's time must belong to d. */
+int st_verify_unsynced(strata_db_t *db, const st_meta *m, const st_meta *d, strata_error *err);
 
 #endif

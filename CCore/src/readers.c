@@ -171,11 +171,7 @@ int st_readers_open(strata_db_t *db, strata_error *err) {
     return rc;
 }
 
-void st_readers_sync_latest(strata_db_t *db, uint64_t latest) {
-    st_readers *r = db->readers;
-    uint64_t cur = atomic_load(&r->hdr->current);
-    if (r->fresh || cur < latest) atomic_store(&r->hdr->current, latest);
-}
+bool st_readers_fresh(strata_db_t *db) { return db->readers->fresh; }
 
 void st_readers_close(strata_db_t *db) {
     st_readers *r = db->readers;

@@ -9,12 +9,11 @@
 
 #define ST_NO_VERSION UINT64_MAX
 
-/* Open or create the lock file (memory mode: the store's region). `latest` is the newest valid
- * meta version of the file, published when this handle is the first to open it. */
+/* Open or create the lock file (memory mode: the store's region). */
 int st_readers_open(strata_db_t *db, strata_error *err);
-/* Called once the file's latest version is known: publish it if the table was just reset or is
- * behind (a writer died between its meta write and its publish). */
-void st_readers_sync_latest(strata_db_t *db, uint64_t latest);
+/* Whether this handle reset the table at open: no other handle was open, so the file may need
+ * recovering from a crash (pager.c: st_pager_recover). */
+bool st_readers_fresh(strata_db_t *db);
 void st_readers_close(strata_db_t *db);
 
 /* The latest committed version, as published by the last writer. */

@@ -21,8 +21,13 @@
 typedef struct vctx {
     strata_txn_t *txn;
     uint64_t page_count;
-    uint8_t *seen;
+    uint8_t *seen;        /* per page: 0 unseen, 1 used, 2 free */
     strata_error *err;
+    /* Recovery of a version written without sync: a page stamped with a version up to the
+     * durable one must be one of the durable version's used pages (else its new contents were
+     * lost and an older page's bytes are there). */
+    const uint8_t *durable_seen;
+    uint64_t durable_pages, durable_version;
 } vctx;
 
 typedef struct bound {
@@ -52,10 +57,16 @@ static int check_sum(vctx *v, const uint8_t *p, pgno_t pg, uint32_t run) {
     if (st_rd64(p + PH_PGNO) != pg)
         return ST_CORRUPT(v->err, "page %llu: header says it is page %llu",
                           (unsigned long long)pg, (unsigned long long)st_rd64(p + PH_PGNO));
-    if (st_rd64(p + PH_VERSION) > v->txn->meta.version)
+    uint64_t written = st_rd64(p + PH_VERSION);
+    if (written > v->txn->meta.version)
         return ST_CORRUPT(v->err, "page %llu: written by version %llu, newer than the snapshot %llu",
-                          (unsigned long long)pg, (unsigned long long)st_rd64(p + PH_VERSION),
+                          (unsigned long long)pg, (unsigned long long)written,
                           (unsigned long long)v->txn->meta.version);
+    if (v->durable_seen && written <= v->durable_version &&
+        (pg >= v->durable_pages || v->durable_seen[pg] != 1))
+        return ST_CORRUPT(v->err, "page %llu: holds version %llu bytes outside durable version "
+                          "%llu: its newer contents were lost", (unsigned long long)pg,
+                          (unsigned long long)written, (unsigned long long)v->durable_version);
     return STRATA_OK;
 }
 
@@ -175,20 +186,19 @@ static int catalog_entry(vctx *v, const st_leaf_cell *c, const uint8_t *val, voi
     return walk_tree(v, name, &t, NULL, NULL);
 }
 
-int strata_db_verify(strata_db_t *db, strata_error *err) {
-    strata_error local;
-    if (!err) err = &local;
-    if (!db) return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "strata_db_verify: db is NULL");
-    strata_txn_t *txn;
-    int rc = strata_txn_begin(db, STRATA_TXN_READ, &txn, err);
-    if (rc) return rc;
-    vctx v = {txn, txn->meta.page_count, calloc(txn->meta.page_count, 1), err};
-    if (!v.seen) {
-        strata_txn_free(txn);
-        return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory verifying '%s'", db->path);
+/* Walk txn's version; *seen_out (if given) receives the page map, to be freed by the caller. */
+static int verify_snapshot(strata_txn_t *txn, const vctx *rule, uint8_t **seen_out,
+                           strata_error *err) {
+    strata_db_t *db = txn->db;
+    vctx v = {txn, txn->meta.page_count, calloc(txn->meta.page_count, 1), err, NULL, 0, 0};
+    if (rule) {
+        v.durable_seen = rule->durable_seen;
+        v.durable_pages = rule->durable_pages;
+        v.durable_version = rule->durable_version;
     }
+    if (!v.seen) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory verifying '%s'", db->path);
     st_tree_state catalog = {txn->meta.catalog_root, txn->meta.catalog_count, STRATA_KEY_BYTES};
-    rc = walk_tree(&v, "(catalog)", &catalog, catalog_entry, NULL);
+    int rc = walk_tree(&v, "(catalog)", &catalog, catalog_entry, NULL);
     if (rc == STRATA_OK) {
         st_freelist fl;
         rc = st_freelist_load(db, &txn->meta, &fl, err);
@@ -212,7 +222,41 @@ int strata_db_verify(strata_db_t *db, strata_error *err) {
         if (!v.seen[pg])
             rc = ST_CORRUPT(err, "page %llu is neither reachable nor free (leaked)",
                             (unsigned long long)pg);
-    free(v.seen);
+    if (rc == STRATA_OK && seen_out) *seen_out = v.seen;
+    else free(v.seen);
+    return rc;
+}
+
+int strata_db_verify(strata_db_t *db, strata_error *err) {
+    strata_error local;
+    if (!err) err = &local;
+    if (!db) return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "strata_db_verify: db is NULL");
+    strata_txn_t *txn;
+    int rc = strata_txn_begin(db, STRATA_TXN_READ, &txn, err);
+    if (rc) return rc;
+    rc = verify_snapshot(txn, NULL, NULL, err);
     strata_txn_free(txn);
+    return rc;
+}
+
+int st_verify_unsynced(strata_db_t *db, const st_meta *m, const st_meta *d, strata_error *err) {
+    strata_txn_t t;
+    memset(&t, 0, sizeof t);
+    t.db = db;
+    t.reader_slot = -1;
+    vctx rule = {0};
+    uint8_t *durable_seen = NULL;
+    if (d) {
+        strata_error ignored = {0};
+        t.meta = *d;
+        if (verify_snapshot(&t, NULL, &durable_seen, &ignored) == STRATA_OK) {
+            rule.durable_seen = durable_seen;
+            rule.durable_pages = d->page_count;
+            rule.durable_version = d->version;
+        }
+    }
+    t.meta = *m;
+    int rc = verify_snapshot(&t, durable_seen ? &rule : NULL, NULL, err);
+    free(durable_seen);
     return rc;
 }
