@@ -59,7 +59,7 @@ deps:
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
 	fi
 
-build: lib $(TEST_BIN) $(EXAMPLES)
+build: lib $(TEST_BIN) $(EXAMPLES) $(B)/bench $(B)/engine_bench
 
 # ---------------------------------------------------------------- the library
 
@@ -131,8 +131,14 @@ faults: $(B)/faults
 $(B)/engine_bench: Benchmarks/engine_bench.c $(B)/libstrata.a
 	$(CC) $(CFLAGS_BASE) $(CFLAGS) $< -o $@ $(B)/libstrata.a $(LIBS)
 
-bench: deps $(B)/engine_bench
+$(B)/bench: Benchmarks/bench.c $(B)/libstrata.a
+	$(CC) $(CFLAGS_BASE) $(CFLAGS) $< -o $@ $(B)/libstrata.a $(LIBS) -lsqlite3 -llmdb
+
+# The side-by-side run (N objects, REPS repetitions), then the engine's own numbers.
+REPS ?= 3
+bench: deps $(B)/bench $(B)/engine_bench
 	@mkdir -p $(B)/bench-data
+	$(B)/bench -n $(N) -r $(REPS) -d $(B)/bench-data
 	$(B)/engine_bench $(B)/bench-data
 
 swift-test:

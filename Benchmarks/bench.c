@@ -1,0 +1,917 @@
+/*
+ * bench.c — the same workloads on Strata, SQLite and LMDB in one run, with ratios.
+ *
+ * Data: N Person {id int primary key, name string indexed (8–16 characters, about a third of
+ * them Chinese), age 0–99, score double, active bool} from a fixed seed, the same for all three.
+ *
+ * Peers, set up fairly: SQLite with prepared statements reused, batches in one transaction, an
+ * index on name, WAL with synchronous=FULL; LMDB with 8-byte integer keys and a packed record,
+ * and a second database name → id for the indexed lookups. Every durable workload is durable on
+ * all three (SQLite FULL, LMDB default sync, Strata FULL).
+ *
+ * Strata today: the object store (issue 3) and query engine (issue 4) are not built yet, so the
+ * Strata side stores Person as a packed record in an integer-key tree plus a byte-key index tree
+ * (name ‖ id), the same shape as the LMDB peer. Its counts scan records; the column-scan engine
+ * will replace that.
+ *
+ * Each (engine, repetition) runs in its own child process, so peak memory is per engine. The
+ * median of the repetitions is printed. Ratios are Strata / peer for rates, and peer / Strata for
+ * times and sizes, so above 1 always means Strata is ahead.
+ *
+ * Usage: bench [-n N] [-r REPS] [-c COMMITS] [-d DIR]
+ */
+#include "strata.h"
+
+#include <fcntl.h>
+#include <lmdb.h>
+#include <sqlite3.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------------ data */
+
+typedef struct person {
+    uint64_t id;
+    double score;
+    uint8_t age;
+    uint8_t active;
+    uint8_t namelen;
+    char name[49];
+} person;
+
+static uint64_t rng = 0x2545F4914F6CDD1Dull;
+static uint64_t rnd(void) {
+    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+    return rng;
+}
+
+static const char *cjk[] = {"张", "三", "李", "四", "王", "五", "小", "白", "黑", "花", "明", "华",
+                            "国", "强", "丽", "静", "云", "海", "山", "林"};
+
+static void make_person(person *p, uint64_t id) {
+    p->id = id;
+    p->age = (uint8_t)(rnd() % 100);
+    p->score = (double)(rnd() % 100000) / 100.0;
+    p->active = (uint8_t)(rnd() % 2);
+    int chars = 8 + (int)(rnd() % 9);
+    bool chinese = rnd() % 3 == 0;
+    size_t len = 0;
+    for (int i = 0; i < chars; i++) {
+        if (chinese) {
+            const char *c = cjk[rnd() % 20];
+            memcpy(p->name + len, c, 3);
+            len += 3;
+        } else {
+            p->name[len++] = (char)('a' + rnd() % 26);
+        }
+    }
+    p->name[len] = 0;
+    p->namelen = (uint8_t)len;
+}
+
+/* Packed record for the key-value engines: age, active, score, name length, name. */
+static size_t pack(const person *p, uint8_t *out) {
+    out[0] = p->age;
+    out[1] = p->active;
+    memcpy(out + 2, &p->score, 8);
+    out[10] = p->namelen;
+    memcpy(out + 11, p->name, p->namelen);
+    return 11 + (size_t)p->namelen;
+}
+
+static void unpack(const uint8_t *in, size_t len, person *p) {
+    p->age = in[0];
+    p->active = in[1];
+    memcpy(&p->score, in + 2, 8);
+    p->namelen = in[10] <= len - 11 ? in[10] : 0;
+    memcpy(p->name, in + 11, p->namelen);
+    p->name[p->namelen] = 0;
+}
+
+/* ------------------------------------------------------------------ measuring */
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void die(const char *what, const char *why) {
+    fprintf(stderr, "bench: %s: %s\n", what, why ? why : "");
+    exit(1);
+}
+
+static uint64_t dir_blocks(const char *dir) {
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "du -sk '%.600s' 2>/dev/null", dir);
+    FILE *f = popen(cmd, "r");
+    unsigned long long kb = 0;
+    if (f) {
+        if (fscanf(f, "%llu", &kb) != 1) kb = 0;
+        pclose(f);
+    }
+    return kb * 1024;
+}
+
+static double rss_mb(const char *field) { /* VmHWM, RssAnon, RssFile from /proc/self/status */
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    double kb = 0;
+    size_t fl = strlen(field);
+    while (f && fgets(line, sizeof line, f))
+        if (strncmp(line, field, fl) == 0 && line[fl] == ':') kb = atof(line + fl + 1);
+    if (f) fclose(f);
+    return kb / 1024.0;
+}
+
+/* ------------------------------------------------------------------ the engines */
+
+typedef struct engine {
+    const char *name;
+    void *(*open)(const char *dir);
+    void (*close)(void *h);
+    void (*insert)(void *h, const person *p, size_t n);
+    void (*commit_one)(void *h, const person *p);
+    bool (*lookup)(void *h, uint64_t id, person *out); /* inside begin_read/end_read */
+    void (*begin_read)(void *h);
+    void (*end_read)(void *h);
+    uint64_t (*count)(void *h, bool two);
+    uint64_t (*index_eq)(void *h, const char *name, size_t len); /* inside begin_read */
+    size_t (*range_sort)(void *h, uint64_t *ids);
+    void (*update)(void *h, const uint64_t *ids, size_t n, const double *scores);
+    uint64_t (*delete_young)(void *h);
+} engine;
+
+/* ---------------- Strata */
+
+typedef struct st_h {
+    strata_db_t *db;
+    strata_txn_t *rd;
+    strata_tree_t *rp, *rn;
+} st_h;
+
+static void st_check(int rc, const strata_error *e, const char *what) {
+    if (rc) die(what, e->message);
+}
+
+static void *st_open(const char *dir) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/strata.db", dir);
+    st_h *h = calloc(1, sizeof *h);
+    strata_error e = {0};
+    st_check(strata_db_open(path, NULL, &h->db, &e), &e, "strata open");
+    return h;
+}
+
+static void st_close(void *hv) {
+    st_h *h = hv;
+    strata_db_close(h->db, NULL);
+    free(h);
+}
+
+static void st_trees(strata_txn_t *txn, bool create, strata_tree_t **p, strata_tree_t **n) {
+    strata_error e = {0};
+    unsigned f = create ? STRATA_TREE_CREATE : 0;
+    st_check(strata_tree_open(txn, "person", STRATA_KEY_INT, f, p, &e), &e, "tree person");
+    st_check(strata_tree_open(txn, "person_name", STRATA_KEY_BYTES, f, n, &e), &e, "tree name");
+}
+
+static void name_key(const person *p, uint8_t *key, size_t *len) {
+    memcpy(key, p->name, p->namelen);
+    for (int i = 0; i < 8; i++) key[p->namelen + i] = (uint8_t)(p->id >> (56 - 8 * i));
+    *len = p->namelen + 8u;
+}
+
+static void st_put_all(strata_txn_t *txn, const person *p, size_t n) {
+    strata_tree_t *tp, *tn;
+    strata_error e = {0};
+    st_trees(txn, true, &tp, &tn);
+    uint8_t rec[64], key[64];
+    for (size_t i = 0; i < n; i++) {
+        size_t rl = pack(&p[i], rec), kl;
+        name_key(&p[i], key, &kl);
+        st_check(strata_tree_put_int(tp, p[i].id, rec, rl, &e), &e, "put");
+        st_check(strata_tree_put(tn, key, kl, "", 0, &e), &e, "put name");
+    }
+}
+
+static void st_write(st_h *h, const person *p, size_t n) {
+    strata_txn_t *txn;
+    strata_error e = {0};
+    st_check(strata_txn_begin(h->db, STRATA_TXN_WRITE, &txn, &e), &e, "begin");
+    st_put_all(txn, p, n);
+    st_check(strata_txn_commit(txn, &e), &e, "commit");
+    strata_txn_free(txn);
+}
+
+static void st_insert(void *h, const person *p, size_t n) { st_write(h, p, n); }
+static void st_commit_one(void *h, const person *p) { st_write(h, p, 1); }
+
+static void st_begin_read(void *hv) {
+    st_h *h = hv;
+    strata_error e = {0};
+    st_check(strata_txn_begin(h->db, STRATA_TXN_READ, &h->rd, &e), &e, "begin read");
+    st_trees(h->rd, false, &h->rp, &h->rn);
+}
+
+static void st_end_read(void *hv) {
+    st_h *h = hv;
+    strata_txn_free(h->rd);
+    h->rd = NULL;
+}
+
+static bool st_lookup(void *hv, uint64_t id, person *out) {
+    st_h *h = hv;
+    const void *v;
+    size_t len;
+    if (strata_tree_get_int(h->rp, id, &v, &len, NULL)) return false;
+    unpack(v, len, out);
+    out->id = id;
+    return true;
+}
+
+static uint64_t st_count(void *hv, bool two) {
+    st_h *h = hv;
+    st_begin_read(h);
+    strata_cursor_t *c;
+    strata_cursor_open(h->rp, &c, NULL);
+    uint64_t n = 0;
+    for (int rc = strata_cursor_first(c, NULL); rc == STRATA_OK; rc = strata_cursor_next(c, NULL)) {
+        const void *v;
+        strata_cursor_get(c, NULL, NULL, &v, NULL, NULL);
+        const uint8_t *r = v;
+        n += r[0] > 50 && (!two || r[1]);
+    }
+    st_end_read(h);
+    return n;
+}
+
+static uint64_t st_index_eq(void *hv, const char *name, size_t len) {
+    st_h *h = hv;
+    strata_cursor_t *c;
+    strata_cursor_open(h->rn, &c, NULL);
+    uint64_t id = 0;
+    const void *k;
+    size_t kl;
+    if (strata_cursor_seek(c, name, len, NULL) == STRATA_OK &&
+        strata_cursor_get(c, &k, &kl, NULL, NULL, NULL) == STRATA_OK && kl == len + 8 &&
+        memcmp(k, name, len) == 0)
+        for (int i = 0; i < 8; i++) id = id << 8 | ((const uint8_t *)k)[len + i];
+    strata_cursor_close(c);
+    return id;
+}
+
+/* age BETWEEN 20 AND 30 SORT(name) LIMIT 100: walk the name index in order. */
+static size_t st_range_sort(void *hv, uint64_t *ids) {
+    st_h *h = hv;
+    st_begin_read(h);
+    strata_cursor_t *c;
+    strata_cursor_open(h->rn, &c, NULL);
+    size_t n = 0;
+    for (int rc = strata_cursor_first(c, NULL); rc == STRATA_OK && n < 100;
+         rc = strata_cursor_next(c, NULL)) {
+        const void *k;
+        size_t kl;
+        strata_cursor_get(c, &k, &kl, NULL, NULL, NULL);
+        uint64_t id = 0;
+        for (int i = 0; i < 8; i++) id = id << 8 | ((const uint8_t *)k)[kl - 8 + i];
+        const void *v;
+        size_t vl;
+        if (strata_tree_get_int(h->rp, id, &v, &vl, NULL) == STRATA_OK) {
+            uint8_t age = ((const uint8_t *)v)[0];
+            if (age >= 20 && age <= 30) ids[n++] = id;
+        }
+    }
+    st_end_read(h);
+    return n;
+}
+
+static void st_update(void *hv, const uint64_t *ids, size_t n, const double *scores) {
+    st_h *h = hv;
+    strata_txn_t *txn;
+    strata_tree_t *tp, *tn;
+    strata_error e = {0};
+    st_check(strata_txn_begin(h->db, STRATA_TXN_WRITE, &txn, &e), &e, "begin");
+    st_trees(txn, false, &tp, &tn);
+    uint8_t rec[64];
+    for (size_t i = 0; i < n; i++) {
+        const void *v;
+        size_t len;
+        if (strata_tree_get_int(tp, ids[i], &v, &len, NULL)) continue;
+        memcpy(rec, v, len);
+        memcpy(rec + 2, &scores[i], 8);
+        st_check(strata_tree_put_int(tp, ids[i], rec, len, &e), &e, "update");
+    }
+    st_check(strata_txn_commit(txn, &e), &e, "commit");
+    strata_txn_free(txn);
+}
+
+static uint64_t st_delete_young(void *hv) {
+    st_h *h = hv;
+    strata_txn_t *txn;
+    strata_tree_t *tp, *tn;
+    strata_error e = {0};
+    st_check(strata_txn_begin(h->db, STRATA_TXN_WRITE, &txn, &e), &e, "begin");
+    st_trees(txn, false, &tp, &tn);
+    strata_cursor_t *c;
+    strata_cursor_open(tp, &c, NULL);
+    uint64_t n = 0;
+    int rc = strata_cursor_first(c, NULL);
+    while (rc == STRATA_OK) {
+        const void *k, *v;
+        size_t vl;
+        strata_cursor_get(c, &k, NULL, &v, &vl, NULL);
+        person p;
+        unpack(v, vl, &p);
+        memcpy(&p.id, k, 8);
+        if (p.age < 10) {
+            uint8_t key[64];
+            size_t kl;
+            name_key(&p, key, &kl);
+            st_check(strata_tree_delete(tn, key, kl, &e), &e, "delete name");
+            st_check(strata_tree_delete_int(tp, p.id, &e), &e, "delete");
+            n++;
+        }
+        rc = strata_cursor_next(c, NULL); /* the cursor re-finds its place after a change */
+    }
+    st_check(strata_txn_commit(txn, &e), &e, "commit");
+    strata_txn_free(txn);
+    return n;
+}
+
+static const engine strata_engine = {"strata", st_open, st_close, st_insert, st_commit_one,
+                                     st_lookup, st_begin_read, st_end_read, st_count, st_index_eq,
+                                     st_range_sort, st_update, st_delete_young};
+
+/* ---------------- SQLite */
+
+typedef struct sq_h {
+    sqlite3 *db;
+    sqlite3_stmt *ins, *get, *by_name, *upd, *c1, *c2, *range;
+} sq_h;
+
+static void sq_exec(sqlite3 *db, const char *sql) {
+    char *msg = NULL;
+    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) die(sql, msg);
+}
+
+static sqlite3_stmt *sq_prep(sqlite3 *db, const char *sql) {
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK) die(sql, sqlite3_errmsg(db));
+    return s;
+}
+
+static void *sq_open(const char *dir) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/sqlite.db", dir);
+    sq_h *h = calloc(1, sizeof *h);
+    if (sqlite3_open(path, &h->db) != SQLITE_OK) die("sqlite open", sqlite3_errmsg(h->db));
+    sq_exec(h->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
+                   "CREATE TABLE IF NOT EXISTS person(id INTEGER PRIMARY KEY, name TEXT NOT NULL,"
+                   " age INTEGER NOT NULL, score REAL NOT NULL, active INTEGER NOT NULL);"
+                   "CREATE INDEX IF NOT EXISTS person_name ON person(name);");
+    h->ins = sq_prep(h->db, "INSERT INTO person(id, name, age, score, active) VALUES (?,?,?,?,?)");
+    h->get = sq_prep(h->db, "SELECT name, age, score, active FROM person WHERE id = ?");
+    h->by_name = sq_prep(h->db, "SELECT id FROM person WHERE name = ?");
+    h->upd = sq_prep(h->db, "UPDATE person SET score = ? WHERE id = ?");
+    h->c1 = sq_prep(h->db, "SELECT count(*) FROM person WHERE age > 50");
+    h->c2 = sq_prep(h->db, "SELECT count(*) FROM person WHERE age > 50 AND active = 1");
+    h->range = sq_prep(h->db, "SELECT id FROM person WHERE age BETWEEN 20 AND 30 "
+                              "ORDER BY name LIMIT 100");
+    return h;
+}
+
+static void sq_close(void *hv) {
+    sq_h *h = hv;
+    sqlite3_stmt *all[] = {h->ins, h->get, h->by_name, h->upd, h->c1, h->c2, h->range};
+    for (int i = 0; i < 7; i++) sqlite3_finalize(all[i]);
+    sqlite3_close(h->db);
+    free(h);
+}
+
+static void sq_write(sq_h *h, const person *p, size_t n) {
+    sq_exec(h->db, "BEGIN");
+    for (size_t i = 0; i < n; i++) {
+        sqlite3_bind_int64(h->ins, 1, (sqlite3_int64)p[i].id);
+        sqlite3_bind_text(h->ins, 2, p[i].name, p[i].namelen, SQLITE_STATIC);
+        sqlite3_bind_int(h->ins, 3, p[i].age);
+        sqlite3_bind_double(h->ins, 4, p[i].score);
+        sqlite3_bind_int(h->ins, 5, p[i].active);
+        if (sqlite3_step(h->ins) != SQLITE_DONE) die("insert", sqlite3_errmsg(h->db));
+        sqlite3_reset(h->ins);
+    }
+    sq_exec(h->db, "COMMIT");
+}
+
+static void sq_insert(void *h, const person *p, size_t n) { sq_write(h, p, n); }
+static void sq_commit_one(void *h, const person *p) { sq_write(h, p, 1); }
+static void sq_begin_read(void *h) { sq_exec(((sq_h *)h)->db, "BEGIN"); }
+static void sq_end_read(void *h) { sq_exec(((sq_h *)h)->db, "COMMIT"); }
+
+static bool sq_lookup(void *hv, uint64_t id, person *out) {
+    sq_h *h = hv;
+    sqlite3_bind_int64(h->get, 1, (sqlite3_int64)id);
+    bool found = sqlite3_step(h->get) == SQLITE_ROW;
+    if (found) {
+        int len = sqlite3_column_bytes(h->get, 0);
+        if (len > 48) len = 48;
+        memcpy(out->name, sqlite3_column_text(h->get, 0), (size_t)len);
+        out->name[len] = 0;
+        out->namelen = (uint8_t)len;
+        out->age = (uint8_t)sqlite3_column_int(h->get, 1);
+        out->score = sqlite3_column_double(h->get, 2);
+        out->active = (uint8_t)sqlite3_column_int(h->get, 3);
+        out->id = id;
+    }
+    sqlite3_reset(h->get);
+    return found;
+}
+
+static uint64_t sq_count(void *hv, bool two) {
+    sq_h *h = hv;
+    sqlite3_stmt *s = two ? h->c2 : h->c1;
+    uint64_t n = sqlite3_step(s) == SQLITE_ROW ? (uint64_t)sqlite3_column_int64(s, 0) : 0;
+    sqlite3_reset(s);
+    return n;
+}
+
+static uint64_t sq_index_eq(void *hv, const char *name, size_t len) {
+    sq_h *h = hv;
+    sqlite3_bind_text(h->by_name, 1, name, (int)len, SQLITE_STATIC);
+    uint64_t id = sqlite3_step(h->by_name) == SQLITE_ROW ? (uint64_t)sqlite3_column_int64(h->by_name, 0) : 0;
+    sqlite3_reset(h->by_name);
+    return id;
+}
+
+static size_t sq_range_sort(void *hv, uint64_t *ids) {
+    sq_h *h = hv;
+    size_t n = 0;
+    while (sqlite3_step(h->range) == SQLITE_ROW) ids[n++] = (uint64_t)sqlite3_column_int64(h->range, 0);
+    sqlite3_reset(h->range);
+    return n;
+}
+
+static void sq_update(void *hv, const uint64_t *ids, size_t n, const double *scores) {
+    sq_h *h = hv;
+    sq_exec(h->db, "BEGIN");
+    for (size_t i = 0; i < n; i++) {
+        sqlite3_bind_double(h->upd, 1, scores[i]);
+        sqlite3_bind_int64(h->upd, 2, (sqlite3_int64)ids[i]);
+        if (sqlite3_step(h->upd) != SQLITE_DONE) die("update", sqlite3_errmsg(h->db));
+        sqlite3_reset(h->upd);
+    }
+    sq_exec(h->db, "COMMIT");
+}
+
+static uint64_t sq_delete_young(void *hv) {
+    sq_h *h = hv;
+    sq_exec(h->db, "DELETE FROM person WHERE age < 10");
+    return (uint64_t)sqlite3_changes(h->db);
+}
+
+static const engine sqlite_engine = {"sqlite", sq_open, sq_close, sq_insert, sq_commit_one,
+                                     sq_lookup, sq_begin_read, sq_end_read, sq_count, sq_index_eq,
+                                     sq_range_sort, sq_update, sq_delete_young};
+
+/* ---------------- LMDB */
+
+typedef struct lm_h {
+    MDB_env *env;
+    MDB_dbi person, names;
+    MDB_txn *rd;
+} lm_h;
+
+static void lm_check(int rc, const char *what) {
+    if (rc) die(what, mdb_strerror(rc));
+}
+
+static void *lm_open(const char *dir) {
+    lm_h *h = calloc(1, sizeof *h);
+    lm_check(mdb_env_create(&h->env), "mdb_env_create");
+    lm_check(mdb_env_set_mapsize(h->env, 64ull << 30), "mapsize");
+    lm_check(mdb_env_set_maxdbs(h->env, 4), "maxdbs");
+    lm_check(mdb_env_open(h->env, dir, 0, 0644), "mdb_env_open");
+    MDB_txn *txn;
+    lm_check(mdb_txn_begin(h->env, NULL, 0, &txn), "begin");
+    lm_check(mdb_dbi_open(txn, "person", MDB_CREATE | MDB_INTEGERKEY, &h->person), "dbi person");
+    lm_check(mdb_dbi_open(txn, "names", MDB_CREATE | MDB_DUPSORT | MDB_DUPFIXED | MDB_INTEGERDUP,
+                          &h->names), "dbi names");
+    lm_check(mdb_txn_commit(txn), "commit");
+    return h;
+}
+
+static void lm_close(void *hv) {
+    lm_h *h = hv;
+    mdb_env_close(h->env);
+    free(h);
+}
+
+static void lm_write(lm_h *h, const person *p, size_t n) {
+    MDB_txn *txn;
+    lm_check(mdb_txn_begin(h->env, NULL, 0, &txn), "begin");
+    uint8_t rec[64];
+    for (size_t i = 0; i < n; i++) {
+        size_t id = (size_t)p[i].id;
+        MDB_val k = {sizeof id, &id}, v = {pack(&p[i], rec), rec};
+        lm_check(mdb_put(txn, h->person, &k, &v, 0), "put");
+        MDB_val nk = {p[i].namelen, (void *)p[i].name}, nv = {sizeof id, &id};
+        lm_check(mdb_put(txn, h->names, &nk, &nv, 0), "put name");
+    }
+    lm_check(mdb_txn_commit(txn), "commit");
+}
+
+static void lm_insert(void *h, const person *p, size_t n) { lm_write(h, p, n); }
+static void lm_commit_one(void *h, const person *p) { lm_write(h, p, 1); }
+
+static void lm_begin_read(void *hv) {
+    lm_h *h = hv;
+    lm_check(mdb_txn_begin(h->env, NULL, MDB_RDONLY, &h->rd), "begin read");
+}
+
+static void lm_end_read(void *hv) {
+    lm_h *h = hv;
+    mdb_txn_abort(h->rd);
+    h->rd = NULL;
+}
+
+static bool lm_lookup(void *hv, uint64_t id, person *out) {
+    lm_h *h = hv;
+    size_t key = (size_t)id;
+    MDB_val k = {sizeof key, &key}, v;
+    if (mdb_get(h->rd, h->person, &k, &v)) return false;
+    unpack(v.mv_data, v.mv_size, out);
+    out->id = id;
+    return true;
+}
+
+static uint64_t lm_count(void *hv, bool two) {
+    lm_h *h = hv;
+    lm_begin_read(h);
+    MDB_cursor *c;
+    mdb_cursor_open(h->rd, h->person, &c);
+    MDB_val k, v;
+    uint64_t n = 0;
+    for (int rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0; rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
+        const uint8_t *r = v.mv_data;
+        n += r[0] > 50 && (!two || r[1]);
+    }
+    mdb_cursor_close(c);
+    lm_end_read(h);
+    return n;
+}
+
+static uint64_t lm_index_eq(void *hv, const char *name, size_t len) {
+    lm_h *h = hv;
+    MDB_val k = {len, (void *)name}, v;
+    size_t id = 0;
+    if (mdb_get(h->rd, h->names, &k, &v) == 0) memcpy(&id, v.mv_data, sizeof id);
+    return id;
+}
+
+static size_t lm_range_sort(void *hv, uint64_t *ids) {
+    lm_h *h = hv;
+    lm_begin_read(h);
+    MDB_cursor *c;
+    mdb_cursor_open(h->rd, h->names, &c);
+    MDB_val k, v;
+    size_t n = 0;
+    for (int rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0 && n < 100;
+         rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
+        size_t id;
+        memcpy(&id, v.mv_data, sizeof id);
+        MDB_val pk = {sizeof id, &id}, pv;
+        if (mdb_get(h->rd, h->person, &pk, &pv) == 0) {
+            uint8_t age = ((const uint8_t *)pv.mv_data)[0];
+            if (age >= 20 && age <= 30) ids[n++] = id;
+        }
+    }
+    mdb_cursor_close(c);
+    lm_end_read(h);
+    return n;
+}
+
+static void lm_update(void *hv, const uint64_t *ids, size_t n, const double *scores) {
+    lm_h *h = hv;
+    MDB_txn *txn;
+    lm_check(mdb_txn_begin(h->env, NULL, 0, &txn), "begin");
+    uint8_t rec[64];
+    for (size_t i = 0; i < n; i++) {
+        size_t id = (size_t)ids[i];
+        MDB_val k = {sizeof id, &id}, v;
+        if (mdb_get(txn, h->person, &k, &v)) continue;
+        memcpy(rec, v.mv_data, v.mv_size);
+        memcpy(rec + 2, &scores[i], 8);
+        MDB_val nv = {v.mv_size, rec};
+        lm_check(mdb_put(txn, h->person, &k, &nv, 0), "update");
+    }
+    lm_check(mdb_txn_commit(txn), "commit");
+}
+
+static uint64_t lm_delete_young(void *hv) {
+    lm_h *h = hv;
+    MDB_txn *txn;
+    lm_check(mdb_txn_begin(h->env, NULL, 0, &txn), "begin");
+    MDB_cursor *c;
+    mdb_cursor_open(txn, h->person, &c);
+    MDB_val k, v;
+    uint64_t n = 0;
+    int rc = mdb_cursor_get(c, &k, &v, MDB_FIRST);
+    while (rc == 0) {
+        person p;
+        unpack(v.mv_data, v.mv_size, &p);
+        if (p.age < 10) {
+            size_t id;
+            memcpy(&id, k.mv_data, sizeof id);
+            MDB_val nk = {p.namelen, p.name}, nv = {sizeof id, &id};
+            lm_check(mdb_del(txn, h->names, &nk, &nv), "delete name");
+            lm_check(mdb_cursor_del(c, 0), "delete");
+            n++;
+            rc = mdb_cursor_get(c, &k, &v, MDB_GET_CURRENT);
+            if (rc == 0) continue;
+            rc = mdb_cursor_get(c, &k, &v, MDB_NEXT);
+            continue;
+        }
+        rc = mdb_cursor_get(c, &k, &v, MDB_NEXT);
+    }
+    mdb_cursor_close(c);
+    lm_check(mdb_txn_commit(txn), "commit");
+    return n;
+}
+
+static const engine lmdb_engine = {"lmdb", lm_open, lm_close, lm_insert, lm_commit_one,
+                                   lm_lookup, lm_begin_read, lm_end_read, lm_count, lm_index_eq,
+                                   lm_range_sort, lm_update, lm_delete_young};
+
+/* ------------------------------------------------------------------ workloads */
+
+enum { W_INSERT, W_COMMIT, W_LOOKUP, W_COUNT_ONE, W_COUNT_TWO, W_INDEX_EQ, W_RANGE_SORT,
+       W_UPDATE, W_DELETE, W_OPEN, W_SIZE, W_RSS_LOOKUP_ANON, W_RSS_SCAN_ANON, W_RSS_PEAK,
+       W_CHECK, W_COUNT };
+static const char *wnames[] = {"insert", "commit", "lookup", "count_one", "count_two", "index_eq",
+                               "range_sort", "update", "delete", "open", "size"};
+static const char *wunits[] = {"objects/s", "commits/s", "lookups/s", "objects/s", "objects/s",
+                               "queries/s", "queries/s", "objects/s", "objects/s", "ms", "bytes"};
+#define W_PRINTED 11
+
+typedef struct config {
+    size_t n, commits, queries;
+    const char *dir;
+} config;
+
+/* Repeat fn until at least `min` seconds passed; returns seconds per call. */
+#define TIME_REPEAT(min, calls, body)              \
+    do {                                           \
+        double t0_ = now();                        \
+        calls = 0;                                 \
+        do {                                       \
+            body;                                  \
+            calls++;                               \
+        } while (now() - t0_ < (min));             \
+        elapsed = (now() - t0_) / (double)calls;   \
+    } while (0)
+
+static void run_engine(const engine *eng, const config *cf, const person *people,
+                       const uint64_t *order, double *out) {
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s/%s", cf->dir, eng->name);
+    char cmd[1300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%.600s' && mkdir -p '%.600s'", dir, dir);
+    if (system(cmd)) die("mkdir", dir);
+    double elapsed, t;
+    long calls;
+    uint64_t check = 0;
+    void *h = eng->open(dir);
+
+    t = now();
+    eng->insert(h, people, cf->n);
+    out[W_INSERT] = (double)cf->n / (now() - t);
+    out[W_SIZE] = (double)dir_blocks(dir) / (double)cf->n;
+
+    double anon0 = rss_mb("RssAnon");
+    person p;
+    eng->begin_read(h);
+    t = now();
+    for (size_t i = 0; i < cf->n; i++) {
+        if (!eng->lookup(h, order[i], &p)) die(eng->name, "lookup missed");
+        check += p.age + p.namelen + (uint64_t)p.score + p.active;
+    }
+    out[W_LOOKUP] = (double)cf->n / (now() - t);
+    eng->end_read(h);
+    out[W_RSS_LOOKUP_ANON] = rss_mb("RssAnon") - anon0;
+
+    uint64_t c1 = 0, c2 = 0;
+    TIME_REPEAT(0.3, calls, c1 = eng->count(h, false));
+    out[W_COUNT_ONE] = (double)cf->n / elapsed;
+    TIME_REPEAT(0.3, calls, c2 = eng->count(h, true));
+    out[W_COUNT_TWO] = (double)cf->n / elapsed;
+    out[W_RSS_SCAN_ANON] = rss_mb("RssAnon") - anon0;
+    check += c1 * 3 + c2 * 7;
+
+    eng->begin_read(h);
+    t = now();
+    for (size_t i = 0; i < cf->queries; i++) {
+        const person *q = &people[order[i % cf->n] - 1];
+        uint64_t id = eng->index_eq(h, q->name, q->namelen);
+        if (!id) die(eng->name, "index_eq missed");
+    }
+    out[W_INDEX_EQ] = (double)cf->queries / (now() - t);
+    eng->end_read(h);
+
+    uint64_t ids[100];
+    size_t got = 0;
+    TIME_REPEAT(0.3, calls, got = eng->range_sort(h, ids));
+    out[W_RANGE_SORT] = 1.0 / elapsed;
+    for (size_t i = 0; i < got; i++) check += ids[i] * (i + 1);
+
+    size_t nu = cf->n / 10 ? cf->n / 10 : 1;
+    uint64_t *uids = malloc(nu * sizeof *uids);
+    double *scores = malloc(nu * sizeof *scores);
+    for (size_t i = 0; i < nu; i++) {
+        uids[i] = order[(i * 7919) % cf->n];
+        scores[i] = (double)i / 3.0;
+    }
+    t = now();
+    eng->update(h, uids, nu, scores);
+    out[W_UPDATE] = (double)nu / (now() - t);
+    free(uids);
+    free(scores);
+
+    person extra;
+    t = now();
+    for (size_t i = 0; i < cf->commits; i++) {
+        make_person(&extra, cf->n + 1 + i);
+        eng->commit_one(h, &extra);
+    }
+    out[W_COMMIT] = (double)cf->commits / (now() - t);
+
+    t = now();
+    uint64_t deleted = eng->delete_young(h);
+    out[W_DELETE] = (double)deleted / (now() - t);
+    check += deleted * 11;
+    eng->close(h);
+
+    t = now();
+    h = eng->open(dir);
+    check += eng->count(h, false);
+    out[W_OPEN] = (now() - t) * 1000.0;
+    eng->close(h);
+    out[W_RSS_PEAK] = rss_mb("VmHWM");
+    out[W_CHECK] = (double)check;
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd)) die("rm", dir);
+}
+
+/* ------------------------------------------------------------------ the machine's limits */
+
+static double fdatasync_rate(const char *dir) {
+    char path[600];
+    snprintf(path, sizeof path, "%s/raw-sync.bin", dir);
+    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) die("open", path);
+    uint8_t page[4096];
+    memset(page, 1, sizeof page);
+    long n = 0;
+    double t0 = now();
+    while (now() - t0 < 0.5) {
+        if (pwrite(fd, page, sizeof page, (off_t)(n % 64) * 4096) != 4096 || fdatasync(fd))
+            die("fdatasync", path);
+        n++;
+    }
+    double rate = (double)n / (now() - t0);
+    close(fd);
+    unlink(path);
+    return rate;
+}
+
+static double mem_read_gbs(void) {
+    size_t bytes = 256u << 20;
+    uint64_t *buf = malloc(bytes);
+    memset(buf, 1, bytes);
+    double best = 0;
+    volatile uint64_t sink = 0;
+    for (int r = 0; r < 3; r++) {
+        double t0 = now();
+        uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+        for (size_t i = 0; i < bytes / 8; i += 4) {
+            s0 += buf[i];
+            s1 += buf[i + 1];
+            s2 += buf[i + 2];
+            s3 += buf[i + 3];
+        }
+        sink += s0 + s1 + s2 + s3;
+        double gbs = (double)bytes / (now() - t0) / 1e9;
+        if (gbs > best) best = gbs;
+    }
+    free(buf);
+    return best;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv) {
+    config cf = {1000000, 10000, 100000, "build/bench-data"};
+    int reps = 3;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "-n")) cf.n = strtoull(argv[i + 1], NULL, 10);
+        else if (!strcmp(argv[i], "-r")) reps = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "-c")) cf.commits = strtoull(argv[i + 1], NULL, 10);
+        else if (!strcmp(argv[i], "-d")) cf.dir = argv[i + 1];
+    }
+    if (cf.n < 10 || reps < 1) die("usage", "bench [-n N>=10] [-r REPS] [-c COMMITS] [-d DIR]");
+    if (cf.queries > cf.n * 10) cf.queries = cf.n * 10;
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s'", cf.dir);
+    if (system(cmd)) die("mkdir", cf.dir);
+
+    person *people = malloc(cf.n * sizeof *people);
+    uint64_t *order = malloc(cf.n * sizeof *order);
+    for (size_t i = 0; i < cf.n; i++) make_person(&people[i], i + 1);
+    for (size_t i = 0; i < cf.n; i++) order[i] = i + 1;
+    for (size_t i = cf.n; i > 1; i--) { /* random lookup order, the same for all engines */
+        size_t j = rnd() % i;
+        uint64_t t = order[i - 1];
+        order[i - 1] = order[j];
+        order[j] = t;
+    }
+    const engine *engines[] = {&strata_engine, &sqlite_engine, &lmdb_engine};
+    double results[3][W_COUNT], runs[8][W_COUNT];
+    for (int e = 0; e < 3; e++) {
+        for (int r = 0; r < reps && r < 8; r++) {
+            int fds[2];
+            if (pipe(fds)) die("pipe", NULL);
+            pid_t pid = fork();
+            if (pid == 0) {
+                close(fds[0]);
+                double out[W_COUNT] = {0};
+                run_engine(engines[e], &cf, people, order, out);
+                if (write(fds[1], out, sizeof out) != (ssize_t)sizeof out) _exit(3);
+                _exit(0);
+            }
+            close(fds[1]);
+            ssize_t got = read(fds[0], runs[r], sizeof runs[r]);
+            close(fds[0]);
+            int status;
+            waitpid(pid, &status, 0);
+            if (got != (ssize_t)sizeof runs[r] || !WIFEXITED(status) || WEXITSTATUS(status))
+                die(engines[e]->name, "benchmark child failed");
+        }
+        for (int w = 0; w < W_COUNT; w++) {
+            double v[8];
+            for (int r = 0; r < reps && r < 8; r++) v[r] = runs[r][w];
+            int k = reps < 8 ? reps : 8;
+            qsort(v, (size_t)k, sizeof *v, cmp_double);
+            results[e][w] = v[k / 2];
+        }
+    }
+    /* Every engine must have computed the same answers. */
+    if (results[0][W_CHECK] != results[1][W_CHECK] || results[0][W_CHECK] != results[2][W_CHECK]) {
+        fprintf(stderr, "bench: engines disagree (check %.0f %.0f %.0f)\n", results[0][W_CHECK],
+                results[1][W_CHECK], results[2][W_CHECK]);
+        return 1;
+    }
+    double syncs = fdatasync_rate(cf.dir), gbs = mem_read_gbs();
+
+    printf("N=%zu objects, %zu single-object commits, %d repetition(s), medians\n", cf.n,
+           cf.commits, reps);
+    printf("%-11s %14s %14s %14s %10s %9s %9s\n", "workload", "strata", "sqlite", "lmdb", "unit",
+           "vs sqlite", "vs lmdb");
+    for (int w = 0; w < W_PRINTED; w++) {
+        bool lower_better = w == W_OPEN || w == W_SIZE;
+        double s = results[0][w], q = results[1][w], l = results[2][w];
+        double vq = lower_better ? q / s : s / q, vl = lower_better ? l / s : s / l;
+        printf("%-11s %14.1f %14.1f %14.1f %10s %8.2fx %8.2fx\n", wnames[w], s, q, l, wunits[w], vq, vl);
+    }
+    printf("%-11s %14.1f %14.1f %14.1f %10s\n", "rss lookup", results[0][W_RSS_LOOKUP_ANON],
+           results[1][W_RSS_LOOKUP_ANON], results[2][W_RSS_LOOKUP_ANON], "MB heap");
+    printf("%-11s %14.1f %14.1f %14.1f %10s\n", "rss scans", results[0][W_RSS_SCAN_ANON],
+           results[1][W_RSS_SCAN_ANON], results[2][W_RSS_SCAN_ANON], "MB heap");
+    printf("%-11s %14.1f %14.1f %14.1f %10s\n", "rss peak", results[0][W_RSS_PEAK],
+           results[1][W_RSS_PEAK], results[2][W_RSS_PEAK], "MB");
+    printf("(ratios above 1 mean Strata is ahead: rates strata/peer, ms and bytes peer/strata)\n");
+    for (int w = 0; w < W_PRINTED; w++) {
+        bool lower_better = w == W_OPEN || w == W_SIZE;
+        double s = results[0][w], q = results[1][w], l = results[2][w];
+        printf("bench %s strata=%.6g sqlite=%.6g lmdb=%.6g unit=%s vs_sqlite=%.3f vs_lmdb=%.3f\n",
+               wnames[w], s, q, l, wunits[w], lower_better ? q / s : s / q,
+               lower_better ? l / s : s / l);
+    }
+    printf("bench rss strata_lookup_heap_mb=%.1f sqlite_lookup_heap_mb=%.1f lmdb_lookup_heap_mb=%.1f "
+           "strata_scan_heap_mb=%.1f sqlite_scan_heap_mb=%.1f lmdb_scan_heap_mb=%.1f\n",
+           results[0][W_RSS_LOOKUP_ANON], results[1][W_RSS_LOOKUP_ANON],
+           results[2][W_RSS_LOOKUP_ANON], results[0][W_RSS_SCAN_ANON],
+           results[1][W_RSS_SCAN_ANON], results[2][W_RSS_SCAN_ANON]);
+    printf("limit fdatasync_per_s=%.0f mem_read_gb_s=%.2f\n", syncs, gbs);
+    free(people);
+    free(order);
+    return 0;
+}
