@@ -40,7 +40,7 @@ SRC := $(wildcard CCore/src/*.c)
 HDR := $(wildcard CCore/src/*.h) CCore/include/strata.h
 OBJ := $(SRC:CCore/src/%.c=$(B)/obj/%.o)
 PIC_OBJ := $(SRC:CCore/src/%.c=$(B)/pic/%.o)
-TESTS := test_engine crashtest powerloss faults
+TESTS := test_engine test_objects crashtest powerloss faults
 TEST_BIN := $(TESTS:%=$(B)/%)
 EXAMPLES := $(patsubst CCore/examples/%.c,$(B)/examples/%,$(wildcard CCore/examples/*.c))
 
@@ -118,6 +118,7 @@ test: deps build
 
 test-c: build
 	$(B)/test_engine
+	$(B)/test_objects
 
 crashtest: $(B)/crashtest
 	$(B)/crashtest $(RUNS)
@@ -158,6 +159,7 @@ $(B)/tsan/%: Tests/c/%.c Tests/c/testlib.h Tests/c/workload.h $(SRC) $(HDR)
 
 asan: $(TESTS:%=$(B)/asan/%)
 	$(B)/asan/test_engine
+	$(B)/asan/test_objects
 	$(B)/asan/crashtest 20
 	$(B)/asan/powerloss 40
 	$(B)/asan/faults

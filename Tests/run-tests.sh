@@ -33,6 +33,10 @@ echo "== engine tests"
 "$B/test_engine" > "$log" 2>&1; tail -n 1 "$log"; count_line engine
 grep -q "FAIL" "$log" && grep "FAIL" "$log"
 
+echo "== object tests"
+"$B/test_objects" > "$log" 2>&1; tail -n 1 "$log"; count_line objects
+grep -q "FAIL" "$log" && grep "FAIL" "$log"
+
 one "crashtest ($RUNS runs)" "$B/crashtest" "$RUNS"
 one "powerloss ($PL_RUNS runs)" "$B/powerloss" "$PL_RUNS"
 one "faults" "$B/faults"

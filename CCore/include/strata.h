@@ -285,6 +285,206 @@ STRATA_API int strata_cursor_prev(strata_cursor_t *cursor, strata_error *err);
 STRATA_API int strata_cursor_get(strata_cursor_t *cursor, const void **key, size_t *key_len,
                                  const void **value, size_t *value_len, strata_error *err);
 
+
+/* ---------------------------------------------------------------- objects: schema
+ *
+ * A database holds tables ("classes") of objects. A property has a stable id (strata_col_t),
+ * assigned when it is added and never reused in its table; objects have stable 64-bit keys,
+ * never reused in their table. Schema changes happen in write transactions. Table handles are
+ * owned by their transaction and die when it ends (or when the table is dropped).
+ */
+
+typedef struct strata_table strata_table_t;
+typedef uint32_t strata_col_t;
+typedef int64_t strata_key_t;
+
+typedef enum strata_type {
+    STRATA_TYPE_NULL = 0,       /* only as a value: null */
+    STRATA_TYPE_BOOL = 1,
+    STRATA_TYPE_INT = 2,        /* int64, stored packed to the width the values need */
+    STRATA_TYPE_FLOAT = 3,
+    STRATA_TYPE_DOUBLE = 4,
+    STRATA_TYPE_STRING = 5,     /* UTF-8, checked on write */
+    STRATA_TYPE_BINARY = 6,
+    STRATA_TYPE_TIMESTAMP = 7,  /* seconds + nanoseconds */
+    STRATA_TYPE_OBJECT_ID = 8,  /* 12 bytes */
+    STRATA_TYPE_UUID = 9,       /* 16 bytes */
+    STRATA_TYPE_DECIMAL128 = 10,/* IEEE 754-2008 decimal128 bits, stored as given */
+    STRATA_TYPE_LINK = 11,      /* a to-one link: the key of an object of the target table */
+    STRATA_TYPE_MIXED = 12,     /* a property that holds a value of any type but LINK */
+} strata_type;
+
+enum {
+    STRATA_PROP_NULLABLE = 1,    /* may hold null (links always may) */
+    STRATA_PROP_INDEXED = 2,     /* kept in an index: bool, int, string, timestamp, oid, uuid */
+    STRATA_PROP_PRIMARY_KEY = 4, /* unique, indexed: int, string, oid, uuid */
+    STRATA_PROP_LIST = 8,        /* a list of `type` values (of links when type is LINK) */
+};
+
+#define STRATA_MAX_NAME 63u             /* bytes in a table or property name */
+#define STRATA_MAX_BYTES (16u << 20)    /* bytes in a string or binary value */
+#define STRATA_NO_COL 0u                /* "no property", e.g. to remove a primary key */
+
+/** A value: the type tag says which member is meaningful. */
+typedef struct strata_value {
+    strata_type type;
+    union {
+        bool b;
+        int64_t i;
+        float f;
+        double d;
+        struct { const void *data; size_t len; } bytes; /* STRING (not NUL-terminated), BINARY */
+        struct { int64_t seconds; int32_t nanoseconds; } timestamp;
+        uint8_t object_id[12];
+        uint8_t uuid[16];
+        struct { uint64_t low, high; } decimal;
+        strata_key_t link;                              /* LINK: key in the target table */
+    } u;
+} strata_value;
+
+/** What a property is. `link_target` names the target table of LINK properties (else NULL). */
+typedef struct strata_property_info {
+    strata_col_t col;
+    const char *name;        /* lives until the transaction ends or the property is renamed */
+    strata_type type;
+    unsigned flags;          /* STRATA_PROP_* */
+    const char *link_target;
+} strata_property_info;
+
+/** The schema version stored in the file (0 for a new database). */
+STRATA_API int strata_schema_version(strata_txn_t *txn, uint64_t *version, strata_error *err);
+/** Set the schema version (write transactions). */
+STRATA_API int strata_schema_set_version(strata_txn_t *txn, uint64_t version, strata_error *err);
+
+/** The number of tables, and the name of table `i` (0-based, sorted by name); the name lives
+ *  until the transaction ends. */
+STRATA_API int strata_table_count_all(strata_txn_t *txn, size_t *count, strata_error *err);
+STRATA_API int strata_table_name_at(strata_txn_t *txn, size_t i, const char **name,
+                                    strata_error *err);
+
+/** Create an empty table. *out is owned by the transaction. STRATA_ERR_EXISTS if it exists. */
+STRATA_API int strata_table_create(strata_txn_t *txn, const char *name, strata_table_t **out,
+                                   strata_error *err);
+/** Open an existing table; *out is owned by the transaction. STRATA_ERR_NOT_FOUND if absent. */
+STRATA_API int strata_table_open(strata_txn_t *txn, const char *name, strata_table_t **out,
+                                 strata_error *err);
+/** Delete a table and its objects. Refused while another table has a link property to it. */
+STRATA_API int strata_table_drop(strata_txn_t *txn, const char *name, strata_error *err);
+/** The table's name; lives as the handle does. */
+STRATA_API const char *strata_table_name(const strata_table_t *table);
+
+/**
+ * Add a property. `link_target` names the target table for LINK (else must be NULL). Existing
+ * objects get null, or the type's zero ("" for strings) when not nullable. *col receives the
+ * property's id.
+ */
+STRATA_API int strata_table_add_property(strata_table_t *table, const char *name, strata_type type,
+                                         unsigned flags, const char *link_target,
+                                         strata_col_t *col, strata_error *err);
+/** Remove a property and its values (and their backlinks and index). */
+STRATA_API int strata_table_remove_property(strata_table_t *table, strata_col_t col,
+                                            strata_error *err);
+STRATA_API int strata_table_rename_property(strata_table_t *table, strata_col_t col,
+                                            const char *new_name, strata_error *err);
+/** Add (indexed true) or remove an index. The primary key's index cannot be removed. */
+STRATA_API int strata_table_set_indexed(strata_table_t *table, strata_col_t col, bool indexed,
+                                        strata_error *err);
+/**
+ * Make `col` the primary key (STRATA_NO_COL: no primary key). Fails, changing nothing, when
+ * existing objects share a value: the message names the table, the property and the value.
+ */
+STRATA_API int strata_table_set_primary_key(strata_table_t *table, strata_col_t col,
+                                            strata_error *err);
+/** The property named `name`. STRATA_ERR_NOT_FOUND names the table and the property. */
+STRATA_API int strata_table_find_property(strata_table_t *table, const char *name,
+                                          strata_col_t *col, strata_error *err);
+/** Properties in the order they were added: how many, and the i-th. */
+STRATA_API int strata_table_property_count(strata_table_t *table, size_t *count, strata_error *err);
+STRATA_API int strata_table_property_at(strata_table_t *table, size_t i,
+                                        strata_property_info *info, strata_error *err);
+STRATA_API int strata_table_property_get(strata_table_t *table, strata_col_t col,
+                                         strata_property_info *info, strata_error *err);
+/** The primary key property, or STRATA_NO_COL. */
+STRATA_API int strata_table_primary_key(strata_table_t *table, strata_col_t *col,
+                                        strata_error *err);
+
+/* ---------------------------------------------------------------- objects: data
+ *
+ * Strings and binaries read from an object point into the map (or, in a write transaction, into
+ * memory the transaction owns) and stay valid until the transaction ends; in a write
+ * transaction a value over 1000 bytes stays valid only until that property of that object
+ * changes.
+ */
+
+/** The number of objects in the table. */
+STRATA_API int strata_table_size(strata_table_t *table, uint64_t *count, strata_error *err);
+/** Create an object in a table without a primary key; *key receives its new key. */
+STRATA_API int strata_obj_create(strata_table_t *table, strata_key_t *key, strata_error *err);
+/** Create an object with primary key `pk`. STRATA_ERR_EXISTS names the value if taken. */
+STRATA_API int strata_obj_create_pk(strata_table_t *table, const strata_value *pk,
+                                    strata_key_t *key, strata_error *err);
+/** The object whose primary key is `pk`; STRATA_ERR_NOT_FOUND if none. */
+STRATA_API int strata_obj_find_pk(strata_table_t *table, const strata_value *pk,
+                                  strata_key_t *key, strata_error *err);
+/** STRATA_OK if the object exists, STRATA_ERR_NOT_FOUND if not. */
+STRATA_API int strata_obj_exists(strata_table_t *table, strata_key_t key, strata_error *err);
+/**
+ * Delete an object: it leaves every index, links to it become null and it is removed from
+ * every list that holds it.
+ */
+STRATA_API int strata_obj_delete(strata_table_t *table, strata_key_t key, strata_error *err);
+/** Delete every object of the table, with the same consequences. */
+STRATA_API int strata_table_clear(strata_table_t *table, strata_error *err);
+/** Iterate in key order: the first key greater than `after` (-1 for the first object);
+ *  STRATA_ERR_NOT_FOUND at the end. */
+STRATA_API int strata_obj_next(strata_table_t *table, strata_key_t after, strata_key_t *key,
+                               strata_error *err);
+
+/** Read property `col` of object `key`. Bytes live as the section comment says. */
+STRATA_API int strata_obj_get(strata_table_t *table, strata_key_t key, strata_col_t col,
+                              strata_value *out, strata_error *err);
+/** Write property `col`: the value's type must be the property's (INT is accepted for FLOAT
+ *  and DOUBLE; any non-link type for MIXED), or NULL for nullable properties. */
+STRATA_API int strata_obj_set(strata_table_t *table, strata_key_t key, strata_col_t col,
+                              const strata_value *value, strata_error *err);
+
+/* Lists (properties with STRATA_PROP_LIST). Indexes are 0-based; a bad index is
+ * STRATA_ERR_NOT_FOUND naming the index and the size. */
+STRATA_API int strata_list_size(strata_table_t *table, strata_key_t key, strata_col_t col,
+                                size_t *size, strata_error *err);
+STRATA_API int strata_list_get(strata_table_t *table, strata_key_t key, strata_col_t col,
+                               size_t index, strata_value *out, strata_error *err);
+/** Insert before `index` (index == size appends). */
+STRATA_API int strata_list_insert(strata_table_t *table, strata_key_t key, strata_col_t col,
+                                  size_t index, const strata_value *value, strata_error *err);
+STRATA_API int strata_list_set(strata_table_t *table, strata_key_t key, strata_col_t col,
+                               size_t index, const strata_value *value, strata_error *err);
+/** Move the element at `from` so that it ends up at `to`. */
+STRATA_API int strata_list_move(strata_table_t *table, strata_key_t key, strata_col_t col,
+                                size_t from, size_t to, strata_error *err);
+STRATA_API int strata_list_remove(strata_table_t *table, strata_key_t key, strata_col_t col,
+                                  size_t index, strata_error *err);
+STRATA_API int strata_list_clear(strata_table_t *table, strata_key_t key, strata_col_t col,
+                                 strata_error *err);
+
+/**
+ * Backlinks: the objects of `origin` that link to object `key` of `table` through property
+ * `origin_col` (a link or a list of links). *count receives how many distinct objects there are;
+ * up to `cap` of their keys, ascending, are written to `keys` (which may be NULL when cap is 0).
+ */
+STRATA_API int strata_obj_backlinks(strata_table_t *table, strata_key_t key,
+                                    strata_table_t *origin, strata_col_t origin_col,
+                                    strata_key_t *keys, size_t cap, size_t *count,
+                                    strata_error *err);
+
+/** Every object whose indexed property `col` equals `value`, ascending keys, as backlinks. */
+STRATA_API int strata_index_find(strata_table_t *table, strata_col_t col,
+                                 const strata_value *value, strata_key_t *keys, size_t cap,
+                                 size_t *count, strata_error *err);
+
+/** The type's name ("int", "string", ...); a static string. */
+STRATA_API const char *strata_type_name(strata_type type);
+
 #ifdef __cplusplus
 }
 #endif

@@ -4,6 +4,7 @@
  */
 #include "btree.h"
 #include "internal.h"
+#include "objstore.h"
 #include "os.h"
 #include "pager.h"
 #include "readers.h"
@@ -261,6 +262,7 @@ static void txn_end(strata_txn_t *txn) {
         txn->reader_slot = -1;
     }
     txn->state = ST_TXN_ENDED;
+    st_os_end(txn);
 }
 
 /* Write every changed tree's root and count into the catalog. */
@@ -271,6 +273,7 @@ static int flush_trees(strata_txn_t *txn, strata_error *err) {
         st_wr64(rec, t->st.root);
         st_wr64(rec + 8, t->st.count);
         rec[16] = t->st.kind;
+        rec[17] = t->st.tflags;
         int rc = st_bt_put(txn, &txn->catalog.st, (const uint8_t *)t->name, t->name_len, rec,
                            sizeof rec, err);
         if (rc) return rc;
@@ -289,7 +292,8 @@ int strata_txn_commit(strata_txn_t *txn, strata_error *err) {
         return rc;
     }
     if (txn->write) {
-        rc = flush_trees(txn, err);
+        rc = st_os_flush(txn, err);
+        if (rc == STRATA_OK) rc = flush_trees(txn, err);
         if (rc == STRATA_OK) rc = st_pager_commit(txn, err);
     }
     txn_end(txn);
@@ -303,6 +307,7 @@ void strata_txn_abort(strata_txn_t *txn) {
 void strata_txn_free(strata_txn_t *txn) {
     if (!txn) return;
     strata_txn_abort(txn);
+    st_os_free(txn);
     for (strata_cursor_t *c = txn->cursors, *next; c; c = next) {
         next = c->next;
         free(c);
@@ -323,6 +328,7 @@ int strata_txn_refresh(strata_txn_t *txn, strata_error *err) {
     if (txn->write)
         return st_err(err, STRATA_ERR_TXN_STATE, "refresh is for read transactions");
     for (strata_tree_t *t = txn->trees; t; t = t->next) t->stale = true;
+    st_os_stale(txn);
     if ((rc = read_begin(txn, err))) txn_end(txn);
     return rc;
 }

@@ -2,10 +2,15 @@
  * api_tree.c — strata_tree_* and strata_cursor_*: argument checks around btree.c, and the
  * catalog of named trees (name → root page, entry count, key kind).
  *
- * Catalog record (24 bytes): u64 root page | u64 entry count | u8 key kind | 7 bytes zero.
+ * Catalog record (24 bytes): u64 root page | u64 entry count | u8 key kind | u8 tree flags
+ * (ST_TREE_*) | 6 bytes zero.
+ *
+ * Names starting with '$' are reserved for the object layer (objstore.h): strata_tree_open and
+ * strata_tree_drop refuse them; the object layer uses st_internal_tree / st_internal_drop.
  */
 #include "btree.h"
 #include "internal.h"
+#include "objstore.h"
 
 #include <stdlib.h>
 
@@ -43,6 +48,7 @@ static int parse_record(const strata_tree_t *t, const uint8_t *rec, size_t len,
     st->root = st_rd64(rec);
     st->count = st_rd64(rec + 8);
     st->kind = rec[16];
+    st->tflags = rec[17];
     if ((st->root == 0) != (st->count == 0))
         return ST_CORRUPT(err, "catalog record of tree '%s': root %llu with %llu entries",
                           t->name, (unsigned long long)st->root, (unsigned long long)st->count);
@@ -53,8 +59,21 @@ static const char *kind_name(int kind) {
     return kind == STRATA_KEY_INT ? "integer" : "byte-string";
 }
 
+static int tree_open(strata_txn_t *txn, const char *name, strata_key_kind kind, unsigned flags,
+                     strata_tree_t **out, bool internal, strata_error *err);
+
 int strata_tree_open(strata_txn_t *txn, const char *name, strata_key_kind kind, unsigned flags,
                      strata_tree_t **out, strata_error *err) {
+    return tree_open(txn, name, kind, flags, out, false, err);
+}
+
+int st_internal_tree(strata_txn_t *txn, const char *name, strata_key_kind kind, bool create,
+                     strata_tree_t **out, strata_error *err) {
+    return tree_open(txn, name, kind, create ? STRATA_TREE_CREATE : 0, out, true, err);
+}
+
+static int tree_open(strata_txn_t *txn, const char *name, strata_key_kind kind, unsigned flags,
+                     strata_tree_t **out, bool internal, strata_error *err) {
     strata_error local;
     if (!err) err = &local;
     if (!out) return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "strata_tree_open: out is NULL");
@@ -64,6 +83,9 @@ int strata_tree_open(strata_txn_t *txn, const char *name, strata_key_kind kind, 
     if (!name || !*name)
         return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "strata_tree_open: empty tree name");
     size_t nlen = strlen(name);
+    if (name[0] == '$' && !internal)
+        return st_err(err, STRATA_ERR_INVALID_ARGUMENT,
+                      "tree name '%s': names starting with '$' are reserved for objects", name);
     if (nlen > STRATA_MAX_TREE_NAME)
         return st_err(err, STRATA_ERR_TOO_LARGE, "tree name of %zu bytes exceeds %u", nlen,
                       STRATA_MAX_TREE_NAME);
@@ -82,7 +104,7 @@ int strata_tree_open(strata_txn_t *txn, const char *name, strata_key_kind kind, 
         *out = t;
         return STRATA_OK;
     }
-    st_tree_state st = {0, 0, (uint8_t)kind};
+    st_tree_state st = {0, 0, (uint8_t)kind, 0};
     bool exists = false;
     if (!t) {
         const uint8_t *rec;
@@ -133,6 +155,11 @@ int strata_tree_drop(strata_txn_t *txn, const char *name, strata_error *err) {
     rc = strata_tree_open(txn, name, STRATA_KEY_BYTES, 0, &t, err);
     if (rc == STRATA_ERR_WRONG_TYPE) rc = strata_tree_open(txn, name, STRATA_KEY_INT, 0, &t, err);
     if (rc) return rc;
+    return st_internal_drop(txn, t, err);
+}
+
+int st_internal_drop(strata_txn_t *txn, strata_tree_t *t, strata_error *err) {
+    int rc;
     if ((rc = st_bt_drop(txn, &t->st, err))) return rc;
     rc = st_bt_delete(txn, &txn->catalog.st, (const uint8_t *)t->name, t->name_len, err);
     if (rc == STRATA_ERR_NOT_FOUND) rc = STRATA_OK; /* created in this transaction */

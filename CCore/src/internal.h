@@ -128,7 +128,10 @@ typedef struct st_tree_state {
     pgno_t root;
     uint64_t count;
     uint8_t kind;            /* strata_key_kind */
+    uint8_t tflags;          /* ST_TREE_*: stored in the catalog record */
 } st_tree_state;
+
+#define ST_TREE_CLUSTERS 1   /* values are cluster records that own column pages (cluster.c) */
 
 struct strata_tree {
     strata_txn_t *txn;
@@ -184,6 +187,8 @@ struct strata_txn {
     st_free_vec own;         /* pages this transaction made and then freed: reusable at once */
     st_free_vec freed;       /* committed pages this transaction stopped using */
     bool holds_lock;
+    struct st_objstore *os;      /* the object layer's state, loaded on first use */
+    struct st_objstore *os_dead; /* states replaced by refresh (their handles answer "stale") */
 };
 
 /* ------------------------------------------------------------------ small helpers */

@@ -14,6 +14,7 @@
 #include "btree.h"
 #include "freelist.h"
 #include "internal.h"
+#include "objstore.h"
 #include "pager.h"
 
 #include <stdlib.h>
@@ -172,6 +173,48 @@ static int walk_tree(vctx *v, const char *name, const st_tree_state *t, entry_fn
     return STRATA_OK;
 }
 
+/* A cluster record: its keys leaf, its column leaves and their big-value runs. */
+static int cluster_entry(vctx *v, const st_leaf_cell *c, const uint8_t *val, void *arg) {
+    const char *tree = arg;
+    uint64_t base = st_rd64(c->key);
+    if (c->vlen < 16 || (c->vlen - 16) % 16)
+        return ST_CORRUPT(v->err, "%s: cluster %llu record of %u bytes", tree,
+                          (unsigned long long)base, c->vlen);
+    uint32_t n = st_rd32(val), ncols = st_rd32(val + 4);
+    if (n == 0 || n > ST_CLUSTER_MAX || c->vlen != 16 + 16 * (size_t)ncols)
+        return ST_CORRUPT(v->err, "%s: cluster %llu says %u objects, %u columns", tree,
+                          (unsigned long long)base, n, ncols);
+    int rc;
+    for (uint32_t i = 0; i <= ncols; i++) {
+        pgno_t pg = i == 0 ? st_rd64(val + 8) : st_rd64(val + 16 * (size_t)i + 8);
+        const uint8_t *p;
+        if ((rc = mark(v, pg, 1, "column")) || (rc = st_leaf_header(v->txn, pg, n, &p, v->err)) ||
+            (rc = check_sum(v, p, pg, 1)))
+            return rc;
+        if (i == 0) { /* the keys: ascending, >= base */
+            for (uint32_t j = 0; j < n; j++) {
+                int64_t k = st_packed_at(p, n, j);
+                if ((uint64_t)k < base || (j && k <= st_packed_at(p, n, j - 1)))
+                    return ST_CORRUPT(v->err, "%s: cluster %llu: key %lld at row %u is out of order",
+                                      tree, (unsigned long long)base, (long long)k, j);
+            }
+            continue;
+        }
+        pgno_t runs[ST_CLUSTER_MAX];
+        uint32_t lens[ST_CLUSTER_MAX], nruns = 0;
+        if ((rc = st_leaf_big_runs(p, n, runs, lens, &nruns, v->err))) return rc;
+        for (uint32_t j = 0; j < nruns; j++) {
+            const uint8_t *rp;
+            uint32_t run;
+            if ((rc = st_overflow_get(v->txn, runs[j], lens[j], &rp, &run, v->err)) ||
+                (rc = mark(v, runs[j], run, "big value")) ||
+                (rc = check_sum(v, rp - PH_SIZE, runs[j], run)))
+                return rc;
+        }
+    }
+    return STRATA_OK;
+}
+
 /* For each catalog entry: parse the record and walk the tree it names. */
 static int catalog_entry(vctx *v, const st_leaf_cell *c, const uint8_t *val, void *arg) {
     (void)arg;
@@ -182,7 +225,8 @@ static int catalog_entry(vctx *v, const st_leaf_cell *c, const uint8_t *val, voi
     name[c->klen] = 0;
     if (c->vlen != 24 || (val[16] != STRATA_KEY_INT && val[16] != STRATA_KEY_BYTES))
         return ST_CORRUPT(v->err, "catalog: record of tree '%s' is malformed", name);
-    st_tree_state t = {st_rd64(val), st_rd64(val + 8), val[16]};
+    st_tree_state t = {st_rd64(val), st_rd64(val + 8), val[16], val[17]};
+    if (t.tflags & ST_TREE_CLUSTERS) return walk_tree(v, name, &t, cluster_entry, name);
     return walk_tree(v, name, &t, NULL, NULL);
 }
 
@@ -197,7 +241,7 @@ static int verify_snapshot(strata_txn_t *txn, const vctx *rule, uint8_t **seen_o
         v.durable_version = rule->durable_version;
     }
     if (!v.seen) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory verifying '%s'", db->path);
-    st_tree_state catalog = {txn->meta.catalog_root, txn->meta.catalog_count, STRATA_KEY_BYTES};
+    st_tree_state catalog = {txn->meta.catalog_root, txn->meta.catalog_count, STRATA_KEY_BYTES, 0};
     int rc = walk_tree(&v, "(catalog)", &catalog, catalog_entry, NULL);
     if (rc == STRATA_OK) {
         st_freelist fl;

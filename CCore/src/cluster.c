@@ -1,0 +1,626 @@
+/*
+ * cluster.c — a table's objects: a cluster tree keyed by object key, each cluster holding up to
+ * ST_CLUSTER_MAX objects as one column leaf per property (column.c), so a scan of one property
+ * reads only that property's pages.
+ *
+ * Cluster record (the value under the cluster's base key in "$t<id>.c"):
+ *   u32 n (objects) | u32 ncols | u64 keys leaf (packed object keys, ascending) |
+ *   ncols × { u32 property id | u32 0 | u64 column leaf }
+ * A property without a column in a cluster (added after the cluster was written) reads as its
+ * default: null, or zero / "" when not nullable.
+ *
+ * Invariants: a cluster covers the keys from its base up to the next cluster's base; its keys
+ * are ascending, >= base; n >= 1; every leaf holds n values. Object keys come from the table's
+ * next_key, so new objects always go to the last cluster.
+ *
+ * Writing: a cluster being changed is decoded into memory (st_dcluster) and kept, sorted by
+ * base, in the table until the transaction commits, a scan needs the tree, or too many are held
+ * (then all are written). Writing a cluster encodes only the columns that changed (all of them
+ * when objects were added or removed), splitting it when a column no longer fits one page.
+ * An st_objref is valid until the next call that may decode or write clusters.
+ */
+#include "btree.h"
+#include "objstore.h"
+#include "pager.h"
+
+#include <stdlib.h>
+
+#define MAX_DECODED 64  /* decoded clusters per table before all are written */
+#define REC_HEAD 16
+#define REC_COL 16
+
+int st_crec_parse(const strata_table_t *t, uint64_t base, const uint8_t *rec, size_t len,
+                  st_crec *out, strata_error *err) {
+    if (len < REC_HEAD)
+        return ST_CORRUPT(err, "table '%s': cluster %llu record of %zu bytes", t->name,
+                          (unsigned long long)base, len);
+    out->n = st_rd32(rec);
+    out->ncols = st_rd32(rec + 4);
+    out->keys_page = st_rd64(rec + 8);
+    out->cols = rec + REC_HEAD;
+    if (out->n == 0 || out->n > ST_CLUSTER_MAX || len != REC_HEAD + (size_t)out->ncols * REC_COL)
+        return ST_CORRUPT(err, "table '%s': cluster %llu record says %u objects, %u columns in "
+                          "%zu bytes", t->name, (unsigned long long)base, out->n, out->ncols, len);
+    return STRATA_OK;
+}
+
+pgno_t st_crec_col(const st_crec *r, uint32_t col) {
+    for (uint32_t i = 0; i < r->ncols; i++)
+        if (st_rd32(r->cols + (size_t)i * REC_COL) == col)
+            return st_rd64(r->cols + (size_t)i * REC_COL + 8);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ finding clusters */
+
+/* The record of the cluster with the greatest base <= key: *found false when there is none. */
+static int tree_floor(strata_table_t *t, int64_t key, uint64_t *base, const uint8_t **rec,
+                      size_t *rlen, bool *found, strata_error *err) {
+    *found = false;
+    strata_tree_t *tree;
+    int rc = st_table_tree(t, 'c', false, &tree, err);
+    if (rc == STRATA_ERR_NOT_FOUND) return STRATA_OK;
+    if (rc) return rc;
+    strata_cursor_t c;
+    memset(&c, 0, sizeof c);
+    c.tree = tree;
+    uint8_t k[8];
+    st_wr64(k, (uint64_t)key);
+    const uint8_t *ck;
+    size_t kl;
+    rc = st_cur_seek(&c, k, 8, err);
+    if (rc == STRATA_OK) {
+        if ((rc = st_cur_get(&c, &ck, &kl, rec, rlen, err))) return rc;
+        if (st_rd64(ck) != (uint64_t)key) rc = st_cur_prev(&c, err);
+    } else if (rc == STRATA_ERR_NOT_FOUND) {
+        rc = st_cur_last(&c, err);
+    }
+    if (rc == STRATA_ERR_NOT_FOUND) return STRATA_OK;
+    if (rc || (rc = st_cur_get(&c, &ck, &kl, rec, rlen, err))) return rc;
+    *base = st_rd64(ck);
+    *found = true;
+    return STRATA_OK;
+}
+
+/* Index of the decoded cluster with the greatest base <= key, or -1. */
+static long dc_floor(const strata_table_t *t, int64_t key) {
+    long lo = 0, hi = (long)t->ndc - 1, best = -1;
+    while (lo <= hi) {
+        long mid = (lo + hi) / 2;
+        if (t->dc[mid]->base <= (uint64_t)key) best = mid, lo = mid + 1;
+        else hi = mid - 1;
+    }
+    return best;
+}
+
+static long dc_row(const st_dcluster *dc, int64_t key) {
+    long lo = 0, hi = (long)dc->n - 1;
+    while (lo <= hi) {
+        long mid = (lo + hi) / 2;
+        if (dc->keys[mid] == key) return mid;
+        if (dc->keys[mid] < key) lo = mid + 1;
+        else hi = mid - 1;
+    }
+    return -1;
+}
+
+static int rec_row(strata_table_t *t, const st_crec *r, int64_t key, long *row, strata_error *err) {
+    const uint8_t *p;
+    int rc = st_leaf_header(t->txn, r->keys_page, r->n, &p, err);
+    if (rc) return rc;
+    long lo = 0, hi = (long)r->n - 1;
+    *row = -1;
+    while (lo <= hi) {
+        long mid = (lo + hi) / 2;
+        int64_t k = st_packed_at(p, r->n, (uint32_t)mid);
+        if (k == key) {
+            *row = mid;
+            break;
+        }
+        if (k < key) lo = mid + 1;
+        else hi = mid - 1;
+    }
+    return STRATA_OK;
+}
+
+/* Where key's cluster is: a decoded one (*dc) or a record. */
+static int find_cluster(strata_table_t *t, int64_t key, st_dcluster **dc, uint64_t *base,
+                        const uint8_t **rec, size_t *rlen, bool *found, strata_error *err) {
+    *dc = NULL;
+    if (t->hint && t->hint->n && t->hint->keys[0] <= key && key <= t->hint->keys[t->hint->n - 1]) {
+        *dc = t->hint;
+        *found = true;
+        return STRATA_OK;
+    }
+    int rc = tree_floor(t, key, base, rec, rlen, found, err);
+    if (rc) return rc;
+    long i = dc_floor(t, key);
+    if (i >= 0 && (!*found || t->dc[i]->base >= *base)) {
+        *dc = t->dc[i];
+        *found = true;
+    }
+    return STRATA_OK;
+}
+
+static int not_found(strata_table_t *t, int64_t key, strata_error *err) {
+    return st_err(err, STRATA_ERR_NOT_FOUND, "table '%s' has no object with key %lld", t->name,
+                  (long long)key);
+}
+
+int st_obj_locate(strata_table_t *t, int64_t key, st_objref *ref, strata_error *err) {
+    st_dcluster *dc;
+    uint64_t base = 0;
+    const uint8_t *rec = NULL;
+    size_t rlen = 0;
+    bool found;
+    int rc = find_cluster(t, key, &dc, &base, &rec, &rlen, &found, err);
+    if (rc) return rc;
+    if (!found) return not_found(t, key, err);
+    memset(ref, 0, sizeof *ref);
+    if (dc) {
+        long row = dc_row(dc, key);
+        if (row < 0) return not_found(t, key, err);
+        ref->dc = dc;
+        ref->row = (uint32_t)row;
+        t->hint = dc;
+        return STRATA_OK;
+    }
+    st_crec r;
+    long row;
+    if ((rc = st_crec_parse(t, base, rec, rlen, &r, err)) || (rc = rec_row(t, &r, key, &row, err)))
+        return rc;
+    if (row < 0) return not_found(t, key, err);
+    ref->row = (uint32_t)row;
+    ref->rec = rec;
+    ref->rec_len = rlen;
+    return STRATA_OK;
+}
+
+int st_obj_read(strata_table_t *t, const st_objref *ref, const st_prop *p, strata_value *out,
+                strata_error *err) {
+    if (ref->dc) {
+        for (uint32_t i = 0; i < ref->dc->ncols; i++)
+            if (ref->dc->cols[i].col_id == p->id)
+                return st_dcol_value(t->txn, &ref->dc->cols[i], p, ref->row, out, err);
+        return ST_CORRUPT(err, "table '%s': decoded cluster lacks property '%s'", t->name, p->name);
+    }
+    st_crec r;
+    int rc = st_crec_parse(t, 0, ref->rec, ref->rec_len, &r, err);
+    if (rc) return rc;
+    pgno_t leaf = st_crec_col(&r, p->id);
+    if (leaf) return st_col_read(t->txn, leaf, r.n, ref->row, p, out, err);
+    /* not written yet: the default */
+    st_dcol tmp;
+    if (st_dcol_alloc(&tmp, p)) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
+    st_col_default(p, ref->row, ref->row + 1, &tmp);
+    rc = st_dcol_value(t->txn, &tmp, p, ref->row, out, err);
+    st_dcol_release(&tmp);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ decoding */
+
+static void dc_free(st_dcluster *dc) {
+    if (!dc) return;
+    for (uint32_t i = 0; i < dc->ncols; i++) st_dcol_release(&dc->cols[i]);
+    free(dc->cols);
+    free(dc->stray);
+    free(dc);
+}
+
+static st_dcluster *dc_new(const strata_table_t *t) {
+    st_dcluster *dc = calloc(1, sizeof *dc);
+    if (!dc) return NULL;
+    dc->cols = calloc(t->nprops ? t->nprops : 1, sizeof *dc->cols);
+    if (!dc->cols) {
+        free(dc);
+        return NULL;
+    }
+    dc->ncols = t->nprops;
+    for (uint32_t i = 0; i < t->nprops; i++)
+        if (st_dcol_alloc(&dc->cols[i], &t->props[i])) {
+            dc_free(dc);
+            return NULL;
+        }
+    return dc;
+}
+
+static int dc_insert(strata_table_t *t, st_dcluster *dc, strata_error *err) {
+    if (t->ndc == t->capdc) {
+        size_t cap = t->capdc ? 2 * t->capdc : 8;
+        st_dcluster **grown = realloc(t->dc, cap * sizeof *grown);
+        if (!grown) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
+        t->dc = grown;
+        t->capdc = cap;
+    }
+    long i = dc_floor(t, (int64_t)dc->base) + 1;
+    memmove(t->dc + i + 1, t->dc + i, (t->ndc - (size_t)i) * sizeof *t->dc);
+    t->dc[i] = dc;
+    t->ndc++;
+    return STRATA_OK;
+}
+
+static int decode(strata_table_t *t, uint64_t base, const uint8_t *rec, size_t rlen,
+                  st_dcluster **out, strata_error *err) {
+    st_crec r;
+    int rc = st_crec_parse(t, base, rec, rlen, &r, err);
+    if (rc) return rc;
+    st_dcluster *dc = dc_new(t);
+    if (!dc) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
+    dc->base = base;
+    dc->in_tree = true;
+    dc->n = r.n;
+    dc->old_keys_page = r.keys_page;
+    const uint8_t *kp;
+    if ((rc = st_leaf_header(t->txn, r.keys_page, r.n, &kp, err))) goto fail;
+    for (uint32_t i = 0; i < r.n; i++) dc->keys[i] = st_packed_at(kp, r.n, i);
+    for (uint32_t i = 0; i < t->nprops; i++) {
+        pgno_t leaf = st_crec_col(&r, t->props[i].id);
+        if (leaf) rc = st_col_decode(t->txn, leaf, &t->props[i], r.n, &dc->cols[i], t->os, err);
+        else st_col_default(&t->props[i], 0, r.n, &dc->cols[i]);
+        if (rc) goto fail;
+    }
+    /* columns of properties that no longer exist */
+    dc->stray = calloc(r.ncols ? r.ncols : 1, sizeof *dc->stray);
+    if (!dc->stray) {
+        rc = st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
+        goto fail;
+    }
+    for (uint32_t i = 0; i < r.ncols; i++)
+        if (!st_prop_find(t, st_rd32(r.cols + (size_t)i * REC_COL)))
+            dc->stray[dc->nstray++] = st_rd64(r.cols + (size_t)i * REC_COL + 8);
+    *out = dc;
+    return STRATA_OK;
+fail:
+    dc_free(dc);
+    return rc;
+}
+
+static int make_room(strata_table_t *t, strata_error *err) {
+    if (t->ndc < MAX_DECODED) return STRATA_OK;
+    return st_clusters_flush(t, err);
+}
+
+int st_obj_locate_write(strata_table_t *t, int64_t key, st_objref *ref, strata_error *err) {
+    int rc = st_obj_locate(t, key, ref, err);
+    if (rc || ref->dc) return rc;
+    if ((rc = make_room(t, err))) return rc;
+    st_dcluster *dc;
+    uint64_t base = 0;
+    const uint8_t *rec;
+    size_t rlen;
+    bool found;
+    if ((rc = find_cluster(t, key, &dc, &base, &rec, &rlen, &found, err))) return rc;
+    if (!found) return not_found(t, key, err);
+    if (!dc) {
+        if ((rc = decode(t, base, rec, rlen, &dc, err)) || (rc = dc_insert(t, dc, err))) return rc;
+    }
+    long row = dc_row(dc, key);
+    if (row < 0) return not_found(t, key, err);
+    ref->dc = dc;
+    ref->row = (uint32_t)row;
+    ref->rec = NULL;
+    t->hint = dc;
+    return STRATA_OK;
+}
+
+/* ------------------------------------------------------------------ adding and removing rows */
+
+int st_cluster_append(strata_table_t *t, int64_t key, st_objref *ref, strata_error *err) {
+    int rc = make_room(t, err);
+    if (rc) return rc;
+    st_dcluster *dc = NULL;
+    uint64_t base = 0;
+    const uint8_t *rec;
+    size_t rlen;
+    bool found;
+    if ((rc = find_cluster(t, key, &dc, &base, &rec, &rlen, &found, err))) return rc;
+    if (found && !dc) {
+        st_crec r;
+        if ((rc = st_crec_parse(t, base, rec, rlen, &r, err))) return rc;
+        if (r.n < ST_CLUSTER_MAX) {
+            if ((rc = decode(t, base, rec, rlen, &dc, err)) || (rc = dc_insert(t, dc, err)))
+                return rc;
+        }
+    }
+    if (dc && (dc->n >= ST_CLUSTER_MAX || (dc->n && dc->keys[dc->n - 1] >= key))) dc = NULL;
+    if (!dc) {
+        if (!(dc = dc_new(t))) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
+        dc->base = (uint64_t)key;
+        if ((rc = dc_insert(t, dc, err))) {
+            dc_free(dc);
+            return rc;
+        }
+    }
+    uint32_t row = dc->n++;
+    dc->keys[row] = key;
+    for (uint32_t i = 0; i < dc->ncols; i++) st_col_default(&t->props[i], row, row + 1, &dc->cols[i]);
+    dc->shape_dirty = true;
+    ref->dc = dc;
+    ref->row = row;
+    ref->rec = NULL;
+    t->hint = dc;
+    return STRATA_OK;
+}
+
+int st_cluster_remove_row(strata_table_t *t, st_objref *ref, strata_error *err) {
+    st_dcluster *dc = ref->dc;
+    uint32_t row = ref->row, tail = dc->n - row - 1;
+    for (uint32_t i = 0; i < dc->ncols; i++) {
+        st_dcol *c = &dc->cols[i];
+        int rc = st_dcol_free_big(t->txn, c, row, err);
+        if (rc) return rc;
+        memmove(c->nulls + row, c->nulls + row + 1, tail);
+        if (c->ints) memmove(c->ints + row, c->ints + row + 1, tail * sizeof *c->ints);
+        if (c->fixed) memmove(c->fixed + (size_t)row * c->slot, c->fixed + (size_t)(row + 1) * c->slot,
+                              (size_t)tail * c->slot);
+        if (c->var) memmove(c->var + row, c->var + row + 1, tail * sizeof *c->var);
+    }
+    memmove(dc->keys + row, dc->keys + row + 1, tail * sizeof *dc->keys);
+    dc->n--;
+    dc->shape_dirty = true;
+    return STRATA_OK;
+}
+
+/* ------------------------------------------------------------------ writing */
+
+static int free_page(strata_txn_t *txn, pgno_t pg, strata_error *err) {
+    return pg ? st_page_free(txn, pg, 1, err) : STRATA_OK;
+}
+
+static bool range_fits(const st_dcluster *dc, const st_dcol *keys, uint32_t from, uint32_t to) {
+    if (!st_col_encoded_size(keys, from, to)) return false;
+    for (uint32_t i = 0; i < dc->ncols; i++)
+        if (!st_col_encoded_size(&dc->cols[i], from, to)) return false;
+    return true;
+}
+
+/* Write rows [from, to) as one or more clusters. `reuse`: the range is the whole unchanged-shape
+ * cluster, so clean columns keep their leaves. */
+static int write_range(strata_table_t *t, strata_tree_t *tree, st_dcluster *dc, const st_dcol *keys,
+                       uint32_t from, uint32_t to, bool reuse, strata_error *err) {
+    int rc;
+    if (!reuse && !range_fits(dc, keys, from, to)) {
+        uint32_t mid = from + (to - from) / 2;
+        if (mid == from)
+            return st_err(err, STRATA_ERR_TOO_LARGE, "table '%s': object %lld does not fit a "
+                          "cluster", t->name, (long long)dc->keys[from]);
+        if ((rc = write_range(t, tree, dc, keys, from, mid, false, err))) return rc;
+        return write_range(t, tree, dc, keys, mid, to, false, err);
+    }
+    size_t len = REC_HEAD + (size_t)dc->ncols * REC_COL;
+    uint8_t *rec = malloc(len);
+    if (!rec) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
+    st_wr32(rec, to - from);
+    st_wr32(rec + 4, dc->ncols);
+    pgno_t kp = reuse ? dc->old_keys_page : 0;
+    rc = kp ? STRATA_OK : st_col_encode(t->txn, keys, from, to, &kp, err);
+    st_wr64(rec + 8, kp);
+    for (uint32_t i = 0; rc == STRATA_OK && i < dc->ncols; i++) {
+        const st_dcol *c = &dc->cols[i];
+        pgno_t leaf = reuse && !c->dirty ? c->old_page : 0;
+        if (!leaf) rc = st_col_encode(t->txn, c, from, to, &leaf, err);
+        st_wr32(rec + REC_HEAD + (size_t)i * REC_COL, c->col_id);
+        st_wr32(rec + REC_HEAD + (size_t)i * REC_COL + 4, 0);
+        st_wr64(rec + REC_HEAD + (size_t)i * REC_COL + 8, leaf);
+    }
+    uint8_t k[8];
+    st_wr64(k, from == 0 ? dc->base : (uint64_t)dc->keys[from]);
+    if (rc == STRATA_OK) rc = st_bt_put(t->txn, &tree->st, k, 8, rec, len, err);
+    tree->dirty = true;
+    tree->mod_count++;
+    free(rec);
+    return rc;
+}
+
+static int write_cluster(strata_table_t *t, st_dcluster *dc, strata_error *err) {
+    strata_tree_t *tree;
+    int rc = st_table_tree(t, 'c', true, &tree, err);
+    if (rc) return rc;
+    bool any_dirty = dc->shape_dirty || dc->nstray;
+    for (uint32_t i = 0; i < dc->ncols; i++) any_dirty |= dc->cols[i].dirty || !dc->cols[i].old_page;
+    if (!any_dirty && dc->in_tree) return STRATA_OK;
+    bool reuse = dc->in_tree && !dc->shape_dirty && dc->old_keys_page;
+    st_dcol keys;
+    memset(&keys, 0, sizeof keys);
+    keys.enc = ST_ENC_PACKED;
+    keys.ints = dc->keys;
+    if (reuse && !range_fits(dc, &keys, 0, dc->n)) reuse = false; /* it must split */
+    if (dc->n == 0) {
+        if (dc->in_tree) {
+            uint8_t k[8];
+            st_wr64(k, dc->base);
+            if ((rc = st_bt_delete(t->txn, &tree->st, k, 8, err))) return rc;
+            tree->dirty = true;
+            tree->mod_count++;
+        }
+    } else {
+        if ((rc = write_range(t, tree, dc, &keys, 0, dc->n, reuse, err))) return rc;
+    }
+    /* the leaves that were replaced */
+    if (!reuse && (rc = free_page(t->txn, dc->old_keys_page, err))) return rc;
+    for (uint32_t i = 0; i < dc->ncols; i++) {
+        const st_dcol *c = &dc->cols[i];
+        if ((!reuse || c->dirty) && (rc = free_page(t->txn, c->old_page, err))) return rc;
+    }
+    for (uint32_t i = 0; i < dc->nstray; i++)
+        if ((rc = free_page(t->txn, dc->stray[i], err))) return rc;
+    return STRATA_OK;
+}
+
+int st_clusters_flush(strata_table_t *t, strata_error *err) {
+    int rc = STRATA_OK;
+    for (size_t i = 0; i < t->ndc; i++) {
+        if (rc == STRATA_OK) rc = write_cluster(t, t->dc[i], err);
+        dc_free(t->dc[i]);
+    }
+    t->ndc = 0;
+    t->hint = NULL;
+    if (rc) st_txn_fail(t->txn, rc);
+    return rc;
+}
+
+void st_clusters_forget(strata_table_t *t) {
+    for (size_t i = 0; i < t->ndc; i++) dc_free(t->dc[i]);
+    t->ndc = 0;
+    t->hint = NULL;
+}
+
+/* ------------------------------------------------------------------ walking */
+
+int st_cluster_next_key(strata_table_t *t, int64_t after, int64_t *key, strata_error *err) {
+    int rc;
+    if (t->ndc && (rc = st_clusters_flush(t, err))) return rc;
+    strata_tree_t *tree;
+    rc = st_table_tree(t, 'c', false, &tree, err);
+    if (rc) return rc == STRATA_ERR_NOT_FOUND ? STRATA_ERR_NOT_FOUND : rc;
+    strata_cursor_t c;
+    memset(&c, 0, sizeof c);
+    c.tree = tree;
+    int64_t from = after < 0 ? 0 : after + 1;
+    uint8_t k[8];
+    st_wr64(k, (uint64_t)from);
+    const uint8_t *ck, *rec;
+    size_t kl, rlen;
+    rc = st_cur_seek(&c, k, 8, err);
+    /* the cluster before the seek position may hold keys >= from */
+    if (rc == STRATA_OK) {
+        if ((rc = st_cur_get(&c, &ck, &kl, &rec, &rlen, err))) return rc;
+        if (st_rd64(ck) > (uint64_t)from && st_cur_prev(&c, err) != STRATA_OK)
+            rc = st_cur_first(&c, err);
+    } else if (rc == STRATA_ERR_NOT_FOUND) {
+        rc = st_cur_last(&c, err);
+    }
+    for (; rc == STRATA_OK; rc = st_cur_next(&c, err)) {
+        if ((rc = st_cur_get(&c, &ck, &kl, &rec, &rlen, err))) return rc;
+        st_crec r;
+        const uint8_t *kp;
+        if ((rc = st_crec_parse(t, st_rd64(ck), rec, rlen, &r, err)) ||
+            (rc = st_leaf_header(t->txn, r.keys_page, r.n, &kp, err)))
+            return rc;
+        if (st_packed_at(kp, r.n, r.n - 1) < from) continue;
+        long lo = 0, hi = (long)r.n - 1;
+        while (lo < hi) {
+            long mid = (lo + hi) / 2;
+            if (st_packed_at(kp, r.n, (uint32_t)mid) < from) lo = mid + 1;
+            else hi = mid;
+        }
+        *key = st_packed_at(kp, r.n, (uint32_t)lo);
+        return STRATA_OK;
+    }
+    return rc;
+}
+
+/* Every cluster base, ascending (flushes first). */
+static int all_bases(strata_table_t *t, uint64_t **out, size_t *n, strata_error *err) {
+    *out = NULL;
+    *n = 0;
+    int rc = st_clusters_flush(t, err);
+    if (rc) return rc;
+    strata_tree_t *tree;
+    rc = st_table_tree(t, 'c', false, &tree, err);
+    if (rc == STRATA_ERR_NOT_FOUND) return STRATA_OK;
+    if (rc) return rc;
+    uint64_t *v = malloc((tree->st.count + 1) * sizeof *v);
+    if (!v) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
+    strata_cursor_t c;
+    memset(&c, 0, sizeof c);
+    c.tree = tree;
+    size_t k = 0;
+    for (rc = st_cur_first(&c, err); rc == STRATA_OK && k < tree->st.count; rc = st_cur_next(&c, err)) {
+        const uint8_t *ck;
+        size_t kl;
+        if ((rc = st_cur_get(&c, &ck, &kl, NULL, NULL, err))) break;
+        v[k++] = st_rd64(ck);
+    }
+    if (rc == STRATA_ERR_NOT_FOUND) rc = STRATA_OK;
+    if (rc) {
+        free(v);
+        return rc;
+    }
+    *out = v;
+    *n = k;
+    return STRATA_OK;
+}
+
+/* Free the big-value runs of a var leaf. */
+static int free_leaf_bigs(strata_table_t *t, const st_prop *p, pgno_t leaf, uint32_t n,
+                          strata_error *err) {
+    if (!st_type_var(p->type, p->flags)) return STRATA_OK;
+    st_dcol c;
+    if (st_dcol_alloc(&c, p)) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
+    int rc = st_col_decode(t->txn, leaf, p, n, &c, t->os, err);
+    for (uint32_t i = 0; rc == STRATA_OK && i < n; i++) rc = st_dcol_free_big(t->txn, &c, i, err);
+    st_dcol_release(&c);
+    return rc;
+}
+
+int st_clusters_drop_column(strata_table_t *t, uint32_t col, strata_error *err) {
+    st_prop *p = st_prop_find(t, col);
+    uint64_t *bases;
+    size_t nb;
+    int rc = all_bases(t, &bases, &nb, err);
+    if (rc) return rc;
+    strata_tree_t *tree = t->clusters;
+    for (size_t i = 0; rc == STRATA_OK && i < nb; i++) {
+        uint8_t k[8];
+        st_wr64(k, bases[i]);
+        const uint8_t *rec;
+        size_t rlen;
+        st_crec r;
+        if ((rc = st_bt_get(t->txn, &tree->st, k, 8, &rec, &rlen, err)) ||
+            (rc = st_crec_parse(t, bases[i], rec, rlen, &r, err)))
+            break;
+        pgno_t leaf = st_crec_col(&r, col);
+        if (!leaf) continue;
+        if (p && (rc = free_leaf_bigs(t, p, leaf, r.n, err))) break;
+        if ((rc = st_page_free(t->txn, leaf, 1, err))) break;
+        uint8_t *nrec = malloc(rlen);
+        if (!nrec) {
+            rc = st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
+            break;
+        }
+        memcpy(nrec, rec, REC_HEAD);
+        uint32_t kept = 0;
+        for (uint32_t j = 0; j < r.ncols; j++)
+            if (st_rd32(r.cols + (size_t)j * REC_COL) != col)
+                memcpy(nrec + REC_HEAD + (size_t)kept++ * REC_COL, r.cols + (size_t)j * REC_COL, REC_COL);
+        st_wr32(nrec + 4, kept);
+        rc = st_bt_put(t->txn, &tree->st, k, 8, nrec, REC_HEAD + (size_t)kept * REC_COL, err);
+        free(nrec);
+        tree->dirty = true;
+        tree->mod_count++;
+    }
+    free(bases);
+    return rc;
+}
+
+int st_clusters_drop_all(strata_table_t *t, strata_error *err) {
+    uint64_t *bases;
+    size_t nb;
+    int rc = all_bases(t, &bases, &nb, err);
+    if (rc) return rc;
+    strata_tree_t *tree = t->clusters;
+    for (size_t i = 0; rc == STRATA_OK && i < nb; i++) {
+        uint8_t k[8];
+        st_wr64(k, bases[i]);
+        const uint8_t *rec;
+        size_t rlen;
+        st_crec r;
+        if ((rc = st_bt_get(t->txn, &tree->st, k, 8, &rec, &rlen, err)) ||
+            (rc = st_crec_parse(t, bases[i], rec, rlen, &r, err)))
+            break;
+        for (uint32_t j = 0; rc == STRATA_OK && j < r.ncols; j++) {
+            pgno_t leaf = st_rd64(r.cols + (size_t)j * REC_COL + 8);
+            st_prop *p = st_prop_find(t, st_rd32(r.cols + (size_t)j * REC_COL));
+            if (p) rc = free_leaf_bigs(t, p, leaf, r.n, err);
+            if (rc == STRATA_OK) rc = st_page_free(t->txn, leaf, 1, err);
+        }
+        if (rc == STRATA_OK) rc = st_page_free(t->txn, r.keys_page, 1, err);
+        if (rc == STRATA_OK) rc = st_bt_delete(t->txn, &tree->st, k, 8, err);
+        tree->dirty = true;
+        tree->mod_count++;
+    }
+    free(bases);
+    return rc;
+}

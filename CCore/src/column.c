@@ -1,0 +1,668 @@
+/*
+ * column.c — column leaves: the values of one property for the objects of one cluster, in one
+ * page, and their decoded (writable) form.
+ *
+ * Leaf page (kind ST_PAGE_COLUMN), after the common 32-byte header:
+ *   32  u8  encoding: 1 packed integers, 2 fixed-size slots, 3 variable-size elements
+ *   33  u8  packed: bits per value (0, 1, 2, 4, 8, 16, 32 or 64); fixed: bytes per slot
+ *   34  u8  flags: 1 = null bitmap present, 2 = big bitmap present
+ *   35  u8  0
+ *   36  u32 n, the number of values (the cluster's object count)
+ *   40  i64 packed: base; value i = base + stored i (stored as unsigned bits)
+ *   48  u32 var: bytes of element data
+ *   52  u32 0
+ *   56  null bitmap, (n + 7) / 8 bytes, bit i set = value i is null (if flag 1)
+ *       big bitmap, same size, bit i set = element i is {u64 run page, u32 length} (if flag 2)
+ *       then, at the next multiple of 8:
+ *         packed: ceil(n * bits / 64) u64 words, value i at bit i * bits (little-endian)
+ *         fixed:  n slots
+ *         var:    n + 1 u32 offsets into the element data that follows (offset 0 first)
+ *
+ * Which encoding a property gets: packed for bool, int, link and list ids (a list column holds
+ * the id of the list's storage, 0 for empty); fixed for float (4), double (8), timestamp (12:
+ * i64 seconds, i32 nanoseconds), ObjectId (12), UUID (16), decimal128 (16: low, high); var for
+ * string, binary and mixed. A mixed element is a type tag byte and the value's bytes (the fixed
+ * layout above, or the raw string/binary bytes).
+ *
+ * Elements over ST_INLINE_MAX bytes live in an overflow run (kind 3, as btree.c's) of their
+ * own; the leaf keeps its page number and length.
+ *
+ * Invariants: a leaf fits one page; n equals the cluster's object count; null values are stored
+ * as zero (packed: as base). Every offset read is checked (ST_CORRUPT otherwise).
+ */
+#include "btree.h"
+#include "objstore.h"
+#include "page.h"
+#include "pager.h"
+
+#include <stdlib.h>
+
+#define CH_ENC 32
+#define CH_WIDTH 33
+#define CH_FLAGS 34
+#define CH_N 36
+#define CH_BASE 40
+#define CH_VARBYTES 48
+#define CH_BITMAPS 56
+
+static size_t bitmap_bytes(uint32_t n) { return (n + 7) / 8; }
+static size_t align8(size_t x) { return (x + 7) & ~(size_t)7; }
+
+static uint8_t width_for(uint64_t range) {
+    static const uint8_t widths[] = {0, 1, 2, 4, 8, 16, 32};
+    for (unsigned i = 0; i < sizeof widths; i++)
+        if (range < (1ull << widths[i])) return widths[i];
+    return 64;
+}
+
+static uint64_t get_bits(const uint8_t *d, uint32_t i, uint8_t w) {
+    switch (w) {
+    case 0: return 0;
+    case 8: return d[i];
+    case 16: return st_rd16(d + 2 * (size_t)i);
+    case 32: return st_rd32(d + 4 * (size_t)i);
+    case 64: return st_rd64(d + 8 * (size_t)i);
+    default: {
+        size_t bit = (size_t)i * w;
+        return (uint64_t)(d[bit >> 3] >> (bit & 7)) & ((1u << w) - 1);
+    }
+    }
+}
+
+static void put_bits(uint8_t *d, uint32_t i, uint8_t w, uint64_t v) {
+    switch (w) {
+    case 0: return;
+    case 8: d[i] = (uint8_t)v; return;
+    case 16: st_wr16(d + 2 * (size_t)i, (uint16_t)v); return;
+    case 32: st_wr32(d + 4 * (size_t)i, (uint32_t)v); return;
+    case 64: st_wr64(d + 8 * (size_t)i, v); return;
+    default: {
+        size_t bit = (size_t)i * w;
+        d[bit >> 3] |= (uint8_t)(v << (bit & 7));
+    }
+    }
+}
+
+static bool bit_at(const uint8_t *bm, uint32_t i) { return (bm[i >> 3] >> (i & 7)) & 1; }
+
+/* ------------------------------------------------------------------ types */
+
+unsigned st_type_fixed_size(uint8_t type) {
+    switch (type) {
+    case STRATA_TYPE_FLOAT: return 4;
+    case STRATA_TYPE_DOUBLE: return 8;
+    case STRATA_TYPE_TIMESTAMP: return 12;
+    case STRATA_TYPE_OBJECT_ID: return 12;
+    case STRATA_TYPE_UUID: return 16;
+    case STRATA_TYPE_DECIMAL128: return 16;
+    default: return 0;
+    }
+}
+
+bool st_type_packed(uint8_t type, uint8_t flags) {
+    return (flags & STRATA_PROP_LIST) || type == STRATA_TYPE_BOOL || type == STRATA_TYPE_INT ||
+           type == STRATA_TYPE_LINK;
+}
+
+bool st_type_var(uint8_t type, uint8_t flags) {
+    return !(flags & STRATA_PROP_LIST) &&
+           (type == STRATA_TYPE_STRING || type == STRATA_TYPE_BINARY || type == STRATA_TYPE_MIXED);
+}
+
+/* The fixed-size bytes of a value of a fixed type. */
+static void fixed_put(uint8_t type, const strata_value *v, uint8_t *out) {
+    switch (type) {
+    case STRATA_TYPE_FLOAT: memcpy(out, &v->u.f, 4); break;
+    case STRATA_TYPE_DOUBLE: memcpy(out, &v->u.d, 8); break;
+    case STRATA_TYPE_TIMESTAMP:
+        st_wr64(out, (uint64_t)v->u.timestamp.seconds);
+        st_wr32(out + 8, (uint32_t)v->u.timestamp.nanoseconds);
+        break;
+    case STRATA_TYPE_OBJECT_ID: memcpy(out, v->u.object_id, 12); break;
+    case STRATA_TYPE_UUID: memcpy(out, v->u.uuid, 16); break;
+    case STRATA_TYPE_DECIMAL128:
+        st_wr64(out, v->u.decimal.low);
+        st_wr64(out + 8, v->u.decimal.high);
+        break;
+    }
+}
+
+static void fixed_get(uint8_t type, const uint8_t *in, strata_value *v) {
+    v->type = (strata_type)type;
+    switch (type) {
+    case STRATA_TYPE_FLOAT: memcpy(&v->u.f, in, 4); break;
+    case STRATA_TYPE_DOUBLE: memcpy(&v->u.d, in, 8); break;
+    case STRATA_TYPE_TIMESTAMP:
+        v->u.timestamp.seconds = (int64_t)st_rd64(in);
+        v->u.timestamp.nanoseconds = (int32_t)st_rd32(in + 8);
+        break;
+    case STRATA_TYPE_OBJECT_ID: memcpy(v->u.object_id, in, 12); break;
+    case STRATA_TYPE_UUID: memcpy(v->u.uuid, in, 16); break;
+    case STRATA_TYPE_DECIMAL128:
+        v->u.decimal.low = st_rd64(in);
+        v->u.decimal.high = st_rd64(in + 8);
+        break;
+    }
+}
+
+/* Mixed element: tag + payload. Returns the element length; writes it when out is not NULL
+ * (string/binary payloads are not copied: the caller appends v->u.bytes). */
+static size_t mixed_head(const strata_value *v, uint8_t *out) {
+    uint8_t tmp[17];
+    uint8_t *o = out ? out : tmp;
+    o[0] = (uint8_t)v->type;
+    switch (v->type) {
+    case STRATA_TYPE_BOOL: o[1] = v->u.b; return 2;
+    case STRATA_TYPE_INT: st_wr64(o + 1, (uint64_t)v->u.i); return 9;
+    case STRATA_TYPE_STRING:
+    case STRATA_TYPE_BINARY: return 1;
+    default: {
+        unsigned fs = st_type_fixed_size((uint8_t)v->type);
+        fixed_put((uint8_t)v->type, v, o + 1);
+        return 1 + fs;
+    }
+    }
+}
+
+/* Decode a mixed element (bytes [p, p+len)). */
+static int mixed_decode(const uint8_t *p, size_t len, strata_value *v, strata_error *err) {
+    if (len < 1) return ST_CORRUPT(err, "mixed value of 0 bytes");
+    uint8_t tag = p[0];
+    size_t need;
+    switch (tag) {
+    case STRATA_TYPE_BOOL: need = 2; break;
+    case STRATA_TYPE_INT: need = 9; break;
+    case STRATA_TYPE_STRING:
+    case STRATA_TYPE_BINARY:
+        v->type = (strata_type)tag;
+        v->u.bytes.data = p + 1;
+        v->u.bytes.len = len - 1;
+        return STRATA_OK;
+    default:
+        need = 1 + st_type_fixed_size(tag);
+        if (need == 1) return ST_CORRUPT(err, "mixed value with unknown type tag %u", tag);
+    }
+    if (len != need)
+        return ST_CORRUPT(err, "mixed value of type %u has %zu bytes, expected %zu", tag, len, need);
+    if (tag == STRATA_TYPE_BOOL) {
+        v->type = STRATA_TYPE_BOOL;
+        v->u.b = p[1] != 0;
+    } else if (tag == STRATA_TYPE_INT) {
+        v->type = STRATA_TYPE_INT;
+        v->u.i = (int64_t)st_rd64(p + 1);
+    } else {
+        fixed_get(tag, p + 1, v);
+    }
+    return STRATA_OK;
+}
+
+/* ------------------------------------------------------------------ reading a leaf */
+
+int st_leaf_header(strata_txn_t *txn, pgno_t pgno, uint32_t n, const uint8_t **page,
+                   strata_error *err) {
+    const uint8_t *p;
+    int rc = st_page_get(txn, pgno, &p, err);
+    if (rc) return rc;
+    if (pg_kind(p) != ST_PAGE_COLUMN)
+        return ST_CORRUPT(err, "page %llu: expected a column leaf, found kind %u",
+                          (unsigned long long)pgno, pg_kind(p));
+    if (st_rd64(p + PH_PGNO) != pgno)
+        return ST_CORRUPT(err, "column page %llu: header says page %llu", (unsigned long long)pgno,
+                          (unsigned long long)st_rd64(p + PH_PGNO));
+    if (st_rd32(p + CH_N) != n)
+        return ST_CORRUPT(err, "column page %llu holds %u values, its cluster %u",
+                          (unsigned long long)pgno, st_rd32(p + CH_N), n);
+    uint8_t enc = p[CH_ENC], w = p[CH_WIDTH], flags = p[CH_FLAGS];
+    size_t off = CH_BITMAPS + ((flags & 1) ? bitmap_bytes(n) : 0) + ((flags & 2) ? bitmap_bytes(n) : 0);
+    off = align8(off);
+    size_t end;
+    if (enc == ST_ENC_PACKED) {
+        if (w != 0 && w != 1 && w != 2 && w != 4 && w != 8 && w != 16 && w != 32 && w != 64)
+            return ST_CORRUPT(err, "column page %llu: bit width %u", (unsigned long long)pgno, w);
+        end = off + ((size_t)n * w + 63) / 64 * 8;
+    } else if (enc == ST_ENC_FIXED) {
+        if (w == 0 || w > 16)
+            return ST_CORRUPT(err, "column page %llu: slot of %u bytes", (unsigned long long)pgno, w);
+        end = off + (size_t)n * w;
+    } else if (enc == ST_ENC_VAR) {
+        end = off + 4 * ((size_t)n + 1) + st_rd32(p + CH_VARBYTES);
+        if (end <= ST_PAGE_SIZE) {
+            uint32_t prev = 0;
+            for (uint32_t i = 0; i <= n; i++) {
+                uint32_t o = st_rd32(p + off + 4 * (size_t)i);
+                if (o < prev || o > st_rd32(p + CH_VARBYTES) || (i == 0 && o != 0))
+                    return ST_CORRUPT(err, "column page %llu: element offset %u of %u is %u",
+                                      (unsigned long long)pgno, i, n, o);
+                prev = o;
+            }
+        }
+    } else {
+        return ST_CORRUPT(err, "column page %llu: unknown encoding %u", (unsigned long long)pgno, enc);
+    }
+    if (end > ST_PAGE_SIZE)
+        return ST_CORRUPT(err, "column page %llu: %zu bytes of data overrun the page",
+                          (unsigned long long)pgno, end);
+    *page = p;
+    return STRATA_OK;
+}
+
+static size_t data_off(const uint8_t *p, uint32_t n) {
+    uint8_t flags = p[CH_FLAGS];
+    return align8(CH_BITMAPS + ((flags & 1) ? bitmap_bytes(n) : 0) +
+                  ((flags & 2) ? bitmap_bytes(n) : 0));
+}
+
+int64_t st_packed_at(const uint8_t *p, uint32_t n, uint32_t i) {
+    return (int64_t)((uint64_t)st_rd64(p + CH_BASE) + get_bits(p + data_off(p, n), i, p[CH_WIDTH]));
+}
+
+static bool leaf_null(const uint8_t *p, uint32_t i) {
+    return (p[CH_FLAGS] & 1) && bit_at(p + CH_BITMAPS, i);
+}
+
+static bool leaf_big(const uint8_t *p, uint32_t n, uint32_t i) {
+    if (!(p[CH_FLAGS] & 2)) return false;
+    size_t bo = CH_BITMAPS + ((p[CH_FLAGS] & 1) ? bitmap_bytes(n) : 0);
+    return bit_at(p + bo, i);
+}
+
+int st_leaf_big_runs(const uint8_t *p, uint32_t n, pgno_t *runs, uint32_t *lens, uint32_t *count,
+                     strata_error *err) {
+    *count = 0;
+    if (p[CH_ENC] != ST_ENC_VAR || !(p[CH_FLAGS] & 2)) return STRATA_OK;
+    size_t off = data_off(p, n), data = off + 4 * ((size_t)n + 1);
+    for (uint32_t i = 0; i < n; i++) {
+        if (!leaf_big(p, n, i)) continue;
+        uint32_t a = st_rd32(p + off + 4 * (size_t)i), b = st_rd32(p + off + 4 * (size_t)i + 4);
+        if (b - a != 12)
+            return ST_CORRUPT(err, "column page %llu: big element %u has a %u-byte reference",
+                              (unsigned long long)st_rd64(p + PH_PGNO), i, b - a);
+        runs[*count] = st_rd64(p + data + a);
+        lens[(*count)++] = st_rd32(p + data + a + 8);
+    }
+    return STRATA_OK;
+}
+
+static bool enc_matches(const uint8_t *p, const st_prop *prop) {
+    if (st_type_packed(prop->type, prop->flags)) return p[CH_ENC] == ST_ENC_PACKED;
+    if (st_type_var(prop->type, prop->flags)) return p[CH_ENC] == ST_ENC_VAR;
+    return p[CH_ENC] == ST_ENC_FIXED && p[CH_WIDTH] == st_type_fixed_size(prop->type);
+}
+
+/* A var element: inline bytes, or the run of a big one. */
+static int var_element(strata_txn_t *txn, pgno_t leaf, const uint8_t *p, uint32_t n, uint32_t i,
+                       const uint8_t **bytes, uint32_t *len, pgno_t *big, strata_error *err) {
+    size_t off = data_off(p, n);
+    uint32_t a = st_rd32(p + off + 4 * (size_t)i), b = st_rd32(p + off + 4 * (size_t)i + 4);
+    const uint8_t *e = p + off + 4 * ((size_t)n + 1) + a;
+    *big = 0;
+    if (leaf_big(p, n, i)) {
+        if (b - a != 12)
+            return ST_CORRUPT(err, "column page %llu: big element %u has a %u-byte reference",
+                              (unsigned long long)leaf, i, b - a);
+        *big = st_rd64(e);
+        *len = st_rd32(e + 8);
+        if (*len > STRATA_MAX_BYTES + 1)
+            return ST_CORRUPT(err, "column page %llu: big element %u of %u bytes",
+                              (unsigned long long)leaf, i, *len);
+        return st_overflow_get(txn, *big, *len, bytes, NULL, err);
+    }
+    *bytes = e;
+    *len = b - a;
+    return STRATA_OK;
+}
+
+/* Bytes returned by a write transaction from its own pages are copied into the arena: those
+ * pages may be rewritten before the transaction ends. Committed pages stay put. */
+static const uint8_t *stable_bytes(strata_txn_t *txn, const uint8_t *b, size_t len) {
+    strata_db_t *db = txn->db;
+    if (!txn->write || (b >= db->map && b < db->map + db->map_size)) return b;
+    st_objstore *os;
+    strata_error ignored;
+    if (st_os_get(txn, &os, &ignored)) return NULL;
+    uint8_t *copy = st_arena_alloc(os, len ? len : 1);
+    if (copy) memcpy(copy, b, len);
+    return copy;
+}
+
+static int var_value(strata_txn_t *txn, const st_prop *p, const uint8_t *b, uint32_t len,
+                     bool big, strata_value *out, strata_error *err) {
+    if (!big) {
+        b = stable_bytes(txn, b, len);
+        if (!b) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory reading '%s'", p->name);
+    }
+    if (p->type == STRATA_TYPE_MIXED) return mixed_decode(b, len, out, err);
+    out->type = (strata_type)p->type;
+    out->u.bytes.data = b;
+    out->u.bytes.len = len;
+    return STRATA_OK;
+}
+
+int st_col_read(strata_txn_t *txn, pgno_t pgno, uint32_t n, uint32_t i, const st_prop *prop,
+                strata_value *out, strata_error *err) {
+    const uint8_t *p;
+    int rc = st_leaf_header(txn, pgno, n, &p, err);
+    if (rc) return rc;
+    if (!enc_matches(p, prop))
+        return ST_CORRUPT(err, "column page %llu: encoding %u/%u does not fit property '%s'",
+                          (unsigned long long)pgno, p[CH_ENC], p[CH_WIDTH], prop->name);
+    memset(out, 0, sizeof *out);
+    if (leaf_null(p, i)) {
+        out->type = STRATA_TYPE_NULL;
+        return STRATA_OK;
+    }
+    switch (p[CH_ENC]) {
+    case ST_ENC_PACKED: {
+        int64_t v = st_packed_at(p, n, i);
+        if (prop->flags & STRATA_PROP_LIST) {
+            out->type = STRATA_TYPE_INT;
+            out->u.i = v;
+        } else if (prop->type == STRATA_TYPE_BOOL) {
+            out->type = STRATA_TYPE_BOOL;
+            out->u.b = v != 0;
+        } else if (prop->type == STRATA_TYPE_LINK) {
+            out->type = STRATA_TYPE_LINK;
+            out->u.link = v;
+        } else {
+            out->type = STRATA_TYPE_INT;
+            out->u.i = v;
+        }
+        return STRATA_OK;
+    }
+    case ST_ENC_FIXED:
+        fixed_get(prop->type, p + data_off(p, n) + (size_t)i * p[CH_WIDTH], out);
+        return STRATA_OK;
+    default: {
+        const uint8_t *b = NULL;
+        uint32_t len = 0;
+        pgno_t big = 0;
+        if ((rc = var_element(txn, pgno, p, n, i, &b, &len, &big, err))) return rc;
+        return var_value(txn, prop, b, len, big != 0, out, err);
+    }
+    }
+}
+
+/* ------------------------------------------------------------------ decoded columns */
+
+int st_dcol_alloc(st_dcol *c, const st_prop *p) {
+    memset(c, 0, sizeof *c);
+    c->col_id = p->id;
+    if (st_type_packed(p->type, p->flags)) {
+        c->enc = ST_ENC_PACKED;
+        c->ints = calloc(ST_CLUSTER_MAX, sizeof *c->ints);
+        return c->ints ? 0 : -1;
+    }
+    if (st_type_var(p->type, p->flags)) {
+        c->enc = ST_ENC_VAR;
+        c->var = calloc(ST_CLUSTER_MAX, sizeof *c->var);
+        return c->var ? 0 : -1;
+    }
+    c->enc = ST_ENC_FIXED;
+    c->slot = (uint8_t)st_type_fixed_size(p->type);
+    c->fixed = calloc(ST_CLUSTER_MAX, c->slot);
+    return c->fixed ? 0 : -1;
+}
+
+void st_dcol_release(st_dcol *c) {
+    free(c->ints);
+    free(c->fixed);
+    free(c->var);
+    c->ints = NULL;
+    c->fixed = NULL;
+    c->var = NULL;
+}
+
+void st_col_default(const st_prop *p, uint32_t from, uint32_t to, st_dcol *c) {
+    bool null = (p->flags & STRATA_PROP_NULLABLE) && !(p->flags & STRATA_PROP_LIST);
+    if (p->type == STRATA_TYPE_LINK && !(p->flags & STRATA_PROP_LIST)) null = true;
+    for (uint32_t i = from; i < to; i++) {
+        c->nulls[i] = null;
+        if (c->ints) c->ints[i] = 0;
+        if (c->fixed) memset(c->fixed + (size_t)i * c->slot, 0, c->slot);
+        if (c->var) c->var[i] = (st_var){(const uint8_t *)"", 0, 0};
+    }
+    if (c->var && p->type == STRATA_TYPE_MIXED && !null) {
+        /* a non-nullable mixed defaults to the integer 0 */
+        static const uint8_t zero_int[9] = {STRATA_TYPE_INT};
+        for (uint32_t i = from; i < to; i++) c->var[i] = (st_var){zero_int, 9, 0};
+    }
+}
+
+int st_col_decode(strata_txn_t *txn, pgno_t pgno, const st_prop *prop, uint32_t n, st_dcol *c,
+                  st_objstore *os, strata_error *err) {
+    const uint8_t *p;
+    int rc = st_leaf_header(txn, pgno, n, &p, err);
+    if (rc) return rc;
+    if (!enc_matches(p, prop))
+        return ST_CORRUPT(err, "column page %llu: encoding %u/%u does not fit property '%s'",
+                          (unsigned long long)pgno, p[CH_ENC], p[CH_WIDTH], prop->name);
+    c->old_page = pgno;
+    size_t off = data_off(p, n);
+    for (uint32_t i = 0; i < n; i++) c->nulls[i] = leaf_null(p, i);
+    if (c->enc == ST_ENC_PACKED) {
+        int64_t base = (int64_t)st_rd64(p + CH_BASE);
+        for (uint32_t i = 0; i < n; i++)
+            c->ints[i] = (int64_t)((uint64_t)base + get_bits(p + off, i, p[CH_WIDTH]));
+    } else if (c->enc == ST_ENC_FIXED) {
+        memcpy(c->fixed, p + off, (size_t)n * c->slot);
+    } else {
+        size_t data = off + 4 * ((size_t)n + 1);
+        for (uint32_t i = 0; i < n; i++) {
+            uint32_t a = st_rd32(p + off + 4 * (size_t)i), b = st_rd32(p + off + 4 * (size_t)i + 4);
+            if (leaf_big(p, n, i)) {
+                if (b - a != 12)
+                    return ST_CORRUPT(err, "column page %llu: big element %u has a %u-byte "
+                                      "reference", (unsigned long long)pgno, i, b - a);
+                c->var[i] = (st_var){NULL, st_rd32(p + data + a + 8), st_rd64(p + data + a)};
+                continue;
+            }
+            uint8_t *copy = st_arena_alloc(os, b - a ? b - a : 1);
+            if (!copy) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
+            memcpy(copy, p + data + a, b - a);
+            c->var[i] = (st_var){copy, b - a, 0};
+        }
+    }
+    return STRATA_OK;
+}
+
+int st_dcol_value(strata_txn_t *txn, const st_dcol *c, const st_prop *p, uint32_t i,
+                  strata_value *out, strata_error *err) {
+    memset(out, 0, sizeof *out);
+    if (c->nulls[i]) {
+        out->type = STRATA_TYPE_NULL;
+        return STRATA_OK;
+    }
+    if (c->enc == ST_ENC_PACKED) {
+        out->u.i = c->ints[i];
+        if (p->flags & STRATA_PROP_LIST) out->type = STRATA_TYPE_INT;
+        else if (p->type == STRATA_TYPE_BOOL) out->type = STRATA_TYPE_BOOL, out->u.b = c->ints[i] != 0;
+        else if (p->type == STRATA_TYPE_LINK) out->type = STRATA_TYPE_LINK, out->u.link = c->ints[i];
+        else out->type = STRATA_TYPE_INT;
+        return STRATA_OK;
+    }
+    if (c->enc == ST_ENC_FIXED) {
+        fixed_get(p->type, c->fixed + (size_t)i * c->slot, out);
+        return STRATA_OK;
+    }
+    const st_var *e = &c->var[i];
+    const uint8_t *b = e->p;
+    if (e->big) {
+        int rc = st_overflow_get(txn, e->big, e->len, &b, NULL, err);
+        if (rc) return rc;
+    }
+    if (p->type == STRATA_TYPE_MIXED) return mixed_decode(b, e->len, out, err);
+    out->type = (strata_type)p->type;
+    out->u.bytes.data = b;
+    out->u.bytes.len = e->len;
+    return STRATA_OK;
+}
+
+int st_dcol_free_big(strata_txn_t *txn, st_dcol *c, uint32_t i, strata_error *err) {
+    if (!c->var || !c->var[i].big) return STRATA_OK;
+    uint32_t run = (uint32_t)(((uint64_t)PH_SIZE + c->var[i].len + ST_PAGE_SIZE - 1) / ST_PAGE_SIZE);
+    int rc = st_page_free(txn, c->var[i].big, run, err);
+    c->var[i].big = 0;
+    return rc;
+}
+
+int st_dcol_store(strata_txn_t *txn, st_objstore *os, st_dcol *c, const st_prop *p, uint32_t i,
+                  const strata_value *v, strata_error *err) {
+    int rc = st_dcol_free_big(txn, c, i, err);
+    if (rc) return rc;
+    c->dirty = true;
+    if (v->type == STRATA_TYPE_NULL) {
+        c->nulls[i] = 1;
+        if (c->ints) c->ints[i] = 0;
+        if (c->fixed) memset(c->fixed + (size_t)i * c->slot, 0, c->slot);
+        if (c->var) c->var[i] = (st_var){(const uint8_t *)"", 0, 0};
+        return STRATA_OK;
+    }
+    c->nulls[i] = 0;
+    if (c->enc == ST_ENC_PACKED) {
+        c->ints[i] = v->type == STRATA_TYPE_BOOL ? v->u.b : v->type == STRATA_TYPE_LINK ? v->u.link
+                                                                                         : v->u.i;
+        return STRATA_OK;
+    }
+    if (c->enc == ST_ENC_FIXED) {
+        fixed_put(p->type, v, c->fixed + (size_t)i * c->slot);
+        return STRATA_OK;
+    }
+    /* var: build the element (mixed: tag + payload) */
+    size_t head = 0;
+    uint8_t hbuf[17];
+    const uint8_t *payload = NULL;
+    size_t plen = 0;
+    if (p->type == STRATA_TYPE_MIXED) {
+        head = mixed_head(v, hbuf);
+        if (v->type == STRATA_TYPE_STRING || v->type == STRATA_TYPE_BINARY) {
+            payload = v->u.bytes.data;
+            plen = v->u.bytes.len;
+        }
+    } else {
+        payload = v->u.bytes.data;
+        plen = v->u.bytes.len;
+    }
+    size_t len = head + plen;
+    if (len <= ST_INLINE_MAX) {
+        uint8_t *copy = st_arena_alloc(os, len ? len : 1);
+        if (!copy) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
+        memcpy(copy, hbuf, head);
+        if (plen) memcpy(copy + head, payload, plen);
+        c->var[i] = (st_var){copy, (uint32_t)len, 0};
+        return STRATA_OK;
+    }
+    uint32_t run = (uint32_t)(((uint64_t)PH_SIZE + len + ST_PAGE_SIZE - 1) / ST_PAGE_SIZE);
+    uint8_t *pg;
+    pgno_t pgno;
+    if ((rc = st_page_alloc(txn, run, &pg, &pgno, err))) return rc;
+    pg[PH_KIND] = ST_PAGE_OVERFLOW;
+    st_wr32(pg + PH_RUN, run);
+    memcpy(pg + PH_SIZE, hbuf, head);
+    memcpy(pg + PH_SIZE + head, payload, plen);
+    c->var[i] = (st_var){NULL, (uint32_t)len, pgno};
+    return STRATA_OK;
+}
+
+/* ------------------------------------------------------------------ encoding */
+
+static bool any_null(const st_dcol *c, uint32_t from, uint32_t to) {
+    for (uint32_t i = from; i < to; i++)
+        if (c->nulls[i]) return true;
+    return false;
+}
+
+static bool any_big(const st_dcol *c, uint32_t from, uint32_t to) {
+    if (!c->var) return false;
+    for (uint32_t i = from; i < to; i++)
+        if (c->var[i].big) return true;
+    return false;
+}
+
+static void packed_range(const st_dcol *c, uint32_t from, uint32_t to, int64_t *base, uint8_t *w) {
+    int64_t lo = 0, hi = 0;
+    bool first = true;
+    for (uint32_t i = from; i < to; i++) {
+        if (c->nulls[i]) continue;
+        int64_t v = c->ints[i];
+        if (first || v < lo) lo = v;
+        if (first || v > hi) hi = v;
+        first = false;
+    }
+    *base = lo;
+    *w = width_for((uint64_t)hi - (uint64_t)lo);
+}
+
+size_t st_col_encoded_size(const st_dcol *c, uint32_t from, uint32_t to) {
+    uint32_t n = to - from;
+    size_t size = CH_BITMAPS + (any_null(c, from, to) ? bitmap_bytes(n) : 0) +
+                  (any_big(c, from, to) ? bitmap_bytes(n) : 0);
+    size = align8(size);
+    if (c->enc == ST_ENC_PACKED) {
+        int64_t base;
+        uint8_t w;
+        packed_range(c, from, to, &base, &w);
+        size += ((size_t)n * w + 63) / 64 * 8;
+    } else if (c->enc == ST_ENC_FIXED) {
+        size += (size_t)n * c->slot;
+    } else {
+        size += 4 * ((size_t)n + 1);
+        for (uint32_t i = from; i < to; i++) size += c->var[i].big ? 12 : c->var[i].len;
+    }
+    return size <= ST_PAGE_SIZE ? size : 0;
+}
+
+int st_col_encode(strata_txn_t *txn, const st_dcol *c, uint32_t from, uint32_t to, pgno_t *pgno,
+                  strata_error *err) {
+    uint32_t n = to - from;
+    if (!st_col_encoded_size(c, from, to))
+        return st_err(err, STRATA_ERR_TOO_LARGE, "column %u: %u values do not fit a page", c->col_id, n);
+    uint8_t *p;
+    int rc = st_page_alloc(txn, 1, &p, pgno, err);
+    if (rc) return rc;
+    p[PH_KIND] = ST_PAGE_COLUMN;
+    p[CH_ENC] = c->enc;
+    st_wr32(p + CH_N, n);
+    uint8_t flags = (any_null(c, from, to) ? 1 : 0) | (any_big(c, from, to) ? 2 : 0);
+    p[CH_FLAGS] = flags;
+    size_t bo = CH_BITMAPS;
+    if (flags & 1) {
+        for (uint32_t i = 0; i < n; i++)
+            if (c->nulls[from + i]) p[bo + (i >> 3)] |= (uint8_t)(1u << (i & 7));
+        bo += bitmap_bytes(n);
+    }
+    if (flags & 2)
+        for (uint32_t i = 0; i < n; i++)
+            if (c->var[from + i].big) p[bo + (i >> 3)] |= (uint8_t)(1u << (i & 7));
+    size_t off = data_off(p, n);
+    if (c->enc == ST_ENC_PACKED) {
+        int64_t base;
+        uint8_t w;
+        packed_range(c, from, to, &base, &w);
+        p[CH_WIDTH] = w;
+        st_wr64(p + CH_BASE, (uint64_t)base);
+        for (uint32_t i = 0; i < n; i++)
+            if (!c->nulls[from + i])
+                put_bits(p + off, i, w, (uint64_t)c->ints[from + i] - (uint64_t)base);
+    } else if (c->enc == ST_ENC_FIXED) {
+        p[CH_WIDTH] = c->slot;
+        memcpy(p + off, c->fixed + (size_t)from * c->slot, (size_t)n * c->slot);
+    } else {
+        uint8_t *data = p + off + 4 * ((size_t)n + 1);
+        uint32_t o = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            const st_var *e = &c->var[from + i];
+            st_wr32(p + off + 4 * (size_t)i, o);
+            if (e->big) {
+                st_wr64(data + o, e->big);
+                st_wr32(data + o + 8, e->len);
+                o += 12;
+            } else {
+                if (e->len) memcpy(data + o, e->p, e->len);
+                o += e->len;
+            }
+        }
+        st_wr32(p + off + 4 * (size_t)n, o);
+        st_wr32(p + CH_VARBYTES, o);
+    }
+    return STRATA_OK;
+}

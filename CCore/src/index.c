@@ -1,0 +1,349 @@
+/*
+ * index.c — secondary and primary-key indexes: a byte-key B+tree "$t<id>.i<col>" per indexed
+ * property, holding one entry per object: the order-preserving encoding of the value followed
+ * by the object key (8 bytes, big-endian); the entry's value is empty.
+ *
+ * Value encoding (memcmp order = value order, nulls first):
+ *   0x00                              null
+ *   0x01 + payload:
+ *     bool       1 byte
+ *     int        8 bytes big-endian, sign bit flipped
+ *     timestamp  seconds as int, then nanoseconds 4 bytes big-endian, sign bit flipped
+ *     ObjectId   12 bytes, UUID 16 bytes, as stored
+ *     string     the first ST_INDEX_PREFIX bytes with 0x00 escaped as 0x00 0xFF, then 0x00 0x01
+ *                (the whole string) or 0x00 0x02 (truncated: lookups compare the object's value)
+ *
+ * Invariants (checked by verify): every object of the table has exactly one entry in each of
+ * its indexes, and it encodes the object's current value; a primary-key index has no two
+ * entries with the same value.
+ */
+#include "btree.h"
+#include "objstore.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+bool st_type_indexable(uint8_t type) {
+    return type == STRATA_TYPE_BOOL || type == STRATA_TYPE_INT || type == STRATA_TYPE_STRING ||
+           type == STRATA_TYPE_TIMESTAMP || type == STRATA_TYPE_OBJECT_ID || type == STRATA_TYPE_UUID;
+}
+
+static void be64(uint8_t *o, uint64_t v) {
+    for (int i = 7; i >= 0; i--, v >>= 8) o[i] = (uint8_t)v;
+}
+static uint64_t rd_be64(const uint8_t *p) {
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++) v = v << 8 | p[i];
+    return v;
+}
+
+/* The value part of an index key; returns its length. */
+static size_t encode_value(const strata_value *v, uint8_t *out, bool *truncated) {
+    *truncated = false;
+    if (v->type == STRATA_TYPE_NULL) {
+        out[0] = 0;
+        return 1;
+    }
+    out[0] = 1;
+    size_t o = 1;
+    switch (v->type) {
+    case STRATA_TYPE_BOOL: out[o++] = v->u.b ? 1 : 0; break;
+    case STRATA_TYPE_INT: be64(out + o, (uint64_t)v->u.i ^ (1ull << 63)); o += 8; break;
+    case STRATA_TYPE_TIMESTAMP: {
+        be64(out + o, (uint64_t)v->u.timestamp.seconds ^ (1ull << 63));
+        uint32_t ns = (uint32_t)v->u.timestamp.nanoseconds ^ (1u << 31);
+        out[o + 8] = (uint8_t)(ns >> 24);
+        out[o + 9] = (uint8_t)(ns >> 16);
+        out[o + 10] = (uint8_t)(ns >> 8);
+        out[o + 11] = (uint8_t)ns;
+        o += 12;
+        break;
+    }
+    case STRATA_TYPE_OBJECT_ID: memcpy(out + o, v->u.object_id, 12); o += 12; break;
+    case STRATA_TYPE_UUID: memcpy(out + o, v->u.uuid, 16); o += 16; break;
+    case STRATA_TYPE_STRING: {
+        const uint8_t *s = v->u.bytes.data;
+        size_t n = v->u.bytes.len;
+        if (n > ST_INDEX_PREFIX) {
+            n = ST_INDEX_PREFIX;
+            *truncated = true;
+        }
+        for (size_t i = 0; i < n; i++) {
+            out[o++] = s[i];
+            if (s[i] == 0) out[o++] = 0xFF;
+        }
+        out[o++] = 0;
+        out[o++] = *truncated ? 2 : 1;
+        break;
+    }
+    default: break;
+    }
+    return o;
+}
+
+int st_index_key(const st_prop *p, const strata_value *v, int64_t key, uint8_t *out, size_t *len,
+                 bool *truncated) {
+    (void)p;
+    size_t n = encode_value(v, out, truncated);
+    be64(out + n, (uint64_t)key);
+    *len = n + 8;
+    return STRATA_OK;
+}
+
+int st_index_insert(strata_table_t *t, st_prop *p, const strata_value *v, int64_t key,
+                    strata_error *err) {
+    strata_tree_t *ix;
+    int rc = st_prop_index_tree(t, p, true, &ix, err);
+    if (rc) return rc;
+    uint8_t k[STRATA_MAX_KEY];
+    size_t kl;
+    bool trunc;
+    st_index_key(p, v, key, k, &kl, &trunc);
+    ix->dirty = true;
+    ix->mod_count++;
+    return st_bt_put(t->txn, &ix->st, k, kl, (const uint8_t *)"", 0, err);
+}
+
+int st_index_remove(strata_table_t *t, st_prop *p, const strata_value *v, int64_t key,
+                    strata_error *err) {
+    strata_tree_t *ix;
+    int rc = st_prop_index_tree(t, p, true, &ix, err);
+    if (rc) return rc;
+    uint8_t k[STRATA_MAX_KEY];
+    size_t kl;
+    bool trunc;
+    st_index_key(p, v, key, k, &kl, &trunc);
+    ix->dirty = true;
+    ix->mod_count++;
+    rc = st_bt_delete(t->txn, &ix->st, k, kl, err);
+    if (rc == STRATA_ERR_NOT_FOUND)
+        return ST_CORRUPT(err, "index of '%s.%s' lacks the entry of object %lld", t->name, p->name,
+                          (long long)key);
+    return rc;
+}
+
+bool st_value_equal(const strata_value *a, const strata_value *b) {
+    if (a->type != b->type) return false;
+    switch (a->type) {
+    case STRATA_TYPE_NULL: return true;
+    case STRATA_TYPE_BOOL: return a->u.b == b->u.b;
+    case STRATA_TYPE_INT: return a->u.i == b->u.i;
+    case STRATA_TYPE_FLOAT: return a->u.f == b->u.f;
+    case STRATA_TYPE_DOUBLE: return a->u.d == b->u.d;
+    case STRATA_TYPE_STRING:
+    case STRATA_TYPE_BINARY:
+        return a->u.bytes.len == b->u.bytes.len &&
+               (a->u.bytes.len == 0 || memcmp(a->u.bytes.data, b->u.bytes.data, a->u.bytes.len) == 0);
+    case STRATA_TYPE_TIMESTAMP:
+        return a->u.timestamp.seconds == b->u.timestamp.seconds &&
+               a->u.timestamp.nanoseconds == b->u.timestamp.nanoseconds;
+    case STRATA_TYPE_OBJECT_ID: return memcmp(a->u.object_id, b->u.object_id, 12) == 0;
+    case STRATA_TYPE_UUID: return memcmp(a->u.uuid, b->u.uuid, 16) == 0;
+    case STRATA_TYPE_DECIMAL128:
+        return a->u.decimal.low == b->u.decimal.low && a->u.decimal.high == b->u.decimal.high;
+    case STRATA_TYPE_LINK: return a->u.link == b->u.link;
+    default: return false;
+    }
+}
+
+void st_value_describe(const strata_value *v, char *buf, size_t cap) {
+    switch (v->type) {
+    case STRATA_TYPE_NULL: snprintf(buf, cap, "null"); break;
+    case STRATA_TYPE_BOOL: snprintf(buf, cap, "%s", v->u.b ? "true" : "false"); break;
+    case STRATA_TYPE_INT: snprintf(buf, cap, "%lld", (long long)v->u.i); break;
+    case STRATA_TYPE_FLOAT: snprintf(buf, cap, "%g", (double)v->u.f); break;
+    case STRATA_TYPE_DOUBLE: snprintf(buf, cap, "%g", v->u.d); break;
+    case STRATA_TYPE_STRING: {
+        size_t n = v->u.bytes.len > 60 ? 60 : v->u.bytes.len;
+        snprintf(buf, cap, "'%.*s'%s", (int)n, (const char *)v->u.bytes.data,
+                 v->u.bytes.len > 60 ? "..." : "");
+        break;
+    }
+    case STRATA_TYPE_BINARY: snprintf(buf, cap, "<%zu bytes>", v->u.bytes.len); break;
+    case STRATA_TYPE_TIMESTAMP:
+        snprintf(buf, cap, "T%lld:%d", (long long)v->u.timestamp.seconds, v->u.timestamp.nanoseconds);
+        break;
+    case STRATA_TYPE_OBJECT_ID:
+    case STRATA_TYPE_UUID: {
+        const uint8_t *b = v->type == STRATA_TYPE_UUID ? v->u.uuid : v->u.object_id;
+        int n = v->type == STRATA_TYPE_UUID ? 16 : 12;
+        size_t o = (size_t)snprintf(buf, cap, "%s(", v->type == STRATA_TYPE_UUID ? "uuid" : "oid");
+        for (int i = 0; i < n && o + 3 < cap; i++) o += (size_t)snprintf(buf + o, cap - o, "%02x", b[i]);
+        if (o + 2 < cap) snprintf(buf + o, cap - o, ")");
+        break;
+    }
+    case STRATA_TYPE_DECIMAL128:
+        snprintf(buf, cap, "decimal128(%016llx%016llx)", (unsigned long long)v->u.decimal.high,
+                 (unsigned long long)v->u.decimal.low);
+        break;
+    case STRATA_TYPE_LINK: snprintf(buf, cap, "link(%lld)", (long long)v->u.link); break;
+    default: snprintf(buf, cap, "?"); break;
+    }
+}
+
+/* Visit every object key whose entry starts with the encoding of v. */
+int st_index_find(strata_table_t *t, st_prop *p, const strata_value *v, int64_t *keys, size_t cap,
+                  size_t *n, strata_error *err) {
+    *n = 0;
+    strata_tree_t *ix;
+    int rc = st_prop_index_tree(t, p, false, &ix, err);
+    if (rc == STRATA_ERR_NOT_FOUND) return STRATA_OK;
+    if (rc) return rc;
+    uint8_t pre[STRATA_MAX_KEY];
+    bool trunc;
+    size_t pl = encode_value(v, pre, &trunc);
+    strata_cursor_t c;
+    memset(&c, 0, sizeof c);
+    c.tree = ix;
+    for (rc = st_cur_seek(&c, pre, pl, err); rc == STRATA_OK; rc = st_cur_next(&c, err)) {
+        const uint8_t *k;
+        size_t kl;
+        if ((rc = st_cur_get(&c, &k, &kl, NULL, NULL, err))) return rc;
+        if (kl != pl + 8 || memcmp(k, pre, pl) != 0) break;
+        int64_t key = (int64_t)rd_be64(k + pl);
+        if (trunc) { /* the index holds a prefix: compare the whole value */
+            st_objref ref;
+            strata_value cur;
+            if ((rc = st_obj_locate(t, key, &ref, err)) || (rc = st_obj_read(t, &ref, p, &cur, err)))
+                return rc;
+            if (!st_value_equal(&cur, v)) continue;
+        }
+        if (*n < cap) keys[*n] = key;
+        (*n)++;
+    }
+    return rc == STRATA_ERR_NOT_FOUND ? STRATA_OK : rc;
+}
+
+/* ------------------------------------------------------------------ building */
+
+typedef struct ientry {
+    uint8_t *key;
+    size_t len;
+    bool trunc;
+    int64_t obj;
+} ientry;
+
+static int ientry_cmp(const void *a, const void *b) {
+    const ientry *x = a, *y = b;
+    size_t n = x->len < y->len ? x->len : y->len;
+    int c = memcmp(x->key, y->key, n);
+    return c ? c : (x->len > y->len) - (x->len < y->len);
+}
+
+int st_index_build(strata_table_t *t, st_prop *p, bool unique, strata_error *err) {
+    size_t cap = t->count + 1, n = 0;
+    ientry *e = calloc(cap, sizeof *e);
+    if (!e) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
+    int rc;
+    int64_t key = -1;
+    while ((rc = st_cluster_next_key(t, key, &key, err)) == STRATA_OK) {
+        st_objref ref;
+        strata_value v;
+        if ((rc = st_obj_locate(t, key, &ref, err)) || (rc = st_obj_read(t, &ref, p, &v, err))) break;
+        if (n == cap) {
+            rc = ST_CORRUPT(err, "table '%s' holds more objects than its count %llu", t->name,
+                            (unsigned long long)t->count);
+            break;
+        }
+        uint8_t k[STRATA_MAX_KEY];
+        size_t kl;
+        st_index_key(p, &v, key, k, &kl, &e[n].trunc);
+        e[n].key = malloc(kl);
+        if (!e[n].key) {
+            rc = st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
+            break;
+        }
+        memcpy(e[n].key, k, kl);
+        e[n].len = kl;
+        e[n].obj = key;
+        n++;
+    }
+    if (rc == STRATA_ERR_NOT_FOUND) rc = STRATA_OK;
+    if (rc == STRATA_OK) qsort(e, n, sizeof *e, ientry_cmp);
+    /* Unique: no two entries may share their value part. */
+    for (size_t i = 1; rc == STRATA_OK && unique && i < n; i++) {
+        if (e[i].len != e[i - 1].len || memcmp(e[i].key, e[i - 1].key, e[i].len - 8) != 0) continue;
+        strata_value a, b;
+        st_objref ra, rb;
+        if ((rc = st_obj_locate(t, e[i - 1].obj, &ra, err)) || (rc = st_obj_read(t, &ra, p, &a, err)))
+            break;
+        if ((rc = st_obj_locate(t, e[i].obj, &rb, err)) || (rc = st_obj_read(t, &rb, p, &b, err)))
+            break;
+        if (!e[i].trunc || st_value_equal(&a, &b)) {
+            char d[100];
+            st_value_describe(&a, d, sizeof d);
+            rc = st_err(err, STRATA_ERR_EXISTS,
+                        "table '%s': property '%s' cannot be the primary key: objects %lld and "
+                        "%lld share the value %s", t->name, p->name, (long long)e[i - 1].obj,
+                        (long long)e[i].obj, d);
+        }
+    }
+    strata_tree_t *ix = NULL;
+    if (rc == STRATA_OK && !(p->flags & STRATA_PROP_INDEXED)) {
+        rc = st_prop_index_tree(t, p, true, &ix, err);
+        for (size_t i = 0; rc == STRATA_OK && i < n; i++)
+            rc = st_bt_put(t->txn, &ix->st, e[i].key, e[i].len, (const uint8_t *)"", 0, err);
+        if (ix) ix->dirty = true, ix->mod_count++;
+        if (rc) st_txn_fail(t->txn, rc);
+    }
+    for (size_t i = 0; i < n; i++) free(e[i].key);
+    free(e);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ schema operations */
+
+int st_set_indexed(strata_table_t *t, uint32_t col, bool on, strata_error *err) {
+    st_prop *p = st_prop_find(t, col);
+    if (!p) return st_err(err, STRATA_ERR_NOT_FOUND, "table '%s' has no property %u", t->name, col);
+    if (on == !!(p->flags & STRATA_PROP_INDEXED)) return STRATA_OK;
+    if (on) {
+        if ((p->flags & STRATA_PROP_LIST) || !st_type_indexable(p->type))
+            return st_err(err, STRATA_ERR_WRONG_TYPE, "property '%s.%s': a %s%s cannot be indexed",
+                          t->name, p->name, (p->flags & STRATA_PROP_LIST) ? "list of " : "",
+                          strata_type_name(p->type));
+        int rc = st_index_build(t, p, false, err);
+        if (rc) return rc;
+        p->flags |= STRATA_PROP_INDEXED;
+        t->dirty = true;
+        return STRATA_OK;
+    }
+    if (p->flags & STRATA_PROP_PRIMARY_KEY)
+        return st_err(err, STRATA_ERR_INVALID_ARGUMENT,
+                      "'%s.%s' is the primary key: its index cannot be removed", t->name, p->name);
+    strata_tree_t *ix;
+    int rc = st_prop_index_tree(t, p, false, &ix, err);
+    if (rc == STRATA_OK) rc = st_internal_drop(t->txn, ix, err);
+    if (rc && rc != STRATA_ERR_NOT_FOUND) return st_txn_fail(t->txn, rc);
+    p->flags &= (uint8_t)~STRATA_PROP_INDEXED;
+    t->dirty = true;
+    return STRATA_OK;
+}
+
+int st_set_primary_key(strata_table_t *t, uint32_t col, strata_error *err) {
+    st_prop *old = t->pk_col ? st_prop_find(t, t->pk_col) : NULL;
+    if (col == STRATA_NO_COL) {
+        if (old) old->flags &= (uint8_t)~STRATA_PROP_PRIMARY_KEY;
+        t->pk_col = 0;
+        t->dirty = true;
+        return STRATA_OK;
+    }
+    st_prop *p = st_prop_find(t, col);
+    if (!p) return st_err(err, STRATA_ERR_NOT_FOUND, "table '%s' has no property %u", t->name, col);
+    if (p == old) return STRATA_OK;
+    if ((p->flags & STRATA_PROP_LIST) ||
+        (p->type != STRATA_TYPE_INT && p->type != STRATA_TYPE_STRING &&
+         p->type != STRATA_TYPE_OBJECT_ID && p->type != STRATA_TYPE_UUID))
+        return st_err(err, STRATA_ERR_WRONG_TYPE,
+                      "'%s.%s' cannot be the primary key: a %s%s (int, string, objectId or uuid "
+                      "only)", t->name, p->name, (p->flags & STRATA_PROP_LIST) ? "list of " : "",
+                      strata_type_name(p->type));
+    /* The duplicate check runs before anything changes. */
+    int rc = st_index_build(t, p, true, err);
+    if (rc) return rc;
+    if (old) old->flags &= (uint8_t)~STRATA_PROP_PRIMARY_KEY;
+    p->flags |= STRATA_PROP_PRIMARY_KEY | STRATA_PROP_INDEXED;
+    t->pk_col = p->id;
+    t->dirty = true;
+    return STRATA_OK;
+}

@@ -1,0 +1,250 @@
+/*
+ * objstore.h — the object layer's shared types: schema (schema.c), column leaves (column.c),
+ * clusters (cluster.c), indexes (index.c), links, lists and deletes (object.c), and the ABI
+ * (api_object.c).
+ *
+ * Trees the object layer keeps in the catalog (names starting with '$' are reserved):
+ *   "$schema"       byte keys: "v" → u64 schema version, "n" → u32 next table id,
+ *                   "t" + BE u32 table id → the table record (schema.c)
+ *   "$t<id>.c"      clusters of table <id>: integer key = the cluster's base object key,
+ *                   value = the cluster record (cluster.c); flagged ST_TREE_CLUSTERS
+ *   "$t<id>.l"      lists: integer key = list id → the list's elements (object.c)
+ *   "$t<id>.b"      backlinks to objects of table <id> (object.c)
+ *   "$t<id>.i<col>" the index of property <col> (index.c)
+ */
+#ifndef STRATA_OBJSTORE_H
+#define STRATA_OBJSTORE_H
+
+#include "internal.h"
+
+#define ST_CLUSTER_MAX 256       /* objects in a cluster */
+#define ST_INLINE_MAX 1000u      /* bytes of a string/binary kept in its column leaf */
+#define ST_INDEX_PREFIX 200u     /* bytes of a string the index key holds */
+
+/* ------------------------------------------------------------------ decoded clusters */
+
+/* A string/binary/mixed element of a decoded column: inline bytes (in the transaction's arena,
+ * or the map) or a big value in an overflow run. Mixed elements are a type tag + payload. */
+typedef struct st_var {
+    const uint8_t *p;
+    uint32_t len;
+    pgno_t big;              /* first page of the overflow run, 0 when inline */
+} st_var;
+
+typedef struct st_dcol {
+    uint32_t col_id;
+    uint8_t enc;             /* ST_ENC_* */
+    uint8_t slot;            /* fixed encoding: bytes per value */
+    bool dirty;              /* values changed since decode */
+    pgno_t old_page;         /* the leaf it was decoded from, 0 if none */
+    uint8_t nulls[ST_CLUSTER_MAX];
+    int64_t *ints;           /* packed encoding */
+    uint8_t *fixed;          /* fixed encoding: ST_CLUSTER_MAX * slot bytes */
+    st_var *var;             /* var encoding */
+} st_dcol;
+
+typedef struct st_dcluster {
+    uint64_t base;           /* key of the cluster in the cluster tree */
+    bool in_tree;            /* the tree has a record under `base` */
+    bool shape_dirty;        /* objects were added or removed */
+    uint32_t n;
+    int64_t keys[ST_CLUSTER_MAX];
+    pgno_t old_keys_page;
+    st_dcol *cols;           /* one per property of the table, in schema order */
+    uint32_t ncols;
+    pgno_t *stray;           /* leaves of columns no longer in the schema: freed at flush */
+    uint32_t nstray;
+} st_dcluster;
+
+enum { ST_ENC_PACKED = 1, ST_ENC_FIXED = 2, ST_ENC_VAR = 3 };
+
+/* ------------------------------------------------------------------ schema */
+
+typedef struct st_prop {
+    uint32_t id;
+    char name[STRATA_MAX_NAME + 1];
+    uint8_t type;            /* strata_type */
+    uint8_t flags;           /* STRATA_PROP_* */
+    uint32_t target;         /* link target table id */
+    strata_tree_t *index;    /* opened lazily */
+} st_prop;
+
+typedef struct st_objstore st_objstore;
+
+struct strata_table {
+    st_objstore *os;
+    strata_txn_t *txn;
+    bool stale;              /* its read transaction was refreshed */
+    uint32_t id;
+    char name[STRATA_MAX_NAME + 1];
+    st_prop *props;
+    uint32_t nprops;
+    uint32_t next_col_id;
+    uint32_t pk_col;         /* property id, 0 = none */
+    int64_t next_key;
+    uint64_t count;
+    uint64_t next_list_id;
+    bool dirty;              /* the table record must be written */
+    bool dropped;
+    strata_tree_t *clusters, *lists, *backlinks; /* opened lazily */
+    /* decoded clusters, sorted by base */
+    st_dcluster **dc;
+    size_t ndc, capdc;
+    st_dcluster *hint;       /* the last cluster used */
+};
+
+typedef struct st_arena_chunk {
+    struct st_arena_chunk *next;
+    size_t used, cap;
+    uint8_t data[];
+} st_arena_chunk;
+
+struct st_objstore {
+    strata_txn_t *txn;
+    uint64_t schema_version;
+    uint32_t next_table_id;
+    bool header_dirty;       /* version or next table id changed */
+    strata_table_t **tables; /* sorted by name; dropped ones stay until the transaction ends */
+    size_t ntables;
+    strata_tree_t *schema_tree;
+    st_arena_chunk *arena;   /* bytes handed out by reads and kept by decoded clusters */
+    st_objstore *older;      /* states replaced by a refresh, kept until the txn is freed */
+};
+
+/* objstore lifetime (schema.c) */
+int st_os_get(strata_txn_t *txn, st_objstore **out, strata_error *err);
+int st_os_flush(strata_txn_t *txn, strata_error *err); /* before commit */
+void st_os_end(strata_txn_t *txn);   /* the transaction ended: free data, keep handles */
+void st_os_stale(strata_txn_t *txn); /* refresh: handles go stale */
+void st_os_free(strata_txn_t *txn);  /* strata_txn_free */
+void *st_arena_alloc(st_objstore *os, size_t n);
+/* api_tree.c: trees with reserved names */
+int st_internal_tree(strata_txn_t *txn, const char *name, strata_key_kind kind, bool create,
+                     strata_tree_t **out, strata_error *err);
+int st_internal_drop(strata_txn_t *txn, strata_tree_t *t, strata_error *err);
+
+/* schema.c */
+st_prop *st_prop_find(const strata_table_t *t, uint32_t col);
+strata_table_t *st_table_by_name(st_objstore *os, const char *name);
+int st_schema_get_version(strata_txn_t *txn, uint64_t *v, strata_error *err);
+int st_schema_set_version(strata_txn_t *txn, uint64_t v, strata_error *err);
+int st_table_create(strata_txn_t *txn, const char *name, strata_table_t **out, strata_error *err);
+int st_table_open(strata_txn_t *txn, const char *name, strata_table_t **out, strata_error *err);
+int st_table_drop(strata_txn_t *txn, const char *name, strata_error *err);
+int st_prop_add(strata_table_t *t, const char *name, strata_type type, unsigned flags,
+                const char *link_target, strata_col_t *col, strata_error *err);
+int st_prop_rename(strata_table_t *t, uint32_t col, const char *name, strata_error *err);
+int st_prop_remove(strata_table_t *t, uint32_t col, strata_error *err);
+int st_set_indexed(strata_table_t *t, uint32_t col, bool on, strata_error *err);
+int st_set_primary_key(strata_table_t *t, uint32_t col, strata_error *err);
+int st_table_clear(strata_table_t *t, strata_error *err);
+strata_table_t *st_table_by_id(st_objstore *os, uint32_t id);
+int st_table_check(strata_table_t *t, bool write, strata_error *err);
+int st_table_tree(strata_table_t *t, char which, bool create, strata_tree_t **out,
+                  strata_error *err);
+int st_prop_index_tree(strata_table_t *t, st_prop *p, bool create, strata_tree_t **out,
+                       strata_error *err);
+/* The byte width of a fixed-size type, 0 for others. */
+unsigned st_type_fixed_size(uint8_t type);
+bool st_type_packed(uint8_t type, uint8_t flags);
+bool st_type_var(uint8_t type, uint8_t flags);
+
+/* column.c: leaves <-> decoded columns, and reading one value of a leaf in place */
+#define ST_PAGE_COLUMN 6
+int st_col_decode(strata_txn_t *txn, pgno_t pgno, const st_prop *p, uint32_t n, st_dcol *out,
+                  st_objstore *os, strata_error *err);
+void st_col_default(const st_prop *p, uint32_t from, uint32_t to, st_dcol *c);
+/* Bytes the range [from, to) of c needs as a leaf, 0 if it cannot fit in a page. */
+size_t st_col_encoded_size(const st_dcol *c, uint32_t from, uint32_t to);
+int st_col_encode(strata_txn_t *txn, const st_dcol *c, uint32_t from, uint32_t to, pgno_t *pgno,
+                  strata_error *err);
+int st_col_read(strata_txn_t *txn, pgno_t pgno, uint32_t n, uint32_t i, const st_prop *p,
+                strata_value *out, strata_error *err);
+/* The i-th value of a decoded column as a strata_value (big values are read from their run). */
+int st_dcol_value(strata_txn_t *txn, const st_dcol *c, const st_prop *p, uint32_t i,
+                  strata_value *out, strata_error *err);
+/* Store a checked value into row i of a decoded column (copies bytes into the arena; writes a
+ * big value's run). */
+int st_dcol_store(strata_txn_t *txn, st_objstore *os, st_dcol *c, const st_prop *p, uint32_t i,
+                  const strata_value *v, strata_error *err);
+int st_dcol_alloc(st_dcol *c, const st_prop *p);
+void st_dcol_release(st_dcol *c);
+/* Free the big-value run of row i, if any. */
+int st_dcol_free_big(strata_txn_t *txn, st_dcol *c, uint32_t i, strata_error *err);
+/* Packed-integer leaf reading shared with verify */
+int st_leaf_header(strata_txn_t *txn, pgno_t pgno, uint32_t n, const uint8_t **page,
+                   strata_error *err);
+int64_t st_packed_at(const uint8_t *page, uint32_t n, uint32_t i);
+/* The big-value runs a leaf refers to (at most n). */
+int st_leaf_big_runs(const uint8_t *page, uint32_t n, pgno_t *runs, uint32_t *lens, uint32_t *count,
+                     strata_error *err);
+
+/* cluster.c */
+typedef struct st_objref {
+    st_dcluster *dc;         /* the decoded cluster, or NULL: read from the record */
+    uint32_t row;
+    const uint8_t *rec;      /* cluster record when dc is NULL */
+    size_t rec_len;
+} st_objref;
+int st_obj_locate(strata_table_t *t, int64_t key, st_objref *ref, strata_error *err);
+/* The decoded (writable) cluster holding key. */
+int st_obj_locate_write(strata_table_t *t, int64_t key, st_objref *ref, strata_error *err);
+int st_obj_read(strata_table_t *t, const st_objref *ref, const st_prop *p, strata_value *out,
+                strata_error *err);
+int st_cluster_append(strata_table_t *t, int64_t key, st_objref *ref, strata_error *err);
+int st_cluster_remove_row(strata_table_t *t, st_objref *ref, strata_error *err);
+int st_clusters_flush(strata_table_t *t, strata_error *err);
+void st_clusters_forget(strata_table_t *t);
+/* Next key after `after` (flushes first). */
+int st_cluster_next_key(strata_table_t *t, int64_t after, int64_t *key, strata_error *err);
+/* Drop a column's leaves from every cluster (flushes first). */
+int st_clusters_drop_column(strata_table_t *t, uint32_t col, strata_error *err);
+/* Free every page of every cluster and empty the tree. */
+int st_clusters_drop_all(strata_table_t *t, strata_error *err);
+/* Parsed cluster record. */
+typedef struct st_crec {
+    uint32_t n, ncols;
+    pgno_t keys_page;
+    const uint8_t *cols;     /* ncols × {u32 col id, u32 0, u64 leaf page} */
+} st_crec;
+int st_crec_parse(const strata_table_t *t, uint64_t base, const uint8_t *rec, size_t len,
+                  st_crec *out, strata_error *err);
+pgno_t st_crec_col(const st_crec *r, uint32_t col);
+
+/* index.c */
+int st_index_key(const st_prop *p, const strata_value *v, int64_t key, uint8_t *out, size_t *len,
+                 bool *truncated);
+int st_index_insert(strata_table_t *t, st_prop *p, const strata_value *v, int64_t key,
+                    strata_error *err);
+int st_index_remove(strata_table_t *t, st_prop *p, const strata_value *v, int64_t key,
+                    strata_error *err);
+/* Keys with value v, ascending; *n receives the count, up to cap written. */
+int st_index_find(strata_table_t *t, st_prop *p, const strata_value *v, int64_t *keys,
+                  size_t cap, size_t *n, strata_error *err);
+int st_index_build(strata_table_t *t, st_prop *p, bool unique, strata_error *err);
+bool st_type_indexable(uint8_t type);
+bool st_value_equal(const strata_value *a, const strata_value *b);
+/* A short printable form of a value for error messages. */
+void st_value_describe(const strata_value *v, char *buf, size_t cap);
+
+/* object.c */
+int st_value_check(strata_table_t *t, const st_prop *p, const strata_value *v, bool element,
+                   strata_value *norm, strata_error *err);
+int st_obj_set_value(strata_table_t *t, int64_t key, st_prop *p, const strata_value *v,
+                     strata_error *err);
+int st_obj_delete(strata_table_t *t, int64_t key, strata_error *err);
+int st_obj_create(strata_table_t *t, const strata_value *pk, int64_t *key, strata_error *err);
+int st_backlink_add(strata_table_t *target, int64_t tkey, uint32_t origin_table,
+                    uint32_t origin_col, int64_t okey, int delta, strata_error *err);
+int st_list_load(strata_table_t *t, const st_prop *p, uint64_t list_id, strata_value **vals,
+                 size_t *n, strata_error *err);
+/* op: 's' size, 'g' get, 'i' insert, 'r' replace, 'm' move a→b, 'd' remove, 'c' clear */
+int st_list_op(strata_table_t *t, int64_t key, uint32_t col, char op, size_t a, size_t b,
+               const strata_value *value, size_t *size_out, strata_value *out, strata_error *err);
+int st_backlinks_list(strata_table_t *t, int64_t key, strata_table_t *origin, uint32_t col,
+                      int64_t *keys, size_t cap, size_t *count, strata_error *err);
+int st_list_free_storage(strata_table_t *t, const st_prop *p, uint64_t list_id, int64_t okey,
+                         strata_error *err);
+
+
+#endif

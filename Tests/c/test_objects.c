@@ -1,0 +1,669 @@
+/*
+ * test_objects.c — the object layer through strata.h: schema, every property type, clusters,
+ * links and backlinks, lists, primary keys and indexes, schema changes, bad input, and a
+ * randomized differential test against an in-memory model. Every test that writes verifies.
+ */
+#include "testlib.h"
+
+#include <stdint.h>
+
+static uint64_t rng_state = 0x2545F4914F6CDD1Dull;
+static uint64_t rnd(void) {
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+
+static strata_value vint(int64_t i) { return (strata_value){.type = STRATA_TYPE_INT, .u.i = i}; }
+static strata_value vbool(bool b) { return (strata_value){.type = STRATA_TYPE_BOOL, .u.b = b}; }
+static strata_value vdouble(double d) { return (strata_value){.type = STRATA_TYPE_DOUBLE, .u.d = d}; }
+static strata_value vnull(void) { return (strata_value){.type = STRATA_TYPE_NULL}; }
+static strata_value vlink(int64_t k) { return (strata_value){.type = STRATA_TYPE_LINK, .u.link = k}; }
+static strata_value vstr(const char *s) {
+    return (strata_value){.type = STRATA_TYPE_STRING, .u.bytes = {s, strlen(s)}};
+}
+static bool str_is(const strata_value *v, const char *s) {
+    return v->type == STRATA_TYPE_STRING && v->u.bytes.len == strlen(s) &&
+           memcmp(v->u.bytes.data, s, v->u.bytes.len) == 0;
+}
+
+static strata_db_t *open_db(const char *path) {
+    strata_db_t *db = NULL;
+    if (strata_db_open(path, NULL, &db, E) != STRATA_OK) {
+        fprintf(stderr, "  open %s: %s\n", path, tl_err.message);
+        return NULL;
+    }
+    return db;
+}
+
+/* ------------------------------------------------------------------ every type */
+
+static void every_property_type_round_trips_through_commit_and_reopen(void) {
+    const char *path = tl_path("types.db");
+    strata_db_t *db = open_db(path);
+    CHECK(db);
+    strata_txn_t *w;
+    strata_table_t *t, *o;
+    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
+    OK(strata_table_create(w, "Other", &o, E));
+    OK(strata_table_create(w, "All", &t, E));
+    strata_col_t c[13], cn;
+    const strata_type types[] = {STRATA_TYPE_BOOL, STRATA_TYPE_INT, STRATA_TYPE_FLOAT,
+                                 STRATA_TYPE_DOUBLE, STRATA_TYPE_STRING, STRATA_TYPE_BINARY,
+                                 STRATA_TYPE_TIMESTAMP, STRATA_TYPE_OBJECT_ID, STRATA_TYPE_UUID,
+                                 STRATA_TYPE_DECIMAL128, STRATA_TYPE_LINK, STRATA_TYPE_MIXED};
+    for (int i = 0; i < 12; i++) {
+        char name[20];
+        snprintf(name, sizeof name, "p%d", i);
+        OK(strata_table_add_property(t, name, types[i], 0,
+                                     types[i] == STRATA_TYPE_LINK ? "Other" : NULL, &c[i], E));
+    }
+    OK(strata_table_add_property(t, "n", STRATA_TYPE_INT, STRATA_PROP_NULLABLE, NULL, &cn, E));
+    strata_key_t ok, k;
+    OK(strata_obj_create(o, &ok, E));
+    OK(strata_obj_create(t, &k, E));
+    /* defaults */
+    strata_value v;
+    OK(strata_obj_get(t, k, c[1], &v, E));
+    CHECK(v.type == STRATA_TYPE_INT && v.u.i == 0);
+    OK(strata_obj_get(t, k, c[4], &v, E));
+    CHECK(str_is(&v, ""));
+    OK(strata_obj_get(t, k, c[10], &v, E));
+    CHECK(v.type == STRATA_TYPE_NULL);
+    OK(strata_obj_get(t, k, cn, &v, E));
+    CHECK(v.type == STRATA_TYPE_NULL);
+    strata_value vals[12];
+    memset(vals, 0, sizeof vals);
+    vals[0] = vbool(true);
+    vals[1] = vint(-1234567890123ll);
+    vals[2] = (strata_value){.type = STRATA_TYPE_FLOAT, .u.f = 1.5f};
+    vals[3] = vdouble(3.25);
+    vals[4] = vstr("张三 and Zoë");
+    vals[5] = (strata_value){.type = STRATA_TYPE_BINARY, .u.bytes = {"\0\1\2\3", 4}};
+    vals[6] = (strata_value){.type = STRATA_TYPE_TIMESTAMP, .u.timestamp = {1700000000, 123}};
+    vals[7].type = STRATA_TYPE_OBJECT_ID;
+    memcpy(vals[7].u.object_id, "abcdefghijkl", 12);
+    vals[8].type = STRATA_TYPE_UUID;
+    memcpy(vals[8].u.uuid, "0123456789abcdef", 16);
+    vals[9] = (strata_value){.type = STRATA_TYPE_DECIMAL128, .u.decimal = {42, 0x3040000000000000ull}};
+    vals[10] = vlink(ok);
+    vals[11] = vstr("mixed string");
+    for (int i = 0; i < 12; i++) OK(strata_obj_set(t, k, c[i], &vals[i], E));
+    OK(strata_obj_set(t, k, cn, (strata_value[]){vint(7)}, E));
+    OK(strata_txn_commit(w, E));
+    strata_txn_free(w);
+    OK(strata_db_verify(db, E));
+    OK(strata_db_close(db, E));
+
+    db = open_db(path);
+    CHECK(db);
+    strata_txn_t *r;
+    OK(strata_txn_begin(db, STRATA_TXN_READ, &r, E));
+    OK(strata_table_open(r, "All", &t, E));
+    for (int i = 0; i < 12; i++) {
+        OK(strata_obj_get(t, k, c[i], &v, E));
+        if (!(v.type == vals[i].type)) fprintf(stderr, "  property %d: type %d\n", i, v.type);
+        CHECK(v.type == vals[i].type);
+        switch (v.type) {
+        case STRATA_TYPE_STRING:
+        case STRATA_TYPE_BINARY:
+            CHECK(v.u.bytes.len == vals[i].u.bytes.len &&
+                  memcmp(v.u.bytes.data, vals[i].u.bytes.data, v.u.bytes.len) == 0);
+            break;
+        default: CHECK(memcmp(&v.u, &vals[i].u, sizeof v.u.uuid) == 0 || v.type == STRATA_TYPE_FLOAT ||
+                       v.type == STRATA_TYPE_BOOL || v.type == STRATA_TYPE_TIMESTAMP);
+        }
+    }
+    OK(strata_obj_get(t, k, c[0], &v, E));
+    CHECK(v.u.b);
+    OK(strata_obj_get(t, k, c[2], &v, E));
+    CHECK(v.u.f == 1.5f);
+    OK(strata_obj_get(t, k, c[6], &v, E));
+    CHECK(v.u.timestamp.seconds == 1700000000 && v.u.timestamp.nanoseconds == 123);
+    OK(strata_obj_get(t, k, cn, &v, E));
+    CHECK(v.type == STRATA_TYPE_INT && v.u.i == 7);
+    uint64_t ver;
+    OK(strata_schema_version(r, &ver, E));
+    CHECK(ver == 0);
+    strata_txn_free(r);
+    OK(strata_db_close(db, E));
+}
+
+/* ------------------------------------------------------------------ the classic example */
+
+typedef struct classic {
+    strata_table_t *company, *person, *dog;
+    strata_col_t cname, pname, page, pcompany, pdogs, dname, dcolor;
+} classic;
+
+static int classic_schema(strata_txn_t *w, classic *c) {
+    int rc;
+    if ((rc = strata_table_create(w, "Company", &c->company, E)) ||
+        (rc = strata_table_create(w, "Dog", &c->dog, E)) ||
+        (rc = strata_table_create(w, "Person", &c->person, E)) ||
+        (rc = strata_table_add_property(c->company, "name", STRATA_TYPE_STRING, 0, NULL, &c->cname, E)) ||
+        (rc = strata_table_add_property(c->dog, "name", STRATA_TYPE_STRING, 0, NULL, &c->dname, E)) ||
+        (rc = strata_table_add_property(c->dog, "color", STRATA_TYPE_STRING, 0, NULL, &c->dcolor, E)) ||
+        (rc = strata_table_add_property(c->person, "name", STRATA_TYPE_STRING, STRATA_PROP_INDEXED, NULL, &c->pname, E)) ||
+        (rc = strata_table_add_property(c->person, "age", STRATA_TYPE_INT, 0, NULL, &c->page, E)) ||
+        (rc = strata_table_add_property(c->person, "company", STRATA_TYPE_LINK, 0, "Company", &c->pcompany, E)) ||
+        (rc = strata_table_add_property(c->person, "dogs", STRATA_TYPE_LINK, STRATA_PROP_LIST, "Dog", &c->pdogs, E)))
+        return rc;
+    return STRATA_OK;
+}
+
+static void deleting_a_dog_updates_lists_and_backlinks(void) {
+    const char *path = tl_path("classic.db");
+    strata_db_t *db = open_db(path);
+    CHECK(db);
+    strata_txn_t *w;
+    classic c;
+    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
+    OK(classic_schema(w, &c));
+    strata_key_t google, zs, ls, d[3];
+    OK(strata_obj_create(c.company, &google, E));
+    OK(strata_obj_set(c.company, google, c.cname, (strata_value[]){vstr("GOOGLE")}, E));
+    OK(strata_obj_create(c.person, &zs, E));
+    OK(strata_obj_set(c.person, zs, c.pname, (strata_value[]){vstr("张三")}, E));
+    OK(strata_obj_set(c.person, zs, c.pcompany, (strata_value[]){vlink(google)}, E));
+    OK(strata_obj_create(c.person, &ls, E));
+    OK(strata_obj_set(c.person, ls, c.pname, (strata_value[]){vstr("李四")}, E));
+    const char *names[] = {"小黑", "小白", "旺财"};
+    for (int i = 0; i < 3; i++) {
+        OK(strata_obj_create(c.dog, &d[i], E));
+        OK(strata_obj_set(c.dog, d[i], c.dname, (strata_value[]){vstr(names[i])}, E));
+        OK(strata_list_insert(c.person, zs, c.pdogs, (size_t)i, (strata_value[]){vlink(d[i])}, E));
+    }
+    OK(strata_list_insert(c.person, ls, c.pdogs, 0, (strata_value[]){vlink(d[1])}, E));
+    OK(strata_txn_commit(w, E));
+    strata_txn_free(w);
+    OK(strata_db_verify(db, E));
+
+    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
+    OK(strata_table_open(w, "Person", &c.person, E));
+    OK(strata_table_open(w, "Dog", &c.dog, E));
+    strata_key_t owners[4];
+    size_t n;
+    OK(strata_obj_backlinks(c.dog, d[1], c.person, c.pdogs, owners, 4, &n, E));
+    CHECK(n == 2 && owners[0] == zs && owners[1] == ls);
+    OK(strata_obj_backlinks(c.dog, d[0], c.person, c.pdogs, owners, 4, &n, E));
+    CHECK(n == 1 && owners[0] == zs);
+    /* rename through the index */
+    OK(strata_obj_set(c.person, zs, c.pname, (strata_value[]){vstr("张三丰")}, E));
+    strata_key_t found[2];
+    OK(strata_index_find(c.person, c.pname, (strata_value[]){vstr("张三")}, found, 2, &n, E));
+    CHECK(n == 0);
+    OK(strata_index_find(c.person, c.pname, (strata_value[]){vstr("张三丰")}, found, 2, &n, E));
+    CHECK(n == 1 && found[0] == zs);
+    /* delete 小白: gone from both lists and from backlinks */
+    OK(strata_obj_delete(c.dog, d[1], E));
+    size_t size;
+    OK(strata_list_size(c.person, zs, c.pdogs, &size, E));
+    CHECK(size == 2);
+    strata_value v;
+    OK(strata_list_get(c.person, zs, c.pdogs, 1, &v, E));
+    CHECK(v.type == STRATA_TYPE_LINK && v.u.link == d[2]);
+    OK(strata_list_size(c.person, ls, c.pdogs, &size, E));
+    CHECK(size == 0);
+    EXPECT_CODE(strata_obj_backlinks(c.dog, d[1], c.person, c.pdogs, owners, 4, &n, E), STRATA_ERR_NOT_FOUND);
+    /* delete the company: the person's link becomes null */
+    strata_table_t *company;
+    OK(strata_table_open(w, "Company", &company, E));
+    OK(strata_obj_delete(company, google, E));
+    OK(strata_obj_get(c.person, zs, c.pcompany, &v, E));
+    CHECK(v.type == STRATA_TYPE_NULL);
+    /* delete a person: the dogs lose an owner */
+    OK(strata_obj_delete(c.person, zs, E));
+    OK(strata_obj_backlinks(c.dog, d[0], c.person, c.pdogs, owners, 4, &n, E));
+    CHECK(n == 0);
+    uint64_t count;
+    OK(strata_table_size(c.dog, &count, E));
+    CHECK(count == 2);
+    OK(strata_txn_commit(w, E));
+    strata_txn_free(w);
+    OK(strata_db_verify(db, E));
+    OK(strata_db_close(db, E));
+}
+
+/* ------------------------------------------------------------------ primary keys */
+
+static void primary_keys_are_unique_and_found(void) {
+    strata_db_t *db = open_db(tl_path("pk.db"));
+    CHECK(db);
+    strata_txn_t *w;
+    strata_table_t *t;
+    strata_col_t id, name;
+    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
+    OK(strata_table_create(w, "User", &t, E));
+    OK(strata_table_add_property(t, "id", STRATA_TYPE_STRING, STRATA_PROP_PRIMARY_KEY, NULL, &id, E));
+    OK(strata_table_add_property(t, "n", STRATA_TYPE_INT, 0, NULL, &name, E));
+    strata_key_t k1, k2, k;
+    OK(strata_obj_create_pk(t, (strata_value[]){vstr("alice")}, &k1, E));
+    OK(strata_obj_create_pk(t, (strata_value[]){vstr("bob")}, &k2, E));
+    EXPECT_CODE(strata_obj_create_pk(t, (strata_value[]){vstr("alice")}, &k, E), STRATA_ERR_EXISTS);
+    CHECK(strstr(tl_err.message, "'alice'"));
+    EXPECT_CODE(strata_obj_create(t, &k, E), STRATA_ERR_INVALID_ARGUMENT);
+    EXPECT_CODE(strata_obj_create_pk(t, (strata_value[]){vint(3)}, &k, E), STRATA_ERR_WRONG_TYPE);
+    OK(strata_obj_find_pk(t, (strata_value[]){vstr("bob")}, &k, E));
+    CHECK(k == k2);
+    EXPECT_CODE(strata_obj_find_pk(t, (strata_value[]){vstr("carol")}, &k, E), STRATA_ERR_NOT_FOUND);
+    EXPECT_CODE(strata_obj_set(t, k2, id, (strata_value[]){vstr("alice")}, E), STRATA_ERR_EXISTS);
+    uint64_t n;
+    OK(strata_table_size(t, &n, E));
+    CHECK(n == 2);
+    /* a primary key over duplicates fails, naming the value, and changes nothing */
+    OK(strata_obj_set(t, k1, name, (strata_value[]){vint(5)}, E));
+    OK(strata_obj_set(t, k2, name, (strata_value[]){vint(5)}, E));
+    EXPECT_CODE(strata_table_set_primary_key(t, name, E), STRATA_ERR_EXISTS);
+    CHECK(strstr(tl_err.message, "User") && strstr(tl_err.message, "'n'") && strstr(tl_err.message, "5"));
+    strata_col_t pk;
+    OK(strata_table_primary_key(t, &pk, E));
+    CHECK(pk == id);
+    OK(strata_obj_set(t, k2, name, (strata_value[]){vint(6)}, E));
+    OK(strata_table_set_primary_key(t, name, E));
+    OK(strata_obj_find_pk(t, (strata_value[]){vint(6)}, &k, E));
+    CHECK(k == k2);
+    OK(strata_txn_commit(w, E));
+    strata_txn_free(w);
+    OK(strata_db_verify(db, E));
+    OK(strata_db_close(db, E));
+}
+
+/* ------------------------------------------------------------------ bad input */
+
+static void bad_input_gets_clear_errors(void) {
+    strata_db_t *db = open_db(tl_path("bad.db"));
+    CHECK(db);
+    strata_txn_t *w, *r;
+    classic c;
+    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
+    OK(classic_schema(w, &c));
+    strata_key_t p, dog, comp;
+    OK(strata_obj_create(c.person, &p, E));
+    OK(strata_obj_create(c.dog, &dog, E));
+    OK(strata_obj_create(c.company, &comp, E));
+    EXPECT_CODE(strata_obj_set(c.person, p, c.page, (strata_value[]){vstr("x")}, E), STRATA_ERR_WRONG_TYPE);
+    CHECK(strstr(tl_err.message, "Person.age") && strstr(tl_err.message, "string"));
+    EXPECT_CODE(strata_obj_set(c.person, p, c.page, (strata_value[]){vnull()}, E), STRATA_ERR_WRONG_TYPE);
+    CHECK(strstr(tl_err.message, "not nullable"));
+    EXPECT_CODE(strata_obj_set(c.person, p, 99, (strata_value[]){vint(1)}, E), STRATA_ERR_NOT_FOUND);
+    strata_col_t col;
+    EXPECT_CODE(strata_table_find_property(c.person, "height", &col, E), STRATA_ERR_NOT_FOUND);
+    CHECK(strstr(tl_err.message, "Person") && strstr(tl_err.message, "height"));
+    strata_table_t *t;
+    EXPECT_CODE(strata_table_open(w, "Cat", &t, E), STRATA_ERR_NOT_FOUND);
+    CHECK(strstr(tl_err.message, "Cat"));
+    /* a link to an object of the wrong table (a key that does not exist in the target) */
+    EXPECT_CODE(strata_obj_set(c.person, p, c.pcompany, (strata_value[]){vlink(comp + 100)}, E), STRATA_ERR_NOT_FOUND);
+    EXPECT_CODE(strata_list_insert(c.person, p, c.pdogs, 0, (strata_value[]){vint(dog)}, E), STRATA_ERR_WRONG_TYPE);
+    EXPECT_CODE(strata_list_insert(c.person, p, c.pdogs, 5, (strata_value[]){vlink(dog)}, E), STRATA_ERR_NOT_FOUND);
+    OK(strata_obj_delete(c.dog, dog, E));
+    EXPECT_CODE(strata_list_insert(c.person, p, c.pdogs, 0, (strata_value[]){vlink(dog)}, E), STRATA_ERR_NOT_FOUND);
+    EXPECT_CODE(strata_obj_get(c.person, p + 1000, c.page, (strata_value[]){vint(0)}, E), STRATA_ERR_NOT_FOUND);
+    EXPECT_CODE(strata_obj_set(c.person, p, c.pname, &(strata_value){.type = STRATA_TYPE_STRING, .u.bytes = {"\xff\xfe", 2}}, E), STRATA_ERR_INVALID_ARGUMENT);
+    EXPECT_CODE(strata_obj_set(NULL, p, c.page, (strata_value[]){vint(1)}, E), STRATA_ERR_INVALID_ARGUMENT);
+    EXPECT_CODE(strata_obj_set(c.person, p, c.page, NULL, E), STRATA_ERR_INVALID_ARGUMENT);
+    EXPECT_CODE(strata_table_add_property(c.person, "age", STRATA_TYPE_INT, 0, NULL, &col, E), STRATA_ERR_EXISTS);
+    EXPECT_CODE(strata_table_add_property(c.person, "x", STRATA_TYPE_LINK, 0, "Nope", &col, E), STRATA_ERR_NOT_FOUND);
+    EXPECT_CODE(strata_table_add_property(c.person, "y", STRATA_TYPE_DOUBLE, STRATA_PROP_INDEXED, NULL, &col, E), STRATA_ERR_WRONG_TYPE);
+    EXPECT_CODE(strata_table_drop(w, "Dog", E), STRATA_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(tl_err.message, "Person.dogs"));
+    EXPECT_CODE(strata_tree_drop(w, "$schema", E), STRATA_ERR_INVALID_ARGUMENT);
+    /* the valid changes still commit */
+    OK(strata_obj_set(c.person, p, c.page, (strata_value[]){vint(30)}, E));
+    OK(strata_txn_commit(w, E));
+    /* a call on a committed transaction's table */
+    EXPECT_CODE(strata_obj_set(c.person, p, c.page, (strata_value[]){vint(31)}, E), STRATA_ERR_TXN_STATE);
+    strata_txn_free(w);
+    OK(strata_txn_begin(db, STRATA_TXN_READ, &r, E));
+    OK(strata_table_open(r, "Person", &t, E));
+    EXPECT_CODE(strata_obj_set(t, p, c.page, (strata_value[]){vint(31)}, E), STRATA_ERR_READ_ONLY);
+    EXPECT_CODE(strata_table_create(r, "New", &t, E), STRATA_ERR_READ_ONLY);
+    strata_value v;
+    OK(strata_obj_get(t, p, c.page, &v, E));
+    CHECK(v.u.i == 30);
+    OK(strata_txn_refresh(r, E));
+    EXPECT_CODE(strata_obj_get(t, p, c.page, &v, E), STRATA_ERR_TXN_STATE);
+    strata_txn_free(r);
+    OK(strata_db_verify(db, E));
+    OK(strata_db_close(db, E));
+}
+
+/* ------------------------------------------------------------------ big values */
+
+static void strings_up_to_16_mib_round_trip(void) {
+    const char *path = tl_path("big.db");
+    strata_db_t *db = open_db(path);
+    CHECK(db);
+    size_t sizes[] = {0, 999, 1000, 1001, 5000, 70000, STRATA_MAX_BYTES};
+    char *buf = malloc(STRATA_MAX_BYTES);
+    CHECK(buf);
+    for (size_t i = 0; i < STRATA_MAX_BYTES; i++) buf[i] = (char)('a' + i % 26);
+    strata_txn_t *w;
+    strata_table_t *t;
+    strata_col_t s, b;
+    strata_key_t keys[7];
+    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
+    OK(strata_table_create(w, "Blob", &t, E));
+    OK(strata_table_add_property(t, "s", STRATA_TYPE_STRING, 0, NULL, &s, E));
+    OK(strata_table_add_property(t, "b", STRATA_TYPE_BINARY, STRATA_PROP_NULLABLE, NULL, &b, E));
+    for (int i = 0; i < 7; i++) {
+        OK(strata_obj_create(t, &keys[i], E));
+        OK(strata_obj_set(t, keys[i], s, &(strata_value){.type = STRATA_TYPE_STRING, .u.bytes = {buf, sizes[i]}}, E));
+    }
+    EXPECT_CODE(strata_obj_set(t, keys[0], b, &(strata_value){.type = STRATA_TYPE_BINARY, .u.bytes = {buf, STRATA_MAX_BYTES + 1}}, E), STRATA_ERR_TOO_LARGE);
+    OK(strata_txn_commit(w, E));
+    strata_txn_free(w);
+    OK(strata_db_verify(db, E));
+    /* replace the big ones (their runs are freed) and read back after reopen */
+    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
+    OK(strata_table_open(w, "Blob", &t, E));
+    OK(strata_obj_set(t, keys[5], s, (strata_value[]){vstr("small now")}, E));
+    OK(strata_obj_delete(t, keys[4], E));
+    OK(strata_txn_commit(w, E));
+    strata_txn_free(w);
+    OK(strata_db_verify(db, E));
+    OK(strata_db_close(db, E));
+    db = open_db(path);
+    CHECK(db);
+    strata_txn_t *r;
+    OK(strata_txn_begin(db, STRATA_TXN_READ, &r, E));
+    OK(strata_table_open(r, "Blob", &t, E));
+    strata_value v;
+    for (int i = 0; i < 7; i++) {
+        if (i == 4) continue;
+        OK(strata_obj_get(t, keys[i], s, &v, E));
+        size_t want = i == 5 ? 9 : sizes[i];
+        CHECK(v.type == STRATA_TYPE_STRING && v.u.bytes.len == want);
+        if (i != 5) CHECK(memcmp(v.u.bytes.data, buf, want) == 0);
+    }
+    strata_txn_free(r);
+    free(buf);
+    OK(strata_db_close(db, E));
+}
+
+/* ------------------------------------------------------------------ schema changes */
+
+static void schema_changes_keep_data_consistent(void) {
+    const char *path = tl_path("schema.db");
+    strata_db_t *db = open_db(path);
+    CHECK(db);
+    strata_txn_t *w;
+    classic c;
+    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
+    OK(classic_schema(w, &c));
+    strata_key_t dogs[300], p;
+    OK(strata_obj_create(c.person, &p, E));
+    for (int i = 0; i < 300; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "dog %d", i);
+        OK(strata_obj_create(c.dog, &dogs[i], E));
+        OK(strata_obj_set(c.dog, dogs[i], c.dname, (strata_value[]){vstr(name)}, E));
+        if (i % 3 == 0) OK(strata_list_insert(c.person, p, c.pdogs, 0, (strata_value[]){vlink(dogs[i])}, E));
+    }
+    OK(strata_schema_set_version(w, 2, E));
+    OK(strata_txn_commit(w, E));
+    strata_txn_free(w);
+    OK(strata_db_verify(db, E));
+
+    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
+    OK(strata_table_open(w, "Dog", &c.dog, E));
+    OK(strata_table_open(w, "Person", &c.person, E));
+    strata_col_t age;
+    OK(strata_table_add_property(c.dog, "age", STRATA_TYPE_INT, STRATA_PROP_INDEXED, NULL, &age, E));
+    strata_value v;
+    OK(strata_obj_get(c.dog, dogs[7], age, &v, E));
+    CHECK(v.type == STRATA_TYPE_INT && v.u.i == 0);
+    strata_key_t found[400];
+    size_t n;
+    OK(strata_index_find(c.dog, age, (strata_value[]){vint(0)}, found, 400, &n, E));
+    CHECK(n == 300);
+    OK(strata_obj_set(c.dog, dogs[7], age, (strata_value[]){vint(3)}, E));
+    OK(strata_table_rename_property(c.dog, c.dname, "title", E));
+    strata_col_t col;
+    OK(strata_table_find_property(c.dog, "title", &col, E));
+    CHECK(col == c.dname);
+    OK(strata_table_set_indexed(c.dog, c.dname, true, E));
+    OK(strata_index_find(c.dog, c.dname, (strata_value[]){vstr("dog 42")}, found, 400, &n, E));
+    CHECK(n == 1 && found[0] == dogs[42]);
+    OK(strata_table_remove_property(c.dog, c.dcolor, E));
+    /* removing the list property drops its backlinks */
+    OK(strata_table_remove_property(c.person, c.pdogs, E));
+    OK(strata_table_drop(w, "Dog", E));
+    EXPECT_CODE(strata_obj_get(c.dog, dogs[7], age, &v, E), STRATA_ERR_TXN_STATE);
+    OK(strata_txn_commit(w, E));
+    strata_txn_free(w);
+    OK(strata_db_verify(db, E));
+    OK(strata_txn_begin(db, STRATA_TXN_READ, &w, E));
+    uint64_t ver;
+    size_t ntables;
+    OK(strata_schema_version(w, &ver, E));
+    OK(strata_table_count_all(w, &ntables, E));
+    CHECK(ver == 2 && ntables == 2);
+    strata_txn_free(w);
+    OK(strata_db_close(db, E));
+}
+
+/* ------------------------------------------------------------------ differential test */
+
+#define M_OBJS 3000
+#define M_LIST 8
+
+typedef struct mobj {
+    bool live;
+    int64_t num;            /* int, indexed */
+    bool num_null;
+    char str[48];           /* string */
+    double d;
+    int64_t link;           /* -1 = null; key in the same table */
+    int64_t list[M_LIST];   /* links */
+    int nlist;
+} mobj;
+
+static mobj model[M_OBJS];
+
+static void random_str(char *out) {
+    static const char *parts[] = {"a", "b", "张", "三", "é", "zz", "", "0"};
+    out[0] = 0;
+    int n = (int)(rnd() % 5);
+    for (int i = 0; i < n; i++) strcat(out, parts[rnd() % 8]);
+}
+
+typedef struct dcols {
+    strata_col_t num, str, d, link, list;
+} dcols;
+
+static int check_against_model(strata_db_t *db, const dcols *c) {
+    strata_txn_t *r;
+    strata_table_t *t;
+    int rc = strata_txn_begin(db, STRATA_TXN_READ, &r, E);
+    if (rc) return rc;
+    if ((rc = strata_table_open(r, "Node", &t, E))) goto out;
+    uint64_t live = 0, size;
+    for (int i = 0; i < M_OBJS; i++) live += model[i].live;
+    if ((rc = strata_table_size(t, &size, E))) goto out;
+    if (size != live) {
+        fprintf(stderr, "  size %llu, model %llu\n", (unsigned long long)size, (unsigned long long)live);
+        rc = -1;
+        goto out;
+    }
+    strata_key_t k = -1, prev = -1;
+    uint64_t seen = 0;
+    while ((rc = strata_obj_next(t, k, &k, E)) == STRATA_OK) {
+        if (k <= prev || k >= M_OBJS || !model[k].live) {
+            fprintf(stderr, "  iteration gave key %lld\n", (long long)k);
+            rc = -1;
+            goto out;
+        }
+        prev = k;
+        seen++;
+        mobj *m = &model[k];
+        strata_value v;
+        if ((rc = strata_obj_get(t, k, c->num, &v, E))) goto out;
+        bool ok = m->num_null ? v.type == STRATA_TYPE_NULL : (v.type == STRATA_TYPE_INT && v.u.i == m->num);
+        if ((rc = strata_obj_get(t, k, c->str, &v, E))) goto out;
+        ok = ok && str_is(&v, m->str);
+        if ((rc = strata_obj_get(t, k, c->d, &v, E))) goto out;
+        ok = ok && v.u.d == m->d;
+        if ((rc = strata_obj_get(t, k, c->link, &v, E))) goto out;
+        ok = ok && (m->link < 0 ? v.type == STRATA_TYPE_NULL : v.u.link == m->link);
+        size_t n;
+        if ((rc = strata_list_size(t, k, c->list, &n, E))) goto out;
+        ok = ok && n == (size_t)m->nlist;
+        for (int j = 0; ok && j < m->nlist; j++) {
+            if ((rc = strata_list_get(t, k, c->list, (size_t)j, &v, E))) goto out;
+            ok = v.u.link == m->list[j];
+        }
+        /* backlinks through `link` */
+        strata_key_t bl[M_OBJS];
+        size_t nb;
+        if ((rc = strata_obj_backlinks(t, k, t, c->link, bl, M_OBJS, &nb, E))) goto out;
+        size_t want = 0;
+        for (int j = 0; j < M_OBJS; j++) want += model[j].live && model[j].link == k;
+        ok = ok && nb == want;
+        /* the index */
+        strata_key_t found[M_OBJS];
+        size_t nf;
+        strata_value q = m->num_null ? vnull() : vint(m->num);
+        if ((rc = strata_index_find(t, c->num, &q, found, M_OBJS, &nf, E))) goto out;
+        bool in = false;
+        for (size_t j = 0; j < nf; j++) in |= found[j] == k;
+        ok = ok && in;
+        if (!ok) {
+            fprintf(stderr, "  object %lld differs from the model (num %lld%s, link %lld, list %d, "
+                    "backlinks %zu of %zu, in index %d)\n", (long long)k, (long long)m->num,
+                    m->num_null ? " null" : "", (long long)m->link, m->nlist, nb, want, in);
+            rc = -1;
+            goto out;
+        }
+    }
+    rc = rc == STRATA_ERR_NOT_FOUND && seen == live ? STRATA_OK : -1;
+out:
+    strata_txn_free(r);
+    return rc;
+}
+
+static void random_operations_match_a_model(void) {
+    const char *path = tl_path("diff.db");
+    strata_db_t *db = open_db(path);
+    CHECK(db);
+    memset(model, 0, sizeof model);
+    dcols c;
+    strata_txn_t *w;
+    strata_table_t *t;
+    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
+    OK(strata_table_create(w, "Node", &t, E));
+    OK(strata_table_add_property(t, "num", STRATA_TYPE_INT, STRATA_PROP_NULLABLE | STRATA_PROP_INDEXED, NULL, &c.num, E));
+    OK(strata_table_add_property(t, "str", STRATA_TYPE_STRING, 0, NULL, &c.str, E));
+    OK(strata_table_add_property(t, "d", STRATA_TYPE_DOUBLE, 0, NULL, &c.d, E));
+    OK(strata_table_add_property(t, "link", STRATA_TYPE_LINK, 0, "Node", &c.link, E));
+    OK(strata_table_add_property(t, "list", STRATA_TYPE_LINK, STRATA_PROP_LIST, "Node", &c.list, E));
+    OK(strata_txn_commit(w, E));
+    strata_txn_free(w);
+    int64_t next = 0;
+    for (int round = 0; round < 40; round++) {
+        OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
+        OK(strata_table_open(w, "Node", &t, E));
+        int ops = 20 + (int)(rnd() % 200);
+        for (int op = 0; op < ops; op++) {
+            int64_t k = (int64_t)(rnd() % (uint64_t)(next ? next : 1));
+            bool live = next && model[k].live;
+            unsigned what = (unsigned)(rnd() % 10);
+            if ((what < 3 || !live) && next < M_OBJS) {
+                strata_key_t nk;
+                OK(strata_obj_create(t, &nk, E));
+                CHECK(nk == next);
+                model[nk] = (mobj){.live = true, .num_null = true, .link = -1};
+                next++;
+            } else if (!live) {
+                continue;
+            } else if (what == 3) {
+                OK(strata_obj_delete(t, k, E));
+                model[k].live = false;
+                for (int i = 0; i < next; i++) {
+                    if (model[i].link == k) model[i].link = -1;
+                    int m = 0;
+                    for (int j = 0; j < model[i].nlist; j++)
+                        if (model[i].list[j] != k) model[i].list[m++] = model[i].list[j];
+                    model[i].nlist = m;
+                }
+            } else if (what == 4) {
+                bool null = rnd() % 5 == 0;
+                int64_t n = (int64_t)(rnd() % 50) - 25;
+                OK(strata_obj_set(t, k, c.num, null ? (strata_value[]){vnull()} : (strata_value[]){vint(n)}, E));
+                model[k].num_null = null;
+                model[k].num = null ? 0 : n;
+            } else if (what == 5) {
+                char s[48];
+                random_str(s);
+                OK(strata_obj_set(t, k, c.str, (strata_value[]){vstr(s)}, E));
+                strcpy(model[k].str, s);
+            } else if (what == 6) {
+                double d = (double)(rnd() % 1000) / 7.0;
+                OK(strata_obj_set(t, k, c.d, (strata_value[]){vdouble(d)}, E));
+                model[k].d = d;
+            } else if (what == 7) {
+                int64_t target = (int64_t)(rnd() % (uint64_t)next);
+                if (!model[target].live || rnd() % 4 == 0) {
+                    OK(strata_obj_set(t, k, c.link, (strata_value[]){vnull()}, E));
+                    model[k].link = -1;
+                } else {
+                    OK(strata_obj_set(t, k, c.link, (strata_value[]){vlink(target)}, E));
+                    model[k].link = target;
+                }
+            } else if (what == 8) {
+                int64_t target = (int64_t)(rnd() % (uint64_t)next);
+                mobj *m = &model[k];
+                if (model[target].live && m->nlist < M_LIST) {
+                    size_t at = (size_t)(rnd() % (uint64_t)(m->nlist + 1));
+                    OK(strata_list_insert(t, k, c.list, at, (strata_value[]){vlink(target)}, E));
+                    memmove(m->list + at + 1, m->list + at, (size_t)(m->nlist - (int)at) * sizeof *m->list);
+                    m->list[at] = target;
+                    m->nlist++;
+                }
+            } else {
+                mobj *m = &model[k];
+                if (m->nlist == 0) continue;
+                size_t a = (size_t)(rnd() % (uint64_t)m->nlist), b = (size_t)(rnd() % (uint64_t)m->nlist);
+                if (rnd() % 2) {
+                    OK(strata_list_remove(t, k, c.list, a, E));
+                    memmove(m->list + a, m->list + a + 1, (size_t)(m->nlist - (int)a - 1) * sizeof *m->list);
+                    m->nlist--;
+                } else {
+                    OK(strata_list_move(t, k, c.list, a, b, E));
+                    int64_t x = m->list[a];
+                    if (a < b) memmove(m->list + a, m->list + a + 1, (b - a) * sizeof *m->list);
+                    else memmove(m->list + b + 1, m->list + b, (a - b) * sizeof *m->list);
+                    m->list[b] = x;
+                }
+            }
+        }
+        OK(strata_txn_commit(w, E));
+        strata_txn_free(w);
+        OK(check_against_model(db, &c));
+        if (round % 8 == 7) {
+            OK(strata_db_verify(db, E));
+            OK(strata_db_close(db, E));
+            db = open_db(path);
+            CHECK(db);
+            OK(check_against_model(db, &c));
+        }
+    }
+    OK(strata_db_verify(db, E));
+    OK(strata_db_close(db, E));
+}
+
+static const tl_test tests[] = {
+    TL_TEST(every_property_type_round_trips_through_commit_and_reopen),
+    TL_TEST(deleting_a_dog_updates_lists_and_backlinks),
+    TL_TEST(primary_keys_are_unique_and_found),
+    TL_TEST(bad_input_gets_clear_errors),
+    TL_TEST(strings_up_to_16_mib_round_trip),
+    TL_TEST(schema_changes_keep_data_consistent),
+    TL_TEST(random_operations_match_a_model),
+};
+
+int main(int argc, char **argv) {
+    return tl_run("objects", tests, (int)(sizeof tests / sizeof tests[0]), argc, argv);
+}
