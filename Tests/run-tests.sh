@@ -40,7 +40,8 @@ grep -q "FAIL" "$log" && grep "FAIL" "$log"
 one "crashtest ($RUNS runs)" "$B/crashtest" "$RUNS"
 one "powerloss ($PL_RUNS runs)" "$B/powerloss" "$PL_RUNS"
 one "faults" "$B/faults"
-one "demo" "$B/examples/demo" "$B/demo.db"
+one "demo (objects)" "$B/examples/demo" "$B/demo.db"
+one "demo (key-value trees)" "$B/examples/kv_demo" "$B/kv_demo.db"
 one "bench (tiny N, builds and runs)" "$B/bench" -n 2000 -r 1 -c 50 -d "$B/bench-data"
 
 install_check() {

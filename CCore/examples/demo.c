@@ -1,6 +1,8 @@
 /*
- * demo.c — the storage engine through strata.h only: a file, named trees, a snapshot that keeps
- * its view while a writer commits, the free space coming back, and verify.
+ * demo.c — the classic example through strata.h only: Company, Person (name indexed, age, a
+ * to-one company, a list of dogs) and Dog (name, color, and its owners through backlinks).
+ * It adds 张三 with three dogs, prints each dog's owners, renames a person, deletes a dog, and
+ * shows that the list and the backlinks followed.
  */
 #include "strata.h"
 
@@ -9,90 +11,169 @@
 #include <string.h>
 #include <unistd.h>
 
+static strata_error err;
+
 #define TRY(call)                                                                       \
     do {                                                                                \
         if ((call) != STRATA_OK) {                                                      \
             fprintf(stderr, "%s failed: %s: %s\n", #call, strata_status_name(err.code), \
                     err.message);                                                       \
-            return 1;                                                                   \
+            exit(1);                                                                    \
         }                                                                               \
     } while (0)
 
-static int put_dog(strata_txn_t *txn, uint64_t id, const char *name, strata_error *e) {
-    strata_tree_t *dogs;
-    int rc = strata_tree_open(txn, "dogs", STRATA_KEY_INT, STRATA_TREE_CREATE, &dogs, e);
-    return rc ? rc : strata_tree_put_int(dogs, id, name, strlen(name), e);
+static strata_value str(const char *s) {
+    return (strata_value){.type = STRATA_TYPE_STRING, .u.bytes = {s, strlen(s)}};
+}
+static strata_value num(int64_t i) { return (strata_value){.type = STRATA_TYPE_INT, .u.i = i}; }
+static strata_value link_to(strata_key_t k) {
+    return (strata_value){.type = STRATA_TYPE_LINK, .u.link = k};
 }
 
-static void print_dogs(strata_txn_t *txn, const char *title) {
-    strata_tree_t *dogs;
-    strata_cursor_t *c;
-    printf("  %s (version %llu):", title, (unsigned long long)strata_txn_version(txn));
-    if (strata_tree_open(txn, "dogs", STRATA_KEY_INT, 0, &dogs, NULL) == STRATA_OK &&
-        strata_cursor_open(dogs, &c, NULL) == STRATA_OK) {
-        for (int rc = strata_cursor_first(c, NULL); rc == STRATA_OK; rc = strata_cursor_next(c, NULL)) {
-            const void *k, *v;
-            size_t kl, vl;
-            strata_cursor_get(c, &k, &kl, &v, &vl, NULL);
-            uint64_t id;
-            memcpy(&id, k, 8);
-            printf(" %llu=%.*s", (unsigned long long)id, (int)vl, (const char *)v);
+typedef struct schema {
+    strata_table_t *company, *person, *dog;
+    strata_col_t company_name, name, age, works_at, dogs, dog_name, color;
+} schema;
+
+static void open_schema(strata_txn_t *txn, schema *s) {
+    TRY(strata_table_open(txn, "Company", &s->company, &err));
+    TRY(strata_table_open(txn, "Person", &s->person, &err));
+    TRY(strata_table_open(txn, "Dog", &s->dog, &err));
+    TRY(strata_table_find_property(s->company, "name", &s->company_name, &err));
+    TRY(strata_table_find_property(s->person, "name", &s->name, &err));
+    TRY(strata_table_find_property(s->person, "age", &s->age, &err));
+    TRY(strata_table_find_property(s->person, "company", &s->works_at, &err));
+    TRY(strata_table_find_property(s->person, "dogs", &s->dogs, &err));
+    TRY(strata_table_find_property(s->dog, "name", &s->dog_name, &err));
+    TRY(strata_table_find_property(s->dog, "color", &s->color, &err));
+}
+
+static void create_schema(strata_txn_t *txn) {
+    strata_table_t *company, *person, *dog;
+    strata_col_t c;
+    TRY(strata_table_create(txn, "Company", &company, &err));
+    TRY(strata_table_add_property(company, "name", STRATA_TYPE_STRING, STRATA_PROP_PRIMARY_KEY, NULL, &c, &err));
+    TRY(strata_table_create(txn, "Dog", &dog, &err));
+    TRY(strata_table_add_property(dog, "name", STRATA_TYPE_STRING, 0, NULL, &c, &err));
+    TRY(strata_table_add_property(dog, "color", STRATA_TYPE_STRING, 0, NULL, &c, &err));
+    TRY(strata_table_create(txn, "Person", &person, &err));
+    TRY(strata_table_add_property(person, "name", STRATA_TYPE_STRING, STRATA_PROP_INDEXED, NULL, &c, &err));
+    TRY(strata_table_add_property(person, "age", STRATA_TYPE_INT, 0, NULL, &c, &err));
+    TRY(strata_table_add_property(person, "company", STRATA_TYPE_LINK, 0, "Company", &c, &err));
+    TRY(strata_table_add_property(person, "dogs", STRATA_TYPE_LINK, STRATA_PROP_LIST, "Dog", &c, &err));
+    TRY(strata_schema_set_version(txn, 1, &err));
+}
+
+static const char *text(strata_table_t *t, strata_key_t k, strata_col_t col, char *buf, size_t cap) {
+    strata_value v;
+    TRY(strata_obj_get(t, k, col, &v, &err));
+    if (v.type == STRATA_TYPE_NULL) return "(null)";
+    snprintf(buf, cap, "%.*s", (int)v.u.bytes.len, (const char *)v.u.bytes.data);
+    return buf;
+}
+
+static void show(strata_db_t *db, const char *title) {
+    strata_txn_t *txn;
+    schema s;
+    char a[64], b[64];
+    TRY(strata_txn_begin(db, STRATA_TXN_READ, &txn, &err));
+    open_schema(txn, &s);
+    printf("-- %s (version %llu)\n", title, (unsigned long long)strata_txn_version(txn));
+    for (strata_key_t p = -1; strata_obj_next(s.person, p, &p, NULL) == STRATA_OK;) {
+        strata_value age, company;
+        size_t n;
+        TRY(strata_obj_get(s.person, p, s.age, &age, &err));
+        TRY(strata_obj_get(s.person, p, s.works_at, &company, &err));
+        TRY(strata_list_size(s.person, p, s.dogs, &n, &err));
+        printf("   %s, %lld, works at %s, dogs:", text(s.person, p, s.name, a, sizeof a),
+               (long long)age.u.i,
+               company.type == STRATA_TYPE_LINK ? text(s.company, company.u.link, s.company_name, b, sizeof b)
+                                                : "(nobody)");
+        for (size_t i = 0; i < n; i++) {
+            strata_value d;
+            TRY(strata_list_get(s.person, p, s.dogs, i, &d, &err));
+            printf(" %s", text(s.dog, d.u.link, s.dog_name, b, sizeof b));
         }
+        printf("\n");
     }
-    printf("\n");
+    for (strata_key_t d = -1; strata_obj_next(s.dog, d, &d, NULL) == STRATA_OK;) {
+        strata_key_t owners[8];
+        size_t n;
+        TRY(strata_obj_backlinks(s.dog, d, s.person, s.dogs, owners, 8, &n, &err));
+        printf("   dog %s (%s), owners:", text(s.dog, d, s.dog_name, a, sizeof a),
+               text(s.dog, d, s.color, b, sizeof b));
+        for (size_t i = 0; i < n && i < 8; i++) printf(" %s", text(s.person, owners[i], s.name, a, sizeof a));
+        printf("%s\n", n ? "" : " (none)");
+    }
+    strata_txn_free(txn);
 }
 
 int main(int argc, char **argv) {
     const char *path = argc > 1 ? argv[1] : "/tmp/strata-demo.db";
-    char lock[600];
+    char lock[512];
     snprintf(lock, sizeof lock, "%s.lock", path);
     unlink(path);
     unlink(lock);
-    strata_error err = {0};
+    printf("Strata %s: the classic example in %s\n", strata_version(), path);
+
     strata_db_t *db;
-    printf("Strata %s, file format %u: %s\n", strata_version(), strata_format_version(), path);
+    strata_txn_t *txn;
+    schema s;
     TRY(strata_db_open(path, NULL, &db, &err));
 
-    strata_txn_t *txn;
+    /* 1. the schema, 张三 with three dogs, 李四 sharing one of them */
     TRY(strata_txn_begin(db, STRATA_TXN_WRITE, &txn, &err));
-    TRY(put_dog(txn, 1, "小白", &err));
-    TRY(put_dog(txn, 2, "Rex", &err));
-    TRY(strata_txn_commit(txn, &err));
-    strata_txn_free(txn);
-
-    strata_txn_t *snapshot;
-    TRY(strata_txn_begin(db, STRATA_TXN_READ, &snapshot, &err));
-    TRY(strata_txn_begin(db, STRATA_TXN_WRITE, &txn, &err));
-    TRY(put_dog(txn, 3, "Fido", &err));
-    TRY(put_dog(txn, 1, "小黑", &err));
-    TRY(strata_txn_commit(txn, &err));
-    strata_txn_free(txn);
-    print_dogs(snapshot, "snapshot taken before the second commit");
-    TRY(strata_txn_refresh(snapshot, &err));
-    print_dogs(snapshot, "the same snapshot, refreshed");
-    strata_txn_free(snapshot);
-
-    /* Many small commits: pages freed by old versions are reused, the file stops growing. */
-    for (uint64_t i = 0; i < 2000; i++) {
-        TRY(strata_txn_begin(db, STRATA_TXN_WRITE, &txn, &err));
-        TRY(put_dog(txn, 100 + i % 50, "puppy", &err));
-        TRY(strata_txn_commit(txn, &err));
-        strata_txn_free(txn);
+    create_schema(txn);
+    open_schema(txn, &s);
+    strata_key_t google, zhang, li, dogs[3];
+    TRY(strata_obj_create_pk(s.company, (strata_value[]){str("GOOGLE")}, &google, &err));
+    TRY(strata_obj_create(s.person, &zhang, &err));
+    TRY(strata_obj_set(s.person, zhang, s.name, (strata_value[]){str("张三")}, &err));
+    TRY(strata_obj_set(s.person, zhang, s.age, (strata_value[]){num(32)}, &err));
+    TRY(strata_obj_set(s.person, zhang, s.works_at, (strata_value[]){link_to(google)}, &err));
+    TRY(strata_obj_create(s.person, &li, &err));
+    TRY(strata_obj_set(s.person, li, s.name, (strata_value[]){str("李四")}, &err));
+    TRY(strata_obj_set(s.person, li, s.age, (strata_value[]){num(28)}, &err));
+    const char *names[] = {"小黑", "小白", "旺财"}, *colors[] = {"黑色", "白色", "黄色"};
+    for (int i = 0; i < 3; i++) {
+        TRY(strata_obj_create(s.dog, &dogs[i], &err));
+        TRY(strata_obj_set(s.dog, dogs[i], s.dog_name, (strata_value[]){str(names[i])}, &err));
+        TRY(strata_obj_set(s.dog, dogs[i], s.color, (strata_value[]){str(colors[i])}, &err));
+        TRY(strata_list_insert(s.person, zhang, s.dogs, (size_t)i, (strata_value[]){link_to(dogs[i])}, &err));
     }
-    strata_db_info info;
-    TRY(strata_db_info_get(db, &info, &err));
-    printf("  after 2,000 more commits: version %llu, %llu pages (%llu free), file %llu bytes\n",
-           (unsigned long long)info.version, (unsigned long long)info.page_count,
-           (unsigned long long)info.free_pages, (unsigned long long)info.file_size);
-    TRY(strata_db_verify(db, &err));
-    printf("  verify: every page reachable exactly once or free, every tree well formed\n");
+    TRY(strata_list_insert(s.person, li, s.dogs, 0, (strata_value[]){link_to(dogs[1])}, &err));
+    TRY(strata_txn_commit(txn, &err));
+    strata_txn_free(txn);
+    show(db, "张三 with three dogs; 李四 shares 小白");
+
+    /* 2. a bad write is refused with a message, and nothing changes */
+    TRY(strata_txn_begin(db, STRATA_TXN_WRITE, &txn, &err));
+    open_schema(txn, &s);
+    strata_key_t dup;
+    if (strata_obj_create_pk(s.company, (strata_value[]){str("GOOGLE")}, &dup, &err) != STRATA_OK)
+        printf("-- refused: %s\n", err.message);
+    if (strata_obj_set(s.person, zhang, s.age, (strata_value[]){str("old")}, &err) != STRATA_OK)
+        printf("-- refused: %s\n", err.message);
+
+    /* 3. rename 张三 (the index follows) and delete 小白 (lists and backlinks follow) */
+    TRY(strata_obj_set(s.person, zhang, s.name, (strata_value[]){str("张三丰")}, &err));
+    TRY(strata_obj_delete(s.dog, dogs[1], &err));
+    TRY(strata_txn_commit(txn, &err));
+    strata_txn_free(txn);
+    show(db, "renamed 张三 to 张三丰, deleted 小白");
 
     TRY(strata_txn_begin(db, STRATA_TXN_READ, &txn, &err));
-    strata_tree_t *dogs;
-    TRY(strata_tree_open(txn, "dogs", STRATA_KEY_INT, 0, &dogs, &err));
-    if (strata_tree_put_int(dogs, 9, "x", 1, &err) != STRATA_OK)
-        printf("  a write in a read transaction: %s: %s\n", strata_status_name(err.code), err.message);
+    open_schema(txn, &s);
+    strata_key_t found[4];
+    size_t n;
+    TRY(strata_index_find(s.person, s.name, (strata_value[]){str("张三丰")}, found, 4, &n, &err));
+    printf("-- index: name == '张三丰' finds %zu person(s); ", n);
+    TRY(strata_index_find(s.person, s.name, (strata_value[]){str("张三")}, found, 4, &n, &err));
+    printf("name == '张三' finds %zu\n", n);
     strata_txn_free(txn);
+
+    TRY(strata_db_verify(db, &err));
+    printf("-- verify: ok\n");
     TRY(strata_db_close(db, &err));
     return 0;
 }

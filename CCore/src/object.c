@@ -96,8 +96,8 @@ int st_value_check(strata_table_t *t, const st_prop *p, const strata_value *v, b
             norm->type = STRATA_TYPE_DOUBLE;
             norm->u.d = v->u.f;
         } else {
-            return st_err(err, STRATA_ERR_WRONG_TYPE, "'%s.%s' is %s%s: a %s was given", t->name,
-                          p->name, (p->flags & STRATA_PROP_LIST) ? "a list of " : "a ",
+            return st_err(err, STRATA_ERR_WRONG_TYPE, "'%s.%s' holds %s%s: a %s was given",
+                          t->name, p->name, (p->flags & STRATA_PROP_LIST) ? "a list of " : "",
                           strata_type_name(want), strata_type_name(v->type));
         }
     }
