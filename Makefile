@@ -40,7 +40,7 @@ SRC := $(wildcard CCore/src/*.c)
 HDR := $(wildcard CCore/src/*.h) CCore/include/strata.h
 OBJ := $(SRC:CCore/src/%.c=$(B)/obj/%.o)
 PIC_OBJ := $(SRC:CCore/src/%.c=$(B)/pic/%.o)
-TESTS := test_engine test_objects crashtest powerloss faults
+TESTS := test_engine test_objects test_verify_objects crashtest powerloss faults
 TEST_BIN := $(TESTS:%=$(B)/%)
 EXAMPLES := $(patsubst CCore/examples/%.c,$(B)/examples/%,$(wildcard CCore/examples/*.c))
 
@@ -107,6 +107,10 @@ install: lib
 $(B)/%: Tests/c/%.c Tests/c/testlib.h Tests/c/workload.h $(B)/libstrata.a
 	$(CC) $(CFLAGS_BASE) $(CFLAGS) -ITests/c $< -o $@ $(B)/libstrata.a $(LIBS)
 
+# White-box: built from the core's sources, it breaks invariants through internal calls.
+$(B)/test_verify_objects: Tests/c/test_verify_objects.c Tests/c/testlib.h $(SRC) $(HDR)
+	$(CC) $(CFLAGS_BASE) $(CFLAGS) -ITests/c $< $(SRC) -o $@ $(LIBS)
+
 $(B)/examples/%: CCore/examples/%.c $(B)/libstrata.a | $(B)/examples
 	$(CC) $(CFLAGS_BASE) $(CFLAGS) $< -o $@ $(B)/libstrata.a $(LIBS)
 
@@ -119,6 +123,7 @@ test: deps build
 test-c: build
 	$(B)/test_engine
 	$(B)/test_objects
+	$(B)/test_verify_objects
 
 crashtest: $(B)/crashtest
 	$(B)/crashtest $(RUNS)
@@ -160,6 +165,7 @@ $(B)/tsan/%: Tests/c/%.c Tests/c/testlib.h Tests/c/workload.h $(SRC) $(HDR)
 asan: $(TESTS:%=$(B)/asan/%)
 	$(B)/asan/test_engine
 	$(B)/asan/test_objects
+	$(B)/asan/test_verify_objects
 	$(B)/asan/crashtest 20
 	$(B)/asan/powerloss 40
 	$(B)/asan/faults

@@ -247,4 +247,7 @@ int st_list_free_storage(strata_table_t *t, const st_prop *p, uint64_t list_id, 
                          strata_error *err);
 
 
+/* verify_objects.c */
+int st_verify_objects(strata_txn_t *txn, strata_error *err);
+
 #endif

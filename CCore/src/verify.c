@@ -9,6 +9,7 @@
  *    matching checksum;
  *  - every tree is well formed: kinds, bounds, keys ascending and inside the range the parent
  *    gives, leaves all at one depth, no empty node but an empty root, counts as recorded.
+ * Then verify_objects.c checks the object layer (tables, indexes, links, backlinks, lists).
  * The first failure is reported through ST_CORRUPT, naming the page and what was wrong.
  */
 #include "btree.h"
@@ -279,6 +280,7 @@ int strata_db_verify(strata_db_t *db, strata_error *err) {
     int rc = strata_txn_begin(db, STRATA_TXN_READ, &txn, err);
     if (rc) return rc;
     rc = verify_snapshot(txn, NULL, NULL, err);
+    if (rc == STRATA_OK) rc = st_verify_objects(txn, err);
     strata_txn_free(txn);
     return rc;
 }
