@@ -177,11 +177,11 @@ tsan: $(B)/tsan/test_engine
 
 FUZZ_TARGETS := $(patsubst Tests/fuzz/%.c,%,$(wildcard Tests/fuzz/fuzz_*.c))
 
-$(B)/fuzz/%: Tests/fuzz/%.c $(SRC) $(HDR) | $(B)/fuzz
+$(B)/fuzz/%: Tests/fuzz/%.c Tests/fuzz/objops.h $(SRC) $(HDR) | $(B)/fuzz
 	$(CLANG) $(CFLAGS_BASE) -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	  $(SAN_LD) $< $(SRC) -o $@ $(LIBS)
 
-$(B)/fuzz/make_seeds: Tests/fuzz/make_seeds.c Tests/c/workload.h $(B)/libstrata.a | $(B)/fuzz
+$(B)/fuzz/make_seeds: Tests/fuzz/make_seeds.c Tests/fuzz/objops.h Tests/c/workload.h $(B)/libstrata.a | $(B)/fuzz
 	$(CC) $(CFLAGS_BASE) $(CFLAGS) $< -o $@ $(B)/libstrata.a $(LIBS)
 
 fuzz: $(FUZZ_TARGETS:%=$(B)/fuzz/%) $(B)/fuzz/make_seeds

@@ -259,7 +259,7 @@ int st_index_build(strata_table_t *t, st_prop *p, bool unique, strata_error *err
         n++;
     }
     if (rc == STRATA_ERR_NOT_FOUND) rc = STRATA_OK;
-    if (rc == STRATA_OK) qsort(e, n, sizeof *e, ientry_cmp);
+    if (rc == STRATA_OK && n) qsort(e, n, sizeof *e, ientry_cmp);
     /* Unique: no two entries may share their value part. */
     for (size_t i = 1; rc == STRATA_OK && unique && i < n; i++) {
         if (e[i].len != e[i - 1].len || memcmp(e[i].key, e[i - 1].key, e[i].len - 8) != 0) continue;

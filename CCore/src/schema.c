@@ -191,7 +191,7 @@ static int os_load(st_objstore *os, strata_error *err) {
         os->tables[os->ntables++] = t;
     }
     if (rc != STRATA_OK && rc != STRATA_ERR_NOT_FOUND) return rc;
-    qsort(os->tables, os->ntables, sizeof *os->tables, table_name_cmp);
+    if (os->ntables) qsort(os->tables, os->ntables, sizeof *os->tables, table_name_cmp);
     for (size_t i = 0; i < os->ntables; i++)
         for (uint32_t j = 0; j < os->tables[i]->nprops; j++) {
             st_prop *p = &os->tables[i]->props[j];
@@ -417,7 +417,7 @@ int st_table_create(strata_txn_t *txn, const char *name, strata_table_t **out, s
     t->dirty = true;
     os->header_dirty = true;
     os->tables[os->ntables++] = t;
-    qsort(os->tables, os->ntables, sizeof *os->tables, table_name_cmp);
+    if (os->ntables) qsort(os->tables, os->ntables, sizeof *os->tables, table_name_cmp);
     *out = t;
     return STRATA_OK;
 }

@@ -4,6 +4,7 @@
  * Usage: make_seeds DIR
  */
 #include "../c/workload.h"
+#include "objops.h"
 
 #include <unistd.h>
 
@@ -37,7 +38,33 @@ static int seed(const char *dir, int n, uint64_t commits) {
     return 0;
 }
 
+/* An object database made by a fixed program of objops.h. */
+static int object_seed(const char *dir, int n, uint64_t rng) {
+    char path[512], lock[600];
+    snprintf(path, sizeof path, "%s/objects-%d.db", dir, n);
+    snprintf(lock, sizeof lock, "%s.lock", path);
+    unlink(path);
+    strata_db_t *db;
+    strata_error e = {0};
+    if (strata_db_open(path, NULL, &db, &e)) return fprintf(stderr, "%s\n", e.message), 1;
+    uint8_t prog[3000];
+    for (size_t i = 0; i < sizeof prog; i++) {
+        rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+        prog[i] = (uint8_t)rng;
+        if (i % 7 == 0) prog[i] = (uint8_t)(rng % 2 ? 0 : 6); /* mostly creates and links */
+    }
+    objops_in in = {prog, sizeof prog, 0};
+    if (objops_run(db, &in)) return 1;
+    strata_db_info info;
+    strata_db_info_get(db, &info, &e);
+    strata_db_close(db, &e);
+    if (truncate(path, (off_t)(info.page_count * info.page_size))) return 1;
+    unlink(lock);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) return 2;
-    return seed(argv[1], 1, 2) || seed(argv[1], 2, 8) || seed(argv[1], 3, 20);
+    return seed(argv[1], 1, 2) || seed(argv[1], 2, 8) || seed(argv[1], 3, 20) ||
+           object_seed(argv[1], 1, 0x1234567) || object_seed(argv[1], 2, 0x89abcdef);
 }

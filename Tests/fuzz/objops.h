@@ -1,0 +1,177 @@
+/*
+ * objops.h — an interpreter that turns bytes into object operations through strata.h: the
+ * operation fuzz target runs it on fuzzer input, make_seeds on fixed programs (to make object
+ * database seeds), and fuzz_open's reader walks what it made.
+ *
+ * Schema: Dog {name string indexed, age int?, tags [string?], score mixed}
+ *         Person {id int primary key, name string, best Dog link, dogs [Dog], born timestamp}
+ * Each operation is one opcode byte and argument bytes; errors from the API are expected (bad
+ * indexes, duplicate keys, dead links) and ignored, but a crash or a failed verify is a bug.
+ */
+#ifndef STRATA_OBJOPS_H
+#define STRATA_OBJOPS_H
+
+#include "strata.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct objops_in {
+    const uint8_t *p;
+    size_t n, i;
+} objops_in;
+
+static uint8_t oo_byte(objops_in *in) { return in->i < in->n ? in->p[in->i++] : 0; }
+static int64_t oo_small(objops_in *in) { return (int64_t)(oo_byte(in) % 64); }
+
+static strata_value oo_string(objops_in *in) {
+    static const char *const words[] = {"", "a", "小白", "Zoë", "张三", "ab\0c", "long "};
+    static char buf[4096];
+    uint8_t b = oo_byte(in);
+    size_t len;
+    if (b < 200) {
+        const char *w = words[b % 7];
+        len = b % 7 == 5 ? 4 : strlen(w);
+        memcpy(buf, w, len);
+    } else { /* a big value (an overflow run) */
+        len = 1000 + (size_t)(b - 200) * 37;
+        memset(buf, 'x', len);
+    }
+    return (strata_value){.type = STRATA_TYPE_STRING, .u.bytes = {buf, len}};
+}
+
+static int oo_schema(strata_txn_t *txn, strata_table_t **dog, strata_table_t **person) {
+    if (strata_table_open(txn, "Dog", dog, NULL) == STRATA_OK &&
+        strata_table_open(txn, "Person", person, NULL) == STRATA_OK)
+        return 0;
+    strata_col_t c;
+    if (strata_table_create(txn, "Dog", dog, NULL) || strata_table_create(txn, "Person", person, NULL))
+        return -1;
+    strata_table_add_property(*dog, "name", STRATA_TYPE_STRING, STRATA_PROP_INDEXED, NULL, &c, NULL);
+    strata_table_add_property(*dog, "age", STRATA_TYPE_INT, STRATA_PROP_NULLABLE, NULL, &c, NULL);
+    strata_table_add_property(*dog, "tags", STRATA_TYPE_STRING, STRATA_PROP_LIST | STRATA_PROP_NULLABLE, NULL, &c, NULL);
+    strata_table_add_property(*dog, "score", STRATA_TYPE_MIXED, 0, NULL, &c, NULL);
+    strata_table_add_property(*person, "id", STRATA_TYPE_INT, STRATA_PROP_PRIMARY_KEY, NULL, &c, NULL);
+    strata_table_add_property(*person, "name", STRATA_TYPE_STRING, 0, NULL, &c, NULL);
+    strata_table_add_property(*person, "best", STRATA_TYPE_LINK, 0, "Dog", &c, NULL);
+    strata_table_add_property(*person, "dogs", STRATA_TYPE_LINK, STRATA_PROP_LIST, "Dog", &c, NULL);
+    strata_table_add_property(*person, "born", STRATA_TYPE_TIMESTAMP, 0, NULL, &c, NULL);
+    return 0;
+}
+
+/* A column of table t by its position (1-based ids are assigned in order). */
+static strata_col_t oo_col(strata_table_t *t, objops_in *in) {
+    size_t n = 0;
+    strata_property_info info;
+    strata_table_property_count(t, &n, NULL);
+    if (!n || strata_table_property_at(t, oo_byte(in) % n, &info, NULL)) return 0;
+    return info.col;
+}
+
+/* Run the program in `in` on db; returns 0, or -1 when verify fails (a bug). */
+__attribute__((unused)) static int objops_run(strata_db_t *db, objops_in *in) {
+    strata_txn_t *txn = NULL;
+    strata_table_t *dog = NULL, *person = NULL;
+    int steps = 0;
+    while (in->i < in->n && steps++ < 400) {
+        if (!txn) {
+            if (strata_txn_begin(db, STRATA_TXN_WRITE, &txn, NULL)) return 0;
+            if (oo_schema(txn, &dog, &person)) {
+                strata_txn_free(txn);
+                return 0;
+            }
+        }
+        uint8_t op = oo_byte(in) % 16;
+        strata_table_t *t = oo_byte(in) % 2 ? dog : person;
+        strata_key_t k = oo_small(in), out;
+        strata_value v;
+        size_t idx = (size_t)oo_byte(in) % 6;
+        switch (op) {
+        case 0: case 1:
+            if (t == dog) strata_obj_create(dog, &out, NULL);
+            else strata_obj_create_pk(person, (strata_value[]){{.type = STRATA_TYPE_INT, .u.i = oo_small(in)}}, &out, NULL);
+            break;
+        case 2: strata_obj_delete(t, k, NULL); break;
+        case 3: v = oo_string(in); strata_obj_set(t, k, oo_col(t, in), &v, NULL); break;
+        case 4:
+            v = (strata_value){.type = oo_byte(in) % 13, .u.i = oo_small(in)};
+            if (v.type == STRATA_TYPE_STRING || v.type == STRATA_TYPE_BINARY) v.u.bytes.len = 0, v.u.bytes.data = "";
+            strata_obj_set(t, k, oo_col(t, in), &v, NULL);
+            break;
+        case 5:
+            v = (strata_value){.type = STRATA_TYPE_LINK, .u.link = oo_small(in)};
+            strata_obj_set(person, k, 3, &v, NULL);
+            break;
+        case 6:
+            v = (strata_value){.type = STRATA_TYPE_LINK, .u.link = oo_small(in)};
+            strata_list_insert(person, k, 4, idx, &v, NULL);
+            break;
+        case 7: v = oo_string(in); strata_list_insert(dog, k, 3, idx, &v, NULL); break;
+        case 8: strata_list_remove(t, k, t == dog ? 3 : 4, idx, NULL); break;
+        case 9: strata_list_move(t, k, t == dog ? 3 : 4, idx, (size_t)oo_byte(in) % 6, NULL); break;
+        case 10: strata_list_clear(t, k, t == dog ? 3 : 4, NULL); break;
+        case 11: strata_obj_get(t, k, oo_col(t, in), &v, NULL); break;
+        case 12:
+            strata_txn_commit(txn, NULL);
+            strata_txn_free(txn);
+            txn = NULL;
+            break;
+        case 13:
+            strata_txn_free(txn); /* abort */
+            txn = NULL;
+            break;
+        case 14: strata_table_set_indexed(dog, 2, oo_byte(in) % 2, NULL); break;
+        case 15: {
+            strata_key_t keys[8];
+            size_t n;
+            v = oo_string(in);
+            strata_index_find(dog, 1, &v, keys, 8, &n, NULL);
+            strata_obj_backlinks(dog, k, person, 4, keys, 8, &n, NULL);
+            break;
+        }
+        }
+    }
+    if (txn) {
+        strata_txn_commit(txn, NULL);
+        strata_txn_free(txn);
+    }
+    strata_error e = {0};
+    if (strata_db_verify(db, &e) != STRATA_OK) {
+        fprintf(stderr, "verify failed after the operations: %s\n", e.message);
+        return -1;
+    }
+    return 0;
+}
+
+/* Read every property of every object of every table (fuzz_open, on mutated files). */
+__attribute__((unused)) static void objops_read_all(strata_txn_t *txn) {
+    size_t ntables = 0;
+    if (strata_table_count_all(txn, &ntables, NULL)) return;
+    for (size_t i = 0; i < ntables && i < 16; i++) {
+        const char *name;
+        strata_table_t *t;
+        size_t nprops;
+        if (strata_table_name_at(txn, i, &name, NULL) || strata_table_open(txn, name, &t, NULL) ||
+            strata_table_property_count(t, &nprops, NULL))
+            continue;
+        int objs = 0;
+        for (strata_key_t k = -1; objs++ < 2000 && strata_obj_next(t, k, &k, NULL) == STRATA_OK;) {
+            for (size_t j = 0; j < nprops; j++) {
+                strata_property_info info;
+                strata_value v;
+                size_t n;
+                if (strata_table_property_at(t, j, &info, NULL)) continue;
+                if (info.flags & STRATA_PROP_LIST) {
+                    if (strata_list_size(t, k, info.col, &n, NULL) == STRATA_OK && n)
+                        strata_list_get(t, k, info.col, n - 1, &v, NULL);
+                } else {
+                    strata_obj_get(t, k, info.col, &v, NULL);
+                }
+            }
+        }
+    }
+}
+
+#endif
