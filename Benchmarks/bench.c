@@ -9,10 +9,10 @@
  * and a second database name → id for the indexed lookups. Every durable workload is durable on
  * all three (SQLite FULL, LMDB default sync, Strata FULL).
  *
- * Strata today: the object store (issue 3) and query engine (issue 4) are not built yet, so the
- * Strata side stores Person as a packed record in an integer-key tree plus a byte-key index tree
- * (name ‖ id), the same shape as the LMDB peer. Its counts scan records; the column-scan engine
- * will replace that.
+ * Strata today: Person is a table of the object store (id primary key, name indexed), written
+ * and read through strata.h. The query engine (issue 4) is not built yet, so counts, the range
+ * query and the delete walk the objects one by one through strata_obj_next/strata_obj_get; the
+ * column-scan engine will replace that.
  *
  * Each (engine, repetition) runs in its own child process, so peak memory is per engine. The
  * median of the repetitions is printed. Ratios are Strata / peer for rates, and peer / Strata for
@@ -154,7 +154,8 @@ typedef struct engine {
 typedef struct st_h {
     strata_db_t *db;
     strata_txn_t *rd;
-    strata_tree_t *rp, *rn;
+    strata_table_t *rt;                          /* Person in the read transaction */
+    strata_col_t id, name, age, score, active;
 } st_h;
 
 static void st_check(int rc, const strata_error *e, const char *what) {
@@ -176,37 +177,45 @@ static void st_close(void *hv) {
     free(h);
 }
 
-static void st_trees(strata_txn_t *txn, bool create, strata_tree_t **p, strata_tree_t **n) {
+/* Person in txn (created with its schema when missing), and its property ids into h. */
+static strata_table_t *st_person(st_h *h, strata_txn_t *txn) {
+    strata_table_t *t;
     strata_error e = {0};
-    unsigned f = create ? STRATA_TREE_CREATE : 0;
-    st_check(strata_tree_open(txn, "person", STRATA_KEY_INT, f, p, &e), &e, "tree person");
-    st_check(strata_tree_open(txn, "person_name", STRATA_KEY_BYTES, f, n, &e), &e, "tree name");
-}
-
-static void name_key(const person *p, uint8_t *key, size_t *len) {
-    memcpy(key, p->name, p->namelen);
-    for (int i = 0; i < 8; i++) key[p->namelen + i] = (uint8_t)(p->id >> (56 - 8 * i));
-    *len = p->namelen + 8u;
-}
-
-static void st_put_all(strata_txn_t *txn, const person *p, size_t n) {
-    strata_tree_t *tp, *tn;
-    strata_error e = {0};
-    st_trees(txn, true, &tp, &tn);
-    uint8_t rec[64], key[64];
-    for (size_t i = 0; i < n; i++) {
-        size_t rl = pack(&p[i], rec), kl;
-        name_key(&p[i], key, &kl);
-        st_check(strata_tree_put_int(tp, p[i].id, rec, rl, &e), &e, "put");
-        st_check(strata_tree_put(tn, key, kl, "", 0, &e), &e, "put name");
+    if (strata_table_open(txn, "Person", &t, &e) != STRATA_OK) {
+        st_check(strata_table_create(txn, "Person", &t, &e), &e, "create Person");
+        strata_col_t c;
+        st_check(strata_table_add_property(t, "id", STRATA_TYPE_INT, STRATA_PROP_PRIMARY_KEY, NULL, &c, &e), &e, "id");
+        st_check(strata_table_add_property(t, "name", STRATA_TYPE_STRING, STRATA_PROP_INDEXED, NULL, &c, &e), &e, "name");
+        st_check(strata_table_add_property(t, "age", STRATA_TYPE_INT, 0, NULL, &c, &e), &e, "age");
+        st_check(strata_table_add_property(t, "score", STRATA_TYPE_DOUBLE, 0, NULL, &c, &e), &e, "score");
+        st_check(strata_table_add_property(t, "active", STRATA_TYPE_BOOL, 0, NULL, &c, &e), &e, "active");
     }
+    st_check(strata_table_find_property(t, "id", &h->id, &e), &e, "id");
+    st_check(strata_table_find_property(t, "name", &h->name, &e), &e, "name");
+    st_check(strata_table_find_property(t, "age", &h->age, &e), &e, "age");
+    st_check(strata_table_find_property(t, "score", &h->score, &e), &e, "score");
+    st_check(strata_table_find_property(t, "active", &h->active, &e), &e, "active");
+    return t;
 }
 
 static void st_write(st_h *h, const person *p, size_t n) {
     strata_txn_t *txn;
     strata_error e = {0};
     st_check(strata_txn_begin(h->db, STRATA_TXN_WRITE, &txn, &e), &e, "begin");
-    st_put_all(txn, p, n);
+    strata_table_t *t = st_person(h, txn);
+    for (size_t i = 0; i < n; i++) {
+        strata_key_t k;
+        strata_value v = {.type = STRATA_TYPE_INT, .u.i = (int64_t)p[i].id};
+        st_check(strata_obj_create_pk(t, &v, &k, &e), &e, "create");
+        v = (strata_value){.type = STRATA_TYPE_STRING, .u.bytes = {p[i].name, p[i].namelen}};
+        st_check(strata_obj_set(t, k, h->name, &v, &e), &e, "set name");
+        v = (strata_value){.type = STRATA_TYPE_INT, .u.i = p[i].age};
+        st_check(strata_obj_set(t, k, h->age, &v, &e), &e, "set age");
+        v = (strata_value){.type = STRATA_TYPE_DOUBLE, .u.d = p[i].score};
+        st_check(strata_obj_set(t, k, h->score, &v, &e), &e, "set score");
+        v = (strata_value){.type = STRATA_TYPE_BOOL, .u.b = p[i].active};
+        st_check(strata_obj_set(t, k, h->active, &v, &e), &e, "set active");
+    }
     st_check(strata_txn_commit(txn, &e), &e, "commit");
     strata_txn_free(txn);
 }
@@ -218,7 +227,7 @@ static void st_begin_read(void *hv) {
     st_h *h = hv;
     strata_error e = {0};
     st_check(strata_txn_begin(h->db, STRATA_TXN_READ, &h->rd, &e), &e, "begin read");
-    st_trees(h->rd, false, &h->rp, &h->rn);
+    h->rt = st_person(h, h->rd);
 }
 
 static void st_end_read(void *hv) {
@@ -227,27 +236,45 @@ static void st_end_read(void *hv) {
     h->rd = NULL;
 }
 
+static void st_read(st_h *h, strata_table_t *t, strata_key_t k, person *out) {
+    strata_value v;
+    strata_obj_get(t, k, h->id, &v, NULL);
+    out->id = (uint64_t)v.u.i;
+    strata_obj_get(t, k, h->name, &v, NULL);
+    out->namelen = (uint8_t)(v.u.bytes.len < sizeof out->name ? v.u.bytes.len : sizeof out->name - 1);
+    memcpy(out->name, v.u.bytes.data, out->namelen);
+    out->name[out->namelen] = 0;
+    strata_obj_get(t, k, h->age, &v, NULL);
+    out->age = (uint8_t)v.u.i;
+    strata_obj_get(t, k, h->score, &v, NULL);
+    out->score = v.u.d;
+    strata_obj_get(t, k, h->active, &v, NULL);
+    out->active = v.u.b;
+}
+
 static bool st_lookup(void *hv, uint64_t id, person *out) {
     st_h *h = hv;
-    const void *v;
-    size_t len;
-    if (strata_tree_get_int(h->rp, id, &v, &len, NULL)) return false;
-    unpack(v, len, out);
-    out->id = id;
+    strata_key_t k;
+    strata_value pk = {.type = STRATA_TYPE_INT, .u.i = (int64_t)id};
+    if (strata_obj_find_pk(h->rt, &pk, &k, NULL)) return false;
+    st_read(h, h->rt, k, out);
     return true;
 }
 
+/* No query engine yet (issue 4): counts walk the objects one by one. */
 static uint64_t st_count(void *hv, bool two) {
     st_h *h = hv;
     st_begin_read(h);
-    strata_cursor_t *c;
-    strata_cursor_open(h->rp, &c, NULL);
     uint64_t n = 0;
-    for (int rc = strata_cursor_first(c, NULL); rc == STRATA_OK; rc = strata_cursor_next(c, NULL)) {
-        const void *v;
-        strata_cursor_get(c, NULL, NULL, &v, NULL, NULL);
-        const uint8_t *r = v;
-        n += r[0] > 50 && (!two || r[1]);
+    for (strata_key_t k = -1; strata_obj_next(h->rt, k, &k, NULL) == STRATA_OK;) {
+        strata_value age, active;
+        strata_obj_get(h->rt, k, h->age, &age, NULL);
+        if (age.u.i <= 50) continue;
+        if (two) {
+            strata_obj_get(h->rt, k, h->active, &active, NULL);
+            if (!active.u.b) continue;
+        }
+        n++;
     }
     st_end_read(h);
     return n;
@@ -255,59 +282,59 @@ static uint64_t st_count(void *hv, bool two) {
 
 static uint64_t st_index_eq(void *hv, const char *name, size_t len) {
     st_h *h = hv;
-    strata_cursor_t *c;
-    strata_cursor_open(h->rn, &c, NULL);
-    uint64_t id = 0;
-    const void *k;
-    size_t kl;
-    if (strata_cursor_seek(c, name, len, NULL) == STRATA_OK &&
-        strata_cursor_get(c, &k, &kl, NULL, NULL, NULL) == STRATA_OK && kl == len + 8 &&
-        memcmp(k, name, len) == 0)
-        for (int i = 0; i < 8; i++) id = id << 8 | ((const uint8_t *)k)[len + i];
-    strata_cursor_close(c);
-    return id;
+    strata_key_t k;
+    size_t n;
+    strata_value v = {.type = STRATA_TYPE_STRING, .u.bytes = {name, len}};
+    if (strata_index_find(h->rt, h->name, &v, &k, 1, &n, NULL) || n == 0) return 0;
+    strata_obj_get(h->rt, k, h->id, &v, NULL);
+    return (uint64_t)v.u.i;
 }
 
-/* age BETWEEN 20 AND 30 SORT(name) LIMIT 100: walk the name index in order. */
+typedef struct named { const char *name; size_t len; uint64_t id; } named;
+static int named_cmp(const void *a, const void *b) {
+    const named *x = a, *y = b;
+    size_t n = x->len < y->len ? x->len : y->len;
+    int c = memcmp(x->name, y->name, n);
+    if (c) return c;
+    if (x->len != y->len) return x->len < y->len ? -1 : 1;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+/* age BETWEEN 20 AND 30 SORT(name) LIMIT 100: a scan, then a sort (no query engine yet). */
 static size_t st_range_sort(void *hv, uint64_t *ids) {
     st_h *h = hv;
     st_begin_read(h);
-    strata_cursor_t *c;
-    strata_cursor_open(h->rn, &c, NULL);
-    size_t n = 0;
-    for (int rc = strata_cursor_first(c, NULL); rc == STRATA_OK && n < 100;
-         rc = strata_cursor_next(c, NULL)) {
-        const void *k;
-        size_t kl;
-        strata_cursor_get(c, &k, &kl, NULL, NULL, NULL);
-        uint64_t id = 0;
-        for (int i = 0; i < 8; i++) id = id << 8 | ((const uint8_t *)k)[kl - 8 + i];
-        const void *v;
-        size_t vl;
-        if (strata_tree_get_int(h->rp, id, &v, &vl, NULL) == STRATA_OK) {
-            uint8_t age = ((const uint8_t *)v)[0];
-            if (age >= 20 && age <= 30) ids[n++] = id;
-        }
+    size_t cap = 1024, n = 0;
+    named *m = malloc(cap * sizeof *m);
+    for (strata_key_t k = -1; strata_obj_next(h->rt, k, &k, NULL) == STRATA_OK;) {
+        strata_value age, name, id;
+        strata_obj_get(h->rt, k, h->age, &age, NULL);
+        if (age.u.i < 20 || age.u.i > 30) continue;
+        strata_obj_get(h->rt, k, h->name, &name, NULL);
+        strata_obj_get(h->rt, k, h->id, &id, NULL);
+        if (n == cap) m = realloc(m, (cap *= 2) * sizeof *m);
+        m[n++] = (named){name.u.bytes.data, name.u.bytes.len, (uint64_t)id.u.i};
     }
+    qsort(m, n, sizeof *m, named_cmp);
+    size_t out = n < 100 ? n : 100;
+    for (size_t i = 0; i < out; i++) ids[i] = m[i].id;
+    free(m);
     st_end_read(h);
-    return n;
+    return out;
 }
 
 static void st_update(void *hv, const uint64_t *ids, size_t n, const double *scores) {
     st_h *h = hv;
     strata_txn_t *txn;
-    strata_tree_t *tp, *tn;
     strata_error e = {0};
     st_check(strata_txn_begin(h->db, STRATA_TXN_WRITE, &txn, &e), &e, "begin");
-    st_trees(txn, false, &tp, &tn);
-    uint8_t rec[64];
+    strata_table_t *t = st_person(h, txn);
     for (size_t i = 0; i < n; i++) {
-        const void *v;
-        size_t len;
-        if (strata_tree_get_int(tp, ids[i], &v, &len, NULL)) continue;
-        memcpy(rec, v, len);
-        memcpy(rec + 2, &scores[i], 8);
-        st_check(strata_tree_put_int(tp, ids[i], rec, len, &e), &e, "update");
+        strata_key_t k;
+        strata_value v = {.type = STRATA_TYPE_INT, .u.i = (int64_t)ids[i]};
+        if (strata_obj_find_pk(t, &v, &k, NULL)) continue;
+        v = (strata_value){.type = STRATA_TYPE_DOUBLE, .u.d = scores[i]};
+        st_check(strata_obj_set(t, k, h->score, &v, &e), &e, "update");
     }
     st_check(strata_txn_commit(txn, &e), &e, "commit");
     strata_txn_free(txn);
@@ -316,30 +343,16 @@ static void st_update(void *hv, const uint64_t *ids, size_t n, const double *sco
 static uint64_t st_delete_young(void *hv) {
     st_h *h = hv;
     strata_txn_t *txn;
-    strata_tree_t *tp, *tn;
     strata_error e = {0};
     st_check(strata_txn_begin(h->db, STRATA_TXN_WRITE, &txn, &e), &e, "begin");
-    st_trees(txn, false, &tp, &tn);
-    strata_cursor_t *c;
-    strata_cursor_open(tp, &c, NULL);
+    strata_table_t *t = st_person(h, txn);
     uint64_t n = 0;
-    int rc = strata_cursor_first(c, NULL);
-    while (rc == STRATA_OK) {
-        const void *k, *v;
-        size_t vl;
-        strata_cursor_get(c, &k, NULL, &v, &vl, NULL);
-        person p;
-        unpack(v, vl, &p);
-        memcpy(&p.id, k, 8);
-        if (p.age < 10) {
-            uint8_t key[64];
-            size_t kl;
-            name_key(&p, key, &kl);
-            st_check(strata_tree_delete(tn, key, kl, &e), &e, "delete name");
-            st_check(strata_tree_delete_int(tp, p.id, &e), &e, "delete");
-            n++;
-        }
-        rc = strata_cursor_next(c, NULL); /* the cursor re-finds its place after a change */
+    for (strata_key_t k = -1; strata_obj_next(t, k, &k, NULL) == STRATA_OK;) {
+        strata_value age;
+        st_check(strata_obj_get(t, k, h->age, &age, &e), &e, "get age");
+        if (age.u.i >= 10) continue;
+        st_check(strata_obj_delete(t, k, &e), &e, "delete");
+        n++;
     }
     st_check(strata_txn_commit(txn, &e), &e, "commit");
     strata_txn_free(txn);

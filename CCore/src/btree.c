@@ -332,15 +332,24 @@ static int insert_at(strata_txn_t *txn, st_tree_state *t, wlevel *path, int d, i
     size_t total = 0, acc = 0;
     for (int i = 0; i < n; i++) total += s->cells[i].len + 2;
     int cut = 1;
-    for (; cut < n - 1; cut++) {
-        acc += s->cells[cut - 1].len + 2;
-        if (acc >= total / 2) break;
+    /* Appending at the right edge of the tree (ascending keys: object keys, sequential primary
+     * keys) leaves the full page as it is and starts a new one, so such trees fill their pages
+     * instead of leaving every page half empty (SQLite's "quick balance"). */
+    bool append = idx == n - 1;
+    for (int l = 0; append && l < d; l++) append = path[l].idx == pg_nkeys(path[l].page) - 1;
+    if (append) {
+        cut = n - 1;
+    } else {
+        for (; cut < n - 1; cut++) {
+            acc += s->cells[cut - 1].len + 2;
+            if (acc >= total / 2) break;
+        }
+        /* Make both halves fit (cells are small next to a page, so one step suffices). */
+        acc = 0;
+        for (int i = 0; i < cut; i++) acc += s->cells[i].len + 2;
+        if (acc > CAP) cut--;
+        else if (total - acc > CAP) cut++;
     }
-    /* Make both halves fit (cells are small next to a page, so one step suffices). */
-    acc = 0;
-    for (int i = 0; i < cut; i++) acc += s->cells[i].len + 2;
-    if (acc > CAP) cut--;
-    else if (total - acc > CAP) cut++;
 
     /* Separator: the first key of the right half. */
     const uint8_t *sk;

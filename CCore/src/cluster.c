@@ -104,10 +104,12 @@ static long dc_row(const st_dcluster *dc, int64_t key) {
     return -1;
 }
 
-static int rec_row(strata_table_t *t, const st_crec *r, int64_t key, long *row, strata_error *err) {
+static int rec_row(strata_table_t *t, const st_crec *r, int64_t key, long *row,
+                   const uint8_t **keys, strata_error *err) {
     const uint8_t *p;
     int rc = st_leaf_header(t->txn, r->keys_page, r->n, &p, err);
     if (rc) return rc;
+    *keys = p;
     long lo = 0, hi = (long)r->n - 1;
     *row = -1;
     while (lo <= hi) {
@@ -147,7 +149,48 @@ static int not_found(strata_table_t *t, int64_t key, strata_error *err) {
                   (long long)key);
 }
 
+static bool rcache_usable(const strata_table_t *t) {
+    return t->rcache.valid && t->ndc == 0 && t->clusters && !t->clusters->dropped &&
+           t->rcache.mod == t->clusters->mod_count;
+}
+
+/* Row of key in the cached cluster's keys leaf (the first row with a key >= key: *exact). */
+static uint32_t rcache_row(const strata_table_t *t, int64_t key, bool *exact) {
+    uint32_t lo = 0, hi = t->rcache.n;
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2;
+        if (st_packed_at(t->rcache.keys, t->rcache.n, mid) < key) lo = mid + 1;
+        else hi = mid;
+    }
+    *exact = lo < t->rcache.n && st_packed_at(t->rcache.keys, t->rcache.n, lo) == key;
+    return lo;
+}
+
+static void rcache_fill(strata_table_t *t, uint64_t base, const uint8_t *rec, size_t rlen,
+                        const st_crec *r, const uint8_t *keys) {
+    if (!t->clusters) return;
+    t->rcache.valid = true;
+    t->rcache.mod = t->clusters->mod_count;
+    t->rcache.base = base;
+    t->rcache.rec = rec;
+    t->rcache.rec_len = rlen;
+    t->rcache.keys = keys;
+    t->rcache.n = r->n;
+    t->rcache.first = st_packed_at(keys, r->n, 0);
+    t->rcache.last = st_packed_at(keys, r->n, r->n - 1);
+}
+
 int st_obj_locate(strata_table_t *t, int64_t key, st_objref *ref, strata_error *err) {
+    if (rcache_usable(t) && key >= t->rcache.first && key <= t->rcache.last) {
+        bool exact;
+        uint32_t row = rcache_row(t, key, &exact);
+        if (!exact) return not_found(t, key, err);
+        memset(ref, 0, sizeof *ref);
+        ref->row = row;
+        ref->rec = t->rcache.rec;
+        ref->rec_len = t->rcache.rec_len;
+        return STRATA_OK;
+    }
     st_dcluster *dc;
     uint64_t base = 0;
     const uint8_t *rec = NULL;
@@ -167,8 +210,11 @@ int st_obj_locate(strata_table_t *t, int64_t key, st_objref *ref, strata_error *
     }
     st_crec r;
     long row;
-    if ((rc = st_crec_parse(t, base, rec, rlen, &r, err)) || (rc = rec_row(t, &r, key, &row, err)))
+    const uint8_t *keys;
+    if ((rc = st_crec_parse(t, base, rec, rlen, &r, err)) ||
+        (rc = rec_row(t, &r, key, &row, &keys, err)))
         return rc;
+    rcache_fill(t, base, rec, rlen, &r, keys);
     if (row < 0) return not_found(t, key, err);
     ref->row = (uint32_t)row;
     ref->rec = rec;
@@ -471,6 +517,13 @@ void st_clusters_forget(strata_table_t *t) {
 int st_cluster_next_key(strata_table_t *t, int64_t after, int64_t *key, strata_error *err) {
     int rc;
     if (t->ndc && (rc = st_clusters_flush(t, err))) return rc;
+    if (rcache_usable(t) && after >= t->rcache.first && after < t->rcache.last) {
+        bool exact;
+        uint32_t row = rcache_row(t, after, &exact);
+        if (exact) row++;
+        *key = st_packed_at(t->rcache.keys, t->rcache.n, row);
+        return STRATA_OK;
+    }
     strata_tree_t *tree;
     rc = st_table_tree(t, 'c', false, &tree, err);
     if (rc) return rc == STRATA_ERR_NOT_FOUND ? STRATA_ERR_NOT_FOUND : rc;
@@ -499,6 +552,7 @@ int st_cluster_next_key(strata_table_t *t, int64_t after, int64_t *key, strata_e
             (rc = st_leaf_header(t->txn, r.keys_page, r.n, &kp, err)))
             return rc;
         if (st_packed_at(kp, r.n, r.n - 1) < from) continue;
+        rcache_fill(t, st_rd64(ck), rec, rlen, &r, kp);
         long lo = 0, hi = (long)r.n - 1;
         while (lo < hi) {
             long mid = (lo + hi) / 2;

@@ -5,10 +5,12 @@
  * Leaf page (kind ST_PAGE_COLUMN), after the common 32-byte header:
  *   32  u8  encoding: 1 packed integers, 2 fixed-size slots, 3 variable-size elements
  *   33  u8  packed: bits per value (0, 1, 2, 4, 8, 16, 32 or 64); fixed: bytes per slot
- *   34  u8  flags: 1 = null bitmap present, 2 = big bitmap present
+ *   34  u8  flags: 1 = null bitmap present, 2 = big bitmap present, 4 = packed values count
+ *           from their row: value i = base + i + stored i (keys and ids that grow by one
+ *           per object pack to 0 bits)
  *   35  u8  0
  *   36  u32 n, the number of values (the cluster's object count)
- *   40  i64 packed: base; value i = base + stored i (stored as unsigned bits)
+ *   40  i64 packed: base; value i = base + stored i (+ i with flag 4), stored as unsigned bits
  *   48  u32 var: bytes of element data
  *   52  u32 0
  *   56  null bitmap, (n + 7) / 8 bytes, bit i set = value i is null (if flag 1)
@@ -225,17 +227,8 @@ int st_leaf_header(strata_txn_t *txn, pgno_t pgno, uint32_t n, const uint8_t **p
             return ST_CORRUPT(err, "column page %llu: slot of %u bytes", (unsigned long long)pgno, w);
         end = off + (size_t)n * w;
     } else if (enc == ST_ENC_VAR) {
+        /* Element offsets are checked where they are used (var_bounds); verify checks all. */
         end = off + 4 * ((size_t)n + 1) + st_rd32(p + CH_VARBYTES);
-        if (end <= ST_PAGE_SIZE) {
-            uint32_t prev = 0;
-            for (uint32_t i = 0; i <= n; i++) {
-                uint32_t o = st_rd32(p + off + 4 * (size_t)i);
-                if (o < prev || o > st_rd32(p + CH_VARBYTES) || (i == 0 && o != 0))
-                    return ST_CORRUPT(err, "column page %llu: element offset %u of %u is %u",
-                                      (unsigned long long)pgno, i, n, o);
-                prev = o;
-            }
-        }
     } else {
         return ST_CORRUPT(err, "column page %llu: unknown encoding %u", (unsigned long long)pgno, enc);
     }
@@ -246,6 +239,36 @@ int st_leaf_header(strata_txn_t *txn, pgno_t pgno, uint32_t n, const uint8_t **p
     return STRATA_OK;
 }
 
+static size_t data_off(const uint8_t *p, uint32_t n);
+
+/* Element i's bounds [*a, *b) in the element data of a var leaf, checked. */
+static int var_bounds(const uint8_t *p, uint32_t n, uint32_t i, uint32_t *a, uint32_t *b,
+                      strata_error *err) {
+    size_t off = data_off(p, n);
+    *a = st_rd32(p + off + 4 * (size_t)i);
+    *b = st_rd32(p + off + 4 * (size_t)i + 4);
+    if ((i == 0 && *a != 0) || *a > *b || *b > st_rd32(p + CH_VARBYTES))
+        return ST_CORRUPT(err, "column page %llu: element %u of %u spans [%u, %u) of %u bytes",
+                          (unsigned long long)st_rd64(p + PH_PGNO), i, n, *a, *b,
+                          st_rd32(p + CH_VARBYTES));
+    return STRATA_OK;
+}
+
+int st_leaf_check_all(const uint8_t *p, uint32_t n, strata_error *err) {
+    if (p[CH_ENC] != ST_ENC_VAR) return STRATA_OK;
+    uint32_t a, b;
+    for (uint32_t i = 0; i < n; i++) {
+        int rc = var_bounds(p, n, i, &a, &b, err);
+        if (rc) return rc;
+    }
+    size_t off = data_off(p, n);
+    if (n && st_rd32(p + off + 4 * (size_t)n) != st_rd32(p + CH_VARBYTES))
+        return ST_CORRUPT(err, "column page %llu: element data ends at %u, not %u",
+                          (unsigned long long)st_rd64(p + PH_PGNO), st_rd32(p + off + 4 * (size_t)n),
+                          st_rd32(p + CH_VARBYTES));
+    return STRATA_OK;
+}
+
 static size_t data_off(const uint8_t *p, uint32_t n) {
     uint8_t flags = p[CH_FLAGS];
     return align8(CH_BITMAPS + ((flags & 1) ? bitmap_bytes(n) : 0) +
@@ -253,7 +276,8 @@ static size_t data_off(const uint8_t *p, uint32_t n) {
 }
 
 int64_t st_packed_at(const uint8_t *p, uint32_t n, uint32_t i) {
-    return (int64_t)((uint64_t)st_rd64(p + CH_BASE) + get_bits(p + data_off(p, n), i, p[CH_WIDTH]));
+    uint64_t v = st_rd64(p + CH_BASE) + get_bits(p + data_off(p, n), i, p[CH_WIDTH]);
+    return (int64_t)((p[CH_FLAGS] & 4) ? v + i : v);
 }
 
 static bool leaf_null(const uint8_t *p, uint32_t i) {
@@ -273,7 +297,9 @@ int st_leaf_big_runs(const uint8_t *p, uint32_t n, pgno_t *runs, uint32_t *lens,
     size_t off = data_off(p, n), data = off + 4 * ((size_t)n + 1);
     for (uint32_t i = 0; i < n; i++) {
         if (!leaf_big(p, n, i)) continue;
-        uint32_t a = st_rd32(p + off + 4 * (size_t)i), b = st_rd32(p + off + 4 * (size_t)i + 4);
+        uint32_t a, b;
+        int rc = var_bounds(p, n, i, &a, &b, err);
+        if (rc) return rc;
         if (b - a != 12)
             return ST_CORRUPT(err, "column page %llu: big element %u has a %u-byte reference",
                               (unsigned long long)st_rd64(p + PH_PGNO), i, b - a);
@@ -293,7 +319,9 @@ static bool enc_matches(const uint8_t *p, const st_prop *prop) {
 static int var_element(strata_txn_t *txn, pgno_t leaf, const uint8_t *p, uint32_t n, uint32_t i,
                        const uint8_t **bytes, uint32_t *len, pgno_t *big, strata_error *err) {
     size_t off = data_off(p, n);
-    uint32_t a = st_rd32(p + off + 4 * (size_t)i), b = st_rd32(p + off + 4 * (size_t)i + 4);
+    uint32_t a, b;
+    int rc = var_bounds(p, n, i, &a, &b, err);
+    if (rc) return rc;
     const uint8_t *e = p + off + 4 * ((size_t)n + 1) + a;
     *big = 0;
     if (leaf_big(p, n, i)) {
@@ -440,15 +468,14 @@ int st_col_decode(strata_txn_t *txn, pgno_t pgno, const st_prop *prop, uint32_t 
     size_t off = data_off(p, n);
     for (uint32_t i = 0; i < n; i++) c->nulls[i] = leaf_null(p, i);
     if (c->enc == ST_ENC_PACKED) {
-        int64_t base = (int64_t)st_rd64(p + CH_BASE);
-        for (uint32_t i = 0; i < n; i++)
-            c->ints[i] = (int64_t)((uint64_t)base + get_bits(p + off, i, p[CH_WIDTH]));
+        for (uint32_t i = 0; i < n; i++) c->ints[i] = st_packed_at(p, n, i);
     } else if (c->enc == ST_ENC_FIXED) {
         memcpy(c->fixed, p + off, (size_t)n * c->slot);
     } else {
         size_t data = off + 4 * ((size_t)n + 1);
         for (uint32_t i = 0; i < n; i++) {
-            uint32_t a = st_rd32(p + off + 4 * (size_t)i), b = st_rd32(p + off + 4 * (size_t)i + 4);
+            uint32_t a, b;
+            if ((rc = var_bounds(p, n, i, &a, &b, err))) return rc;
             if (leaf_big(p, n, i)) {
                 if (b - a != 12)
                     return ST_CORRUPT(err, "column page %llu: big element %u has a %u-byte "
@@ -578,18 +605,28 @@ static bool any_big(const st_dcol *c, uint32_t from, uint32_t to) {
     return false;
 }
 
-static void packed_range(const st_dcol *c, uint32_t from, uint32_t to, int64_t *base, uint8_t *w) {
-    int64_t lo = 0, hi = 0;
+/* The narrowest packing of rows [from, to): plain (base + stored) or counting from the row
+ * (base + row + stored, *by_row). */
+static void packed_range(const st_dcol *c, uint32_t from, uint32_t to, int64_t *base, uint8_t *w,
+                         bool *by_row) {
+    uint64_t lo = 0, hi = 0, rlo = 0, rhi = 0;
     bool first = true;
     for (uint32_t i = from; i < to; i++) {
         if (c->nulls[i]) continue;
-        int64_t v = c->ints[i];
+        uint64_t v = (uint64_t)c->ints[i] ^ (1ull << 63); /* order as signed */
+        uint64_t r = (uint64_t)c->ints[i] - (i - from);
         if (first || v < lo) lo = v;
         if (first || v > hi) hi = v;
+        if (first || (int64_t)r < (int64_t)rlo) rlo = r;
+        if (first || (int64_t)r > (int64_t)rhi) rhi = r;
         first = false;
     }
-    *base = lo;
-    *w = width_for((uint64_t)hi - (uint64_t)lo);
+    uint8_t plain = width_for(hi - lo);
+    /* every r lies in [rlo, rhi] as signed numbers, so r - rlo (mod 2^64) <= rhi - rlo */
+    uint8_t rowed = width_for(rhi - rlo);
+    *by_row = rowed < plain;
+    *base = *by_row ? (int64_t)rlo : (int64_t)(lo ^ (1ull << 63));
+    *w = *by_row ? rowed : plain;
 }
 
 size_t st_col_encoded_size(const st_dcol *c, uint32_t from, uint32_t to) {
@@ -600,7 +637,8 @@ size_t st_col_encoded_size(const st_dcol *c, uint32_t from, uint32_t to) {
     if (c->enc == ST_ENC_PACKED) {
         int64_t base;
         uint8_t w;
-        packed_range(c, from, to, &base, &w);
+        bool by_row;
+        packed_range(c, from, to, &base, &w, &by_row);
         size += ((size_t)n * w + 63) / 64 * 8;
     } else if (c->enc == ST_ENC_FIXED) {
         size += (size_t)n * c->slot;
@@ -623,6 +661,13 @@ int st_col_encode(strata_txn_t *txn, const st_dcol *c, uint32_t from, uint32_t t
     p[CH_ENC] = c->enc;
     st_wr32(p + CH_N, n);
     uint8_t flags = (any_null(c, from, to) ? 1 : 0) | (any_big(c, from, to) ? 2 : 0);
+    int64_t base = 0;
+    uint8_t w = 0;
+    bool by_row = false;
+    if (c->enc == ST_ENC_PACKED) {
+        packed_range(c, from, to, &base, &w, &by_row);
+        if (by_row) flags |= 4;
+    }
     p[CH_FLAGS] = flags;
     size_t bo = CH_BITMAPS;
     if (flags & 1) {
@@ -635,14 +680,12 @@ int st_col_encode(strata_txn_t *txn, const st_dcol *c, uint32_t from, uint32_t t
             if (c->var[from + i].big) p[bo + (i >> 3)] |= (uint8_t)(1u << (i & 7));
     size_t off = data_off(p, n);
     if (c->enc == ST_ENC_PACKED) {
-        int64_t base;
-        uint8_t w;
-        packed_range(c, from, to, &base, &w);
         p[CH_WIDTH] = w;
         st_wr64(p + CH_BASE, (uint64_t)base);
         for (uint32_t i = 0; i < n; i++)
             if (!c->nulls[from + i])
-                put_bits(p + off, i, w, (uint64_t)c->ints[from + i] - (uint64_t)base);
+                put_bits(p + off, i, w,
+                         (uint64_t)c->ints[from + i] - (uint64_t)base - (by_row ? i : 0));
     } else if (c->enc == ST_ENC_FIXED) {
         p[CH_WIDTH] = c->slot;
         memcpy(p + off, c->fixed + (size_t)from * c->slot, (size_t)n * c->slot);

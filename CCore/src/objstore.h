@@ -91,6 +91,16 @@ struct strata_table {
     st_dcluster **dc;
     size_t ndc, capdc;
     st_dcluster *hint;       /* the last cluster used */
+    /* The cluster record last found through the tree, valid while the tree's mod_count stays
+     * (and no cluster is decoded): point reads of one cluster skip the tree descent. */
+    struct {
+        bool valid;
+        uint64_t mod, base;
+        const uint8_t *rec, *keys;
+        size_t rec_len;
+        uint32_t n;
+        int64_t first, last;
+    } rcache;
 };
 
 typedef struct st_arena_chunk {
@@ -175,6 +185,8 @@ int st_dcol_free_big(strata_txn_t *txn, st_dcol *c, uint32_t i, strata_error *er
 int st_leaf_header(strata_txn_t *txn, pgno_t pgno, uint32_t n, const uint8_t **page,
                    strata_error *err);
 int64_t st_packed_at(const uint8_t *page, uint32_t n, uint32_t i);
+/* Every element offset of a var leaf (verify; reads check only the element they read). */
+int st_leaf_check_all(const uint8_t *page, uint32_t n, strata_error *err);
 /* The big-value runs a leaf refers to (at most n). */
 int st_leaf_big_runs(const uint8_t *page, uint32_t n, pgno_t *runs, uint32_t *lens, uint32_t *count,
                      strata_error *err);

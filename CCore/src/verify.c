@@ -190,7 +190,7 @@ static int cluster_entry(vctx *v, const st_leaf_cell *c, const uint8_t *val, voi
         pgno_t pg = i == 0 ? st_rd64(val + 8) : st_rd64(val + 16 * (size_t)i + 8);
         const uint8_t *p;
         if ((rc = mark(v, pg, 1, "column")) || (rc = st_leaf_header(v->txn, pg, n, &p, v->err)) ||
-            (rc = check_sum(v, p, pg, 1)))
+            (rc = check_sum(v, p, pg, 1)) || (rc = st_leaf_check_all(p, n, v->err)))
             return rc;
         if (i == 0) { /* the keys: ascending, >= base */
             for (uint32_t j = 0; j < n; j++) {

