@@ -4,10 +4,11 @@
  * reads only that property's pages.
  *
  * Cluster record (the value under the cluster's base key in "$t<id>.c"):
- *   u32 n (objects) | u32 ncols | u64 keys leaf (packed object keys, ascending) |
- *   ncols × { u32 property id | u32 0 | u64 column leaf }
- * A property without a column in a cluster (added after the cluster was written) reads as its
- * default: null, or zero / "" when not nullable.
+ *   u32 n (objects) | u32 nentries | nentries × { u32 property id | u16 off | u16 len | u64 page }
+ * Entry 0 (property id 0) is the keys leaf (packed object keys, ascending); the others are the
+ * properties' leaves (column.c). The leaves that fit share one column page (smallest first);
+ * a leaf that does not fit beside them has a page of its own. A property without an entry (added
+ * after the cluster was written) reads as its default: null, or zero / "" when not nullable.
  *
  * Invariants: a cluster covers the keys from its base up to the next cluster's base; its keys
  * are ascending, >= base; n >= 1; every leaf holds n values. Object keys come from the table's
@@ -26,29 +27,34 @@
 #include <stdlib.h>
 
 #define MAX_DECODED 64  /* decoded clusters per table before all are written */
-#define REC_HEAD 16
-#define REC_COL 16
+#define REC_HEAD 8
+#define REC_ENTRY 16
 
 int st_crec_parse(const strata_table_t *t, uint64_t base, const uint8_t *rec, size_t len,
                   st_crec *out, strata_error *err) {
-    if (len < REC_HEAD)
+    if (len < REC_HEAD + REC_ENTRY)
         return ST_CORRUPT(err, "table '%s': cluster %llu record of %zu bytes", t->name,
                           (unsigned long long)base, len);
     out->n = st_rd32(rec);
-    out->ncols = st_rd32(rec + 4);
-    out->keys_page = st_rd64(rec + 8);
-    out->cols = rec + REC_HEAD;
-    if (out->n == 0 || out->n > ST_CLUSTER_MAX || len != REC_HEAD + (size_t)out->ncols * REC_COL)
-        return ST_CORRUPT(err, "table '%s': cluster %llu record says %u objects, %u columns in "
-                          "%zu bytes", t->name, (unsigned long long)base, out->n, out->ncols, len);
+    out->nentries = st_rd32(rec + 4);
+    out->entries = rec + REC_HEAD;
+    if (out->n == 0 || out->n > ST_CLUSTER_MAX || out->nentries == 0 ||
+        len != REC_HEAD + (size_t)out->nentries * REC_ENTRY || st_rd32(out->entries) != 0)
+        return ST_CORRUPT(err, "table '%s': cluster %llu record says %u objects, %u leaves in "
+                          "%zu bytes", t->name, (unsigned long long)base, out->n, out->nentries, len);
     return STRATA_OK;
 }
 
-pgno_t st_crec_col(const st_crec *r, uint32_t col) {
-    for (uint32_t i = 0; i < r->ncols; i++)
-        if (st_rd32(r->cols + (size_t)i * REC_COL) == col)
-            return st_rd64(r->cols + (size_t)i * REC_COL + 8);
-    return 0;
+st_leafref st_crec_entry(const st_crec *r, uint32_t i, uint32_t *col) {
+    const uint8_t *e = r->entries + (size_t)i * REC_ENTRY;
+    if (col) *col = st_rd32(e);
+    return (st_leafref){st_rd64(e + 8), st_rd16(e + 4), st_rd16(e + 6)};
+}
+
+st_leafref st_crec_col(const st_crec *r, uint32_t col) {
+    for (uint32_t i = 1; i < r->nentries; i++)
+        if (st_rd32(r->entries + (size_t)i * REC_ENTRY) == col) return st_crec_entry(r, i, NULL);
+    return (st_leafref){0, 0, 0};
 }
 
 /* ------------------------------------------------------------------ finding clusters */
@@ -107,7 +113,7 @@ static long dc_row(const st_dcluster *dc, int64_t key) {
 static int rec_row(strata_table_t *t, const st_crec *r, int64_t key, long *row,
                    const uint8_t **keys, strata_error *err) {
     const uint8_t *p;
-    int rc = st_leaf_header(t->txn, r->keys_page, r->n, &p, err);
+    int rc = st_leaf_header(t->txn, st_crec_entry(r, 0, NULL), r->n, &p, err);
     if (rc) return rc;
     *keys = p;
     long lo = 0, hi = (long)r->n - 1;
@@ -233,8 +239,8 @@ int st_obj_read(strata_table_t *t, const st_objref *ref, const st_prop *p, strat
     st_crec r;
     int rc = st_crec_parse(t, 0, ref->rec, ref->rec_len, &r, err);
     if (rc) return rc;
-    pgno_t leaf = st_crec_col(&r, p->id);
-    if (leaf) return st_col_read(t->txn, leaf, r.n, ref->row, p, out, err);
+    st_leafref leaf = st_crec_col(&r, p->id);
+    if (leaf.pgno) return st_col_read(t->txn, leaf, r.n, ref->row, p, out, err);
     /* not written yet: the default */
     st_dcol tmp;
     if (st_dcol_alloc(&tmp, p)) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
@@ -250,7 +256,7 @@ static void dc_free(st_dcluster *dc) {
     if (!dc) return;
     for (uint32_t i = 0; i < dc->ncols; i++) st_dcol_release(&dc->cols[i]);
     free(dc->cols);
-    free(dc->stray);
+    free(dc->old_pages);
     free(dc);
 }
 
@@ -296,25 +302,37 @@ static int decode(strata_table_t *t, uint64_t base, const uint8_t *rec, size_t r
     dc->base = base;
     dc->in_tree = true;
     dc->n = r.n;
-    dc->old_keys_page = r.keys_page;
+    dc->old_keys = st_crec_entry(&r, 0, NULL);
     const uint8_t *kp;
-    if ((rc = st_leaf_header(t->txn, r.keys_page, r.n, &kp, err))) goto fail;
+    if ((rc = st_leaf_header(t->txn, dc->old_keys, r.n, &kp, err))) goto fail;
     for (uint32_t i = 0; i < r.n; i++) dc->keys[i] = st_packed_at(kp, r.n, i);
     for (uint32_t i = 0; i < t->nprops; i++) {
-        pgno_t leaf = st_crec_col(&r, t->props[i].id);
-        if (leaf) rc = st_col_decode(t->txn, leaf, &t->props[i], r.n, &dc->cols[i], t->os, err);
+        st_leafref leaf = st_crec_col(&r, t->props[i].id);
+        if (leaf.pgno) rc = st_col_decode(t->txn, leaf, &t->props[i], r.n, &dc->cols[i], t->os, err);
         else st_col_default(&t->props[i], 0, r.n, &dc->cols[i]);
         if (rc) goto fail;
     }
-    /* columns of properties that no longer exist */
-    dc->stray = calloc(r.ncols ? r.ncols : 1, sizeof *dc->stray);
-    if (!dc->stray) {
+    /* Every page the record names (the shared one, own pages, leaves of properties that no
+     * longer exist): writing the cluster frees those it no longer uses. */
+    dc->old_pages = calloc(r.nentries, sizeof *dc->old_pages);
+    if (!dc->old_pages) {
         rc = st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
         goto fail;
     }
-    for (uint32_t i = 0; i < r.ncols; i++)
-        if (!st_prop_find(t, st_rd32(r.cols + (size_t)i * REC_COL)))
-            dc->stray[dc->nstray++] = st_rd64(r.cols + (size_t)i * REC_COL + 8);
+    uint32_t present = 1;
+    for (uint32_t i = 0; i < r.nentries; i++) {
+        pgno_t pg = st_crec_entry(&r, i, NULL).pgno;
+        uint32_t uses = 0;
+        for (uint32_t j = 0; j < r.nentries; j++) uses += st_crec_entry(&r, j, NULL).pgno == pg;
+        bool seen = false;
+        for (uint32_t j = 0; j < dc->nold_pages; j++) seen |= dc->old_pages[j] == pg;
+        if (!seen) dc->old_pages[dc->nold_pages++] = pg;
+        if (i == 0) dc->keys_own = uses == 1;
+        for (uint32_t c = 0; c < dc->ncols; c++)
+            if (dc->cols[c].old.pgno == pg) dc->cols[c].old_own = uses == 1;
+    }
+    for (uint32_t c = 0; c < dc->ncols; c++) present += dc->cols[c].old.pgno != 0;
+    dc->stale_entries = present != r.nentries;
     *out = dc;
     return STRATA_OK;
 fail:
@@ -421,52 +439,125 @@ static bool range_fits(const st_dcluster *dc, const st_dcol *keys, uint32_t from
     return true;
 }
 
-/* Write rows [from, to) as one or more clusters. `reuse`: the range is the whole unchanged-shape
- * cluster, so clean columns keep their leaves. */
+/* Leaf e (0 = keys, else column e - 1) stays where it is: a clean leaf alone on its page. */
+static bool keeps_leaf(const st_dcluster *dc, uint32_t e, bool reuse) {
+    if (!reuse) return false;
+    if (e == 0) return dc->keys_own;
+    const st_dcol *c = &dc->cols[e - 1];
+    return !c->dirty && c->old_own && c->old.pgno;
+}
+
+typedef struct pending {
+    uint8_t *buf;
+    size_t len;
+    st_leafref ref;
+} pending;
+
+static int pending_len_cmp(const void *a, const void *b) {
+    const pending *x = *(pending *const *)a, *y = *(pending *const *)b;
+    return (x->len > y->len) - (x->len < y->len);
+}
+
+static int new_column_page(strata_txn_t *txn, uint8_t **p, pgno_t *pg, strata_error *err) {
+    int rc = st_page_alloc(txn, 1, p, pg, err);
+    if (rc == STRATA_OK) (*p)[PH_KIND] = ST_PAGE_COLUMN;
+    return rc;
+}
+
+/* Write the leaves of rows [from, to) and the record naming them. The smallest leaves share a
+ * page; those that do not fit beside them get their own. */
+static int write_leaves(strata_table_t *t, strata_tree_t *tree, st_dcluster *dc, const st_dcol *keys,
+                        uint32_t from, uint32_t to, bool reuse, strata_error *err) {
+    uint32_t ne = 1 + dc->ncols, nq = 0;
+    pending *pd = calloc(ne, sizeof *pd);
+    pending **queue = calloc(ne, sizeof *queue);
+    size_t rlen = REC_HEAD + (size_t)ne * REC_ENTRY;
+    uint8_t *rec = malloc(rlen);
+    int rc = pd && queue && rec ? STRATA_OK : st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
+    for (uint32_t e = 0; rc == STRATA_OK && e < ne; e++) {
+        const st_dcol *c = e == 0 ? keys : &dc->cols[e - 1];
+        if (keeps_leaf(dc, e, reuse)) {
+            pd[e].ref = e == 0 ? dc->old_keys : c->old;
+            continue;
+        }
+        pd[e].len = st_col_encoded_size(c, from, to);
+        pd[e].buf = malloc(pd[e].len);
+        if (!pd[e].buf) rc = st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
+        else st_col_encode(c, from, to, pd[e].buf);
+        queue[nq++] = &pd[e];
+    }
+    if (rc == STRATA_OK) qsort(queue, nq, sizeof *queue, pending_len_cmp);
+    /* place: the shared page first, smallest leaves first */
+    size_t used = PH_SIZE;
+    uint32_t nshared = 0;
+    for (uint32_t q = 0; rc == STRATA_OK && q < nq; q++) {
+        size_t at = (used + 7) & ~(size_t)7;
+        if (at + queue[q]->len <= ST_PAGE_SIZE) {
+            queue[q]->ref = (st_leafref){0, (uint16_t)at, (uint16_t)queue[q]->len};
+            used = at + queue[q]->len;
+            nshared++;
+            continue;
+        }
+        uint8_t *p;
+        pgno_t pg;
+        if ((rc = new_column_page(t->txn, &p, &pg, err))) break;
+        memcpy(p + PH_SIZE, queue[q]->buf, queue[q]->len);
+        queue[q]->ref = (st_leafref){pg, PH_SIZE, (uint16_t)queue[q]->len};
+    }
+    if (rc == STRATA_OK && nshared) {
+        uint8_t *p;
+        pgno_t pg;
+        if ((rc = new_column_page(t->txn, &p, &pg, err)) == STRATA_OK)
+            for (uint32_t q = 0; q < nshared; q++) {
+                memcpy(p + queue[q]->ref.off, queue[q]->buf, queue[q]->len);
+                queue[q]->ref.pgno = pg;
+            }
+    }
+    if (rc == STRATA_OK) {
+        st_wr32(rec, to - from);
+        st_wr32(rec + 4, ne);
+        for (uint32_t e = 0; e < ne; e++) {
+            uint8_t *o = rec + REC_HEAD + (size_t)e * REC_ENTRY;
+            st_wr32(o, e == 0 ? 0 : dc->cols[e - 1].col_id);
+            st_wr16(o + 4, pd[e].ref.off);
+            st_wr16(o + 6, pd[e].ref.len);
+            st_wr64(o + 8, pd[e].ref.pgno);
+        }
+        uint8_t k[8];
+        st_wr64(k, from == 0 ? dc->base : (uint64_t)dc->keys[from]);
+        rc = st_bt_put(t->txn, &tree->st, k, 8, rec, rlen, err);
+        tree->dirty = true;
+        tree->mod_count++;
+    }
+    for (uint32_t e = 0; pd && e < ne; e++) free(pd[e].buf);
+    free(pd);
+    free(queue);
+    free(rec);
+    return rc;
+}
+
+/* Write rows [from, to) as one or more clusters, splitting while a leaf does not fit a page. */
 static int write_range(strata_table_t *t, strata_tree_t *tree, st_dcluster *dc, const st_dcol *keys,
                        uint32_t from, uint32_t to, bool reuse, strata_error *err) {
-    int rc;
     if (!reuse && !range_fits(dc, keys, from, to)) {
         uint32_t mid = from + (to - from) / 2;
         if (mid == from)
             return st_err(err, STRATA_ERR_TOO_LARGE, "table '%s': object %lld does not fit a "
                           "cluster", t->name, (long long)dc->keys[from]);
-        if ((rc = write_range(t, tree, dc, keys, from, mid, false, err))) return rc;
-        return write_range(t, tree, dc, keys, mid, to, false, err);
+        int rc = write_range(t, tree, dc, keys, from, mid, false, err);
+        return rc ? rc : write_range(t, tree, dc, keys, mid, to, false, err);
     }
-    size_t len = REC_HEAD + (size_t)dc->ncols * REC_COL;
-    uint8_t *rec = malloc(len);
-    if (!rec) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
-    st_wr32(rec, to - from);
-    st_wr32(rec + 4, dc->ncols);
-    pgno_t kp = reuse ? dc->old_keys_page : 0;
-    rc = kp ? STRATA_OK : st_col_encode(t->txn, keys, from, to, &kp, err);
-    st_wr64(rec + 8, kp);
-    for (uint32_t i = 0; rc == STRATA_OK && i < dc->ncols; i++) {
-        const st_dcol *c = &dc->cols[i];
-        pgno_t leaf = reuse && !c->dirty ? c->old_page : 0;
-        if (!leaf) rc = st_col_encode(t->txn, c, from, to, &leaf, err);
-        st_wr32(rec + REC_HEAD + (size_t)i * REC_COL, c->col_id);
-        st_wr32(rec + REC_HEAD + (size_t)i * REC_COL + 4, 0);
-        st_wr64(rec + REC_HEAD + (size_t)i * REC_COL + 8, leaf);
-    }
-    uint8_t k[8];
-    st_wr64(k, from == 0 ? dc->base : (uint64_t)dc->keys[from]);
-    if (rc == STRATA_OK) rc = st_bt_put(t->txn, &tree->st, k, 8, rec, len, err);
-    tree->dirty = true;
-    tree->mod_count++;
-    free(rec);
-    return rc;
+    return write_leaves(t, tree, dc, keys, from, to, reuse, err);
 }
 
 static int write_cluster(strata_table_t *t, st_dcluster *dc, strata_error *err) {
     strata_tree_t *tree;
     int rc = st_table_tree(t, 'c', true, &tree, err);
     if (rc) return rc;
-    bool any_dirty = dc->shape_dirty || dc->nstray;
-    for (uint32_t i = 0; i < dc->ncols; i++) any_dirty |= dc->cols[i].dirty || !dc->cols[i].old_page;
-    if (!any_dirty && dc->in_tree) return STRATA_OK;
-    bool reuse = dc->in_tree && !dc->shape_dirty && dc->old_keys_page;
+    bool any_dirty = dc->shape_dirty || dc->stale_entries || !dc->in_tree;
+    for (uint32_t i = 0; i < dc->ncols; i++) any_dirty |= dc->cols[i].dirty || !dc->cols[i].old.pgno;
+    if (!any_dirty) return STRATA_OK;
+    bool reuse = dc->in_tree && !dc->shape_dirty;
     st_dcol keys;
     memset(&keys, 0, sizeof keys);
     keys.enc = ST_ENC_PACKED;
@@ -480,17 +571,17 @@ static int write_cluster(strata_table_t *t, st_dcluster *dc, strata_error *err) 
             tree->dirty = true;
             tree->mod_count++;
         }
-    } else {
-        if ((rc = write_range(t, tree, dc, &keys, 0, dc->n, reuse, err))) return rc;
+    } else if ((rc = write_range(t, tree, dc, &keys, 0, dc->n, reuse, err))) {
+        return rc;
     }
-    /* the leaves that were replaced */
-    if (!reuse && (rc = free_page(t->txn, dc->old_keys_page, err))) return rc;
-    for (uint32_t i = 0; i < dc->ncols; i++) {
-        const st_dcol *c = &dc->cols[i];
-        if ((!reuse || c->dirty) && (rc = free_page(t->txn, c->old_page, err))) return rc;
+    /* the old pages no kept leaf is on */
+    for (uint32_t i = 0; i < dc->nold_pages; i++) {
+        pgno_t pg = dc->old_pages[i];
+        bool kept = dc->n && keeps_leaf(dc, 0, reuse) && dc->old_keys.pgno == pg;
+        for (uint32_t e = 1; dc->n && !kept && e <= dc->ncols; e++)
+            kept = keeps_leaf(dc, e, reuse) && dc->cols[e - 1].old.pgno == pg;
+        if (!kept && (rc = free_page(t->txn, pg, err))) return rc;
     }
-    for (uint32_t i = 0; i < dc->nstray; i++)
-        if ((rc = free_page(t->txn, dc->stray[i], err))) return rc;
     return STRATA_OK;
 }
 
@@ -549,7 +640,7 @@ int st_cluster_next_key(strata_table_t *t, int64_t after, int64_t *key, strata_e
         st_crec r;
         const uint8_t *kp;
         if ((rc = st_crec_parse(t, st_rd64(ck), rec, rlen, &r, err)) ||
-            (rc = st_leaf_header(t->txn, r.keys_page, r.n, &kp, err)))
+            (rc = st_leaf_header(t->txn, st_crec_entry(&r, 0, NULL), r.n, &kp, err)))
             return rc;
         if (st_packed_at(kp, r.n, r.n - 1) < from) continue;
         rcache_fill(t, st_rd64(ck), rec, rlen, &r, kp);
@@ -598,7 +689,7 @@ static int all_bases(strata_table_t *t, uint64_t **out, size_t *n, strata_error 
 }
 
 /* Free the big-value runs of a var leaf. */
-static int free_leaf_bigs(strata_table_t *t, const st_prop *p, pgno_t leaf, uint32_t n,
+static int free_leaf_bigs(strata_table_t *t, const st_prop *p, st_leafref leaf, uint32_t n,
                           strata_error *err) {
     if (!st_type_var(p->type, p->flags)) return STRATA_OK;
     st_dcol c;
@@ -625,10 +716,13 @@ int st_clusters_drop_column(strata_table_t *t, uint32_t col, strata_error *err) 
         if ((rc = st_bt_get(t->txn, &tree->st, k, 8, &rec, &rlen, err)) ||
             (rc = st_crec_parse(t, bases[i], rec, rlen, &r, err)))
             break;
-        pgno_t leaf = st_crec_col(&r, col);
-        if (!leaf) continue;
+        st_leafref leaf = st_crec_col(&r, col);
+        if (!leaf.pgno) continue;
         if (p && (rc = free_leaf_bigs(t, p, leaf, r.n, err))) break;
-        if ((rc = st_page_free(t->txn, leaf, 1, err))) break;
+        uint32_t uses = 0;
+        for (uint32_t j = 0; j < r.nentries; j++) uses += st_crec_entry(&r, j, NULL).pgno == leaf.pgno;
+        if (uses == 1 && (rc = st_page_free(t->txn, leaf.pgno, 1, err))) break;
+        /* (a leaf on the shared page stays there as unused bytes until the cluster is rewritten) */
         uint8_t *nrec = malloc(rlen);
         if (!nrec) {
             rc = st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
@@ -636,11 +730,12 @@ int st_clusters_drop_column(strata_table_t *t, uint32_t col, strata_error *err) 
         }
         memcpy(nrec, rec, REC_HEAD);
         uint32_t kept = 0;
-        for (uint32_t j = 0; j < r.ncols; j++)
-            if (st_rd32(r.cols + (size_t)j * REC_COL) != col)
-                memcpy(nrec + REC_HEAD + (size_t)kept++ * REC_COL, r.cols + (size_t)j * REC_COL, REC_COL);
+        for (uint32_t j = 0; j < r.nentries; j++)
+            if (j == 0 || st_rd32(r.entries + (size_t)j * REC_ENTRY) != col)
+                memcpy(nrec + REC_HEAD + (size_t)kept++ * REC_ENTRY, r.entries + (size_t)j * REC_ENTRY,
+                       REC_ENTRY);
         st_wr32(nrec + 4, kept);
-        rc = st_bt_put(t->txn, &tree->st, k, 8, nrec, REC_HEAD + (size_t)kept * REC_COL, err);
+        rc = st_bt_put(t->txn, &tree->st, k, 8, nrec, REC_HEAD + (size_t)kept * REC_ENTRY, err);
         free(nrec);
         tree->dirty = true;
         tree->mod_count++;
@@ -664,13 +759,18 @@ int st_clusters_drop_all(strata_table_t *t, strata_error *err) {
         if ((rc = st_bt_get(t->txn, &tree->st, k, 8, &rec, &rlen, err)) ||
             (rc = st_crec_parse(t, bases[i], rec, rlen, &r, err)))
             break;
-        for (uint32_t j = 0; rc == STRATA_OK && j < r.ncols; j++) {
-            pgno_t leaf = st_rd64(r.cols + (size_t)j * REC_COL + 8);
-            st_prop *p = st_prop_find(t, st_rd32(r.cols + (size_t)j * REC_COL));
+        for (uint32_t j = 1; rc == STRATA_OK && j < r.nentries; j++) {
+            uint32_t col;
+            st_leafref leaf = st_crec_entry(&r, j, &col);
+            st_prop *p = st_prop_find(t, col);
             if (p) rc = free_leaf_bigs(t, p, leaf, r.n, err);
-            if (rc == STRATA_OK) rc = st_page_free(t->txn, leaf, 1, err);
         }
-        if (rc == STRATA_OK) rc = st_page_free(t->txn, r.keys_page, 1, err);
+        for (uint32_t j = 0; rc == STRATA_OK && j < r.nentries; j++) { /* each page once */
+            pgno_t pg = st_crec_entry(&r, j, NULL).pgno;
+            bool earlier = false;
+            for (uint32_t m = 0; m < j; m++) earlier |= st_crec_entry(&r, m, NULL).pgno == pg;
+            if (!earlier) rc = st_page_free(t->txn, pg, 1, err);
+        }
         if (rc == STRATA_OK) rc = st_bt_delete(t->txn, &tree->st, k, 8, err);
         tree->dirty = true;
         tree->mod_count++;

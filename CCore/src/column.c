@@ -1,19 +1,22 @@
 /*
- * column.c — column leaves: the values of one property for the objects of one cluster, in one
- * page, and their decoded (writable) form.
+ * column.c — column leaves: the values of one property for the objects of one cluster, and
+ * their decoded (writable) form.
  *
- * Leaf page (kind ST_PAGE_COLUMN), after the common 32-byte header:
- *   32  u8  encoding: 1 packed integers, 2 fixed-size slots, 3 variable-size elements
- *   33  u8  packed: bits per value (0, 1, 2, 4, 8, 16, 32 or 64); fixed: bytes per slot
- *   34  u8  flags: 1 = null bitmap present, 2 = big bitmap present, 4 = packed values count
- *           from their row: value i = base + i + stored i (keys and ids that grow by one
- *           per object pack to 0 bits)
- *   35  u8  0
- *   36  u32 n, the number of values (the cluster's object count)
- *   40  i64 packed: base; value i = base + stored i (+ i with flag 4), stored as unsigned bits
- *   48  u32 var: bytes of element data
- *   52  u32 0
- *   56  null bitmap, (n + 7) / 8 bytes, bit i set = value i is null (if flag 1)
+ * A leaf is a segment of a column page (kind ST_PAGE_COLUMN): the leaves of a cluster that fit
+ * share one page, packed after the 32-byte page header at 8-byte aligned offsets; a leaf that
+ * does not fit beside the others gets a page of its own (cluster.c decides). Segment layout,
+ * offsets relative to the segment's start:
+ *    0  u8  encoding: 1 packed integers, 2 fixed-size slots, 3 variable-size elements
+ *    1  u8  packed: bits per value (0, 1, 2, 4, 8, 16, 32 or 64); fixed: bytes per slot
+ *    2  u8  flags: 1 = null bitmap present, 2 = big bitmap present, 4 = packed values count
+ *           from their row: value i = base + i + stored i (keys and ids that grow by one per
+ *           object pack to 0 bits)
+ *    3  u8  0
+ *    4  u32 n, the number of values (the cluster's object count)
+ *    8  i64 packed: base; value i = base + stored i (+ i with flag 4), stored as unsigned bits
+ *   16  u32 var: bytes of element data
+ *   20  u32 0
+ *   24  null bitmap, (n + 7) / 8 bytes, bit i set = value i is null (if flag 1)
  *       big bitmap, same size, bit i set = element i is {u64 run page, u32 length} (if flag 2)
  *       then, at the next multiple of 8:
  *         packed: ceil(n * bits / 64) u64 words, value i at bit i * bits (little-endian)
@@ -29,8 +32,9 @@
  * Elements over ST_INLINE_MAX bytes live in an overflow run (kind 3, as btree.c's) of their
  * own; the leaf keeps its page number and length.
  *
- * Invariants: a leaf fits one page; n equals the cluster's object count; null values are stored
- * as zero (packed: as base). Every offset read is checked (ST_CORRUPT otherwise).
+ * Invariants: a leaf lies inside its page and its recorded length; n equals the cluster's object
+ * count; null values are stored as zero (packed: as base). Every offset read is checked
+ * (ST_CORRUPT otherwise).
  */
 #include "btree.h"
 #include "objstore.h"
@@ -39,13 +43,13 @@
 
 #include <stdlib.h>
 
-#define CH_ENC 32
-#define CH_WIDTH 33
-#define CH_FLAGS 34
-#define CH_N 36
-#define CH_BASE 40
-#define CH_VARBYTES 48
-#define CH_BITMAPS 56
+#define CH_ENC 0
+#define CH_WIDTH 1
+#define CH_FLAGS 2
+#define CH_N 4
+#define CH_BASE 8
+#define CH_VARBYTES 16
+#define CH_BITMAPS 24
 
 static size_t bitmap_bytes(uint32_t n) { return (n + 7) / 8; }
 static size_t align8(size_t x) { return (x + 7) & ~(size_t)7; }
@@ -200,42 +204,46 @@ static int mixed_decode(const uint8_t *p, size_t len, strata_value *v, strata_er
 
 /* ------------------------------------------------------------------ reading a leaf */
 
-int st_leaf_header(strata_txn_t *txn, pgno_t pgno, uint32_t n, const uint8_t **page,
+int st_leaf_header(strata_txn_t *txn, st_leafref ref, uint32_t n, const uint8_t **seg,
                    strata_error *err) {
-    const uint8_t *p;
-    int rc = st_page_get(txn, pgno, &p, err);
+    const uint8_t *pg;
+    int rc = st_page_get(txn, ref.pgno, &pg, err);
     if (rc) return rc;
-    if (pg_kind(p) != ST_PAGE_COLUMN)
-        return ST_CORRUPT(err, "page %llu: expected a column leaf, found kind %u",
-                          (unsigned long long)pgno, pg_kind(p));
-    if (st_rd64(p + PH_PGNO) != pgno)
-        return ST_CORRUPT(err, "column page %llu: header says page %llu", (unsigned long long)pgno,
-                          (unsigned long long)st_rd64(p + PH_PGNO));
+    unsigned long long pgno = (unsigned long long)ref.pgno;
+    if (pg_kind(pg) != ST_PAGE_COLUMN)
+        return ST_CORRUPT(err, "page %llu: expected a column page, found kind %u", pgno, pg_kind(pg));
+    if (st_rd64(pg + PH_PGNO) != ref.pgno)
+        return ST_CORRUPT(err, "column page %llu: header says page %llu", pgno,
+                          (unsigned long long)st_rd64(pg + PH_PGNO));
+    if (ref.off < PH_SIZE || ref.off % 8 || (size_t)ref.off + ref.len > ST_PAGE_SIZE ||
+        ref.len < CH_BITMAPS)
+        return ST_CORRUPT(err, "column page %llu: a leaf at [%u, +%u) does not fit the page",
+                          pgno, ref.off, ref.len);
+    const uint8_t *p = pg + ref.off;
     if (st_rd32(p + CH_N) != n)
-        return ST_CORRUPT(err, "column page %llu holds %u values, its cluster %u",
-                          (unsigned long long)pgno, st_rd32(p + CH_N), n);
+        return ST_CORRUPT(err, "column page %llu: leaf at %u holds %u values, its cluster %u",
+                          pgno, ref.off, st_rd32(p + CH_N), n);
     uint8_t enc = p[CH_ENC], w = p[CH_WIDTH], flags = p[CH_FLAGS];
     size_t off = CH_BITMAPS + ((flags & 1) ? bitmap_bytes(n) : 0) + ((flags & 2) ? bitmap_bytes(n) : 0);
     off = align8(off);
     size_t end;
     if (enc == ST_ENC_PACKED) {
         if (w != 0 && w != 1 && w != 2 && w != 4 && w != 8 && w != 16 && w != 32 && w != 64)
-            return ST_CORRUPT(err, "column page %llu: bit width %u", (unsigned long long)pgno, w);
+            return ST_CORRUPT(err, "column page %llu: bit width %u", pgno, w);
         end = off + ((size_t)n * w + 63) / 64 * 8;
     } else if (enc == ST_ENC_FIXED) {
-        if (w == 0 || w > 16)
-            return ST_CORRUPT(err, "column page %llu: slot of %u bytes", (unsigned long long)pgno, w);
+        if (w == 0 || w > 16) return ST_CORRUPT(err, "column page %llu: slot of %u bytes", pgno, w);
         end = off + (size_t)n * w;
     } else if (enc == ST_ENC_VAR) {
         /* Element offsets are checked where they are used (var_bounds); verify checks all. */
         end = off + 4 * ((size_t)n + 1) + st_rd32(p + CH_VARBYTES);
     } else {
-        return ST_CORRUPT(err, "column page %llu: unknown encoding %u", (unsigned long long)pgno, enc);
+        return ST_CORRUPT(err, "column page %llu: unknown encoding %u", pgno, enc);
     }
-    if (end > ST_PAGE_SIZE)
-        return ST_CORRUPT(err, "column page %llu: %zu bytes of data overrun the page",
-                          (unsigned long long)pgno, end);
-    *page = p;
+    if (end > ref.len)
+        return ST_CORRUPT(err, "column page %llu: a leaf of %zu bytes overruns its %u", pgno,
+                          end, ref.len);
+    *seg = p;
     return STRATA_OK;
 }
 
@@ -248,9 +256,8 @@ static int var_bounds(const uint8_t *p, uint32_t n, uint32_t i, uint32_t *a, uin
     *a = st_rd32(p + off + 4 * (size_t)i);
     *b = st_rd32(p + off + 4 * (size_t)i + 4);
     if ((i == 0 && *a != 0) || *a > *b || *b > st_rd32(p + CH_VARBYTES))
-        return ST_CORRUPT(err, "column page %llu: element %u of %u spans [%u, %u) of %u bytes",
-                          (unsigned long long)st_rd64(p + PH_PGNO), i, n, *a, *b,
-                          st_rd32(p + CH_VARBYTES));
+        return ST_CORRUPT(err, "column leaf: element %u of %u spans [%u, %u) of %u bytes", i, n,
+                          *a, *b, st_rd32(p + CH_VARBYTES));
     return STRATA_OK;
 }
 
@@ -263,9 +270,8 @@ int st_leaf_check_all(const uint8_t *p, uint32_t n, strata_error *err) {
     }
     size_t off = data_off(p, n);
     if (n && st_rd32(p + off + 4 * (size_t)n) != st_rd32(p + CH_VARBYTES))
-        return ST_CORRUPT(err, "column page %llu: element data ends at %u, not %u",
-                          (unsigned long long)st_rd64(p + PH_PGNO), st_rd32(p + off + 4 * (size_t)n),
-                          st_rd32(p + CH_VARBYTES));
+        return ST_CORRUPT(err, "column leaf: element data ends at %u, not %u",
+                          st_rd32(p + off + 4 * (size_t)n), st_rd32(p + CH_VARBYTES));
     return STRATA_OK;
 }
 
@@ -301,8 +307,7 @@ int st_leaf_big_runs(const uint8_t *p, uint32_t n, pgno_t *runs, uint32_t *lens,
         int rc = var_bounds(p, n, i, &a, &b, err);
         if (rc) return rc;
         if (b - a != 12)
-            return ST_CORRUPT(err, "column page %llu: big element %u has a %u-byte reference",
-                              (unsigned long long)st_rd64(p + PH_PGNO), i, b - a);
+            return ST_CORRUPT(err, "column leaf: big element %u has a %u-byte reference", i, b - a);
         runs[*count] = st_rd64(p + data + a);
         lens[(*count)++] = st_rd32(p + data + a + 8);
     }
@@ -316,7 +321,7 @@ static bool enc_matches(const uint8_t *p, const st_prop *prop) {
 }
 
 /* A var element: inline bytes, or the run of a big one. */
-static int var_element(strata_txn_t *txn, pgno_t leaf, const uint8_t *p, uint32_t n, uint32_t i,
+static int var_element(strata_txn_t *txn, const uint8_t *p, uint32_t n, uint32_t i,
                        const uint8_t **bytes, uint32_t *len, pgno_t *big, strata_error *err) {
     size_t off = data_off(p, n);
     uint32_t a, b;
@@ -326,13 +331,11 @@ static int var_element(strata_txn_t *txn, pgno_t leaf, const uint8_t *p, uint32_
     *big = 0;
     if (leaf_big(p, n, i)) {
         if (b - a != 12)
-            return ST_CORRUPT(err, "column page %llu: big element %u has a %u-byte reference",
-                              (unsigned long long)leaf, i, b - a);
+            return ST_CORRUPT(err, "column leaf: big element %u has a %u-byte reference", i, b - a);
         *big = st_rd64(e);
         *len = st_rd32(e + 8);
-        if (*len > STRATA_MAX_BYTES + 1)
-            return ST_CORRUPT(err, "column page %llu: big element %u of %u bytes",
-                              (unsigned long long)leaf, i, *len);
+        if (*len > STRATA_MAX_BYTES + 17)
+            return ST_CORRUPT(err, "column leaf: big element %u of %u bytes", i, *len);
         return st_overflow_get(txn, *big, *len, bytes, NULL, err);
     }
     *bytes = e;
@@ -366,14 +369,14 @@ static int var_value(strata_txn_t *txn, const st_prop *p, const uint8_t *b, uint
     return STRATA_OK;
 }
 
-int st_col_read(strata_txn_t *txn, pgno_t pgno, uint32_t n, uint32_t i, const st_prop *prop,
+int st_col_read(strata_txn_t *txn, st_leafref ref, uint32_t n, uint32_t i, const st_prop *prop,
                 strata_value *out, strata_error *err) {
     const uint8_t *p;
-    int rc = st_leaf_header(txn, pgno, n, &p, err);
+    int rc = st_leaf_header(txn, ref, n, &p, err);
     if (rc) return rc;
     if (!enc_matches(p, prop))
         return ST_CORRUPT(err, "column page %llu: encoding %u/%u does not fit property '%s'",
-                          (unsigned long long)pgno, p[CH_ENC], p[CH_WIDTH], prop->name);
+                          (unsigned long long)ref.pgno, p[CH_ENC], p[CH_WIDTH], prop->name);
     memset(out, 0, sizeof *out);
     if (leaf_null(p, i)) {
         out->type = STRATA_TYPE_NULL;
@@ -404,7 +407,7 @@ int st_col_read(strata_txn_t *txn, pgno_t pgno, uint32_t n, uint32_t i, const st
         const uint8_t *b = NULL;
         uint32_t len = 0;
         pgno_t big = 0;
-        if ((rc = var_element(txn, pgno, p, n, i, &b, &len, &big, err))) return rc;
+        if ((rc = var_element(txn, p, n, i, &b, &len, &big, err))) return rc;
         return var_value(txn, prop, b, len, big != 0, out, err);
     }
     }
@@ -456,15 +459,15 @@ void st_col_default(const st_prop *p, uint32_t from, uint32_t to, st_dcol *c) {
     }
 }
 
-int st_col_decode(strata_txn_t *txn, pgno_t pgno, const st_prop *prop, uint32_t n, st_dcol *c,
+int st_col_decode(strata_txn_t *txn, st_leafref ref, const st_prop *prop, uint32_t n, st_dcol *c,
                   st_objstore *os, strata_error *err) {
     const uint8_t *p;
-    int rc = st_leaf_header(txn, pgno, n, &p, err);
+    int rc = st_leaf_header(txn, ref, n, &p, err);
     if (rc) return rc;
     if (!enc_matches(p, prop))
         return ST_CORRUPT(err, "column page %llu: encoding %u/%u does not fit property '%s'",
-                          (unsigned long long)pgno, p[CH_ENC], p[CH_WIDTH], prop->name);
-    c->old_page = pgno;
+                          (unsigned long long)ref.pgno, p[CH_ENC], p[CH_WIDTH], prop->name);
+    c->old = ref;
     size_t off = data_off(p, n);
     for (uint32_t i = 0; i < n; i++) c->nulls[i] = leaf_null(p, i);
     if (c->enc == ST_ENC_PACKED) {
@@ -479,7 +482,7 @@ int st_col_decode(strata_txn_t *txn, pgno_t pgno, const st_prop *prop, uint32_t 
             if (leaf_big(p, n, i)) {
                 if (b - a != 12)
                     return ST_CORRUPT(err, "column page %llu: big element %u has a %u-byte "
-                                      "reference", (unsigned long long)pgno, i, b - a);
+                                      "reference", (unsigned long long)ref.pgno, i, b - a);
                 c->var[i] = (st_var){NULL, st_rd32(p + data + a + 8), st_rd64(p + data + a)};
                 continue;
             }
@@ -646,18 +649,13 @@ size_t st_col_encoded_size(const st_dcol *c, uint32_t from, uint32_t to) {
         size += 4 * ((size_t)n + 1);
         for (uint32_t i = from; i < to; i++) size += c->var[i].big ? 12 : c->var[i].len;
     }
-    return size <= ST_PAGE_SIZE ? size : 0;
+    return size <= ST_PAGE_SIZE - PH_SIZE ? size : 0;
 }
 
-int st_col_encode(strata_txn_t *txn, const st_dcol *c, uint32_t from, uint32_t to, pgno_t *pgno,
-                  strata_error *err) {
+size_t st_col_encode(const st_dcol *c, uint32_t from, uint32_t to, uint8_t *p) {
     uint32_t n = to - from;
-    if (!st_col_encoded_size(c, from, to))
-        return st_err(err, STRATA_ERR_TOO_LARGE, "column %u: %u values do not fit a page", c->col_id, n);
-    uint8_t *p;
-    int rc = st_page_alloc(txn, 1, &p, pgno, err);
-    if (rc) return rc;
-    p[PH_KIND] = ST_PAGE_COLUMN;
+    size_t size = st_col_encoded_size(c, from, to);
+    memset(p, 0, size);
     p[CH_ENC] = c->enc;
     st_wr32(p + CH_N, n);
     uint8_t flags = (any_null(c, from, to) ? 1 : 0) | (any_big(c, from, to) ? 2 : 0);
@@ -707,5 +705,5 @@ int st_col_encode(strata_txn_t *txn, const st_dcol *c, uint32_t from, uint32_t t
         st_wr32(p + off + 4 * (size_t)n, o);
         st_wr32(p + CH_VARBYTES, o);
     }
-    return STRATA_OK;
+    return size;
 }

@@ -23,6 +23,12 @@
 
 /* ------------------------------------------------------------------ decoded clusters */
 
+/* Where a column leaf is: a segment [off, off + len) of column page pgno. */
+typedef struct st_leafref {
+    pgno_t pgno;
+    uint16_t off, len;
+} st_leafref;
+
 /* A string/binary/mixed element of a decoded column: inline bytes (in the transaction's arena,
  * or the map) or a big value in an overflow run. Mixed elements are a type tag + payload. */
 typedef struct st_var {
@@ -36,7 +42,8 @@ typedef struct st_dcol {
     uint8_t enc;             /* ST_ENC_* */
     uint8_t slot;            /* fixed encoding: bytes per value */
     bool dirty;              /* values changed since decode */
-    pgno_t old_page;         /* the leaf it was decoded from, 0 if none */
+    st_leafref old;          /* the leaf it was decoded from (pgno 0: none) */
+    bool old_own;            /* ... alone on its page (it can stay there if clean) */
     uint8_t nulls[ST_CLUSTER_MAX];
     int64_t *ints;           /* packed encoding */
     uint8_t *fixed;          /* fixed encoding: ST_CLUSTER_MAX * slot bytes */
@@ -49,11 +56,13 @@ typedef struct st_dcluster {
     bool shape_dirty;        /* objects were added or removed */
     uint32_t n;
     int64_t keys[ST_CLUSTER_MAX];
-    pgno_t old_keys_page;
+    st_leafref old_keys;
+    bool keys_own;           /* the keys leaf was alone on its page */
+    bool stale_entries;      /* the record has leaves of properties that no longer exist */
     st_dcol *cols;           /* one per property of the table, in schema order */
     uint32_t ncols;
-    pgno_t *stray;           /* leaves of columns no longer in the schema: freed at flush */
-    uint32_t nstray;
+    pgno_t *old_pages;       /* the distinct pages of the record it was decoded from */
+    uint32_t nold_pages;
 } st_dcluster;
 
 enum { ST_ENC_PACKED = 1, ST_ENC_FIXED = 2, ST_ENC_VAR = 3 };
@@ -161,14 +170,14 @@ bool st_type_var(uint8_t type, uint8_t flags);
 
 /* column.c: leaves <-> decoded columns, and reading one value of a leaf in place */
 #define ST_PAGE_COLUMN 6
-int st_col_decode(strata_txn_t *txn, pgno_t pgno, const st_prop *p, uint32_t n, st_dcol *out,
+int st_col_decode(strata_txn_t *txn, st_leafref ref, const st_prop *p, uint32_t n, st_dcol *out,
                   st_objstore *os, strata_error *err);
 void st_col_default(const st_prop *p, uint32_t from, uint32_t to, st_dcol *c);
 /* Bytes the range [from, to) of c needs as a leaf, 0 if it cannot fit in a page. */
 size_t st_col_encoded_size(const st_dcol *c, uint32_t from, uint32_t to);
-int st_col_encode(strata_txn_t *txn, const st_dcol *c, uint32_t from, uint32_t to, pgno_t *pgno,
-                  strata_error *err);
-int st_col_read(strata_txn_t *txn, pgno_t pgno, uint32_t n, uint32_t i, const st_prop *p,
+/* Write the leaf of rows [from, to) to out (st_col_encoded_size bytes); returns its size. */
+size_t st_col_encode(const st_dcol *c, uint32_t from, uint32_t to, uint8_t *out);
+int st_col_read(strata_txn_t *txn, st_leafref ref, uint32_t n, uint32_t i, const st_prop *p,
                 strata_value *out, strata_error *err);
 /* The i-th value of a decoded column as a strata_value (big values are read from their run). */
 int st_dcol_value(strata_txn_t *txn, const st_dcol *c, const st_prop *p, uint32_t i,
@@ -182,7 +191,8 @@ void st_dcol_release(st_dcol *c);
 /* Free the big-value run of row i, if any. */
 int st_dcol_free_big(strata_txn_t *txn, st_dcol *c, uint32_t i, strata_error *err);
 /* Packed-integer leaf reading shared with verify */
-int st_leaf_header(strata_txn_t *txn, pgno_t pgno, uint32_t n, const uint8_t **page,
+/* The leaf at ref, checked (kind, bounds, n, sizes): *seg points at its first byte. */
+int st_leaf_header(strata_txn_t *txn, st_leafref ref, uint32_t n, const uint8_t **seg,
                    strata_error *err);
 int64_t st_packed_at(const uint8_t *page, uint32_t n, uint32_t i);
 /* Every element offset of a var leaf (verify; reads check only the element they read). */
@@ -213,15 +223,16 @@ int st_cluster_next_key(strata_table_t *t, int64_t after, int64_t *key, strata_e
 int st_clusters_drop_column(strata_table_t *t, uint32_t col, strata_error *err);
 /* Free every page of every cluster and empty the tree. */
 int st_clusters_drop_all(strata_table_t *t, strata_error *err);
-/* Parsed cluster record. */
+/* Parsed cluster record (layout in cluster.c). */
 typedef struct st_crec {
-    uint32_t n, ncols;
-    pgno_t keys_page;
-    const uint8_t *cols;     /* ncols × {u32 col id, u32 0, u64 leaf page} */
+    uint32_t n, nentries;    /* entry 0 is the keys leaf */
+    const uint8_t *entries;  /* nentries × {u32 property id (0: keys) | u16 off | u16 len | u64 page} */
 } st_crec;
 int st_crec_parse(const strata_table_t *t, uint64_t base, const uint8_t *rec, size_t len,
                   st_crec *out, strata_error *err);
-pgno_t st_crec_col(const st_crec *r, uint32_t col);
+st_leafref st_crec_entry(const st_crec *r, uint32_t i, uint32_t *col);
+/* The leaf of property col (pgno 0 when the cluster has none). */
+st_leafref st_crec_col(const st_crec *r, uint32_t col);
 
 /* index.c */
 int st_index_key(const st_prop *p, const strata_value *v, int64_t key, uint8_t *out, size_t *len,

@@ -18,6 +18,7 @@
 #include "objstore.h"
 #include "pager.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 typedef struct vctx {
@@ -174,28 +175,37 @@ static int walk_tree(vctx *v, const char *name, const st_tree_state *t, entry_fn
     return STRATA_OK;
 }
 
-/* A cluster record: its keys leaf, its column leaves and their big-value runs. */
+/* A cluster record: its keys leaf, its column leaves (each page once, no two leaves of a page
+ * overlapping) and their big-value runs. */
 static int cluster_entry(vctx *v, const st_leaf_cell *c, const uint8_t *val, void *arg) {
     const char *tree = arg;
     uint64_t base = st_rd64(c->key);
-    if (c->vlen < 16 || (c->vlen - 16) % 16)
-        return ST_CORRUPT(v->err, "%s: cluster %llu record of %u bytes", tree,
-                          (unsigned long long)base, c->vlen);
-    uint32_t n = st_rd32(val), ncols = st_rd32(val + 4);
-    if (n == 0 || n > ST_CLUSTER_MAX || c->vlen != 16 + 16 * (size_t)ncols)
-        return ST_CORRUPT(v->err, "%s: cluster %llu says %u objects, %u columns", tree,
-                          (unsigned long long)base, n, ncols);
-    int rc;
-    for (uint32_t i = 0; i <= ncols; i++) {
-        pgno_t pg = i == 0 ? st_rd64(val + 8) : st_rd64(val + 16 * (size_t)i + 8);
-        const uint8_t *p;
-        if ((rc = mark(v, pg, 1, "column")) || (rc = st_leaf_header(v->txn, pg, n, &p, v->err)) ||
-            (rc = check_sum(v, p, pg, 1)) || (rc = st_leaf_check_all(p, n, v->err)))
-            return rc;
+    strata_table_t fake;
+    memset(&fake, 0, sizeof fake);
+    snprintf(fake.name, sizeof fake.name, "%.40s", tree);
+    st_crec r;
+    int rc = st_crec_parse(&fake, base, val, c->vlen, &r, v->err);
+    if (rc) return rc;
+    for (uint32_t i = 0; i < r.nentries; i++) {
+        st_leafref ref = st_crec_entry(&r, i, NULL);
+        const uint8_t *seg;
+        bool first_use = true;
+        for (uint32_t j = 0; j < i; j++) {
+            st_leafref o = st_crec_entry(&r, j, NULL);
+            if (o.pgno != ref.pgno) continue;
+            first_use = false;
+            if (ref.off < o.off + o.len && o.off < ref.off + ref.len)
+                return ST_CORRUPT(v->err, "%s: cluster %llu: leaves %u and %u overlap on page %llu",
+                                  tree, (unsigned long long)base, j, i, (unsigned long long)ref.pgno);
+        }
+        if (first_use && (rc = mark(v, ref.pgno, 1, "column"))) return rc;
+        if ((rc = st_leaf_header(v->txn, ref, r.n, &seg, v->err))) return rc;
+        if (first_use && (rc = check_sum(v, seg - ref.off, ref.pgno, 1))) return rc;
+        if ((rc = st_leaf_check_all(seg, r.n, v->err))) return rc;
         if (i == 0) { /* the keys: ascending, >= base */
-            for (uint32_t j = 0; j < n; j++) {
-                int64_t k = st_packed_at(p, n, j);
-                if ((uint64_t)k < base || (j && k <= st_packed_at(p, n, j - 1)))
+            for (uint32_t j = 0; j < r.n; j++) {
+                int64_t k = st_packed_at(seg, r.n, j);
+                if ((uint64_t)k < base || (j && k <= st_packed_at(seg, r.n, j - 1)))
                     return ST_CORRUPT(v->err, "%s: cluster %llu: key %lld at row %u is out of order",
                                       tree, (unsigned long long)base, (long long)k, j);
             }
@@ -203,7 +213,7 @@ static int cluster_entry(vctx *v, const st_leaf_cell *c, const uint8_t *val, voi
         }
         pgno_t runs[ST_CLUSTER_MAX];
         uint32_t lens[ST_CLUSTER_MAX], nruns = 0;
-        if ((rc = st_leaf_big_runs(p, n, runs, lens, &nruns, v->err))) return rc;
+        if ((rc = st_leaf_big_runs(seg, r.n, runs, lens, &nruns, v->err))) return rc;
         for (uint32_t j = 0; j < nruns; j++) {
             const uint8_t *rp;
             uint32_t run;
