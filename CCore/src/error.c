@@ -76,6 +76,10 @@ const char *strata_status_name(int code) {
     }
 }
 
-const char *strata_version(void) { return "0.1.0"; }
+#define ST_STR2(x) #x
+#define ST_STR(x) ST_STR2(x)
+const char *strata_version(void) {
+    return ST_STR(STRATA_VERSION_MAJOR) "." ST_STR(STRATA_VERSION_MINOR) "." ST_STR(STRATA_VERSION_PATCH);
+}
 
 uint32_t strata_format_version(void) { return ST_FORMAT_VERSION; }
