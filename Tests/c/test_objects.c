@@ -445,6 +445,103 @@ static void schema_changes_keep_data_consistent(void) {
     OK(strata_db_close(db, E));
 }
 
+
+/* ------------------------------------------------------------------ the remaining calls */
+
+static void lists_of_values_mixed_and_listing_calls_work(void) {
+    strata_db_t *db = open_db(tl_path("lists.db"));
+    CHECK(db);
+    strata_txn_t *w;
+    strata_table_t *t;
+    strata_col_t tags, nums, any, code;
+    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
+    OK(strata_table_create(w, "Item", &t, E));
+    OK(strata_table_add_property(t, "tags", STRATA_TYPE_STRING, STRATA_PROP_LIST | STRATA_PROP_NULLABLE, NULL, &tags, E));
+    OK(strata_table_add_property(t, "nums", STRATA_TYPE_INT, STRATA_PROP_LIST, NULL, &nums, E));
+    OK(strata_table_add_property(t, "any", STRATA_TYPE_MIXED, STRATA_PROP_NULLABLE, NULL, &any, E));
+    OK(strata_table_add_property(t, "code", STRATA_TYPE_INT, STRATA_PROP_INDEXED, NULL, &code, E));
+    strata_key_t k, k2;
+    OK(strata_obj_create(t, &k, E));
+    OK(strata_obj_create(t, &k2, E));
+    OK(strata_obj_exists(t, k, E));
+    EXPECT_CODE(strata_obj_exists(t, k + 10, E), STRATA_ERR_NOT_FOUND);
+    /* a list of nullable strings: insert, set, move, remove, clear */
+    OK(strata_list_insert(t, k, tags, 0, (strata_value[]){vstr("b")}, E));
+    OK(strata_list_insert(t, k, tags, 0, (strata_value[]){vstr("a")}, E));
+    OK(strata_list_insert(t, k, tags, 2, (strata_value[]){vnull()}, E));
+    OK(strata_list_set(t, k, tags, 1, (strata_value[]){vstr("β")}, E));
+    OK(strata_list_move(t, k, tags, 0, 2, E));
+    strata_value v;
+    size_t n;
+    OK(strata_list_size(t, k, tags, &n, E));
+    CHECK(n == 3);
+    OK(strata_list_get(t, k, tags, 0, &v, E));
+    CHECK(str_is(&v, "β"));
+    OK(strata_list_get(t, k, tags, 1, &v, E));
+    CHECK(v.type == STRATA_TYPE_NULL);
+    OK(strata_list_get(t, k, tags, 2, &v, E));
+    CHECK(str_is(&v, "a"));
+    EXPECT_CODE(strata_list_insert(t, k, nums, 0, (strata_value[]){vnull()}, E), STRATA_ERR_WRONG_TYPE);
+    OK(strata_list_insert(t, k, nums, 0, (strata_value[]){vint(-5)}, E));
+    OK(strata_list_remove(t, k, tags, 1, E));
+    OK(strata_list_clear(t, k, tags, E));
+    OK(strata_list_size(t, k, tags, &n, E));
+    CHECK(n == 0);
+    EXPECT_CODE(strata_list_get(t, k, tags, 0, &v, E), STRATA_ERR_NOT_FOUND);
+    EXPECT_CODE(strata_obj_get(t, k, tags, &v, E), STRATA_ERR_WRONG_TYPE);
+    /* mixed holds any type but links */
+    strata_value mixed[] = {vint(3), vstr("三"), vdouble(2.5), vbool(false), vnull()};
+    for (int i = 0; i < 5; i++) {
+        OK(strata_obj_set(t, k, any, &mixed[i], E));
+        OK(strata_obj_get(t, k, any, &v, E));
+        CHECK(v.type == mixed[i].type);
+    }
+    OK(strata_obj_set(t, k, any, (strata_value[]){vstr("三")}, E));
+    EXPECT_CODE(strata_obj_set(t, k, any, (strata_value[]){vlink(k2)}, E), STRATA_ERR_WRONG_TYPE);
+    /* listing calls */
+    size_t count;
+    const char *name;
+    OK(strata_table_count_all(w, &count, E));
+    CHECK(count == 1);
+    OK(strata_table_name_at(w, 0, &name, E));
+    CHECK(strcmp(name, "Item") == 0 && strcmp(strata_table_name(t), "Item") == 0);
+    EXPECT_CODE(strata_table_name_at(w, 1, &name, E), STRATA_ERR_NOT_FOUND);
+    OK(strata_table_property_count(t, &count, E));
+    CHECK(count == 4);
+    strata_property_info info;
+    OK(strata_table_property_at(t, 0, &info, E));
+    CHECK(strcmp(info.name, "tags") == 0 && info.type == STRATA_TYPE_STRING &&
+          (info.flags & STRATA_PROP_LIST) && (info.flags & STRATA_PROP_NULLABLE));
+    OK(strata_table_property_get(t, code, &info, E));
+    CHECK(strcmp(info.name, "code") == 0 && (info.flags & STRATA_PROP_INDEXED));
+    /* index off and on again; primary key on and off */
+    OK(strata_obj_set(t, k2, code, (strata_value[]){vint(9)}, E));
+    OK(strata_table_set_indexed(t, code, false, E));
+    EXPECT_CODE(strata_index_find(t, code, (strata_value[]){vint(9)}, &k, 1, &n, E), STRATA_ERR_INVALID_ARGUMENT);
+    OK(strata_table_set_primary_key(t, code, E));
+    EXPECT_CODE(strata_table_set_indexed(t, code, false, E), STRATA_ERR_INVALID_ARGUMENT);
+    strata_key_t found;
+    OK(strata_obj_find_pk(t, (strata_value[]){vint(9)}, &found, E));
+    CHECK(found == k2);
+    OK(strata_table_set_primary_key(t, STRATA_NO_COL, E));
+    strata_col_t pk;
+    OK(strata_table_primary_key(t, &pk, E));
+    CHECK(pk == STRATA_NO_COL);
+    /* clear the table */
+    OK(strata_table_clear(t, E));
+    uint64_t size;
+    OK(strata_table_size(t, &size, E));
+    CHECK(size == 0);
+    strata_key_t next;
+    EXPECT_CODE(strata_obj_next(t, -1, &next, E), STRATA_ERR_NOT_FOUND);
+    OK(strata_obj_create(t, &next, E));
+    CHECK(next == k2 + 1); /* keys are never reused */
+    OK(strata_txn_commit(w, E));
+    strata_txn_free(w);
+    OK(strata_db_verify(db, E));
+    OK(strata_db_close(db, E));
+}
+
 /* ------------------------------------------------------------------ differential test */
 
 #define M_OBJS 3000
@@ -661,6 +758,7 @@ static const tl_test tests[] = {
     TL_TEST(bad_input_gets_clear_errors),
     TL_TEST(strings_up_to_16_mib_round_trip),
     TL_TEST(schema_changes_keep_data_consistent),
+    TL_TEST(lists_of_values_mixed_and_listing_calls_work),
     TL_TEST(random_operations_match_a_model),
 };
 
