@@ -40,7 +40,7 @@ SRC := $(wildcard CCore/src/*.c)
 HDR := $(wildcard CCore/src/*.h) CCore/include/strata.h
 OBJ := $(SRC:CCore/src/%.c=$(B)/obj/%.o)
 PIC_OBJ := $(SRC:CCore/src/%.c=$(B)/pic/%.o)
-TESTS := test_engine test_objects test_verify_objects crashtest powerloss faults
+TESTS := test_engine test_objects test_verify_objects test_index_scan crashtest powerloss faults
 TEST_BIN := $(TESTS:%=$(B)/%)
 EXAMPLES := $(patsubst CCore/examples/%.c,$(B)/examples/%,$(wildcard CCore/examples/*.c))
 
@@ -107,8 +107,9 @@ install: lib
 $(B)/%: Tests/c/%.c Tests/c/testlib.h Tests/c/workload.h $(B)/libstrata.a
 	$(CC) $(CFLAGS_BASE) $(CFLAGS) -ITests/c $< -o $@ $(B)/libstrata.a $(LIBS)
 
-# White-box: built from the core's sources, it breaks invariants through internal calls.
-$(B)/test_verify_objects: Tests/c/test_verify_objects.c Tests/c/testlib.h $(SRC) $(HDR)
+# White-box tests: built from the core's sources, they call internal functions.
+WHITEBOX := test_verify_objects test_index_scan
+$(WHITEBOX:%=$(B)/%): $(B)/%: Tests/c/%.c Tests/c/testlib.h $(SRC) $(HDR)
 	$(CC) $(CFLAGS_BASE) $(CFLAGS) -ITests/c $< $(SRC) -o $@ $(LIBS)
 
 $(B)/examples/%: CCore/examples/%.c $(B)/libstrata.a | $(B)/examples
@@ -124,6 +125,7 @@ test-c: build
 	$(B)/test_engine
 	$(B)/test_objects
 	$(B)/test_verify_objects
+	$(B)/test_index_scan
 
 crashtest: $(B)/crashtest
 	$(B)/crashtest $(RUNS)
@@ -166,6 +168,7 @@ asan: $(TESTS:%=$(B)/asan/%)
 	$(B)/asan/test_engine
 	$(B)/asan/test_objects
 	$(B)/asan/test_verify_objects
+	$(B)/asan/test_index_scan
 	$(B)/asan/crashtest 20
 	$(B)/asan/powerloss 40
 	$(B)/asan/faults

@@ -214,6 +214,120 @@ int st_index_find(strata_table_t *t, st_prop *p, const strata_value *v, int64_t 
     return rc == STRATA_ERR_NOT_FOUND ? STRATA_OK : rc;
 }
 
+/* ------------------------------------------------------------------ ranges and prefixes */
+
+int st_value_cmp(const strata_value *a, const strata_value *b) {
+    if (a->type != b->type) return (a->type > b->type) - (a->type < b->type);
+    switch (a->type) {
+    case STRATA_TYPE_BOOL: return (a->u.b > b->u.b) - (a->u.b < b->u.b);
+    case STRATA_TYPE_INT: return (a->u.i > b->u.i) - (a->u.i < b->u.i);
+    case STRATA_TYPE_TIMESTAMP:
+        if (a->u.timestamp.seconds != b->u.timestamp.seconds)
+            return a->u.timestamp.seconds < b->u.timestamp.seconds ? -1 : 1;
+        return (a->u.timestamp.nanoseconds > b->u.timestamp.nanoseconds) -
+               (a->u.timestamp.nanoseconds < b->u.timestamp.nanoseconds);
+    case STRATA_TYPE_OBJECT_ID: return memcmp(a->u.object_id, b->u.object_id, 12);
+    case STRATA_TYPE_UUID: return memcmp(a->u.uuid, b->u.uuid, 16);
+    case STRATA_TYPE_STRING:
+    case STRATA_TYPE_BINARY: {
+        size_t n = a->u.bytes.len < b->u.bytes.len ? a->u.bytes.len : b->u.bytes.len;
+        int c = n ? memcmp(a->u.bytes.data, b->u.bytes.data, n) : 0;
+        if (c) return c < 0 ? -1 : 1;
+        return (a->u.bytes.len > b->u.bytes.len) - (a->u.bytes.len < b->u.bytes.len);
+    }
+    default: return 0;
+    }
+}
+
+static int cmp_bytes(const uint8_t *a, size_t al, const uint8_t *b, size_t bl) {
+    size_t n = al < bl ? al : bl;
+    int c = n ? memcmp(a, b, n) : 0;
+    if (c) return c < 0 ? -1 : 1;
+    return (al > bl) - (al < bl);
+}
+
+static bool starts_with(const strata_value *v, const strata_value *prefix) {
+    return v->u.bytes.len >= prefix->u.bytes.len &&
+           memcmp(v->u.bytes.data, prefix->u.bytes.data, prefix->u.bytes.len) == 0;
+}
+
+int st_index_scan(strata_table_t *t, st_prop *p, const st_index_bounds *b, st_index_visit visit,
+                  void *arg, strata_error *err) {
+    strata_tree_t *ix;
+    int rc = st_prop_index_tree(t, p, false, &ix, err);
+    if (rc == STRATA_ERR_NOT_FOUND) return STRATA_OK;
+    if (rc) return rc;
+    uint8_t start[STRATA_MAX_KEY], lo[STRATA_MAX_KEY], hi[STRATA_MAX_KEY], pre[STRATA_MAX_KEY];
+    size_t start_len, lo_len = 0, hi_len = 0, pre_len = 0;
+    bool lo_trunc = false, hi_trunc = false, pre_long = false;
+    if (b->prefix) {
+        /* 0x01 + the escaped prefix, without the terminator */
+        strata_value cut = *b->prefix;
+        if (cut.u.bytes.len > ST_INDEX_PREFIX) cut.u.bytes.len = ST_INDEX_PREFIX, pre_long = true;
+        bool tr;
+        pre_len = encode_value(&cut, pre, &tr) - 2;
+        memcpy(start, pre, pre_len);
+        start_len = pre_len;
+    } else {
+        if (b->lo) lo_len = encode_value(b->lo, lo, &lo_trunc);
+        if (b->hi) hi_len = encode_value(b->hi, hi, &hi_trunc);
+        if (b->lo) {
+            memcpy(start, lo, lo_len);
+            start_len = lo_len;
+        } else { /* from the first non-null value */
+            start[0] = 1;
+            start_len = 1;
+        }
+    }
+    strata_cursor_t c;
+    memset(&c, 0, sizeof c);
+    c.tree = ix;
+    for (rc = st_cur_seek(&c, start, start_len, err); rc == STRATA_OK; rc = st_cur_next(&c, err)) {
+        const uint8_t *k;
+        size_t kl;
+        if ((rc = st_cur_get(&c, &k, &kl, NULL, NULL, err))) return rc;
+        if (kl < 9) return ST_CORRUPT(err, "index of '%s.%s': a %zu-byte entry", t->name, p->name, kl);
+        size_t vl = kl - 8;
+        int64_t key = (int64_t)rd_be64(k + vl);
+        bool entry_trunc = p->type == STRATA_TYPE_STRING && vl >= 3 && k[vl - 2] == 0 && k[vl - 1] == 2;
+        bool check_value = entry_trunc || lo_trunc || hi_trunc || pre_long;
+        if (b->prefix) {
+            if (vl < pre_len || memcmp(k, pre, pre_len) != 0) break;
+        } else {
+            if (k[0] == 0) continue; /* null */
+            if (b->hi && !check_value) {
+                int ch = cmp_bytes(k, vl, hi, hi_len);
+                if (ch > 0 || (ch == 0 && !b->hi_incl)) break;
+            }
+            if (b->lo && !b->lo_incl && !check_value && cmp_bytes(k, vl, lo, lo_len) == 0) continue;
+        }
+        if (check_value) { /* prefixes of long strings: decide on the stored value */
+            st_objref ref;
+            strata_value cur;
+            if ((rc = st_obj_locate(t, key, &ref, err)) || (rc = st_obj_read(t, &ref, p, &cur, err)))
+                return rc;
+            if (b->prefix) {
+                if (!starts_with(&cur, b->prefix)) continue;
+            } else {
+                if (b->lo) {
+                    int cl = st_value_cmp(&cur, b->lo);
+                    if (cl < 0 || (cl == 0 && !b->lo_incl)) continue;
+                }
+                if (b->hi) {
+                    int ch = st_value_cmp(&cur, b->hi);
+                    if (ch > 0 || (ch == 0 && !b->hi_incl)) {
+                        /* past hi for good once the entry's prefix is past hi's */
+                        if (cmp_bytes(k, vl, hi, hi_len) > 0) break;
+                        continue;
+                    }
+                }
+            }
+        }
+        if ((rc = visit(arg, key))) return rc;
+    }
+    return rc == STRATA_ERR_NOT_FOUND ? STRATA_OK : rc;
+}
+
 /* ------------------------------------------------------------------ building */
 
 typedef struct ientry {

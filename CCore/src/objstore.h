@@ -245,6 +245,19 @@ int st_index_remove(strata_table_t *t, st_prop *p, const strata_value *v, int64_
 int st_index_find(strata_table_t *t, st_prop *p, const strata_value *v, int64_t *keys,
                   size_t cap, size_t *n, strata_error *err);
 int st_index_build(strata_table_t *t, st_prop *p, bool unique, strata_error *err);
+/* Index range and prefix walks for the query engine: lo/hi (NULL: unbounded, nulls excluded)
+ * with their inclusivity, or a string prefix. visit gets the keys in index order (value, then
+ * key); a non-zero return stops the walk and is returned. */
+typedef struct st_index_bounds {
+    const strata_value *lo, *hi;
+    bool lo_incl, hi_incl;
+    const strata_value *prefix;
+} st_index_bounds;
+typedef int (*st_index_visit)(void *arg, int64_t key);
+int st_index_scan(strata_table_t *t, st_prop *p, const st_index_bounds *b, st_index_visit visit,
+                  void *arg, strata_error *err);
+/* Order of two values of one indexable type (strings: bytes, i.e. code points). */
+int st_value_cmp(const strata_value *a, const strata_value *b);
 bool st_type_indexable(uint8_t type);
 bool st_value_equal(const strata_value *a, const strata_value *b);
 /* A short printable form of a value for error messages. */
