@@ -40,7 +40,7 @@ SRC := $(wildcard CCore/src/*.c)
 HDR := $(wildcard CCore/src/*.h) CCore/include/strata.h
 OBJ := $(SRC:CCore/src/%.c=$(B)/obj/%.o)
 PIC_OBJ := $(SRC:CCore/src/%.c=$(B)/pic/%.o)
-TESTS := test_engine test_objects test_verify_objects test_index_scan crashtest powerloss faults
+TESTS := test_engine test_objects test_query test_verify_objects test_index_scan crashtest powerloss faults
 TEST_BIN := $(TESTS:%=$(B)/%)
 EXAMPLES := $(patsubst CCore/examples/%.c,$(B)/examples/%,$(wildcard CCore/examples/*.c))
 
@@ -124,6 +124,7 @@ test: deps build
 test-c: build
 	$(B)/test_engine
 	$(B)/test_objects
+	$(B)/test_query
 	$(B)/test_verify_objects
 	$(B)/test_index_scan
 
@@ -167,6 +168,7 @@ $(B)/tsan/%: Tests/c/%.c Tests/c/testlib.h Tests/c/workload.h $(SRC) $(HDR)
 asan: $(TESTS:%=$(B)/asan/%)
 	$(B)/asan/test_engine
 	$(B)/asan/test_objects
+	$(B)/asan/test_query
 	$(B)/asan/test_verify_objects
 	$(B)/asan/test_index_scan
 	$(B)/asan/crashtest 20

@@ -37,6 +37,10 @@ echo "== object tests"
 "$B/test_objects" > "$log" 2>&1; tail -n 1 "$log"; count_line objects
 grep -q "FAIL" "$log" && grep "FAIL" "$log"
 
+echo "== query tests"
+"$B/test_query" > "$log" 2>&1; tail -n 1 "$log"; count_line query
+grep -q "FAIL" "$log" && grep "FAIL" "$log"
+
 echo "== index ranges and prefixes"
 "$B/test_index_scan" > "$log" 2>&1; tail -n 1 "$log"; count_line index-scan
 grep -q "FAIL" "$log" && grep "FAIL" "$log"

@@ -312,6 +312,7 @@ typedef enum strata_type {
     STRATA_TYPE_DECIMAL128 = 10,/* IEEE 754-2008 decimal128 bits, stored as given */
     STRATA_TYPE_LINK = 11,      /* a to-one link: the key of an object of the target table */
     STRATA_TYPE_MIXED = 12,     /* a property that holds a value of any type but LINK */
+    STRATA_TYPE_LIST = 13,      /* only as a query argument: the values of `IN $n` */
 } strata_type;
 
 enum {
@@ -339,6 +340,7 @@ typedef struct strata_value {
         uint8_t uuid[16];
         struct { uint64_t low, high; } decimal;
         strata_key_t link;                              /* LINK: key in the target table */
+        struct { const struct strata_value *items; size_t count; } list; /* LIST */
     } u;
 } strata_value;
 
@@ -481,6 +483,68 @@ STRATA_API int strata_obj_backlinks(strata_table_t *table, strata_key_t key,
 STRATA_API int strata_index_find(strata_table_t *table, strata_col_t col,
                                  const strata_value *value, strata_key_t *keys, size_t cap,
                                  size_t *count, strata_error *err);
+
+
+/* ---------------------------------------------------------------- queries
+ *
+ * The predicate language (Realm's): comparisons == = != <> < <= > >=; BEGINSWITH, ENDSWITH,
+ * CONTAINS, LIKE (* and ?) with [c] (case-insensitive), [d] (diacritic-insensitive) or [cd];
+ * IN {…} or IN $n (a STRATA_TYPE_LIST argument); BETWEEN {lo, hi}; AND && OR || NOT ! and
+ * parentheses; TRUEPREDICATE, FALSEPREDICATE; key paths through links and lists (ANY by default,
+ * or ALL / NONE); @count / @size on lists and strings, @sum @avg @min @max on lists; arguments
+ * $0…$n and %@; literals: 'strings' "with escapes", numbers, true/false, nil/null,
+ * T<seconds>:<nanoseconds>, YYYY-MM-DD@HH:MM:SS, oid(…), uuid(…); suffixes SORT(a ASC, b DESC),
+ * DISTINCT(a, …), LIMIT(n). Example: "color = '白色' AND name BEGINSWITH[c] $0 SORT(age DESC)".
+ */
+
+typedef struct strata_query strata_query_t;
+typedef struct strata_results strata_results_t;
+
+/**
+ * Compile `predicate` for table `table` as txn's schema has it. *out is owned by the caller
+ * (strata_query_free) and may be run in any later transaction while the properties it names keep
+ * their types. A syntax error names the 1-based column and what was expected there.
+ */
+STRATA_API int strata_query_compile(strata_txn_t *txn, const char *table, const char *predicate,
+                                    strata_query_t **out, strata_error *err);
+/** Free a compiled query. NULL is ignored. */
+STRATA_API void strata_query_free(strata_query_t *query);
+/** How many arguments ($0…$n-1, %@) the query takes. */
+STRATA_API size_t strata_query_arg_count(const strata_query_t *query);
+
+/**
+ * Run the query on txn's snapshot with `args`: *out receives the matching object keys (in key
+ * order, or as SORT/DISTINCT/LIMIT say), owned by the caller (strata_results_free). Running it on
+ * a newer version gives the newer answer.
+ */
+STRATA_API int strata_query_run(strata_query_t *query, strata_txn_t *txn, const strata_value *args,
+                                size_t nargs, strata_results_t **out, strata_error *err);
+/** How many objects match, without materializing them (unless SORT/DISTINCT/LIMIT). */
+STRATA_API int strata_query_count(strata_query_t *query, strata_txn_t *txn,
+                                  const strata_value *args, size_t nargs, uint64_t *count,
+                                  strata_error *err);
+
+STRATA_API size_t strata_results_size(const strata_results_t *results);
+/** The i-th key (i < size), or -1 when out of range. */
+STRATA_API strata_key_t strata_results_key(const strata_results_t *results, size_t i);
+/** Free results. NULL is ignored. */
+STRATA_API void strata_results_free(strata_results_t *results);
+
+typedef enum strata_aggregate {
+    STRATA_AGG_COUNT = 0, /* non-null values */
+    STRATA_AGG_SUM = 1,   /* int: INT; float/double: DOUBLE; 0 when there are none */
+    STRATA_AGG_MIN = 2,   /* NULL when there are no values */
+    STRATA_AGG_MAX = 3,
+    STRATA_AGG_AVG = 4,   /* DOUBLE; NULL when there are no values */
+} strata_aggregate;
+
+/**
+ * Aggregate property `col` (int, float, double or timestamp; COUNT takes any) over the results,
+ * reading the objects in txn (the results' snapshot or a newer one); nulls are ignored.
+ */
+STRATA_API int strata_results_aggregate(const strata_results_t *results, strata_table_t *table,
+                                        strata_col_t col, strata_aggregate agg, strata_value *out,
+                                        strata_error *err);
 
 /** The type's name ("int", "string", ...); a static string. */
 STRATA_API const char *strata_type_name(strata_type type);

@@ -22,7 +22,7 @@ static int prop_of(strata_table_t *t, strata_col_t col, st_prop **p, strata_erro
 const char *strata_type_name(strata_type type) {
     static const char *const names[] = {"null", "bool", "int", "float", "double", "string",
                                         "binary", "timestamp", "objectId", "uuid", "decimal128",
-                                        "link", "mixed"};
+                                        "link", "mixed", "list"};
     return (unsigned)type < sizeof names / sizeof *names ? names[type] : "unknown type";
 }
 

@@ -195,6 +195,9 @@ int st_dcol_free_big(strata_txn_t *txn, st_dcol *c, uint32_t i, strata_error *er
 int st_leaf_header(strata_txn_t *txn, st_leafref ref, uint32_t n, const uint8_t **seg,
                    strata_error *err);
 int64_t st_packed_at(const uint8_t *page, uint32_t n, uint32_t i);
+void st_leaf_unpack(const uint8_t *seg, uint32_t n, int64_t *out);
+const uint8_t *st_leaf_nulls(const uint8_t *seg);  /* the null bitmap, NULL when none is null */
+bool st_leaf_is_packed(const uint8_t *seg);
 /* Every element offset of a var leaf (verify; reads check only the element they read). */
 int st_leaf_check_all(const uint8_t *page, uint32_t n, strata_error *err);
 /* The big-value runs a leaf refers to (at most n). */

@@ -12,8 +12,10 @@ for t in "$@"; do
   targets=$((targets + 1))
   mkdir -p "$corpus_root/$t" "$B/fuzz/artifacts/$t"
   log=$B/fuzz/$t.log
+  seeds="$corpus_root/seeds"                      # real database files
+  [ -d "Tests/fuzz/${t#fuzz_}-seeds" ] && seeds="Tests/fuzz/${t#fuzz_}-seeds"  # e.g. queries
   "$B/fuzz/$t" -max_total_time="$seconds" -timeout=20 -rss_limit_mb=4096 \
-     -artifact_prefix="$B/fuzz/artifacts/$t/" "$corpus_root/$t" "$corpus_root/seeds" >"$log" 2>&1
+     -artifact_prefix="$B/fuzz/artifacts/$t/" "$corpus_root/$t" "$seeds" >"$log" 2>&1
   rc=$?
   n=$(grep -Eo 'Done [0-9]+ runs' "$log" | tail -1 | grep -Eo '[0-9]+' || echo 0)
   [ -z "$n" ] && n=$(grep -Eo '#[0-9]+' "$log" | tail -1 | tr -d '#' || echo 0)

@@ -1,0 +1,514 @@
+/*
+ * test_query.c — the query language and engine through strata.h: every operator and modifier
+ * on the classic Person/Dog data (Chinese names, accented Latin for [c] and [d], nulls, empty
+ * strings), paths through links and lists, SORT/DISTINCT/LIMIT, aggregates, errors, live
+ * answers on newer versions, and a randomized test against a brute-force evaluator with and
+ * without an index, sorted and unsorted.
+ */
+#include "testlib.h"
+
+#include <stdint.h>
+
+static strata_value vstr(const char *s) {
+    return (strata_value){.type = STRATA_TYPE_STRING, .u.bytes = {s, strlen(s)}};
+}
+static strata_value vint(int64_t i) { return (strata_value){.type = STRATA_TYPE_INT, .u.i = i}; }
+static strata_value vnull(void) { return (strata_value){.type = STRATA_TYPE_NULL}; }
+static strata_value vlink(int64_t k) { return (strata_value){.type = STRATA_TYPE_LINK, .u.link = k}; }
+
+typedef struct fixture {
+    strata_db_t *db;
+    strata_key_t people[6], dogs[5], google, apple;
+} fixture;
+
+/* Person {name (indexed), nick?, age, score?, company, dogs}; Dog {name, color, age};
+ * Company {name}. */
+static int build(fixture *f, const char *file) {
+    strata_txn_t *w;
+    strata_table_t *p, *d, *c;
+    strata_col_t pn, nick, age, score, comp, pdogs, dn, dc, da, cn;
+    int rc;
+    if ((rc = strata_db_open(tl_path(file), NULL, &f->db, E)) ||
+        (rc = strata_txn_begin(f->db, STRATA_TXN_WRITE, &w, E)) ||
+        (rc = strata_table_create(w, "Company", &c, E)) || (rc = strata_table_create(w, "Dog", &d, E)) ||
+        (rc = strata_table_create(w, "Person", &p, E)) ||
+        (rc = strata_table_add_property(c, "name", STRATA_TYPE_STRING, 0, NULL, &cn, E)) ||
+        (rc = strata_table_add_property(d, "name", STRATA_TYPE_STRING, 0, NULL, &dn, E)) ||
+        (rc = strata_table_add_property(d, "color", STRATA_TYPE_STRING, 0, NULL, &dc, E)) ||
+        (rc = strata_table_add_property(d, "age", STRATA_TYPE_INT, 0, NULL, &da, E)) ||
+        (rc = strata_table_add_property(p, "name", STRATA_TYPE_STRING, STRATA_PROP_INDEXED, NULL, &pn, E)) ||
+        (rc = strata_table_add_property(p, "nick", STRATA_TYPE_STRING, STRATA_PROP_NULLABLE, NULL, &nick, E)) ||
+        (rc = strata_table_add_property(p, "age", STRATA_TYPE_INT, 0, NULL, &age, E)) ||
+        (rc = strata_table_add_property(p, "score", STRATA_TYPE_DOUBLE, STRATA_PROP_NULLABLE, NULL, &score, E)) ||
+        (rc = strata_table_add_property(p, "company", STRATA_TYPE_LINK, 0, "Company", &comp, E)) ||
+        (rc = strata_table_add_property(p, "dogs", STRATA_TYPE_LINK, STRATA_PROP_LIST, "Dog", &pdogs, E)))
+        return rc;
+    const char *cnames[] = {"GOOGLE", "Apple"};
+    strata_key_t *ck[] = {&f->google, &f->apple};
+    for (int i = 0; i < 2; i++)
+        if ((rc = strata_obj_create(c, ck[i], E)) ||
+            (rc = strata_obj_set(c, *ck[i], cn, (strata_value[]){vstr(cnames[i])}, E)))
+            return rc;
+    const char *dnames[] = {"小黑", "小白", "旺财", "Rex", "Zoë"};
+    const char *colors[] = {"黑色", "白色", "黄色", "黑色", "white"};
+    const int dages[] = {3, 1, 5, 7, 2};
+    for (int i = 0; i < 5; i++)
+        if ((rc = strata_obj_create(d, &f->dogs[i], E)) ||
+            (rc = strata_obj_set(d, f->dogs[i], dn, (strata_value[]){vstr(dnames[i])}, E)) ||
+            (rc = strata_obj_set(d, f->dogs[i], dc, (strata_value[]){vstr(colors[i])}, E)) ||
+            (rc = strata_obj_set(d, f->dogs[i], da, (strata_value[]){vint(dages[i])}, E)))
+            return rc;
+    const char *names[] = {"张三", "李四", "小明", "José", "JOSE", ""};
+    const char *nicks[] = {"三哥", NULL, "明明", "Pepe", NULL, "empty"};
+    const int ages[] = {32, 28, 9, 45, 45, 0};
+    const double scores[] = {9.5, -1, 7.25, 3.0, -1, 0.5}; /* -1: null */
+    const int companies[] = {0, 1, -1, 0, 1, -1};
+    for (int i = 0; i < 6; i++) {
+        strata_key_t k;
+        if ((rc = strata_obj_create(p, &k, E)) ||
+            (rc = strata_obj_set(p, k, pn, (strata_value[]){vstr(names[i])}, E)) ||
+            (rc = strata_obj_set(p, k, nick, nicks[i] ? (strata_value[]){vstr(nicks[i])} : (strata_value[]){vnull()}, E)) ||
+            (rc = strata_obj_set(p, k, age, (strata_value[]){vint(ages[i])}, E)) ||
+            (rc = strata_obj_set(p, k, score, scores[i] < 0 ? (strata_value[]){vnull()}
+                                              : (strata_value[]){{.type = STRATA_TYPE_DOUBLE, .u.d = scores[i]}}, E)) ||
+            (companies[i] >= 0 &&
+             (rc = strata_obj_set(p, k, comp, (strata_value[]){vlink(companies[i] ? f->apple : f->google)}, E))))
+            return rc;
+        f->people[i] = k;
+    }
+    /* 张三: 小黑 小白 旺财; 李四: 小白; 小明: Rex; José: Zoë 小黑 */
+    int lists[6][3] = {{0, 1, 2}, {1, -1, -1}, {3, -1, -1}, {4, 0, -1}, {-1, -1, -1}, {-1, -1, -1}};
+    for (int i = 0; i < 6; i++)
+        for (int j = 0; j < 3 && lists[i][j] >= 0; j++)
+            if ((rc = strata_list_insert(p, f->people[i], pdogs, (size_t)j, (strata_value[]){vlink(f->dogs[lists[i][j]])}, E)))
+                return rc;
+    if ((rc = strata_txn_commit(w, E))) return rc;
+    strata_txn_free(w);
+    return STRATA_OK;
+}
+
+/* The names of the people the query finds, in result order, joined by ',' into out. */
+static int run_names(fixture *f, const char *q, const strata_value *args, size_t nargs, char *out) {
+    strata_txn_t *r;
+    strata_query_t *query;
+    strata_results_t *res;
+    strata_table_t *p;
+    strata_col_t pn;
+    int rc;
+    out[0] = 0;
+    if ((rc = strata_txn_begin(f->db, STRATA_TXN_READ, &r, E))) return rc;
+    if ((rc = strata_query_compile(r, "Person", q, &query, E)) == STRATA_OK) {
+        rc = strata_query_run(query, r, args, nargs, &res, E);
+        if (rc == STRATA_OK) {
+            strata_table_open(r, "Person", &p, E);
+            strata_table_find_property(p, "name", &pn, E);
+            for (size_t i = 0; i < strata_results_size(res); i++) {
+                strata_value v;
+                strata_obj_get(p, strata_results_key(res, i), pn, &v, E);
+                if (i) strcat(out, ",");
+                strncat(out, v.u.bytes.data, v.u.bytes.len);
+            }
+            uint64_t count;
+            if (strata_query_count(query, r, args, nargs, &count, E) == STRATA_OK && count != strata_results_size(res)) {
+                fprintf(stderr, "  count %llu, results %zu for %s\n", (unsigned long long)count,
+                        strata_results_size(res), q);
+                rc = -1;
+            }
+            strata_results_free(res);
+        }
+        strata_query_free(query);
+    }
+    strata_txn_free(r);
+    return rc;
+}
+
+#define EXPECT_NAMES(f, q, want)                                                          \
+    do {                                                                                  \
+        char got_[512];                                                                   \
+        OK(run_names(f, q, NULL, 0, got_));                                                \
+        if (strcmp(got_, want) != 0) fprintf(stderr, "  %s\n    got  [%s]\n    want [%s]\n", q, got_, want); \
+        CHECK(strcmp(got_, want) == 0);                                                   \
+    } while (0)
+
+static void comparisons_strings_and_logic(void) {
+    fixture f;
+    OK(build(&f, "q1.db"));
+    EXPECT_NAMES(&f, "age > 30", "张三,José,JOSE");
+    EXPECT_NAMES(&f, "age >= 45 && age <= 45", "José,JOSE");
+    EXPECT_NAMES(&f, "age == 28 OR age = 9", "李四,小明");
+    EXPECT_NAMES(&f, "NOT age > 10", "小明,");
+    EXPECT_NAMES(&f, "!(age != 0)", "");
+    EXPECT_NAMES(&f, "age <> 45 AND age < 40 AND age > 5", "张三,李四,小明");
+    EXPECT_NAMES(&f, "45 <= age", "José,JOSE");
+    EXPECT_NAMES(&f, "age BETWEEN {9, 32}", "张三,李四,小明");
+    EXPECT_NAMES(&f, "age IN {0, 9, 100}", "小明,");
+    EXPECT_NAMES(&f, "TRUEPREDICATE", "张三,李四,小明,José,JOSE,");
+    EXPECT_NAMES(&f, "FALSEPREDICATE OR age == 32", "张三");
+    /* strings, Chinese, empty, nulls */
+    EXPECT_NAMES(&f, "name == '张三'", "张三");
+    EXPECT_NAMES(&f, "name BEGINSWITH '小'", "小明");
+    EXPECT_NAMES(&f, "name == ''", "");
+    EXPECT_NAMES(&f, "nick == nil", "李四,JOSE");
+    EXPECT_NAMES(&f, "nick != null", "张三,小明,José,");
+    EXPECT_NAMES(&f, "nick ENDSWITH '哥'", "张三");
+    EXPECT_NAMES(&f, "nick CONTAINS '明'", "小明");
+    EXPECT_NAMES(&f, "name LIKE '?四'", "李四");
+    EXPECT_NAMES(&f, "name LIKE '*o*'", "José");
+    EXPECT_NAMES(&f, "score > 5", "张三,小明");
+    EXPECT_NAMES(&f, "score == nil", "李四,JOSE");
+    EXPECT_NAMES(&f, "score < 100", "张三,小明,José,");
+    /* [c] and [d] */
+    EXPECT_NAMES(&f, "name ==[c] 'josé'", "José");
+    EXPECT_NAMES(&f, "name ==[d] 'Jose'", "José");
+    EXPECT_NAMES(&f, "name ==[cd] 'jose'", "José,JOSE");
+    EXPECT_NAMES(&f, "name BEGINSWITH[c] 'JO'", "José,JOSE");
+    EXPECT_NAMES(&f, "name CONTAINS[cd] 'SE'", "José,JOSE");
+    EXPECT_NAMES(&f, "name LIKE[c] 'j?s*'", "José,JOSE");
+    EXPECT_NAMES(&f, "name IN[c] {'JOSÉ', 'x'}", "José");
+    EXPECT_NAMES(&f, "name BEGINSWITH \"Jos\\u00e9\"", "José");
+    OK(strata_db_close(f.db, E));
+}
+
+static void paths_arguments_and_suffixes(void) {
+    fixture f;
+    OK(build(&f, "q2.db"));
+    EXPECT_NAMES(&f, "company.name == 'GOOGLE'", "张三,José");
+    EXPECT_NAMES(&f, "company.name == nil", "小明,");
+    EXPECT_NAMES(&f, "company == nil", "小明,");
+    EXPECT_NAMES(&f, "ANY dogs.color == '黑色'", "张三,小明,José");
+    EXPECT_NAMES(&f, "dogs.color == '白色'", "张三,李四");
+    EXPECT_NAMES(&f, "ALL dogs.color == '黑色'", "小明,JOSE,");
+    EXPECT_NAMES(&f, "NONE dogs.color == '黑色'", "李四,JOSE,");
+    EXPECT_NAMES(&f, "dogs.@count > 1", "张三,José");
+    EXPECT_NAMES(&f, "dogs.@size == 0", "JOSE,");
+    EXPECT_NAMES(&f, "name.@count == 2", "张三,李四,小明");
+    EXPECT_NAMES(&f, "ANY dogs.age > 6 OR dogs.name ==[c] 'zoë'", "小明,José");
+    /* arguments */
+    char got[512];
+    strata_value a[] = {vstr("李四"), vint(30)};
+    OK(run_names(&f, "name == $0 OR age > $1", a, 2, got));
+    CHECK(strcmp(got, "张三,李四,José,JOSE") == 0);
+    OK(run_names(&f, "name == %@ OR age > %@", a, 2, got));
+    CHECK(strcmp(got, "张三,李四,José,JOSE") == 0);
+    strata_value items[] = {vint(9), vint(45)};
+    strata_value list = {.type = STRATA_TYPE_LIST, .u.list = {items, 2}};
+    OK(run_names(&f, "age IN $0", &list, 1, got));
+    CHECK(strcmp(got, "小明,José,JOSE") == 0);
+    /* suffixes */
+    EXPECT_NAMES(&f, "TRUEPREDICATE SORT(age DESC, name ASC)", "JOSE,José,张三,李四,小明,");
+    EXPECT_NAMES(&f, "age > 0 SORT(name)", "JOSE,José,小明,张三,李四");
+    EXPECT_NAMES(&f, "TRUEPREDICATE SORT(nick ASC) LIMIT(3)", "李四,JOSE,José");
+    EXPECT_NAMES(&f, "TRUEPREDICATE SORT(company.name)", "小明,,李四,JOSE,张三,José");
+    EXPECT_NAMES(&f, "TRUEPREDICATE DISTINCT(age)", "张三,李四,小明,José,");
+    EXPECT_NAMES(&f, "age > 0 DISTINCT(age) SORT(age DESC) LIMIT(2)", "José,张三");
+    EXPECT_NAMES(&f, "age > 0 LIMIT(0)", "");
+    /* the index answers ==, IN, BEGINSWITH and ranges; the rest of the predicate still applies */
+    EXPECT_NAMES(&f, "name BEGINSWITH 'J' AND age > 44 SORT(name DESC)", "José,JOSE");
+    EXPECT_NAMES(&f, "name > 'J' AND name < 'K'", "José,JOSE"); /* key order */
+    EXPECT_NAMES(&f, "name IN {'小明', '李四', '李四'}", "李四,小明");
+    OK(strata_db_close(f.db, E));
+}
+
+static void aggregates_over_results(void) {
+    fixture f;
+    OK(build(&f, "q3.db"));
+    strata_txn_t *r;
+    strata_query_t *q;
+    strata_results_t *res;
+    strata_table_t *p;
+    strata_col_t age, score, name;
+    OK(strata_txn_begin(f.db, STRATA_TXN_READ, &r, E));
+    OK(strata_table_open(r, "Person", &p, E));
+    OK(strata_table_find_property(p, "age", &age, E));
+    OK(strata_table_find_property(p, "score", &score, E));
+    OK(strata_table_find_property(p, "name", &name, E));
+    OK(strata_query_compile(r, "Person", "age > 5", &q, E));
+    OK(strata_query_run(q, r, NULL, 0, &res, E));
+    strata_value v;
+    OK(strata_results_aggregate(res, p, age, STRATA_AGG_SUM, &v, E));
+    CHECK(v.type == STRATA_TYPE_INT && v.u.i == 32 + 28 + 9 + 45 + 45);
+    OK(strata_results_aggregate(res, p, age, STRATA_AGG_MIN, &v, E));
+    CHECK(v.u.i == 9);
+    OK(strata_results_aggregate(res, p, age, STRATA_AGG_MAX, &v, E));
+    CHECK(v.u.i == 45);
+    OK(strata_results_aggregate(res, p, score, STRATA_AGG_AVG, &v, E));
+    CHECK(v.type == STRATA_TYPE_DOUBLE && v.u.d == (9.5 + 7.25 + 3.0) / 3);
+    OK(strata_results_aggregate(res, p, score, STRATA_AGG_COUNT, &v, E));
+    CHECK(v.u.i == 3); /* nulls ignored */
+    EXPECT_CODE(strata_results_aggregate(res, p, name, STRATA_AGG_SUM, &v, E), STRATA_ERR_WRONG_TYPE);
+    strata_results_free(res);
+    OK(strata_query_run(q, r, NULL, 0, &res, E));
+    strata_query_free(q);
+    /* @sum/@avg/@min/@max over a list of dogs' ages is not a list of numbers: refused */
+    EXPECT_CODE(strata_query_compile(r, "Person", "dogs.@sum > 3", &q, E), STRATA_ERR_INVALID_ARGUMENT);
+    strata_results_free(res);
+    strata_txn_free(r);
+    OK(strata_db_close(f.db, E));
+}
+
+static void errors_name_the_column_and_the_problem(void) {
+    fixture f;
+    OK(build(&f, "q4.db"));
+    strata_txn_t *r;
+    strata_query_t *q;
+    OK(strata_txn_begin(f.db, STRATA_TXN_READ, &r, E));
+    struct { const char *q, *words; } bad[] = {
+        {"age >", "column 6"},
+        {"age > 3 AND", "column 12: expected a predicate"},
+        {"age 3", "column 5: expected a comparison operator"},
+        {"height > 3", "table 'Person' has no property 'height'"},
+        {"company.height == 1", "table 'Company' has no property 'height'"},
+        {"age == 'x'", "cannot compare age (a int) with a string"},
+        {"name > 3", "cannot compare name (a string) with a int"},
+        {"(age > 3", "expected ')'"},
+        {"name == 'abc", "unterminated string"},
+        {"age > 3 SORT(age", "expected ',' or ')'"},
+        {"age > 3 LIMIT(-1)", "non-negative integer"},
+        {"age BETWEEN {1}", "2 values, not 1"},
+        {"ANY age > 3", "need a path through a list"},
+        {"age ==[c] 3 ~", "unexpected character '~'"},
+        {"SUBQUERY(dogs, $d, $d.age > 1).@count > 0", "not supported yet"},
+        {"", "expected a predicate"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        int rc = strata_query_compile(r, "Person", bad[i].q, &q, E);
+        if (rc == STRATA_OK) strata_query_free(q);
+        if (rc == STRATA_OK || !strstr(tl_err.message, bad[i].words))
+            fprintf(stderr, "  %s -> %s\n", bad[i].q, rc ? tl_err.message : "compiled");
+        CHECK(rc != STRATA_OK && strstr(tl_err.message, bad[i].words));
+    }
+    EXPECT_CODE(strata_query_compile(r, "Nobody", "age > 3", &q, E), STRATA_ERR_NOT_FOUND);
+    /* arguments: too few, wrong type */
+    OK(strata_query_compile(r, "Person", "age > $1", &q, E));
+    CHECK(strata_query_arg_count(q) == 2);
+    strata_results_t *res;
+    EXPECT_CODE(strata_query_run(q, r, (strata_value[]){vint(1)}, 1, &res, E), STRATA_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(tl_err.message, "takes 2 arguments, 1 given"));
+    EXPECT_CODE(strata_query_run(q, r, (strata_value[]){vint(1), vstr("x")}, 2, &res, E), STRATA_ERR_WRONG_TYPE);
+    CHECK(strstr(tl_err.message, "int") && strstr(tl_err.message, "string"));
+    strata_query_free(q);
+    strata_txn_free(r);
+    OK(strata_db_close(f.db, E));
+}
+
+static void a_query_gives_the_newer_answer_on_a_newer_version(void) {
+    fixture f;
+    OK(build(&f, "q5.db"));
+    strata_txn_t *r, *w;
+    strata_query_t *q;
+    uint64_t n;
+    OK(strata_txn_begin(f.db, STRATA_TXN_READ, &r, E));
+    OK(strata_query_compile(r, "Person", "age > 30", &q, E));
+    OK(strata_query_count(q, r, NULL, 0, &n, E));
+    CHECK(n == 3);
+    OK(strata_txn_begin(f.db, STRATA_TXN_WRITE, &w, E));
+    strata_table_t *p;
+    strata_col_t age;
+    OK(strata_table_open(w, "Person", &p, E));
+    OK(strata_table_find_property(p, "age", &age, E));
+    OK(strata_obj_set(p, f.people[1], age, (strata_value[]){vint(60)}, E));
+    OK(strata_query_count(q, w, NULL, 0, &n, E)); /* a write transaction sees its own change */
+    CHECK(n == 4);
+    OK(strata_txn_commit(w, E));
+    strata_txn_free(w);
+    OK(strata_query_count(q, r, NULL, 0, &n, E)); /* the old snapshot keeps its answer */
+    CHECK(n == 3);
+    OK(strata_txn_refresh(r, E));
+    OK(strata_query_count(q, r, NULL, 0, &n, E));
+    CHECK(n == 4);
+    strata_query_free(q);
+    strata_txn_free(r);
+    OK(strata_db_close(f.db, E));
+}
+
+/* ------------------------------------------------------------------ random against brute force */
+
+static uint64_t rng = 0x853c49e6748fea9bull;
+static uint64_t rnd(void) {
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+#define RN 1500
+typedef struct robj {
+    int64_t a;       /* int, indexed in the indexed run */
+    bool a_null;
+    int64_t b;       /* int */
+    bool flag;
+    char s[16];      /* string, indexed in the indexed run */
+} robj;
+static robj data[RN];
+
+static const char *rstrings[] = {"", "a", "ab", "abc", "b", "ba", "张", "张三", "é", "E"};
+
+/* A random predicate: its text into out, its truth for object i by eval. */
+typedef struct pred {
+    int kind;        /* 0 cmp a, 1 cmp b, 2 flag, 3 string op, 4 and, 5 or, 6 not, 7 between a */
+    int op;          /* 0 == 1 != 2 < 3 <= 4 > 5 >= ; strings: 0 == 1 BEGINSWITH 2 ENDSWITH 3 CONTAINS */
+    int64_t k, k2;
+    bool null_const;
+    const char *str;
+    struct pred *l, *r;
+} pred;
+
+static pred pool[4096];
+static int npool;
+
+static pred *gen(int depth) {
+    pred *p = &pool[npool++];
+    memset(p, 0, sizeof *p);
+    int kind = (int)(rnd() % (depth > 2 ? 4 : 8));
+    if (kind == 7 && rnd() % 2) kind = 0;
+    p->kind = kind;
+    p->op = (int)(rnd() % 6);
+    p->k = (int64_t)(rnd() % 21) - 10;
+    p->k2 = p->k + (int64_t)(rnd() % 8);
+    p->null_const = kind == 0 && p->op < 2 && rnd() % 5 == 0;
+    if (kind == 3) p->op = (int)(rnd() % 4), p->str = rstrings[rnd() % 10];
+    if (kind >= 4 && kind <= 5) p->l = gen(depth + 1), p->r = gen(depth + 1);
+    if (kind == 6) p->l = gen(depth + 1);
+    return p;
+}
+
+static void text(const pred *p, char *out) {
+    static const char *ops[] = {"==", "!=", "<", "<=", ">", ">="};
+    static const char *sops[] = {"==", "BEGINSWITH", "ENDSWITH", "CONTAINS"};
+    char l[4096], r[4096];
+    switch (p->kind) {
+    case 0:
+        if (p->null_const) sprintf(out, "a %s nil", ops[p->op]);
+        else sprintf(out, "a %s %lld", ops[p->op], (long long)p->k);
+        break;
+    case 1: sprintf(out, "%lld %s b", (long long)p->k, ops[p->op]); break; /* constant first */
+    case 2: sprintf(out, "flag == %s", p->k % 2 ? "true" : "false"); break;
+    case 3: sprintf(out, "s %s '%s'", sops[p->op], p->str); break;
+    case 4: text(p->l, l); text(p->r, r); sprintf(out, "(%s AND %s)", l, r); break;
+    case 5: text(p->l, l); text(p->r, r); sprintf(out, "(%s || %s)", l, r); break;
+    case 6: text(p->l, l); sprintf(out, "NOT (%s)", l); break;
+    case 7: sprintf(out, "a BETWEEN {%lld, %lld}", (long long)p->k, (long long)p->k2); break;
+    }
+}
+
+static bool cmp_int(int op, int64_t v, int64_t k) {
+    switch (op) {
+    case 0: return v == k;
+    case 1: return v != k;
+    case 2: return v < k;
+    case 3: return v <= k;
+    case 4: return v > k;
+    default: return v >= k;
+    }
+}
+
+static bool eval(const pred *p, const robj *o) {
+    switch (p->kind) {
+    case 0:
+        if (p->null_const) return p->op == 0 ? o->a_null : !o->a_null;
+        if (o->a_null) return p->op == 1;
+        return cmp_int(p->op, o->a, p->k);
+    case 1: { /* k op b  ==  b mirror(op) k */
+        static const int mirror[] = {0, 1, 4, 5, 2, 3};
+        return cmp_int(mirror[p->op], o->b, p->k);
+    }
+    case 2: return o->flag == (p->k % 2 != 0);
+    case 3: {
+        size_t sl = strlen(o->s), kl = strlen(p->str);
+        switch (p->op) {
+        case 0: return strcmp(o->s, p->str) == 0;
+        case 1: return sl >= kl && memcmp(o->s, p->str, kl) == 0;
+        case 2: return sl >= kl && memcmp(o->s + sl - kl, p->str, kl) == 0;
+        default: return strstr(o->s, p->str) != NULL;
+        }
+    }
+    case 4: return eval(p->l, o) && eval(p->r, o);
+    case 5: return eval(p->l, o) || eval(p->r, o);
+    case 6: return !eval(p->l, o);
+    default: return !o->a_null && o->a >= p->k && o->a <= p->k2;
+    }
+}
+
+static int64_t sort_key_a(int i) { return data[i].a_null ? INT64_MIN : data[i].a; }
+
+static void random_predicates_match_brute_force(void) {
+    for (int indexed = 0; indexed < 2; indexed++) {
+        strata_db_t *db;
+        OK(strata_db_open(tl_path(indexed ? "rand-ix.db" : "rand.db"), NULL, &db, E));
+        strata_txn_t *w;
+        strata_table_t *t;
+        strata_col_t ca, cb, cf, cs;
+        unsigned ix = indexed ? STRATA_PROP_INDEXED : 0;
+        OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
+        OK(strata_table_create(w, "R", &t, E));
+        OK(strata_table_add_property(t, "a", STRATA_TYPE_INT, STRATA_PROP_NULLABLE | ix, NULL, &ca, E));
+        OK(strata_table_add_property(t, "b", STRATA_TYPE_INT, 0, NULL, &cb, E));
+        OK(strata_table_add_property(t, "flag", STRATA_TYPE_BOOL, 0, NULL, &cf, E));
+        OK(strata_table_add_property(t, "s", STRATA_TYPE_STRING, ix, NULL, &cs, E));
+        rng = 0x853c49e6748fea9bull; /* the same data in both runs */
+        for (int i = 0; i < RN; i++) {
+            strata_key_t k;
+            OK(strata_obj_create(t, &k, E));
+            CHECK(k == i);
+            robj *o = &data[i];
+            o->a_null = rnd() % 8 == 0;
+            o->a = (int64_t)(rnd() % 21) - 10;
+            o->b = (int64_t)(rnd() % 1000) - 500;
+            o->flag = rnd() % 2;
+            strcpy(o->s, rstrings[rnd() % 10]);
+            OK(strata_obj_set(t, k, ca, o->a_null ? (strata_value[]){vnull()} : (strata_value[]){vint(o->a)}, E));
+            OK(strata_obj_set(t, k, cb, (strata_value[]){vint(o->b)}, E));
+            OK(strata_obj_set(t, k, cf, (strata_value[]){{.type = STRATA_TYPE_BOOL, .u.b = o->flag}}, E));
+            OK(strata_obj_set(t, k, cs, (strata_value[]){vstr(o->s)}, E));
+        }
+        OK(strata_txn_commit(w, E));
+        strata_txn_free(w);
+        strata_txn_t *r;
+        OK(strata_txn_begin(db, STRATA_TXN_READ, &r, E));
+        for (int round = 0; round < 300; round++) {
+            npool = 0;
+            pred *p = gen(0);
+            char q[8192];
+            text(p, q);
+            bool sorted = round % 3 == 0;
+            if (sorted) strcat(q, " SORT(a DESC)");
+            strata_query_t *query;
+            strata_results_t *res;
+            OK(strata_query_compile(r, "R", q, &query, E));
+            OK(strata_query_run(query, r, NULL, 0, &res, E));
+            int want[RN], nw = 0;
+            for (int i = 0; i < RN; i++)
+                if (eval(p, &data[i])) want[nw++] = i;
+            if (sorted) /* stable: by a descending (nulls last), then key */
+                for (int i = 1; i < nw; i++)
+                    for (int j = i; j > 0 && sort_key_a(want[j - 1]) < sort_key_a(want[j]); j--) {
+                        int tmp = want[j];
+                        want[j] = want[j - 1];
+                        want[j - 1] = tmp;
+                    }
+            bool same = strata_results_size(res) == (size_t)nw;
+            for (int i = 0; same && i < nw; i++) same = strata_results_key(res, (size_t)i) == want[i];
+            if (!same)
+                fprintf(stderr, "  %s: %zu results, brute force %d (%s)\n", q, strata_results_size(res), nw,
+                        indexed ? "indexed" : "scan");
+            strata_results_free(res);
+            strata_query_free(query);
+            CHECK(same);
+        }
+        strata_txn_free(r);
+        OK(strata_db_close(db, E));
+    }
+}
+
+static const tl_test tests[] = {
+    TL_TEST(comparisons_strings_and_logic),
+    TL_TEST(paths_arguments_and_suffixes),
+    TL_TEST(aggregates_over_results),
+    TL_TEST(errors_name_the_column_and_the_problem),
+    TL_TEST(a_query_gives_the_newer_answer_on_a_newer_version),
+    TL_TEST(random_predicates_match_brute_force),
+};
+
+int main(int argc, char **argv) {
+    return tl_run("query", tests, (int)(sizeof tests / sizeof tests[0]), argc, argv);
+}
