@@ -9,10 +9,9 @@
  * and a second database name → id for the indexed lookups. Every durable workload is durable on
  * all three (SQLite FULL, LMDB default sync, Strata FULL).
  *
- * Strata today: Person is a table of the object store (id primary key, name indexed), written
- * and read through strata.h. The query engine (issue 4) is not built yet, so counts, the range
- * query and the delete walk the objects one by one through strata_obj_next/strata_obj_get; the
- * column-scan engine will replace that.
+ * Strata: Person is a table of the object store (id primary key, name indexed), written and
+ * read through strata.h; counts, the range query and the delete's selection are queries in the
+ * predicate language (strata_query_*), run by the column-scan engine.
  *
  * Each (engine, repetition) runs in its own child process, so peak memory is per engine. The
  * median of the repetitions is printed. Ratios are Strata / peer for rates, and peer / Strata for
@@ -264,23 +263,20 @@ static bool st_lookup(void *hv, uint64_t id, person *out) {
     return true;
 }
 
-/* No query engine yet (issue 4): counts walk the objects one by one. */
-static uint64_t st_count(void *hv, bool two) {
-    st_h *h = hv;
-    st_begin_read(h);
+static uint64_t st_query_count(st_h *h, const char *text) {
+    strata_error e = {0};
+    strata_query_t *q;
     uint64_t n = 0;
-    for (strata_key_t k = -1; strata_obj_next(h->rt, k, &k, NULL) == STRATA_OK;) {
-        strata_value age, active;
-        strata_obj_get(h->rt, k, h->age, &age, NULL);
-        if (age.u.i <= 50) continue;
-        if (two) {
-            strata_obj_get(h->rt, k, h->active, &active, NULL);
-            if (!active.u.b) continue;
-        }
-        n++;
-    }
+    st_begin_read(h);
+    st_check(strata_query_compile(h->rd, "Person", text, &q, &e), &e, text);
+    st_check(strata_query_count(q, h->rd, NULL, 0, &n, &e), &e, text);
+    strata_query_free(q);
     st_end_read(h);
     return n;
+}
+
+static uint64_t st_count(void *hv, bool two) {
+    return st_query_count(hv, two ? "age > 50 AND active == true" : "age > 50");
 }
 
 static uint64_t st_total(void *hv) {
@@ -302,37 +298,25 @@ static uint64_t st_index_eq(void *hv, const char *name, size_t len) {
     return (uint64_t)v.u.i;
 }
 
-typedef struct named { const char *name; size_t len; uint64_t id; } named;
-static int named_cmp(const void *a, const void *b) {
-    const named *x = a, *y = b;
-    size_t n = x->len < y->len ? x->len : y->len;
-    int c = memcmp(x->name, y->name, n);
-    if (c) return c;
-    if (x->len != y->len) return x->len < y->len ? -1 : 1;
-    return (x->id > y->id) - (x->id < y->id);
-}
-
-/* age BETWEEN 20 AND 30 SORT(name) LIMIT 100: a scan, then a sort (no query engine yet). */
 static size_t st_range_sort(void *hv, uint64_t *ids) {
     st_h *h = hv;
+    strata_error e = {0};
+    strata_query_t *q;
+    strata_results_t *r;
     st_begin_read(h);
-    size_t cap = 1024, n = 0;
-    named *m = malloc(cap * sizeof *m);
-    for (strata_key_t k = -1; strata_obj_next(h->rt, k, &k, NULL) == STRATA_OK;) {
-        strata_value age, name, id;
-        strata_obj_get(h->rt, k, h->age, &age, NULL);
-        if (age.u.i < 20 || age.u.i > 30) continue;
-        strata_obj_get(h->rt, k, h->name, &name, NULL);
-        strata_obj_get(h->rt, k, h->id, &id, NULL);
-        if (n == cap) m = realloc(m, (cap *= 2) * sizeof *m);
-        m[n++] = (named){name.u.bytes.data, name.u.bytes.len, (uint64_t)id.u.i};
+    const char *text = "age BETWEEN {20, 30} SORT(name ASC) LIMIT(100)";
+    st_check(strata_query_compile(h->rd, "Person", text, &q, &e), &e, text);
+    st_check(strata_query_run(q, h->rd, NULL, 0, &r, &e), &e, text);
+    size_t n = strata_results_size(r);
+    for (size_t i = 0; i < n; i++) {
+        strata_value id;
+        strata_obj_get(h->rt, strata_results_key(r, i), h->id, &id, NULL);
+        ids[i] = (uint64_t)id.u.i;
     }
-    qsort(m, n, sizeof *m, named_cmp);
-    size_t out = n < 100 ? n : 100;
-    for (size_t i = 0; i < out; i++) ids[i] = m[i].id;
-    free(m);
+    strata_results_free(r);
+    strata_query_free(q);
     st_end_read(h);
-    return out;
+    return n;
 }
 
 static void st_update(void *hv, const uint64_t *ids, size_t n, const double *scores) {
@@ -358,14 +342,15 @@ static uint64_t st_delete_young(void *hv) {
     strata_error e = {0};
     st_check(strata_txn_begin(h->db, STRATA_TXN_WRITE, &txn, &e), &e, "begin");
     strata_table_t *t = st_person(h, txn);
-    uint64_t n = 0;
-    for (strata_key_t k = -1; strata_obj_next(t, k, &k, NULL) == STRATA_OK;) {
-        strata_value age;
-        st_check(strata_obj_get(t, k, h->age, &age, &e), &e, "get age");
-        if (age.u.i >= 10) continue;
-        st_check(strata_obj_delete(t, k, &e), &e, "delete");
-        n++;
-    }
+    strata_query_t *q;
+    strata_results_t *r;
+    st_check(strata_query_compile(txn, "Person", "age < 10", &q, &e), &e, "query");
+    st_check(strata_query_run(q, txn, NULL, 0, &r, &e), &e, "query");
+    uint64_t n = strata_results_size(r);
+    for (size_t i = 0; i < n; i++)
+        st_check(strata_obj_delete(t, strata_results_key(r, i), &e), &e, "delete");
+    strata_results_free(r);
+    strata_query_free(q);
     st_check(strata_txn_commit(txn, &e), &e, "commit");
     strata_txn_free(txn);
     return n;
