@@ -407,6 +407,50 @@ int st_cluster_append(strata_table_t *t, int64_t key, st_objref *ref, strata_err
     return STRATA_OK;
 }
 
+int st_cluster_patch(strata_table_t *t, int64_t key, const st_prop *p, const strata_value *v,
+                     bool *done, strata_error *err) {
+    *done = false;
+    st_dcluster *dc;
+    uint64_t base = 0;
+    const uint8_t *rec = NULL, *keys, *seg;
+    size_t rlen = 0;
+    bool found;
+    int rc = find_cluster(t, key, &dc, &base, &rec, &rlen, &found, err);
+    if (rc || !found || dc) return rc;
+    st_crec r;
+    long row;
+    if ((rc = st_crec_parse(t, base, rec, rlen, &r, err)) ||
+        (rc = rec_row(t, &r, key, &row, &keys, err)))
+        return rc;
+    if (row < 0) return not_found(t, key, err);
+    st_leafref leaf = st_crec_col(&r, p->id);
+    if (!leaf.pgno) return STRATA_OK;
+    if ((rc = st_leaf_header(t->txn, leaf, r.n, &seg, err))) return rc;
+    if (!st_leaf_can_patch(seg, r.n, (uint32_t)row, p, v)) return STRATA_OK;
+    uint8_t *page;
+    pgno_t newp;
+    if ((rc = st_page_touch(t->txn, leaf.pgno, &page, &newp, err))) return rc;
+    st_leaf_patch(page + leaf.off, r.n, (uint32_t)row, p, v);
+    if (newp != leaf.pgno) { /* the page moved: every leaf on it moves with it */
+        uint8_t *nrec = malloc(rlen);
+        if (!nrec) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
+        memcpy(nrec, rec, rlen);
+        for (uint32_t i = 0; i < r.nentries; i++)
+            if (st_rd64(nrec + REC_HEAD + (size_t)i * REC_ENTRY + 8) == leaf.pgno)
+                st_wr64(nrec + REC_HEAD + (size_t)i * REC_ENTRY + 8, newp);
+        uint8_t k[8];
+        st_wr64(k, base);
+        strata_tree_t *tree = t->clusters;
+        rc = st_bt_put(t->txn, &tree->st, k, 8, nrec, rlen, err);
+        free(nrec);
+        tree->dirty = true;
+        tree->mod_count++;
+        if (rc) return rc;
+    }
+    *done = true;
+    return STRATA_OK;
+}
+
 int st_cluster_remove_row(strata_table_t *t, st_objref *ref, strata_error *err) {
     st_dcluster *dc = ref->dc;
     uint32_t row = ref->row, tail = dc->n - row - 1;

@@ -309,6 +309,41 @@ void st_leaf_unpack(const uint8_t *p, uint32_t n, int64_t *out) {
         for (uint32_t i = 0; i < n; i++) out[i] = (int64_t)((uint64_t)out[i] + i);
 }
 
+static bool enc_matches(const uint8_t *p, const st_prop *prop);
+
+/* Can row i of leaf p take v without growing (no null involved, a fixed slot, or a packed value
+ * inside the leaf's range)? */
+bool st_leaf_can_patch(const uint8_t *p, uint32_t n, uint32_t i, const st_prop *prop,
+                       const strata_value *v) {
+    if (v->type == STRATA_TYPE_NULL || (prop->flags & STRATA_PROP_LIST) || !enc_matches(p, prop))
+        return false;
+    if ((p[CH_FLAGS] & 1) && bit_at(p + CH_BITMAPS, i)) return false; /* now null */
+    if (p[CH_ENC] == ST_ENC_FIXED) return true;
+    if (p[CH_ENC] != ST_ENC_PACKED) return false;
+    int64_t x = v->type == STRATA_TYPE_BOOL ? v->u.b : v->type == STRATA_TYPE_LINK ? v->u.link : v->u.i;
+    uint64_t stored = (uint64_t)x - st_rd64(p + CH_BASE) - ((p[CH_FLAGS] & 4) ? i : 0);
+    uint8_t w = p[CH_WIDTH];
+    (void)n;
+    return w == 64 || stored < (1ull << w);
+}
+
+/* Write v into row i of a writable leaf that st_leaf_can_patch accepted. */
+void st_leaf_patch(uint8_t *p, uint32_t n, uint32_t i, const st_prop *prop, const strata_value *v) {
+    uint8_t *d = p + data_off(p, n);
+    if (p[CH_ENC] == ST_ENC_FIXED) {
+        fixed_put(prop->type, v, d + (size_t)i * p[CH_WIDTH]);
+        return;
+    }
+    int64_t x = v->type == STRATA_TYPE_BOOL ? v->u.b : v->type == STRATA_TYPE_LINK ? v->u.link : v->u.i;
+    uint64_t stored = (uint64_t)x - st_rd64(p + CH_BASE) - ((p[CH_FLAGS] & 4) ? i : 0);
+    uint8_t w = p[CH_WIDTH];
+    if (w > 0 && w < 8) { /* clear the old bits first */
+        size_t bit = (size_t)i * w;
+        d[bit >> 3] &= (uint8_t)~(((1u << w) - 1) << (bit & 7));
+    }
+    put_bits(d, i, w, stored);
+}
+
 const uint8_t *st_leaf_nulls(const uint8_t *p) { return (p[CH_FLAGS] & 1) ? p + CH_BITMAPS : NULL; }
 
 bool st_leaf_is_packed(const uint8_t *p) { return p[CH_ENC] == ST_ENC_PACKED; }

@@ -566,26 +566,31 @@ int st_list_op(strata_table_t *t, int64_t key, uint32_t col, char op, size_t a, 
 
 /* ------------------------------------------------------------------ set, create, delete */
 
-/* Write v (checked) into the object's column, keeping indexes and backlinks. */
+/* Write v (checked) into the object's column, keeping indexes and backlinks: in place in its
+ * leaf when it fits, else through the decoded cluster. */
 static int store_value(strata_table_t *t, int64_t key, st_prop *p, const strata_value *v,
                        bool maintain, strata_error *err) {
-    st_objref ref;
     strata_value old;
-    int rc = st_obj_locate_write(t, key, &ref, err);
-    if (rc) return rc;
-    st_dcol *c = NULL;
-    for (uint32_t i = 0; i < ref.dc->ncols; i++)
-        if (ref.dc->cols[i].col_id == p->id) c = &ref.dc->cols[i];
-    if (!c) return ST_CORRUPT(err, "'%s': decoded cluster lacks '%s'", t->name, p->name);
-    if (maintain) {
-        if ((rc = st_dcol_value(t->txn, c, p, ref.row, &old, err))) return rc;
+    int rc;
+    if (maintain && ((p->flags & STRATA_PROP_INDEXED) || p->type == STRATA_TYPE_LINK)) {
+        if ((rc = read_prop(t, key, p, &old, err))) return rc;
         if ((p->flags & STRATA_PROP_INDEXED) && (rc = st_index_remove(t, p, &old, key, err))) return rc;
         if (p->type == STRATA_TYPE_LINK && old.type == STRATA_TYPE_LINK &&
             (rc = st_backlink_add(st_table_by_id(t->os, p->target), old.u.link, t->id, p->id, key,
                                   -1, err)))
             return rc;
     }
-    if ((rc = st_dcol_store(t->txn, t->os, c, p, ref.row, v, err))) return rc;
+    bool done;
+    if ((rc = st_cluster_patch(t, key, p, v, &done, err))) return rc;
+    if (!done) {
+        st_objref ref;
+        if ((rc = st_obj_locate_write(t, key, &ref, err))) return rc;
+        st_dcol *c = NULL;
+        for (uint32_t i = 0; i < ref.dc->ncols; i++)
+            if (ref.dc->cols[i].col_id == p->id) c = &ref.dc->cols[i];
+        if (!c) return ST_CORRUPT(err, "'%s': decoded cluster lacks '%s'", t->name, p->name);
+        if ((rc = st_dcol_store(t->txn, t->os, c, p, ref.row, v, err))) return rc;
+    }
     if (maintain) {
         if ((p->flags & STRATA_PROP_INDEXED) && (rc = st_index_insert(t, p, v, key, err))) return rc;
         if (p->type == STRATA_TYPE_LINK && v->type == STRATA_TYPE_LINK &&

@@ -198,6 +198,9 @@ int64_t st_packed_at(const uint8_t *page, uint32_t n, uint32_t i);
 void st_leaf_unpack(const uint8_t *seg, uint32_t n, int64_t *out);
 const uint8_t *st_leaf_nulls(const uint8_t *seg);  /* the null bitmap, NULL when none is null */
 bool st_leaf_is_packed(const uint8_t *seg);
+bool st_leaf_can_patch(const uint8_t *seg, uint32_t n, uint32_t i, const st_prop *p,
+                       const strata_value *v);
+void st_leaf_patch(uint8_t *seg, uint32_t n, uint32_t i, const st_prop *p, const strata_value *v);
 /* Every element offset of a var leaf (verify; reads check only the element they read). */
 int st_leaf_check_all(const uint8_t *page, uint32_t n, strata_error *err);
 /* The big-value runs a leaf refers to (at most n). */
@@ -217,6 +220,10 @@ int st_obj_locate_write(strata_table_t *t, int64_t key, st_objref *ref, strata_e
 int st_obj_read(strata_table_t *t, const st_objref *ref, const st_prop *p, strata_value *out,
                 strata_error *err);
 int st_cluster_append(strata_table_t *t, int64_t key, st_objref *ref, strata_error *err);
+/* Write v into a cluster that is not decoded, in place in its leaf, when the leaf can take it
+ * (*done); otherwise the caller goes through st_obj_locate_write. */
+int st_cluster_patch(strata_table_t *t, int64_t key, const st_prop *p, const strata_value *v,
+                     bool *done, strata_error *err);
 int st_cluster_remove_row(strata_table_t *t, st_objref *ref, strata_error *err);
 int st_clusters_flush(strata_table_t *t, strata_error *err);
 void st_clusters_forget(strata_table_t *t);
