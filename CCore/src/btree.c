@@ -130,16 +130,43 @@ int st_overflow_get(strata_txn_t *txn, pgno_t pgno, uint32_t vlen, const uint8_t
     return STRATA_OK;
 }
 
+/* The key of cell i for a search probe, with the bounds checks a probe needs (slot inside the
+ * cell area, key inside the page); false sends the caller to the fully checked accessor, which
+ * names the problem. hdr is 8 for leaf cells, 10 for branch cells. */
+static inline bool probe_key(const uint8_t *p, int i, size_t hdr, const uint8_t **k, size_t *kl) {
+    size_t o = pg_slot(p, i);
+    if (o < pg_upper(p) || o + hdr > ST_PAGE_SIZE) return false;
+    *kl = st_rd16(p + o + (hdr == 8 ? 0 : 8));
+    if (*kl > STRATA_MAX_KEY || o + hdr + *kl > ST_PAGE_SIZE) return false;
+    if (p[PH_FLAGS] == STRATA_KEY_INT && *kl != 8) return false;
+    *k = p + o + hdr;
+    return true;
+}
+
+static inline int probe_cmp(uint8_t kind, const uint8_t *a, size_t alen, const uint8_t *b,
+                            size_t blen) {
+    if (kind == STRATA_KEY_INT) { /* probe_key made sure the key has 8 bytes */
+        uint64_t x = st_rd64(a), y = st_rd64(b);
+        return (x > y) - (x < y);
+    }
+    return st_key_cmp(kind, a, alen, b, blen);
+}
+
 /* First index whose key is >= key; *exact when equal. */
 static int leaf_search(const uint8_t *p, pgno_t pgno, uint8_t kind, const uint8_t *key,
                        size_t klen, int *idx, bool *exact, strata_error *err) {
     int lo = 0, hi = pg_nkeys(p);
     st_leaf_cell c;
+    const uint8_t *k;
+    size_t kl;
     int rc;
     while (lo < hi) {
         int mid = (lo + hi) / 2;
-        if ((rc = st_leaf_cell_at(p, pgno, mid, &c, err))) return rc;
-        if (st_key_cmp(kind, c.key, c.klen, key, klen) < 0) lo = mid + 1; else hi = mid;
+        if (!probe_key(p, mid, 8, &k, &kl)) {
+            if ((rc = st_leaf_cell_at(p, pgno, mid, &c, err))) return rc;
+            k = c.key, kl = c.klen;
+        }
+        if (probe_cmp(kind, k, kl, key, klen) < 0) lo = mid + 1; else hi = mid;
     }
     *idx = lo;
     *exact = false;
@@ -160,8 +187,10 @@ static int branch_search(const uint8_t *p, pgno_t pgno, uint8_t kind, const uint
     int rc;
     while (lo < hi) {
         int mid = (lo + hi) / 2;
-        if ((rc = st_branch_cell_at(p, pgno, mid, &ch, &k, &kl, err))) return rc;
-        if (st_key_cmp(kind, k, kl, key, klen) <= 0) lo = mid + 1; else hi = mid;
+        if (!probe_key(p, mid, 10, &k, &kl) &&
+            (rc = st_branch_cell_at(p, pgno, mid, &ch, &k, &kl, err)))
+            return rc;
+        if (probe_cmp(kind, k, kl, key, klen) <= 0) lo = mid + 1; else hi = mid;
     }
     *idx = lo - 1;
     const uint8_t *unused;
