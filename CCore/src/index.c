@@ -274,9 +274,9 @@ int st_index_scan(strata_table_t *t, st_prop *p, const st_index_bounds *b, st_in
         if (b->lo) {
             memcpy(start, lo, lo_len);
             start_len = lo_len;
-        } else { /* from the first non-null value */
+        } else { /* from the first non-null value (or the very first) */
             start[0] = 1;
-            start_len = 1;
+            start_len = b->with_nulls ? 0 : 1;
         }
     }
     strata_cursor_t c;
@@ -291,10 +291,11 @@ int st_index_scan(strata_table_t *t, st_prop *p, const st_index_bounds *b, st_in
         int64_t key = (int64_t)rd_be64(k + vl);
         bool entry_trunc = p->type == STRATA_TYPE_STRING && vl >= 3 && k[vl - 2] == 0 && k[vl - 1] == 2;
         bool check_value = entry_trunc || lo_trunc || hi_trunc || pre_long;
+        if (entry_trunc && b->saw_truncated) *b->saw_truncated = true;
         if (b->prefix) {
             if (vl < pre_len || memcmp(k, pre, pre_len) != 0) break;
         } else {
-            if (k[0] == 0) continue; /* null */
+            if (k[0] == 0 && !(b->with_nulls && !b->lo && !b->hi)) continue; /* null */
             if (b->hi && !check_value) {
                 int ch = cmp_bytes(k, vl, hi, hi_len);
                 if (ch > 0 || (ch == 0 && !b->hi_incl)) break;

@@ -262,6 +262,9 @@ typedef struct st_index_bounds {
     const strata_value *lo, *hi;
     bool lo_incl, hi_incl;
     const strata_value *prefix;
+    bool with_nulls;         /* no bounds: walk nulls too (first), for ordered walks */
+    bool *saw_truncated;     /* set when a string entry holds only a prefix (order among equal
+                                prefixes is then by key, not by value) */
 } st_index_bounds;
 typedef int (*st_index_visit)(void *arg, int64_t key);
 int st_index_scan(strata_table_t *t, st_prop *p, const st_index_bounds *b, st_index_visit visit,

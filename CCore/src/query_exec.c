@@ -603,7 +603,7 @@ static int index_candidates(exec *x, const rnode *r, keyvec *out) {
             if ((x->rc = st_index_find(t, p, &r->vals[i], out->v + at, n, &n, x->err))) return x->rc;
         }
     } else {
-        st_index_bounds b = {NULL, NULL, false, false, NULL};
+        st_index_bounds b = {NULL, NULL, false, false, NULL, false, NULL};
         switch (r->q->op) {
         case QO_LT: b.hi = &r->vals[0]; break;
         case QO_LE: b.hi = &r->vals[0]; b.hi_incl = true; break;
@@ -832,6 +832,51 @@ static int apply_distinct(exec *x, strata_query_t *q, keyvec *k) {
     return STRATA_OK;
 }
 
+/* SORT(p ASC) LIMIT(n) on an indexed p: walk the index in order and stop at n matches (the
+ * index order is the sort order: nulls first, then values, equal values by key). */
+typedef struct ordered_walk {
+    exec *x;
+    const rnode *root;
+    keyvec *out;
+    size_t limit;
+} ordered_walk;
+
+static int ordered_visit(void *arg, int64_t key) {
+    ordered_walk *w = arg;
+    st_objref ref;
+    bool m;
+    if ((w->x->rc = st_obj_locate(w->x->root, key, &ref, w->x->err)) ||
+        eval_object(w->x, w->root, key, &ref, &m))
+        return w->x->rc;
+    if (m && keyvec_push(w->out, key)) return w->x->rc = st_err(w->x->err, STRATA_ERR_NO_MEMORY, "out of memory");
+    return w->out->n >= w->limit ? 1 : 0;
+}
+
+/* *used false: the plan does not apply (the caller sorts). */
+static int sorted_by_index(exec *x, strata_query_t *q, const rnode *root, keyvec *k, bool *used) {
+    *used = false;
+    if (q->nsort != 1 || q->ndistinct || q->limit < 0 || q->sort[0].desc || q->sort[0].nsteps != 1)
+        return STRATA_OK;
+    strata_table_t *t;
+    st_prop *p;
+    if (step_prop(x, &q->sort[0].steps[0], &t, &p) || !(p->flags & STRATA_PROP_INDEXED)) {
+        x->rc = STRATA_OK;
+        return STRATA_OK;
+    }
+    if (q->limit == 0) return *used = true, STRATA_OK;
+    bool truncated = false;
+    st_index_bounds b = {NULL, NULL, false, false, NULL, true, &truncated};
+    ordered_walk w = {x, root, k, (size_t)q->limit};
+    int rc = st_index_scan(t, p, &b, ordered_visit, &w, x->err);
+    if (rc < 0 || rc > 1) return x->rc = rc;
+    if (truncated) { /* long strings: the index order is not the value order there */
+        k->n = 0;
+        return STRATA_OK;
+    }
+    *used = true;
+    return STRATA_OK;
+}
+
 int st_query_run(strata_query_t *q, strata_txn_t *txn, const strata_value *args, size_t nargs,
                  strata_results_t **out, strata_error *err) {
     exec x;
@@ -839,8 +884,11 @@ int st_query_run(strata_query_t *q, strata_txn_t *txn, const strata_value *args,
     if (rc) return rc;
     rnode *root = NULL;
     keyvec k = {0};
-    if (bind(&x, q->root, args, nargs, &root) == STRATA_OK && find_matches(&x, root, &k, NULL) == STRATA_OK &&
-        apply_sort(&x, q, &k) == STRATA_OK && apply_distinct(&x, q, &k) == STRATA_OK) {
+    bool ordered = false;
+    if (bind(&x, q->root, args, nargs, &root) == STRATA_OK &&
+        sorted_by_index(&x, q, root, &k, &ordered) == STRATA_OK &&
+        (ordered || (find_matches(&x, root, &k, NULL) == STRATA_OK &&
+                     apply_sort(&x, q, &k) == STRATA_OK && apply_distinct(&x, q, &k) == STRATA_OK))) {
         if (q->limit >= 0 && (uint64_t)q->limit < k.n) k.n = (size_t)q->limit;
         strata_results_t *r = calloc(1, sizeof *r);
         if (!r) x.rc = st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");

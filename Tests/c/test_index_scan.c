@@ -113,8 +113,8 @@ static void index_ranges_and_prefixes_match_brute_force(void) {
             lo = (strata_value){.type = STRATA_TYPE_INT, .u.i = (int64_t)(rnd() % 220) - 110};
             hi = (strata_value){.type = STRATA_TYPE_INT, .u.i = (int64_t)(rnd() % 220) - 110};
         }
-        st_index_bounds b = {rnd() % 4 ? &lo : NULL, rnd() % 4 ? &hi : NULL, rnd() % 2, rnd() % 2, NULL};
-        if (on_string && round % 6 == 0) b = (st_index_bounds){NULL, NULL, false, false, &lo};
+        st_index_bounds b = {rnd() % 4 ? &lo : NULL, rnd() % 4 ? &hi : NULL, rnd() % 2, rnd() % 2, NULL, false, NULL};
+        if (on_string && round % 6 == 0) b = (st_index_bounds){NULL, NULL, false, false, &lo, false, NULL};
         got.n = 0;
         OK(st_index_scan(t, on_string ? ps : pi, &b, collect, &got, E));
         CHECK(got.n <= N);
