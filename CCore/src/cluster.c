@@ -155,8 +155,11 @@ static int not_found(strata_table_t *t, int64_t key, strata_error *err) {
                   (long long)key);
 }
 
+/* The cached record answers unless the tree changed since (mod_count) or the cluster was
+ * decoded (dc_insert drops it then). A decoded cluster that is new has a base above every key
+ * of the tree, so it never falls inside the cached record's keys. */
 static bool rcache_usable(const strata_table_t *t) {
-    return t->rcache.valid && t->ndc == 0 && t->clusters && !t->clusters->dropped &&
+    return t->rcache.valid && t->clusters && !t->clusters->dropped &&
            t->rcache.mod == t->clusters->mod_count;
 }
 
@@ -285,6 +288,7 @@ static int dc_insert(strata_table_t *t, st_dcluster *dc, strata_error *err) {
         t->dc = grown;
         t->capdc = cap;
     }
+    if (t->rcache.valid && t->rcache.base == dc->base) t->rcache.valid = false; /* shadowed */
     long i = dc_floor(t, (int64_t)dc->base) + 1;
     memmove(t->dc + i + 1, t->dc + i, (t->ndc - (size_t)i) * sizeof *t->dc);
     t->dc[i] = dc;

@@ -210,6 +210,7 @@ int st_index_find(strata_table_t *t, st_prop *p, const strata_value *v, int64_t 
         }
         if (*n < cap) keys[*n] = key;
         (*n)++;
+        if (p->flags & STRATA_PROP_PRIMARY_KEY) break; /* unique: no second entry */
     }
     return rc == STRATA_ERR_NOT_FOUND ? STRATA_OK : rc;
 }
