@@ -116,18 +116,8 @@ static int rec_row(strata_table_t *t, const st_crec *r, int64_t key, long *row,
     int rc = st_leaf_header(t->txn, st_crec_entry(r, 0, NULL), r->n, &p, err);
     if (rc) return rc;
     *keys = p;
-    long lo = 0, hi = (long)r->n - 1;
-    *row = -1;
-    while (lo <= hi) {
-        long mid = (lo + hi) / 2;
-        int64_t k = st_packed_at(p, r->n, (uint32_t)mid);
-        if (k == key) {
-            *row = mid;
-            break;
-        }
-        if (k < key) lo = mid + 1;
-        else hi = mid - 1;
-    }
+    uint32_t lo = st_packed_lower_bound(p, r->n, key);
+    *row = lo < r->n && st_packed_at(p, r->n, lo) == key ? (long)lo : -1;
     return STRATA_OK;
 }
 
@@ -165,12 +155,7 @@ static bool rcache_usable(const strata_table_t *t) {
 
 /* Row of key in the cached cluster's keys leaf (the first row with a key >= key: *exact). */
 static uint32_t rcache_row(const strata_table_t *t, int64_t key, bool *exact) {
-    uint32_t lo = 0, hi = t->rcache.n;
-    while (lo < hi) {
-        uint32_t mid = (lo + hi) / 2;
-        if (st_packed_at(t->rcache.keys, t->rcache.n, mid) < key) lo = mid + 1;
-        else hi = mid;
-    }
+    uint32_t lo = st_packed_lower_bound(t->rcache.keys, t->rcache.n, key);
     *exact = lo < t->rcache.n && st_packed_at(t->rcache.keys, t->rcache.n, lo) == key;
     return lo;
 }

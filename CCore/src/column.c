@@ -286,6 +286,28 @@ int64_t st_packed_at(const uint8_t *p, uint32_t n, uint32_t i) {
     return (int64_t)((p[CH_FLAGS] & 4) ? v + i : v);
 }
 
+/* The first row whose value is >= key in a packed leaf of ascending values (object keys). */
+uint32_t st_packed_lower_bound(const uint8_t *p, uint32_t n, int64_t key) {
+    const uint8_t *d = p + data_off(p, n);
+    uint64_t base = st_rd64(p + CH_BASE);
+    uint8_t w = p[CH_WIDTH];
+    bool by_row = p[CH_FLAGS] & 4;
+    if (w == 0 && by_row) { /* dense keys: arithmetic */
+        int64_t first = (int64_t)base;
+        if (key <= first) return 0;
+        uint64_t row = (uint64_t)key - base;
+        return row >= n ? n : (uint32_t)row;
+    }
+    uint32_t lo = 0, hi = n;
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2;
+        int64_t v = (int64_t)(base + get_bits(d, mid, w) + (by_row ? mid : 0));
+        if (v < key) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
 /* All n values of a packed leaf, in one pass per width (the query engine's scans). */
 void st_leaf_unpack(const uint8_t *p, uint32_t n, int64_t *out) {
     const uint8_t *d = p + data_off(p, n);

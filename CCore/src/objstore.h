@@ -196,6 +196,7 @@ int st_leaf_header(strata_txn_t *txn, st_leafref ref, uint32_t n, const uint8_t 
                    strata_error *err);
 int64_t st_packed_at(const uint8_t *page, uint32_t n, uint32_t i);
 void st_leaf_unpack(const uint8_t *seg, uint32_t n, int64_t *out);
+uint32_t st_packed_lower_bound(const uint8_t *seg, uint32_t n, int64_t key);
 const uint8_t *st_leaf_nulls(const uint8_t *seg);  /* the null bitmap, NULL when none is null */
 bool st_leaf_is_packed(const uint8_t *seg);
 bool st_leaf_can_patch(const uint8_t *seg, uint32_t n, uint32_t i, const st_prop *p,
