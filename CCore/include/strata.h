@@ -491,7 +491,8 @@ STRATA_API int strata_index_find(strata_table_t *table, strata_col_t col,
  * CONTAINS, LIKE (* and ?) with [c] (case-insensitive), [d] (diacritic-insensitive) or [cd];
  * IN {…} or IN $n (a STRATA_TYPE_LIST argument); BETWEEN {lo, hi}; AND && OR || NOT ! and
  * parentheses; TRUEPREDICATE, FALSEPREDICATE; key paths through links and lists (ANY by default,
- * or ALL / NONE); @count / @size on lists and strings, @sum @avg @min @max on lists; arguments
+ * or ALL / NONE) and backlinks (@links.Person.dogs.name); @count / @size on lists and strings,
+ * @sum @avg @min @max on lists; SUBQUERY(dogs, $d, $d.color == 'x' AND $d.age > 2).@count; arguments
  * $0…$n and %@; literals: 'strings' "with escapes", numbers, true/false, nil/null,
  * T<seconds>:<nanoseconds>, YYYY-MM-DD@HH:MM:SS, oid(…), uuid(…); suffixes SORT(a ASC, b DESC),
  * DISTINCT(a, …), LIMIT(n). Example: "color = '白色' AND name BEGINSWITH[c] $0 SORT(age DESC)".

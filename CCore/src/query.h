@@ -14,21 +14,26 @@ enum { Q_MAX_PATH = 8, Q_MAX_SORT = 8 };
 
 /* One step of a key path: a property of a table (a link or list of links continues the path). */
 typedef struct q_step {
-    uint32_t table;          /* table id the step reads */
-    uint32_t col;            /* property id */
+    uint32_t table;          /* table id the step reads (back: the origin table) */
+    uint32_t col;            /* property id (back: the origin's link property) */
     uint8_t type, flags;     /* the property's, checked again at run time */
+    bool back;               /* @links.Table.property: the objects linking here through it */
 } q_step;
+
+/* A step yields several objects: a list of links, or backlinks. */
+static inline bool q_step_many(const q_step *s) { return s->back || (s->flags & STRATA_PROP_LIST); }
 
 typedef enum q_agg { QA_NONE, QA_COUNT, QA_SUM, QA_AVG, QA_MIN, QA_MAX } q_agg;
 
-typedef enum q_expr_kind { QE_PATH, QE_CONST, QE_ARG, QE_LIST } q_expr_kind;
+typedef enum q_expr_kind { QE_PATH, QE_CONST, QE_ARG, QE_LIST, QE_SUBQUERY } q_expr_kind;
 
 typedef struct q_expr {
     q_expr_kind kind;
-    /* QE_PATH */
+    /* QE_PATH (QE_SUBQUERY: the path to the collection) */
     q_step steps[Q_MAX_PATH];
     int nsteps;
     q_agg agg;               /* @count/@size, @sum, @avg, @min, @max on the last step */
+    struct q_node *sub;      /* QE_SUBQUERY: the predicate on each object of the collection */
     /* QE_CONST (strings point into the query's own storage) */
     strata_value value;
     /* QE_ARG */

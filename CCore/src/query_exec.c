@@ -31,6 +31,7 @@ typedef struct rnode {
     int nvals;
     st_text *folded;         /* string right sides under [c]/[d] or LIKE: folded code points */
     bool fast;               /* packed integer comparison on the root table's column */
+    struct rnode *sub;       /* SUBQUERY: the bound inner predicate */
 } rnode;
 
 typedef struct exec {
@@ -46,6 +47,7 @@ static void rnode_free(rnode *r) {
     if (!r) return;
     rnode_free(r->a);
     rnode_free(r->b);
+    rnode_free(r->sub);
     if (r->folded) {
         for (int i = 0; i < r->nvals; i++) st_text_free(&r->folded[i]);
         free(r->folded);
@@ -62,7 +64,8 @@ static bool is_numeric(strata_type t) {
 static int step_prop(exec *x, const q_step *s, strata_table_t **t, st_prop **p) {
     *t = st_table_by_id(x->os, s->table);
     *p = *t ? st_prop_find(*t, s->col) : NULL;
-    if (!*p || (*p)->type != s->type || ((*p)->flags & STRATA_PROP_LIST) != (s->flags & STRATA_PROP_LIST))
+    if (!*p || (*p)->type != s->type ||
+        (((*p)->flags ^ s->flags) & STRATA_PROP_LIST))
         return x->rc = st_err(x->err, STRATA_ERR_NOT_FOUND,
                               "query: a property it uses was removed or changed type since it "
                               "was compiled");
@@ -85,6 +88,7 @@ static int bind_value(exec *x, const q_expr *e, const strata_value *args, size_t
 static strata_type expr_type(exec *x, const q_expr *e) {
     const q_step *last = &e->steps[e->nsteps - 1];
     (void)x;
+    if (e->kind == QE_SUBQUERY) return STRATA_TYPE_INT;
     switch (e->agg) {
     case QA_COUNT: return STRATA_TYPE_INT;
     case QA_AVG: return STRATA_TYPE_DOUBLE;
@@ -116,6 +120,7 @@ static int bind(exec *x, const q_node *q, const strata_value *args, size_t nargs
         st_prop *p;
         if (step_prop(x, &q->lhs.steps[i], &t, &p)) return x->rc;
     }
+    if (q->lhs.kind == QE_SUBQUERY && bind(x, q->lhs.sub, args, nargs, &r->sub)) return x->rc;
     /* the right side's values */
     const q_expr *rhs = &q->rhs;
     if (rhs->kind == QE_LIST) {
@@ -167,7 +172,8 @@ static int bind(exec *x, const q_node *q, const strata_value *args, size_t nargs
     }
     /* the fast path: one step on the root table, packed, non-list, integer constants */
     const q_step *s0 = &q->lhs.steps[0];
-    r->fast = q->lhs.nsteps == 1 && q->lhs.agg == QA_NONE && !(s0->flags & STRATA_PROP_LIST) &&
+    r->fast = q->lhs.kind == QE_PATH && q->lhs.nsteps == 1 && q->lhs.agg == QA_NONE &&
+              !q_step_many(s0) &&
               (s0->type == STRATA_TYPE_INT || s0->type == STRATA_TYPE_BOOL) &&
               q->op != QO_BEGINS && q->op != QO_ENDS && q->op != QO_CONTAINS && q->op != QO_LIKE;
     for (int i = 0; r->fast && i < r->nvals; i++)
@@ -359,11 +365,41 @@ static int aggregate(exec *x, const q_expr *e, st_prop *p, strata_table_t *t, co
     return STRATA_OK;
 }
 
+/* The keys of the objects of `origin` linking to (t, key) through property col. */
+static int backlink_keys(exec *x, strata_table_t *t, int64_t key, strata_table_t *origin,
+                         uint32_t col, int64_t **out, size_t *n) {
+    *out = NULL;
+    if ((x->rc = st_backlinks_list(t, key, origin, col, NULL, 0, n, x->err))) return -1;
+    if (!*n) return 0;
+    *out = malloc(*n * sizeof **out);
+    if (!*out) return x->rc = st_err(x->err, STRATA_ERR_NO_MEMORY, "out of memory"), -1;
+    size_t again;
+    if ((x->rc = st_backlinks_list(t, key, origin, col, *out, *n, &again, x->err))) return -1;
+    return 0;
+}
+
 static int walk(exec *x, qstate *st, const q_expr *e, int i, strata_table_t *t, int64_t key,
                 const st_objref *ref) {
     strata_table_t *pt;
     st_prop *p;
     if (step_prop(x, &e->steps[i], &pt, &p)) return -1;
+    bool last = i == e->nsteps - 1;
+    if (e->steps[i].back) { /* the objects of pt linking here through p */
+        int64_t *keys;
+        size_t n;
+        if (backlink_keys(x, t, key, pt, p->id, &keys, &n)) return -1;
+        int rc = 0;
+        if (last && e->agg == QA_COUNT) {
+            strata_value c = {.type = STRATA_TYPE_INT, .u.i = (int64_t)n};
+            rc = feed(x, st, &c);
+        }
+        for (size_t j = 0; rc == 0 && !(last && e->agg == QA_COUNT) && j < n; j++) {
+            strata_value l = {.type = STRATA_TYPE_LINK, .u.link = keys[j]};
+            rc = last ? feed(x, st, &l) : walk(x, st, e, i + 1, pt, keys[j], NULL);
+        }
+        free(keys);
+        return rc;
+    }
     st_objref own;
     if (!ref) {
         if ((x->rc = st_obj_locate(t, key, &own, x->err))) return -1;
@@ -371,7 +407,6 @@ static int walk(exec *x, qstate *st, const q_expr *e, int i, strata_table_t *t, 
     }
     strata_value v;
     if ((x->rc = st_obj_read(t, ref, p, &v, x->err))) return -1;
-    bool last = i == e->nsteps - 1;
     if (last && e->agg != QA_NONE) {
         strata_value a;
         if (aggregate(x, e, p, t, &v, &a)) return -1;
@@ -398,10 +433,85 @@ static int walk(exec *x, qstate *st, const q_expr *e, int i, strata_table_t *t, 
     return rc;
 }
 
-/* The comparison on one object of the root table. */
-static int cmp_object(exec *x, const rnode *r, int64_t key, const st_objref *ref, bool *out) {
+/* Visit the objects at the end of steps [i, n) (links, lists of links, backlinks) from object
+ * (t, key); fn returns 1 to stop, -1 on error. */
+typedef int (*obj_visit)(exec *x, void *arg, strata_table_t *t, int64_t key);
+
+static int walk_objects(exec *x, const q_step *steps, int n, int i, strata_table_t *t, int64_t key,
+                        const st_objref *ref, obj_visit fn, void *arg) {
+    strata_table_t *pt, *next;
+    st_prop *p;
+    if (step_prop(x, &steps[i], &pt, &p)) return -1;
+    int64_t *keys = NULL, one;
+    size_t nk = 0;
+    strata_value *el = NULL;
+    if (steps[i].back) {
+        next = pt;
+        if (backlink_keys(x, t, key, pt, p->id, &keys, &nk)) return -1;
+    } else {
+        st_objref own;
+        if (!ref) {
+            if ((x->rc = st_obj_locate(t, key, &own, x->err))) return -1;
+            ref = &own;
+        }
+        strata_value v;
+        if ((x->rc = st_obj_read(t, ref, p, &v, x->err))) return -1;
+        next = st_table_by_id(x->os, p->target);
+        if (p->flags & STRATA_PROP_LIST) {
+            if ((x->rc = st_list_load(t, p, (uint64_t)v.u.i, &el, &nk, x->err))) return -1;
+            keys = malloc((nk ? nk : 1) * sizeof *keys);
+            if (!keys) {
+                free(el);
+                return x->rc = st_err(x->err, STRATA_ERR_NO_MEMORY, "out of memory"), -1;
+            }
+            size_t m = 0;
+            for (size_t j = 0; j < nk; j++)
+                if (el[j].type == STRATA_TYPE_LINK) keys[m++] = el[j].u.link;
+            nk = m;
+            free(el);
+        } else if (v.type == STRATA_TYPE_LINK) {
+            one = v.u.link;
+            nk = 1;
+        }
+    }
+    int rc = 0;
+    const int64_t *ks = keys ? keys : &one;
+    for (size_t j = 0; rc == 0 && j < nk; j++)
+        rc = i == n - 1 ? fn(x, arg, next, ks[j])
+                        : walk_objects(x, steps, n, i + 1, next, ks[j], NULL, fn, arg);
+    free(keys);
+    return rc;
+}
+
+static int eval_object(exec *x, const rnode *r, strata_table_t *t, int64_t key,
+                       const st_objref *ref, bool *out);
+
+typedef struct sub_count {
+    const rnode *sub;
+    int64_t count;
+} sub_count;
+
+static int sub_visit(exec *x, void *arg, strata_table_t *t, int64_t key) {
+    sub_count *c = arg;
+    bool m;
+    if (eval_object(x, c->sub, t, key, NULL, &m)) return -1;
+    c->count += m;
+    return 0;
+}
+
+/* The comparison on one object of table t. */
+static int cmp_object(exec *x, const rnode *r, strata_table_t *t, int64_t key, const st_objref *ref,
+                      bool *out) {
     qstate st = {r, 0, 0};
-    if (walk(x, &st, &r->q->lhs, 0, x->root, key, ref) < 0) return x->rc;
+    if (r->q->lhs.kind == QE_SUBQUERY) {
+        sub_count c = {r->sub, 0};
+        if (walk_objects(x, r->q->lhs.steps, r->q->lhs.nsteps, 0, t, key, ref, sub_visit, &c) < 0)
+            return x->rc;
+        strata_value v = {.type = STRATA_TYPE_INT, .u.i = c.count};
+        *out = matches(r, &v);
+        return STRATA_OK;
+    }
+    if (walk(x, &st, &r->q->lhs, 0, t, key, ref) < 0) return x->rc;
     switch (r->q->quant) {
     case QQ_ANY: *out = st.hits > 0; break;
     case QQ_ALL: *out = st.hits == st.seen; break;
@@ -410,21 +520,22 @@ static int cmp_object(exec *x, const rnode *r, int64_t key, const st_objref *ref
     return STRATA_OK;
 }
 
-static int eval_object(exec *x, const rnode *r, int64_t key, const st_objref *ref, bool *out) {
+static int eval_object(exec *x, const rnode *r, strata_table_t *t, int64_t key,
+                       const st_objref *ref, bool *out) {
     bool a;
     switch (r->q->kind) {
     case QN_TRUE: *out = true; return STRATA_OK;
     case QN_FALSE: *out = false; return STRATA_OK;
     case QN_NOT:
-        if (eval_object(x, r->a, key, ref, &a)) return x->rc;
+        if (eval_object(x, r->a, t, key, ref, &a)) return x->rc;
         *out = !a;
         return STRATA_OK;
     case QN_AND:
     case QN_OR:
-        if (eval_object(x, r->a, key, ref, &a)) return x->rc;
+        if (eval_object(x, r->a, t, key, ref, &a)) return x->rc;
         if (a == (r->q->kind == QN_OR)) return *out = a, STRATA_OK;
-        return eval_object(x, r->b, key, ref, out);
-    case QN_CMP: return cmp_object(x, r, key, ref, out);
+        return eval_object(x, r->b, t, key, ref, out);
+    case QN_CMP: return cmp_object(x, r, t, key, ref, out);
     }
     return STRATA_OK;
 }
@@ -532,7 +643,7 @@ static int eval_cluster(exec *x, const rnode *r, const cluster_ctx *c, const uin
             if (!in[i]) continue;
             st_objref ref = {NULL, i, c->rec, c->rec_len};
             bool m;
-            if (cmp_object(x, r, st_packed_at(c->keys, n, i), &ref, &m)) return x->rc;
+            if (cmp_object(x, r, x->root, st_packed_at(c->keys, n, i), &ref, &m)) return x->rc;
             out[i] = m;
         }
         return STRATA_OK;
@@ -574,7 +685,9 @@ static const rnode *index_node(exec *x, const rnode *r) {
     }
     if (r->q->kind != QN_CMP) return NULL;
     const q_node *q = r->q;
-    if (q->lhs.nsteps != 1 || q->lhs.agg != QA_NONE || q->quant != QQ_ANY || q->flags) return NULL;
+    if (q->lhs.kind != QE_PATH || q->lhs.nsteps != 1 || q->lhs.agg != QA_NONE ||
+        q->quant != QQ_ANY || q->flags || q->lhs.steps[0].back)
+        return NULL;
     strata_table_t *t;
     st_prop *p;
     if (step_prop(x, &q->lhs.steps[0], &t, &p) || !(p->flags & STRATA_PROP_INDEXED)) return NULL;
@@ -638,7 +751,7 @@ static int find_matches(exec *x, const rnode *root, keyvec *out, uint64_t *count
             st_objref ref;
             bool m;
             if ((x->rc = st_obj_locate(x->root, cand.v[i], &ref, x->err)) ||
-                eval_object(x, root, cand.v[i], &ref, &m))
+                eval_object(x, root, x->root, cand.v[i], &ref, &m))
                 break;
             if (!m) continue;
             if (count) (*count)++;
@@ -846,7 +959,7 @@ static int ordered_visit(void *arg, int64_t key) {
     st_objref ref;
     bool m;
     if ((w->x->rc = st_obj_locate(w->x->root, key, &ref, w->x->err)) ||
-        eval_object(w->x, w->root, key, &ref, &m))
+        eval_object(w->x, w->root, w->x->root, key, &ref, &m))
         return w->x->rc;
     if (m && keyvec_push(w->out, key)) return w->x->rc = st_err(w->x->err, STRATA_ERR_NO_MEMORY, "out of memory");
     return w->out->n >= w->limit ? 1 : 0;

@@ -12,7 +12,10 @@
  *   op         := "==" | "=" | "!=" | "<>" | "<" | "<=" | ">" | ">=" | "BEGINSWITH" | "ENDSWITH"
  *               | "CONTAINS" | "LIKE", each optionally followed by "[c]", "[d]" or "[cd]"
  *   operand    := keypath ["." ("@count" | "@size" | "@sum" | "@avg" | "@min" | "@max")]
+ *               | "SUBQUERY" "(" keypath "," "$"name "," or-expr ")" "." "@count"
  *               | literal | "$" digits | "%@"
+ *   keypath    := step ("." step)*;  step := property | "@links" "." Table "." property
+ *               (inside a SUBQUERY, a keypath may start with its $name)
  *   literal    := 'string' | "string" | number | true | false | nil | null
  *               | T<seconds>:<nanoseconds> | YYYY-MM-DD@HH:MM:SS | oid(24 hex) | uuid(8-4-4-4-12)
  *   suffix     := "SORT" "(" keypath ["ASC" | "DESC"], ... ")" | "DISTINCT" "(" keypath, ... ")"
@@ -59,6 +62,9 @@ typedef struct parser {
     const char *text;
     token tok;
     int next_arg;            /* for %@ */
+    const char *var;         /* the innermost SUBQUERY's variable ("$d"), or NULL */
+    size_t var_len;
+    strata_table_t *var_table;
     strata_error *err;
     int rc;
 } parser;
@@ -199,6 +205,13 @@ static int lex(parser *ps) {
         return STRATA_OK;
     }
     case '$':
+        if (isalpha((unsigned char)s[1]) || s[1] == '_') { /* a SUBQUERY variable */
+            size_t i = 1;
+            while (isalnum((unsigned char)s[i]) || s[i] == '_') i++;
+            t->kind = T_IDENT;
+            t->len = i;
+            return STRATA_OK;
+        }
         if (isdigit((unsigned char)s[1])) {
             size_t i = 1;
             int64_t v = 0;
@@ -333,6 +346,18 @@ static int parse_path(parser *ps, strata_table_t *t, q_step *steps, int *nsteps,
     *nsteps = 0;
     if (agg) *agg = QA_NONE;
     strata_table_t *cur = t;
+    if (ps->var && ps->tok.kind == T_IDENT && ps->tok.len == ps->var_len &&
+        memcmp(ps->tok.p, ps->var, ps->var_len) == 0) { /* $d.property inside SUBQUERY */
+        cur = ps->var_table;
+        if ((ps->rc = lex(ps))) return ps->rc;
+        if (ps->tok.kind != T_DOT)
+            return perr(ps, ps->tok.column, "expected '.' and a property after %.*s",
+                        (int)ps->var_len, ps->var);
+        if ((ps->rc = lex(ps))) return ps->rc;
+    } else if (ps->var) {
+        return perr(ps, ps->tok.column, "inside SUBQUERY, a key path starts with %.*s",
+                    (int)ps->var_len, ps->var);
+    }
     for (;;) {
         if (ps->tok.kind != T_IDENT) return perr(ps, ps->tok.column, "expected a property name");
         int col = ps->tok.column;
@@ -347,19 +372,51 @@ static int parse_path(parser *ps, strata_table_t *t, q_step *steps, int *nsteps,
             q_agg a = QA_NONE;
             for (size_t i = 0; i < sizeof aggs / sizeof *aggs; i++)
                 if (word_is(&ps->tok, aggs[i].w)) a = aggs[i].a;
-            if (word_is(&ps->tok, "@links"))
-                return perr(ps, col, "@links paths are not supported yet");
+            if (word_is(&ps->tok, "@links")) { /* @links.Table.property */
+                if (*nsteps == Q_MAX_PATH)
+                    return perr(ps, col, "a key path of more than %d steps", Q_MAX_PATH);
+                if (!cur) return perr(ps, col, "@links follows a property that is not a link");
+                if ((ps->rc = lex(ps)) || (ps->rc = expect(ps, T_DOT, "'.' after @links")))
+                    return ps->rc;
+                if (ps->tok.kind != T_IDENT) return perr(ps, ps->tok.column, "expected a table name after @links.");
+                char tname[STRATA_MAX_NAME + 2];
+                size_t tl = ps->tok.len < sizeof tname - 1 ? ps->tok.len : sizeof tname - 1;
+                memcpy(tname, ps->tok.p, tl);
+                tname[tl] = 0;
+                strata_table_t *origin = st_table_by_name(ps->os, tname);
+                if (!origin) return perr(ps, ps->tok.column, "no table named '%s'", tname);
+                if ((ps->rc = lex(ps)) || (ps->rc = expect(ps, T_DOT, "'.' and a property")))
+                    return ps->rc;
+                if (ps->tok.kind != T_IDENT) return perr(ps, ps->tok.column, "expected a property of '%s'", tname);
+                int pcol = ps->tok.column;
+                char pname[STRATA_MAX_NAME + 2];
+                size_t pl = ps->tok.len < sizeof pname - 1 ? ps->tok.len : sizeof pname - 1;
+                memcpy(pname, ps->tok.p, pl);
+                pname[pl] = 0;
+                st_prop *lp = NULL;
+                for (uint32_t i = 0; i < origin->nprops; i++)
+                    if (strcmp(origin->props[i].name, pname) == 0) lp = &origin->props[i];
+                if (!lp) return perr(ps, pcol, "table '%s' has no property '%s'", tname, pname);
+                if (lp->type != STRATA_TYPE_LINK || lp->target != cur->id)
+                    return perr(ps, pcol, "'%s.%s' does not link to '%s'", tname, pname, cur->name);
+                steps[(*nsteps)++] = (q_step){origin->id, lp->id, lp->type, lp->flags, true};
+                cur = origin;
+                if ((ps->rc = lex(ps))) return ps->rc;
+                if (ps->tok.kind != T_DOT) break;
+                if ((ps->rc = lex(ps))) return ps->rc;
+                continue;
+            }
             if (a == QA_NONE || !allow_agg || *nsteps == 0)
                 return perr(ps, col, "unexpected '%s': expected a property name", name);
             const q_step *last = &steps[*nsteps - 1];
-            bool list = last->flags & STRATA_PROP_LIST;
+            bool list = q_step_many(last);
             bool text = last->type == STRATA_TYPE_STRING || last->type == STRATA_TYPE_BINARY;
             if (a == QA_COUNT ? !(list || text) : !list)
                 return perr(ps, col, "%s needs a list%s, and '%s' is not one", name,
                             a == QA_COUNT ? " or a string" : "", table_of(ps, last->table) ?
                             st_prop_find(table_of(ps, last->table), last->col)->name : "?");
-            if (a != QA_COUNT && a != QA_NONE && last->type != STRATA_TYPE_INT &&
-                last->type != STRATA_TYPE_DOUBLE && last->type != STRATA_TYPE_FLOAT)
+            if (a != QA_COUNT && a != QA_NONE && (last->back || (last->type != STRATA_TYPE_INT &&
+                last->type != STRATA_TYPE_DOUBLE && last->type != STRATA_TYPE_FLOAT)))
                 return perr(ps, col, "%s needs a list of numbers", name);
             *agg = a;
             return lex(ps);
@@ -370,7 +427,7 @@ static int parse_path(parser *ps, strata_table_t *t, q_step *steps, int *nsteps,
         for (uint32_t i = 0; i < cur->nprops; i++)
             if (strcmp(cur->props[i].name, name) == 0) p = &cur->props[i];
         if (!p) return perr(ps, col, "table '%s' has no property '%s'", cur->name, name);
-        steps[(*nsteps)++] = (q_step){cur->id, p->id, p->type, p->flags};
+        steps[(*nsteps)++] = (q_step){cur->id, p->id, p->type, p->flags, false};
         if ((ps->rc = lex(ps))) return ps->rc;
         cur = p->type == STRATA_TYPE_LINK ? table_of(ps, p->target) : NULL;
         if (ps->tok.kind != T_DOT) break;
@@ -441,6 +498,44 @@ static int parse_list(parser *ps, q_expr *e) {
     return lex(ps);
 }
 
+static q_node *parse_or(parser *ps);
+
+/* SUBQUERY(collection, $name, predicate).@count */
+static int parse_subquery(parser *ps, q_expr *e) {
+    e->kind = QE_SUBQUERY;
+    int col = ps->tok.column;
+    if ((ps->rc = lex(ps)) || (ps->rc = expect(ps, T_LPAREN, "'(' after SUBQUERY"))) return ps->rc;
+    strata_table_t *root = st_table_by_id(ps->os, ps->q->table_id);
+    if (parse_path(ps, root, e->steps, &e->nsteps, NULL, false)) return ps->rc;
+    const q_step *last = &e->steps[e->nsteps - 1];
+    if (!q_step_many(last) || last->type != STRATA_TYPE_LINK)
+        return perr(ps, col, "SUBQUERY needs a list of links or @links as its collection");
+    strata_table_t *elem = last->back ? st_table_by_id(ps->os, last->table)
+                                      : st_table_by_id(ps->os, st_prop_find(st_table_by_id(ps->os, last->table), last->col)->target);
+    if ((ps->rc = expect(ps, T_COMMA, "',' after the collection"))) return ps->rc;
+    if (ps->tok.kind != T_IDENT || ps->tok.p[0] != '$')
+        return perr(ps, ps->tok.column, "expected a variable like $d");
+    const char *saved_var = ps->var;
+    size_t saved_len = ps->var_len;
+    strata_table_t *saved_table = ps->var_table;
+    ps->var = ps->tok.p;
+    ps->var_len = ps->tok.len;
+    ps->var_table = elem;
+    if ((ps->rc = lex(ps)) || (ps->rc = expect(ps, T_COMMA, "',' after the variable"))) return ps->rc;
+    e->sub = parse_or(ps);
+    ps->var = saved_var;
+    ps->var_len = saved_len;
+    ps->var_table = saved_table;
+    if (!e->sub) return ps->rc;
+    if ((ps->rc = expect(ps, T_RPAREN, "')' to close SUBQUERY"))) return ps->rc;
+    if (ps->tok.kind != T_DOT) return perr(ps, ps->tok.column, "expected .@count after SUBQUERY(...)");
+    if ((ps->rc = lex(ps))) return ps->rc;
+    if (!word_is(&ps->tok, "@count") && !word_is(&ps->tok, "@size"))
+        return perr(ps, ps->tok.column, "expected @count after SUBQUERY(...).");
+    e->agg = QA_COUNT;
+    return lex(ps);
+}
+
 static int parse_operand(parser *ps, q_expr *e) {
     memset(e, 0, sizeof *e);
     token *t = &ps->tok;
@@ -448,7 +543,7 @@ static int parse_operand(parser *ps, q_expr *e) {
     if (t->kind == T_LBRACE) return parse_list(ps, e);
     if (t->kind == T_IDENT && !word_is(t, "true") && !word_is(t, "false") && !word_is(t, "nil") &&
         !word_is(t, "null")) {
-        if (word_is(t, "SUBQUERY")) return perr(ps, t->column, "SUBQUERY is not supported yet");
+        if (word_is(t, "SUBQUERY")) return parse_subquery(ps, e);
         e->kind = QE_PATH;
         strata_table_t *root = st_table_by_id(ps->os, ps->q->table_id);
         return parse_path(ps, root, e->steps, &e->nsteps, &e->agg, true);
@@ -460,6 +555,7 @@ static int parse_operand(parser *ps, q_expr *e) {
 
 /* The type a path yields (after its aggregate). */
 static strata_type path_type(const q_expr *e) {
+    if (e->kind == QE_SUBQUERY) return STRATA_TYPE_INT;
     const q_step *last = &e->steps[e->nsteps - 1];
     switch (e->agg) {
     case QA_COUNT: return STRATA_TYPE_INT;
@@ -491,8 +587,9 @@ static int check_const(parser *ps, const q_expr *path, const q_expr *c, q_op op)
     strata_type pt = path_type(path), vt = c->value.type;
     if (!comparable(pt, vt))
         return perr(ps, c->column, "cannot compare %s (a %s) with a %s",
-                    st_prop_find(table_of(ps, path->steps[path->nsteps - 1].table),
-                                 path->steps[path->nsteps - 1].col)->name,
+                    path->kind == QE_SUBQUERY ? "SUBQUERY(...).@count"
+                    : st_prop_find(table_of(ps, path->steps[path->nsteps - 1].table),
+                                   path->steps[path->nsteps - 1].col)->name,
                     strata_type_name(pt), strata_type_name(vt));
     if (op >= QO_BEGINS && op <= QO_LIKE && vt != STRATA_TYPE_NULL && vt != STRATA_TYPE_STRING &&
         vt != STRATA_TYPE_BINARY)
@@ -585,23 +682,24 @@ static q_node *parse_comparison(parser *ps) {
         return NULL;
     }
     /* the property on the left */
-    if (n->lhs.kind != QE_PATH && n->rhs.kind == QE_PATH && n->op <= QO_GE) {
+    if (n->lhs.kind != QE_PATH && n->lhs.kind != QE_SUBQUERY &&
+        (n->rhs.kind == QE_PATH || n->rhs.kind == QE_SUBQUERY) && n->op <= QO_GE) {
         q_expr tmp = n->lhs;
         n->lhs = n->rhs;
         n->rhs = tmp;
         n->op = mirror(n->op);
     }
-    if (n->lhs.kind != QE_PATH) {
+    if (n->lhs.kind != QE_PATH && n->lhs.kind != QE_SUBQUERY) {
         perr(ps, n->lhs.column, "expected a property on one side of the comparison");
         return NULL;
     }
-    if (n->rhs.kind == QE_PATH) {
+    if (n->rhs.kind == QE_PATH || n->rhs.kind == QE_SUBQUERY) {
         perr(ps, n->rhs.column, "comparing two properties is not supported yet");
         return NULL;
     }
     bool through_list = false;
-    for (int i = 0; i < n->lhs.nsteps; i++)
-        through_list |= (n->lhs.steps[i].flags & STRATA_PROP_LIST) && !(i == n->lhs.nsteps - 1 && n->lhs.agg);
+    for (int i = 0; n->lhs.kind == QE_PATH && i < n->lhs.nsteps; i++)
+        through_list |= q_step_many(&n->lhs.steps[i]) && !(i == n->lhs.nsteps - 1 && n->lhs.agg);
     if (quantified && !through_list) {
         perr(ps, qcol, "ANY, ALL and NONE need a path through a list");
         return NULL;
@@ -674,7 +772,7 @@ static int parse_keylist(parser *ps, q_sort *out, int *n, bool sort) {
         int col = ps->tok.column;
         if (parse_path(ps, root, s->steps, &s->nsteps, NULL, false)) return ps->rc;
         for (int i = 0; i < s->nsteps; i++)
-            if (s->steps[i].flags & STRATA_PROP_LIST)
+            if (q_step_many(&s->steps[i]))
                 return perr(ps, col, "cannot %s by a list", sort ? "sort" : "be distinct");
         if (sort) {
             if (word_is(&ps->tok, "ASC") || word_is(&ps->tok, "ASCENDING")) {
@@ -702,7 +800,7 @@ int st_query_parse(strata_txn_t *txn, const char *table, const char *text, strat
     snprintf(q->table, sizeof q->table, "%s", table);
     q->table_id = t->id;
     q->limit = -1;
-    parser ps = {txn, t->os, q, text, {0}, 0, err, 0};
+    parser ps = {txn, t->os, q, text, {0}, 0, NULL, 0, NULL, err, 0};
     ps.tok.p = text;
     ps.tok.len = 0;
     if (lex(&ps) == STRATA_OK) {

@@ -87,8 +87,9 @@ static int build(fixture *f, const char *file) {
     return STRATA_OK;
 }
 
-/* The names of the people the query finds, in result order, joined by ',' into out. */
-static int run_names(fixture *f, const char *q, const strata_value *args, size_t nargs, char *out) {
+/* The names of the objects of `table` the query finds, in result order, joined by ','. */
+static int run_names_in(fixture *f, const char *table, const char *q, const strata_value *args,
+                        size_t nargs, char *out) {
     strata_txn_t *r;
     strata_query_t *query;
     strata_results_t *res;
@@ -97,10 +98,10 @@ static int run_names(fixture *f, const char *q, const strata_value *args, size_t
     int rc;
     out[0] = 0;
     if ((rc = strata_txn_begin(f->db, STRATA_TXN_READ, &r, E))) return rc;
-    if ((rc = strata_query_compile(r, "Person", q, &query, E)) == STRATA_OK) {
+    if ((rc = strata_query_compile(r, table, q, &query, E)) == STRATA_OK) {
         rc = strata_query_run(query, r, args, nargs, &res, E);
         if (rc == STRATA_OK) {
-            strata_table_open(r, "Person", &p, E);
+            strata_table_open(r, table, &p, E);
             strata_table_find_property(p, "name", &pn, E);
             for (size_t i = 0; i < strata_results_size(res); i++) {
                 strata_value v;
@@ -121,6 +122,18 @@ static int run_names(fixture *f, const char *q, const strata_value *args, size_t
     strata_txn_free(r);
     return rc;
 }
+
+static int run_names(fixture *f, const char *q, const strata_value *args, size_t nargs, char *out) {
+    return run_names_in(f, "Person", q, args, nargs, out);
+}
+
+#define EXPECT_IN(f, table, q, want)                                                      \
+    do {                                                                                  \
+        char got_[512];                                                                   \
+        OK(run_names_in(f, table, q, NULL, 0, got_));                                      \
+        if (strcmp(got_, want) != 0) fprintf(stderr, "  %s\n    got  [%s]\n    want [%s]\n", q, got_, want); \
+        CHECK(strcmp(got_, want) == 0);                                                   \
+    } while (0)
 
 #define EXPECT_NAMES(f, q, want)                                                          \
     do {                                                                                  \
@@ -183,6 +196,17 @@ static void paths_arguments_and_suffixes(void) {
     EXPECT_NAMES(&f, "dogs.@size == 0", "JOSE,");
     EXPECT_NAMES(&f, "name.@count == 2", "张三,李四,小明");
     EXPECT_NAMES(&f, "ANY dogs.age > 6 OR dogs.name ==[c] 'zoë'", "小明,José");
+    /* SUBQUERY and backlinks */
+    EXPECT_NAMES(&f, "SUBQUERY(dogs, $d, $d.age > 2).@count >= 2", "张三");
+    EXPECT_NAMES(&f, "SUBQUERY(dogs, $d, $d.color == '黑色' AND $d.age > 2).@count == 1", "张三,小明,José");
+    EXPECT_NAMES(&f, "SUBQUERY(dogs, $d, SUBQUERY($d.@links.Person.dogs, $o, $o.age < 30).@count > 0).@count > 0",
+                 "张三,李四,小明");
+    EXPECT_IN(&f, "Dog", "@links.Person.dogs.@count == 2", "小黑,小白");
+    EXPECT_IN(&f, "Dog", "ANY @links.Person.dogs.name == '李四'", "小白");
+    EXPECT_IN(&f, "Dog", "@links.Person.dogs.age > 40", "小黑,Zoë");
+    EXPECT_IN(&f, "Dog", "NONE @links.Person.dogs.age > 40 AND @links.Person.dogs.@count > 0", "小白,旺财,Rex");
+    EXPECT_IN(&f, "Dog", "SUBQUERY(@links.Person.dogs, $p, $p.age < 30).@count > 0", "小白,Rex");
+    EXPECT_IN(&f, "Dog", "@links.Person.dogs.company.name == 'Apple'", "小白");
     /* arguments */
     char got[512];
     strata_value a[] = {vstr("李四"), vint(30)};
@@ -271,7 +295,11 @@ static void errors_name_the_column_and_the_problem(void) {
         {"age BETWEEN {1}", "2 values, not 1"},
         {"ANY age > 3", "need a path through a list"},
         {"age ==[c] 3 ~", "unexpected character '~'"},
-        {"SUBQUERY(dogs, $d, $d.age > 1).@count > 0", "not supported yet"},
+        {"SUBQUERY(dogs, $d, age > 1).@count > 0", "inside SUBQUERY, a key path starts with $d"},
+        {"SUBQUERY(name, $d, $d.age > 1).@count > 0", "needs a list of links or @links"},
+        {"SUBQUERY(dogs, $d, $d.age > 1) > 0", "expected .@count"},
+        {"@links.Dog.name == 'x'", "'Dog.name' does not link to 'Person'"},
+        {"@links.Cat.x == 1", "no table named 'Cat'"},
         {"", "expected a predicate"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
@@ -323,6 +351,72 @@ static void a_query_gives_the_newer_answer_on_a_newer_version(void) {
     strata_query_free(q);
     strata_txn_free(r);
     OK(strata_db_close(f.db, E));
+}
+
+
+static void literals_of_every_kind(void) {
+    strata_db_t *db;
+    OK(strata_db_open(tl_path("q6.db"), NULL, &db, E));
+    strata_txn_t *w;
+    strata_table_t *t;
+    strata_col_t at, oid, uuid, bin, flag, dbl;
+    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
+    OK(strata_table_create(w, "Event", &t, E));
+    OK(strata_table_add_property(t, "at", STRATA_TYPE_TIMESTAMP, STRATA_PROP_INDEXED, NULL, &at, E));
+    OK(strata_table_add_property(t, "oid", STRATA_TYPE_OBJECT_ID, STRATA_PROP_NULLABLE, NULL, &oid, E));
+    OK(strata_table_add_property(t, "u", STRATA_TYPE_UUID, 0, NULL, &uuid, E));
+    OK(strata_table_add_property(t, "data", STRATA_TYPE_BINARY, 0, NULL, &bin, E));
+    OK(strata_table_add_property(t, "flag", STRATA_TYPE_BOOL, 0, NULL, &flag, E));
+    OK(strata_table_add_property(t, "d", STRATA_TYPE_DOUBLE, 0, NULL, &dbl, E));
+    int64_t secs[] = {1483272000 /* 2017-01-01 12:00:00 */, 1700000000, 1700000000, -86400};
+    for (int i = 0; i < 4; i++) {
+        strata_key_t k;
+        OK(strata_obj_create(t, &k, E));
+        OK(strata_obj_set(t, k, at, (strata_value[]){{.type = STRATA_TYPE_TIMESTAMP, .u.timestamp = {secs[i], i == 2 ? 5 : 0}}}, E));
+        strata_value o = {.type = STRATA_TYPE_OBJECT_ID};
+        memset(o.u.object_id, i, 12);
+        OK(strata_obj_set(t, k, oid, i == 3 ? (strata_value[]){vnull()} : &o, E));
+        strata_value u = {.type = STRATA_TYPE_UUID};
+        memset(u.u.uuid, 0x10 * i, 16);
+        OK(strata_obj_set(t, k, uuid, &u, E));
+        OK(strata_obj_set(t, k, bin, (strata_value[]){{.type = STRATA_TYPE_BINARY, .u.bytes = {"\0\1\2\3", (size_t)i}}}, E));
+        OK(strata_obj_set(t, k, flag, (strata_value[]){{.type = STRATA_TYPE_BOOL, .u.b = i % 2}}, E));
+        OK(strata_obj_set(t, k, dbl, (strata_value[]){{.type = STRATA_TYPE_DOUBLE, .u.d = i * 1.5}}, E));
+    }
+    OK(strata_txn_commit(w, E));
+    strata_txn_free(w);
+    strata_txn_t *r;
+    OK(strata_txn_begin(db, STRATA_TXN_READ, &r, E));
+    struct { const char *q; uint64_t want; } cases[] = {
+        {"at == 2017-01-01@12:00:00", 1},
+        {"at > T1700000000:0", 1},
+        {"at >= T1700000000:0", 2},
+        {"at < 1970-01-01@00:00:00", 1},
+        {"at BETWEEN {2017-01-01, T1700000000:5}", 3},
+        {"oid == oid(010101010101010101010101)", 1},
+        {"oid == nil", 1},
+        {"oid != oid(000000000000000000000000)", 3},
+        {"u == uuid(20202020-2020-2020-2020-202020202020)", 1},
+        {"data == $0", 1},
+        {"data BEGINSWITH $0", 3},
+        {"data.@size > 1", 2},
+        {"flag == true", 2},
+        {"flag != false AND d > 1", 2},
+        {"d IN {0, 4.5}", 2},
+        {"d >= -0.5e1 AND d < .5", 1},
+    };
+    strata_value arg = {.type = STRATA_TYPE_BINARY, .u.bytes = {"\0", 1}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        strata_query_t *q;
+        uint64_t n = 0;
+        OK(strata_query_compile(r, "Event", cases[i].q, &q, E));
+        OK(strata_query_count(q, r, &arg, 1, &n, E));
+        strata_query_free(q);
+        if (n != cases[i].want) fprintf(stderr, "  %s: %llu, expected %llu\n", cases[i].q, (unsigned long long)n, (unsigned long long)cases[i].want);
+        CHECK(n == cases[i].want);
+    }
+    strata_txn_free(r);
+    OK(strata_db_close(db, E));
 }
 
 /* ------------------------------------------------------------------ random against brute force */
@@ -520,6 +614,7 @@ static const tl_test tests[] = {
     TL_TEST(aggregates_over_results),
     TL_TEST(errors_name_the_column_and_the_problem),
     TL_TEST(a_query_gives_the_newer_answer_on_a_newer_version),
+    TL_TEST(literals_of_every_kind),
     TL_TEST(random_predicates_match_brute_force),
 };
 
