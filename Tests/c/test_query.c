@@ -368,6 +368,8 @@ static void literals_of_every_kind(void) {
     OK(strata_table_add_property(t, "data", STRATA_TYPE_BINARY, 0, NULL, &bin, E));
     OK(strata_table_add_property(t, "flag", STRATA_TYPE_BOOL, 0, NULL, &flag, E));
     OK(strata_table_add_property(t, "d", STRATA_TYPE_DOUBLE, 0, NULL, &dbl, E));
+    strata_col_t nums;
+    OK(strata_table_add_property(t, "nums", STRATA_TYPE_INT, STRATA_PROP_LIST | STRATA_PROP_NULLABLE, NULL, &nums, E));
     int64_t secs[] = {1483272000 /* 2017-01-01 12:00:00 */, 1700000000, 1700000000, -86400};
     for (int i = 0; i < 4; i++) {
         strata_key_t k;
@@ -382,6 +384,10 @@ static void literals_of_every_kind(void) {
         OK(strata_obj_set(t, k, bin, (strata_value[]){{.type = STRATA_TYPE_BINARY, .u.bytes = {"\0\1\2\3", (size_t)i}}}, E));
         OK(strata_obj_set(t, k, flag, (strata_value[]){{.type = STRATA_TYPE_BOOL, .u.b = i % 2}}, E));
         OK(strata_obj_set(t, k, dbl, (strata_value[]){{.type = STRATA_TYPE_DOUBLE, .u.d = i * 1.5}}, E));
+        /* nums: i+1 values 1..i+1, and a null in object 2 */
+        for (int j = 0; j <= i; j++)
+            OK(strata_list_insert(t, k, nums, (size_t)j, (strata_value[]){vint(j + 1)}, E));
+        if (i == 2) OK(strata_list_insert(t, k, nums, 0, (strata_value[]){vnull()}, E));
     }
     OK(strata_txn_commit(w, E));
     strata_txn_free(w);
@@ -404,6 +410,13 @@ static void literals_of_every_kind(void) {
         {"flag != false AND d > 1", 2},
         {"d IN {0, 4.5}", 2},
         {"d >= -0.5e1 AND d < .5", 1},
+        {"nums.@sum == 6", 1},           /* 1+2+3 (object 2; its null ignored) */
+        {"nums.@avg == 2.5", 1},         /* object 3: 1..4 */
+        {"nums.@min == 1", 4},
+        {"nums.@max >= 3", 2},
+        {"nums.@count == 4", 2},         /* object 2 counts its null */
+        {"ANY nums == nil", 1},
+        {"ALL nums > 0", 3},
     };
     strata_value arg = {.type = STRATA_TYPE_BINARY, .u.bytes = {"\0", 1}};
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
