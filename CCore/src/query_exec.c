@@ -779,12 +779,14 @@ static int find_matches(exec *x, const rnode *root, keyvec *out, uint64_t *count
             (rc = st_leaf_header(x->txn, st_crec_entry(&c.cr, 0, NULL), c.cr.n, &c.keys, x->err)))
             return x->rc = rc;
         if (eval_cluster(x, root, &c, in, sel)) return x->rc;
-        for (uint32_t i = 0; i < c.cr.n; i++) {
-            if (!sel[i]) continue;
-            if (count) (*count)++;
-            if (out && keyvec_push(out, st_packed_at(c.keys, c.cr.n, i)))
-                return x->rc = st_err(x->err, STRATA_ERR_NO_MEMORY, "out of memory");
+        if (count) { /* branch-free: half the rows may match, and a branch would guess wrong */
+            uint64_t m = 0;
+            for (uint32_t i = 0; i < c.cr.n; i++) m += sel[i];
+            *count += m;
         }
+        for (uint32_t i = 0; out && i < c.cr.n; i++)
+            if (sel[i] && keyvec_push(out, st_packed_at(c.keys, c.cr.n, i)))
+                return x->rc = st_err(x->err, STRATA_ERR_NO_MEMORY, "out of memory");
     }
     return rc == STRATA_ERR_NOT_FOUND ? STRATA_OK : (x->rc = rc);
 }
