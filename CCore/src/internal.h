@@ -57,6 +57,9 @@ _Static_assert(sizeof(st_meta) == 128, "st_meta is 128 bytes on disk");
 /* ------------------------------------------------------------------ storage (os.c) */
 
 #define ST_META_DURABLE 1u
+/* A FULL commit written with one sync: pages and meta, then one fdatasync before it is
+ * published. Durable once published; the first open after a crash checks its pages. */
+#define ST_META_SYNCED 2u
 /* NO_SYNC mode makes the current version durable after this many commits without a sync. */
 #define ST_NO_SYNC_EVERY 256u
 

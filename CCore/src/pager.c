@@ -6,8 +6,10 @@
  * pages, overflow runs, free-list pages or free.
  *
  * Durable versions: a meta flagged ST_META_DURABLE was written after every page it reaches was
- * synced (FULL and memory modes, and strata_db_sync). A NO_SYNC meta records the newest durable
- * version D instead. A new meta never goes into D's slot (FULL: never into the current one's),
+ * synced (memory mode, strata_db_sync, close). A FULL commit writes its pages and its meta and
+ * then syncs once (ST_META_SYNCED): it is durable when it is published, but a power cut during
+ * that one sync may leave the meta on disk without some of its pages, so after a crash it is
+ * checked like a NO_SYNC one. A non-durable meta records the newest durable version D. A new meta never goes into D's slot (FULL: never into the current one's),
  * and in NO_SYNC mode pages freed after D are not reused, so D's pages stay intact until the
  * next sync. After a crash the first opener checks an unsynced newest version page by page
  * (verify.c) and falls back to D if any of its pages did not reach the disk. NO_SYNC makes the
@@ -16,10 +18,10 @@
  * Invariants (checked by verify.c):
  *  1. A page reachable from a committed version is never written in place: a write transaction
  *     copies it to a page it allocated (st_page_touch) and frees the old one.
- *  2. A commit exists exactly when its meta slot is durable. Commit writes every page, syncs,
- *     then writes the meta (checksummed) and syncs again. A torn or unsynced meta fails its
- *     checksum and open falls back to the other slot, whose pages commit never touched.
- *     (NO_SYNC: a commit exists once its pages and meta reached the disk; recovery checks.)
+ *  2. A commit exists exactly when its meta slot and every page it wrote are durable. FULL
+ *     writes every page and the meta (checksummed), then syncs once. A torn meta fails its
+ *     checksum; a meta whose pages did not all arrive fails the recovery check (verify.c): open
+ *     falls back to the other slot, the previous commit, whose pages this commit never touched.
  *  3. Every page of [2, page_count) is reachable from the latest version or in its free list
  *     (tagged with the version that freed it), exactly one of these.
  *  4. A page freed by version v is reused only when no reader holds a version older than v
@@ -31,7 +33,7 @@
  *   a. save the free list (freelist.c): only its consumed leaves, its last leaf and its
  *      directory are rewritten, in pages taken from the free space itself;
  *   b. checksum every dirty page; grow the file in chunks if needed;
- *   c. pwrite every dirty page, in page order;           d. fdatasync (FULL);
+ *   c. pwrite every dirty page, in page order;           d. (no sync here: one suffices)
  *   e. pwrite the new meta into txn->meta_slot;          f. fdatasync (FULL);
  *   g. publish the version in the lock file; keep the new free list as the next base.
  *  A failure in a..d leaves the file at the previous commit (only free pages were written). A
@@ -203,7 +205,8 @@ static const char *meta_problem(strata_db_t *db, const st_meta *m) {
     if (m->page_size != ST_PAGE_SIZE) return "page size";
     if (m->checksum != st_checksum((const uint8_t *)m + 8, sizeof *m - 8))
         return "checksum mismatch";
-    if (m->durable_version > m->version || (m->flags & ~ST_META_DURABLE)) return "bad flags";
+    if (m->durable_version > m->version || (m->flags & ~(ST_META_DURABLE | ST_META_SYNCED)))
+        return "bad flags";
     if (m->page_count > db->map_size / ST_PAGE_SIZE) return "page count beyond map_size";
     if (m->page_count < 2) return "page count below 2";
     if (m->page_count > atomic_load(&db->file_size) / ST_PAGE_SIZE &&
@@ -311,7 +314,8 @@ int st_pager_recover(strata_db_t *db, st_meta *out, strata_error *err) {
     }
     /* Written in NO_SYNC mode: its pages may not all have reached the disk before a crash. */
     int ds = find_slot(db, newest.durable_version, &durable);
-    bool have_durable = ds >= 0 && (durable.flags & ST_META_DURABLE);
+    /* a SYNCED version that a later commit names as durable was published, hence synced */
+    bool have_durable = ds >= 0 && (durable.flags & (ST_META_DURABLE | ST_META_SYNCED));
     strata_error why = {0};
     rc = st_verify_unsynced(db, &newest, have_durable ? &durable : NULL, &why);
     if (rc == STRATA_OK) {
@@ -473,12 +477,12 @@ int st_pager_begin_write(strata_txn_t *txn, strata_error *err) {
      * version are not reused until it moves on (a crash may fall back to it). */
     st_meta d;
     int durable_slot = slot;
-    if (txn->meta.flags & ST_META_DURABLE) {
+    if (txn->meta.flags & (ST_META_DURABLE | ST_META_SYNCED)) { /* published: synced */
         txn->durable_version = txn->meta.version;
     } else {
         txn->durable_version = txn->meta.durable_version;
         int ds = find_slot(db, txn->durable_version, &d);
-        if (ds >= 0 && (d.flags & ST_META_DURABLE)) durable_slot = ds;
+        if (ds >= 0 && (d.flags & (ST_META_DURABLE | ST_META_SYNCED))) durable_slot = ds;
     }
     /* FULL syncs every earlier page first, so it may use the slot the current version is not in. */
     txn->meta_slot = full ? 1 - slot : 1 - durable_slot;
@@ -540,16 +544,16 @@ int st_pager_commit(strata_txn_t *txn, strata_error *err) {
         rc = st_os_write(db, list[i]->pgno * ST_PAGE_SIZE, list[i]->buf,
                          (size_t)list[i]->npages * ST_PAGE_SIZE, err);
     free(list);
-    bool sync = db->opts.durability != STRATA_DURABILITY_NO_SYNC; /* memory: sync is a no-op */
-    if (rc == STRATA_OK && sync) rc = st_os_sync(db, err);
+    bool sync = db->opts.durability == STRATA_DURABILITY_FULL;
+    bool memory = db->opts.durability == STRATA_DURABILITY_MEMORY; /* nothing to lose */
     if (rc) return rc;
 
     m.version = txn->new_version;
     m.page_count = txn->page_count;
     m.catalog_root = txn->catalog.st.root;
     m.catalog_count = txn->catalog.st.count;
-    m.flags = sync ? ST_META_DURABLE : 0;
-    m.durable_version = sync ? m.version : txn->durable_version;
+    m.flags = memory ? ST_META_DURABLE : sync ? ST_META_SYNCED : 0;
+    m.durable_version = memory ? m.version : txn->durable_version;
     meta_seal(&m);
     st_meta previous;
     meta_copy(db, txn->meta_slot, &previous);
@@ -569,7 +573,7 @@ int st_pager_commit(strata_txn_t *txn, strata_error *err) {
     }
     st_readers_publish(db, m.version);
     txn->meta = m;
-    if (!sync) db->unsynced = true;
+    if (!memory) db->unsynced = true; /* close leaves a durable meta: no check at next open */
 
     pthread_mutex_lock(&db->state_mutex);
     st_freelist_clear(&db->free_cache);
