@@ -76,6 +76,16 @@ static int add_entry(fl_builder *b, pgno_t pgno, uint64_t version) {
     return STRATA_OK;
 }
 
+/* Append entries [src, src + n) to the current leaf in one copy. */
+static int add_entries(fl_builder *b, const st_free_entry *src, size_t n) {
+    st_free_vec *fv = &b->fl->entries;
+    if (grow_array(&fv->v, &fv->cap, fv->n + n, sizeof *fv->v)) return STRATA_ERR_NO_MEMORY;
+    if (n) memcpy(fv->v + fv->n, src, n * sizeof *src);
+    fv->n += n;
+    b->fl->leaf_start[b->fl->nleaves] = fv->n;
+    return STRATA_OK;
+}
+
 static int add_dir(fl_builder *b, pgno_t pgno) {
     if (grow_array(&b->fl->dir_pgno, &b->dir_cap, b->fl->ndirs + 1, sizeof(pgno_t)))
         return STRATA_ERR_NO_MEMORY;
@@ -90,8 +100,9 @@ int st_freelist_copy(st_freelist *dst, const st_freelist *src) {
     for (size_t i = 0; rc == STRATA_OK && i < src->ndirs; i++) rc = add_dir(&b, src->dir_pgno[i]);
     for (size_t i = 0; rc == STRATA_OK && i < src->nleaves; i++) {
         rc = add_leaf(&b, src->leaf_pgno[i]);
-        for (size_t j = src->leaf_start[i]; rc == STRATA_OK && j < src->leaf_start[i + 1]; j++)
-            rc = add_entry(&b, src->entries.v[j].pgno, src->entries.v[j].version);
+        if (rc == STRATA_OK)
+            rc = add_entries(&b, src->entries.v + src->leaf_start[i],
+                             src->leaf_start[i + 1] - src->leaf_start[i]);
     }
     if (rc) st_freelist_clear(dst);
     return rc;
@@ -255,14 +266,14 @@ int st_freelist_save(strata_txn_t *txn, pgno_t *head, uint64_t *count, strata_er
         size_t from = txn->fl_pos, to = fl->leaf_start[L.k + 1];
         write_leaf(bufs[next], fl->entries.v + from, to - from);
         rc = add_leaf(&b, pages[next++]);
-        for (size_t j = from; rc == STRATA_OK && j < to; j++)
-            rc = add_entry(&b, fl->entries.v[j].pgno, fl->entries.v[j].version);
+        if (rc == STRATA_OK) rc = add_entries(&b, fl->entries.v + from, to - from);
     }
     size_t keep_end = fl->nleaves - L.rewrite_last;
     for (size_t i = L.first_kept; rc == STRATA_OK && i < keep_end; i++) {
         rc = add_leaf(&b, fl->leaf_pgno[i]);
-        for (size_t j = fl->leaf_start[i]; rc == STRATA_OK && j < fl->leaf_start[i + 1]; j++)
-            rc = add_entry(&b, fl->entries.v[j].pgno, fl->entries.v[j].version);
+        if (rc == STRATA_OK)
+            rc = add_entries(&b, fl->entries.v + fl->leaf_start[i],
+                             fl->leaf_start[i + 1] - fl->leaf_start[i]);
     }
     /* Tail: the rewritten last leaf's entries, then everything this commit freed. */
     st_free_vec tail = {0};
@@ -277,8 +288,7 @@ int st_freelist_save(strata_txn_t *txn, pgno_t *head, uint64_t *count, strata_er
         size_t from = t * FL_PER_PAGE, to = from + FL_PER_PAGE < tail.n ? from + FL_PER_PAGE : tail.n;
         write_leaf(bufs[next], tail.v + from, to - from);
         rc = add_leaf(&b, pages[next++]);
-        for (size_t j = from; rc == STRATA_OK && j < to; j++)
-            rc = add_entry(&b, tail.v[j].pgno, tail.v[j].version);
+        if (rc == STRATA_OK) rc = add_entries(&b, tail.v + from, to - from);
     }
     st_free_vec_clear(&tail);
     for (size_t e = 0; rc == STRATA_OK && e < L.empties; e++) {
