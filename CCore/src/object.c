@@ -71,6 +71,11 @@ int st_value_check(strata_table_t *t, const st_prop *p, const strata_value *v, b
                    strata_value *norm, strata_error *err) {
     if (!v) return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "'%s.%s': the value is NULL", t->name, p->name);
     *norm = *v;
+    if (v->type == STRATA_TYPE_BOOL) { /* any non-zero byte is true (a C caller may set it so) */
+        uint8_t raw;
+        memcpy(&raw, &v->u.b, 1);
+        norm->u.b = raw != 0;
+    }
     if (v->type == STRATA_TYPE_NULL) {
         bool ok = (p->flags & STRATA_PROP_NULLABLE) || (!element && p->type == STRATA_TYPE_LINK) ||
                   p->type == STRATA_TYPE_MIXED;

@@ -82,6 +82,11 @@ static int bind_value(exec *x, const q_expr *e, const strata_value *args, size_t
         return x->rc = st_err(x->err, STRATA_ERR_INVALID_ARGUMENT,
                               "query: argument $%d is missing (%zu given)", e->arg, nargs);
     *out = args[e->arg];
+    if (out->type == STRATA_TYPE_BOOL) { /* any non-zero byte is true */
+        uint8_t raw;
+        memcpy(&raw, &args[e->arg].u.b, 1);
+        out->u.b = raw != 0;
+    }
     return STRATA_OK;
 }
 
@@ -140,6 +145,12 @@ static int bind(exec *x, const q_node *q, const strata_value *args, size_t nargs
             r->vals = calloc(v.u.list.count + 1, sizeof *r->vals);
             if (!r->vals) return x->rc = st_err(x->err, STRATA_ERR_NO_MEMORY, "out of memory");
             if (v.u.list.count) memcpy(r->vals, v.u.list.items, v.u.list.count * sizeof *r->vals);
+            for (int i = 0; i < r->nvals; i++)
+                if (r->vals[i].type == STRATA_TYPE_BOOL) {
+                    uint8_t raw;
+                    memcpy(&raw, &r->vals[i].u.b, 1);
+                    r->vals[i].u.b = raw != 0;
+                }
         } else {
             if (q->op == QO_IN && rhs->kind == QE_ARG)
                 return x->rc = st_err(x->err, STRATA_ERR_WRONG_TYPE,

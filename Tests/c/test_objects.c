@@ -542,6 +542,35 @@ static void lists_of_values_mixed_and_listing_calls_work(void) {
     OK(strata_db_close(db, E));
 }
 
+
+/* Found by fuzzing: a C caller may put any byte in a bool (a union member); it means true. */
+static void a_bool_from_any_nonzero_byte_reads_back_true(void) {
+    strata_db_t *db = open_db(tl_path("bool.db"));
+    CHECK(db);
+    strata_txn_t *w;
+    strata_table_t *t;
+    strata_col_t flag;
+    strata_key_t k;
+    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
+    OK(strata_table_create(w, "Flags", &t, E));
+    OK(strata_table_add_property(t, "flag", STRATA_TYPE_BOOL, STRATA_PROP_INDEXED, NULL, &flag, E));
+    OK(strata_obj_create(t, &k, E));
+    strata_value odd = {.type = STRATA_TYPE_BOOL};
+    memset(&odd.u, 0x0F, sizeof odd.u);
+    OK(strata_obj_set(t, k, flag, &odd, E));
+    strata_value v;
+    OK(strata_obj_get(t, k, flag, &v, E));
+    CHECK(v.type == STRATA_TYPE_BOOL && v.u.b == true);
+    strata_key_t found;
+    size_t n;
+    OK(strata_index_find(t, flag, (strata_value[]){vbool(true)}, &found, 1, &n, E));
+    CHECK(n == 1 && found == k);
+    OK(strata_txn_commit(w, E));
+    strata_txn_free(w);
+    OK(strata_db_verify(db, E));
+    OK(strata_db_close(db, E));
+}
+
 /* ------------------------------------------------------------------ differential test */
 
 #define M_OBJS 3000
@@ -759,6 +788,7 @@ static const tl_test tests[] = {
     TL_TEST(strings_up_to_16_mib_round_trip),
     TL_TEST(schema_changes_keep_data_consistent),
     TL_TEST(lists_of_values_mixed_and_listing_calls_work),
+    TL_TEST(a_bool_from_any_nonzero_byte_reads_back_true),
     TL_TEST(random_operations_match_a_model),
 };
 
