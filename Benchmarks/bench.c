@@ -19,7 +19,8 @@
  *
  * "open" is the time to open the file and count its objects (Realm's `objects(Person.self).count`).
  *
- * Usage: bench [-n N] [-r REPS] [-c COMMITS] [-d DIR]
+ * Usage: bench [-n N] [-r REPS] [-c COMMITS] [-d DIR] [-e strata|sqlite|lmdb]
+ * (-e runs one engine alone and prints its numbers without ratios: for profiling.)
  */
 #include "strata.h"
 
@@ -848,8 +849,10 @@ static int cmp_double(const void *a, const void *b) {
 int main(int argc, char **argv) {
     config cf = {1000000, 10000, 100000, "build/bench-data"};
     int reps = 3;
+    const char *only = NULL;
     for (int i = 1; i + 1 < argc; i += 2) {
-        if (!strcmp(argv[i], "-n")) cf.n = strtoull(argv[i + 1], NULL, 10);
+        if (!strcmp(argv[i], "-e")) only = argv[i + 1];
+        else if (!strcmp(argv[i], "-n")) cf.n = strtoull(argv[i + 1], NULL, 10);
         else if (!strcmp(argv[i], "-r")) reps = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "-c")) cf.commits = strtoull(argv[i + 1], NULL, 10);
         else if (!strcmp(argv[i], "-d")) cf.dir = argv[i + 1];
@@ -872,7 +875,11 @@ int main(int argc, char **argv) {
     }
     const engine *engines[] = {&strata_engine, &sqlite_engine, &lmdb_engine};
     double results[3][W_COUNT], runs[8][W_COUNT];
+    bool found = !only;
+    for (int e = 0; e < 3; e++) found |= only && !strcmp(only, engines[e]->name);
+    if (!found) die("usage", "-e takes strata, sqlite or lmdb");
     for (int e = 0; e < 3; e++) {
+        if (only && strcmp(only, engines[e]->name)) continue;
         for (int r = 0; r < reps && r < 8; r++) {
             int fds[2];
             if (pipe(fds)) die("pipe", NULL);
@@ -899,6 +906,14 @@ int main(int argc, char **argv) {
             qsort(v, (size_t)k, sizeof *v, cmp_double);
             results[e][w] = v[k / 2];
         }
+    }
+    if (only) { /* one engine: its numbers, no ratios */
+        int e = !strcmp(only, "strata") ? 0 : !strcmp(only, "sqlite") ? 1 : 2;
+        for (int w = 0; w < W_PRINTED; w++)
+            printf("%-11s %14.1f %10s (%s)\n", wnames[w], results[e][w], wunits[w], only);
+        free(people);
+        free(order);
+        return 0;
     }
     /* Every engine must have computed the same answers. */
     if (results[0][W_CHECK] != results[1][W_CHECK] || results[0][W_CHECK] != results[2][W_CHECK]) {
