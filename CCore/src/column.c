@@ -366,6 +366,55 @@ void st_leaf_patch(uint8_t *p, uint32_t n, uint32_t i, const st_prop *prop, cons
     put_bits(d, i, w, stored);
 }
 
+/* Compare a packed leaf with constants without unpacking it: sel[i] &= (value i op k0 [, k1]).
+ * op: 0 ==, 1 !=, 2 <, 3 <=, 4 >, 5 >=, 6 between k0 and k1. Works on the stored numbers (the
+ * constants are moved into their domain), for widths 0, 1, 8, 16 and 32 of plainly packed
+ * leaves; false when it cannot (the caller unpacks). Nulls are the caller's business. */
+bool st_leaf_compare(const uint8_t *p, uint32_t n, int op, int64_t k0, int64_t k1, uint8_t *sel) {
+    uint8_t w = p[CH_WIDTH];
+    if ((p[CH_FLAGS] & 4) || !(w == 0 || w == 1 || w == 8 || w == 16 || w == 32)) return false;
+    int64_t base = (int64_t)st_rd64(p + CH_BASE);
+    /* bounds of the stored value s (0 <= s < 2^w): lo <= s <= hi, as an inclusive range */
+    int64_t maxs = w == 32 ? (int64_t)UINT32_MAX : ((int64_t)1 << w) - 1;
+    if (k0 < base - ((int64_t)1 << 40) || k0 > base + ((int64_t)1 << 40) ||
+        k1 < base - ((int64_t)1 << 40) || k1 > base + ((int64_t)1 << 40))
+        return false; /* far constants: let the general path decide (no overflow here) */
+    int64_t a = k0 - base, b = k1 - base, lo, hi;
+    bool neg = false; /* != : the complement of == */
+    switch (op) {
+    case 0: lo = a, hi = a; break;
+    case 1: lo = a, hi = a, neg = true; break;
+    case 2: lo = 0, hi = a - 1; break;
+    case 3: lo = 0, hi = a; break;
+    case 4: lo = a + 1, hi = maxs; break;
+    case 5: lo = a, hi = maxs; break;
+    case 6: lo = a, hi = b; break;
+    default: return false;
+    }
+    if (lo < 0) lo = 0;
+    if (hi > maxs) hi = maxs;
+    if (lo > hi) { /* nothing in range */
+        if (!neg) memset(sel, 0, n);
+        return true;
+    }
+    const uint8_t *d = p + data_off(p, n);
+    uint32_t ulo = (uint32_t)lo, span = (uint32_t)(hi - lo);
+#define RANGE_LOOP(get)                                                              \
+    for (uint32_t i = 0; i < n; i++) {                                               \
+        uint32_t in_range = (uint32_t)((get) - ulo) <= span;                         \
+        sel[i] &= (uint8_t)(in_range ^ (uint32_t)neg);                               \
+    }
+    switch (w) {
+    case 0: RANGE_LOOP(0u) break;
+    case 1: RANGE_LOOP((uint32_t)((d[i >> 3] >> (i & 7)) & 1)) break;
+    case 8: RANGE_LOOP((uint32_t)d[i]) break;
+    case 16: RANGE_LOOP((uint32_t)st_rd16(d + 2 * i)) break;
+    default: RANGE_LOOP(st_rd32(d + 4 * i)) break;
+    }
+#undef RANGE_LOOP
+    return true;
+}
+
 const uint8_t *st_leaf_nulls(const uint8_t *p) { return (p[CH_FLAGS] & 1) ? p + CH_BITMAPS : NULL; }
 
 bool st_leaf_is_packed(const uint8_t *p) { return p[CH_ENC] == ST_ENC_PACKED; }

@@ -198,6 +198,7 @@ int64_t st_packed_at(const uint8_t *page, uint32_t n, uint32_t i);
 void st_leaf_unpack(const uint8_t *seg, uint32_t n, int64_t *out);
 uint32_t st_packed_lower_bound(const uint8_t *seg, uint32_t n, int64_t key);
 const uint8_t *st_leaf_nulls(const uint8_t *seg);  /* the null bitmap, NULL when none is null */
+bool st_leaf_compare(const uint8_t *seg, uint32_t n, int op, int64_t k0, int64_t k1, uint8_t *sel);
 bool st_leaf_is_packed(const uint8_t *seg);
 bool st_leaf_can_patch(const uint8_t *seg, uint32_t n, uint32_t i, const st_prop *p,
                        const strata_value *v);

@@ -572,8 +572,15 @@ static int cmp_fast(exec *x, const rnode *r, const cluster_ctx *c, const uint8_t
         if ((x->rc = st_leaf_header(x->txn, leaf, n, &seg, x->err))) return x->rc;
         if (!st_leaf_is_packed(seg))
             return x->rc = ST_CORRUPT(x->err, "query: a packed leaf was expected for '%s'", x->root->name);
-        st_leaf_unpack(seg, n, v);
         nulls = st_leaf_nulls(seg);
+        static const int ops[] = {[QO_EQ] = 0, [QO_NE] = 1, [QO_LT] = 2, [QO_LE] = 3, [QO_GT] = 4,
+                                  [QO_GE] = 5, [QO_BETWEEN] = 6};
+        int64_t c0 = r->vals[0].type == STRATA_TYPE_BOOL ? r->vals[0].u.b : r->vals[0].u.i;
+        int64_t c1 = r->nvals > 1 ? (r->vals[1].type == STRATA_TYPE_BOOL ? r->vals[1].u.b : r->vals[1].u.i) : 0;
+        if (r->q->op <= QO_GE || r->q->op == QO_BETWEEN) {
+            if (st_leaf_compare(seg, n, ops[r->q->op], c0, c1, sel)) goto nulls; /* no unpacking */
+        }
+        st_leaf_unpack(seg, n, v);
     } else { /* the property's default in every row */
         strata_table_t *t;
         st_prop *p;
@@ -608,6 +615,7 @@ static int cmp_fast(exec *x, const rnode *r, const cluster_ctx *c, const uint8_t
         break;
     default: break;
     }
+nulls:
     if (nulls) /* a null row of the selection: != matches, nothing else does */
         for (uint32_t i = 0; i < n; i++)
             if ((nulls[i >> 3] >> (i & 7)) & 1) sel[i] = in[i] && r->q->op == QO_NE;
