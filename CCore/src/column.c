@@ -398,6 +398,21 @@ bool st_leaf_compare(const uint8_t *p, uint32_t n, int op, int64_t k0, int64_t k
         return true;
     }
     const uint8_t *d = p + data_off(p, n);
+    if (w == 1 && (lo == 1 || hi == 0)) { /* bools: eight rows at a time */
+        uint64_t flip = ((lo == 1) != neg) ? 0 : 0x0101010101010101ull; /* want 1s, or 0s */
+        uint32_t i = 0;
+        for (; i + 8 <= n; i += 8) {
+            uint8_t byte = d[i >> 3];
+            uint64_t m = 0;
+            for (int k = 0; k < 8; k++) m |= (uint64_t)((byte >> k) & 1) << (8 * k);
+            uint64_t sv;
+            memcpy(&sv, sel + i, 8);
+            sv &= m ^ flip;
+            memcpy(sel + i, &sv, 8);
+        }
+        for (; i < n; i++) sel[i] &= (uint8_t)((((d[i >> 3] >> (i & 7)) & 1) ^ (uint8_t)(flip & 1)));
+        return true;
+    }
     uint32_t ulo = (uint32_t)lo, span = (uint32_t)(hi - lo);
 #define RANGE_LOOP(get)                                                              \
     for (uint32_t i = 0; i < n; i++) {                                               \

@@ -493,7 +493,7 @@ static void text(const pred *p, char *out) {
         else sprintf(out, "a %s %lld", ops[p->op], (long long)p->k);
         break;
     case 1: sprintf(out, "%lld %s b", (long long)p->k, ops[p->op]); break; /* constant first */
-    case 2: sprintf(out, "flag == %s", p->k % 2 ? "true" : "false"); break;
+    case 2: sprintf(out, "flag %s %s", p->op % 2 ? "!=" : "==", p->k % 2 ? "true" : "false"); break;
     case 3: sprintf(out, "s %s '%s'", sops[p->op], p->str); break;
     case 4: text(p->l, l); text(p->r, r); sprintf(out, "(%s AND %s)", l, r); break;
     case 5: text(p->l, l); text(p->r, r); sprintf(out, "(%s || %s)", l, r); break;
@@ -523,7 +523,7 @@ static bool eval(const pred *p, const robj *o) {
         static const int mirror[] = {0, 1, 4, 5, 2, 3};
         return cmp_int(mirror[p->op], o->b, p->k);
     }
-    case 2: return o->flag == (p->k % 2 != 0);
+    case 2: return (o->flag == (p->k % 2 != 0)) != (p->op % 2 == 1);
     case 3: {
         size_t sl = strlen(o->s), kl = strlen(p->str);
         switch (p->op) {
