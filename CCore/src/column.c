@@ -370,6 +370,9 @@ void st_leaf_patch(uint8_t *p, uint32_t n, uint32_t i, const st_prop *prop, cons
  * op: 0 ==, 1 !=, 2 <, 3 <=, 4 >, 5 >=, 6 between k0 and k1. Works on the stored numbers (the
  * constants are moved into their domain), for widths 0, 1, 8, 16 and 32 of plainly packed
  * leaves; false when it cannot (the caller unpacks). Nulls are the caller's business. */
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("tree-vectorize"))) /* clang vectorizes at -O2 already */
+#endif
 bool st_leaf_compare(const uint8_t *p, uint32_t n, int op, int64_t k0, int64_t k1, uint8_t *sel) {
     uint8_t w = p[CH_WIDTH];
     if ((p[CH_FLAGS] & 4) || !(w == 0 || w == 1 || w == 8 || w == 16 || w == 32)) return false;
@@ -402,9 +405,10 @@ bool st_leaf_compare(const uint8_t *p, uint32_t n, int op, int64_t k0, int64_t k
         uint64_t flip = ((lo == 1) != neg) ? 0 : 0x0101010101010101ull; /* want 1s, or 0s */
         uint32_t i = 0;
         for (; i + 8 <= n; i += 8) {
-            uint8_t byte = d[i >> 3];
-            uint64_t m = 0;
-            for (int k = 0; k < 8; k++) m |= (uint64_t)((byte >> k) & 1) << (8 * k);
+            /* byte k of m = bit k of the leaf's byte, as 0 or 1 */
+            uint64_t x = (d[i >> 3] * 0x0101010101010101ull) & 0x8040201008040201ull;
+            uint64_t m = ((((x & 0x7F7F7F7F7F7F7F7Full) + 0x7F7F7F7F7F7F7F7Full) | x) >> 7) &
+                         0x0101010101010101ull;
             uint64_t sv;
             memcpy(&sv, sel + i, 8);
             sv &= m ^ flip;
@@ -414,6 +418,12 @@ bool st_leaf_compare(const uint8_t *p, uint32_t n, int op, int64_t k0, int64_t k
         return true;
     }
     uint32_t ulo = (uint32_t)lo, span = (uint32_t)(hi - lo);
+    if (w == 8) { /* bytes: all in 8-bit arithmetic, which the compiler turns into vector code */
+        uint8_t lo8 = (uint8_t)ulo, span8 = (uint8_t)span, neg8 = neg;
+        for (uint32_t i = 0; i < n; i++)
+            sel[i] &= (uint8_t)(((uint8_t)(d[i] - lo8) <= span8) ^ neg8);
+        return true;
+    }
 #define RANGE_LOOP(get)                                                              \
     for (uint32_t i = 0; i < n; i++) {                                               \
         uint32_t in_range = (uint32_t)((get) - ulo) <= span;                         \

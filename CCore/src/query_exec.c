@@ -622,6 +622,15 @@ nulls:
     return STRATA_OK;
 }
 
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("tree-vectorize")))
+#endif
+static bool any_selected(const uint8_t *sel, uint32_t n) {
+    uint8_t acc = 0;
+    for (uint32_t i = 0; i < n; i++) acc |= sel[i];
+    return acc != 0;
+}
+
 /* Evaluate r on the rows of c where in[i] is set; out[i] receives the result (0 elsewhere). */
 static int eval_cluster(exec *x, const rnode *r, const cluster_ctx *c, const uint8_t *in, uint8_t *out) {
     uint32_t n = c->cr.n;
@@ -637,17 +646,14 @@ static int eval_cluster(exec *x, const rnode *r, const cluster_ctx *c, const uin
     case QN_AND: {
         uint8_t a[ST_CLUSTER_MAX];
         if (eval_cluster(x, r->a, c, in, a)) return x->rc;
-        bool any = false;
-        for (uint32_t i = 0; i < n; i++) any |= a[i];
-        if (!any) return memset(out, 0, n), STRATA_OK;
+        if (!any_selected(a, n)) return memset(out, 0, n), STRATA_OK;
         return eval_cluster(x, r->b, c, a, out);
     }
     case QN_OR: {
         uint8_t a[ST_CLUSTER_MAX], rest[ST_CLUSTER_MAX], b[ST_CLUSTER_MAX];
         if (eval_cluster(x, r->a, c, in, a)) return x->rc;
-        bool any = false;
-        for (uint32_t i = 0; i < n; i++) any |= (rest[i] = in[i] && !a[i]);
-        if (!any) return memcpy(out, a, n), STRATA_OK;
+        for (uint32_t i = 0; i < n; i++) rest[i] = in[i] & (uint8_t)!a[i];
+        if (!any_selected(rest, n)) return memcpy(out, a, n), STRATA_OK;
         if (eval_cluster(x, r->b, c, rest, b)) return x->rc;
         for (uint32_t i = 0; i < n; i++) out[i] = a[i] | b[i];
         return STRATA_OK;
@@ -757,6 +763,15 @@ static int index_candidates(exec *x, const rnode *r, keyvec *out) {
 
 /* ------------------------------------------------------------------ the run */
 
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("tree-vectorize"))) /* clang vectorizes at -O2 already */
+#endif
+static uint64_t count_selected(const uint8_t *sel, uint32_t n) {
+    uint32_t m = 0; /* branch-free: half the rows may match, and a branch would guess wrong */
+    for (uint32_t i = 0; i < n; i++) m += sel[i];
+    return m;
+}
+
 static int find_matches(exec *x, const rnode *root, keyvec *out, uint64_t *count) {
     const rnode *ix = index_node(x, root);
     if (x->rc) return x->rc;
@@ -798,11 +813,7 @@ static int find_matches(exec *x, const rnode *root, keyvec *out, uint64_t *count
             (rc = st_leaf_header(x->txn, st_crec_entry(&c.cr, 0, NULL), c.cr.n, &c.keys, x->err)))
             return x->rc = rc;
         if (eval_cluster(x, root, &c, in, sel)) return x->rc;
-        if (count) { /* branch-free: half the rows may match, and a branch would guess wrong */
-            uint64_t m = 0;
-            for (uint32_t i = 0; i < c.cr.n; i++) m += sel[i];
-            *count += m;
-        }
+        if (count) *count += count_selected(sel, c.cr.n);
         for (uint32_t i = 0; out && i < c.cr.n; i++)
             if (sel[i] && keyvec_push(out, st_packed_at(c.keys, c.cr.n, i)))
                 return x->rc = st_err(x->err, STRATA_ERR_NO_MEMORY, "out of memory");
