@@ -241,6 +241,13 @@ static size_t node_used(const uint8_t *p) {
     return used;
 }
 
+/* node_used(p) >= limit, counting only as far as needed (deletes ask it on every call). */
+static bool node_used_at_least(const uint8_t *p, size_t limit) {
+    size_t used = 0;
+    for (int i = 0; i < pg_nkeys(p) && used < limit; i++) used += cell_size(p, i) + 2;
+    return used >= limit;
+}
+
 static void node_init(uint8_t *p, uint8_t kind, uint8_t key_kind) {
     p[PH_KIND] = kind;
     p[PH_FLAGS] = key_kind;
@@ -522,7 +529,7 @@ static int rebalance(strata_txn_t *txn, st_tree_state *t, wlevel *path, int d, s
             }
             return STRATA_OK;
         }
-        if (n > 0 && node_used(p) >= CAP / 4) return STRATA_OK;
+        if (n > 0 && node_used_at_least(p, CAP / 4)) return STRATA_OK;
         wlevel *par = &path[d - 1];
         int pn = pg_nkeys(par->page), pi = par->idx;
         if (n == 0) {
