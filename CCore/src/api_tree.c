@@ -170,6 +170,22 @@ int st_internal_drop(strata_txn_t *txn, strata_tree_t *t, strata_error *err) {
     return STRATA_OK;
 }
 
+int st_tree_put(strata_tree_t *t, const uint8_t *key, size_t klen, const uint8_t *val, size_t vlen,
+                strata_error *err) {
+    t->mod_count++;
+    t->dirty = true;
+    return st_bt_put(t->txn, &t->st, key, klen, val, vlen, err);
+}
+
+int st_tree_del(strata_tree_t *t, const uint8_t *key, size_t klen, strata_error *err) {
+    int rc = st_bt_delete(t->txn, &t->st, key, klen, err);
+    if (rc != STRATA_ERR_NOT_FOUND) {
+        t->mod_count++;
+        t->dirty = true;
+    }
+    return rc;
+}
+
 int strata_tree_put(strata_tree_t *tree, const void *key, size_t key_len, const void *value,
                     size_t value_len, strata_error *err) {
     strata_error local;
@@ -181,10 +197,7 @@ int strata_tree_put(strata_tree_t *tree, const void *key, size_t key_len, const 
     if (value_len > STRATA_MAX_VALUE)
         return st_err(err, STRATA_ERR_TOO_LARGE, "tree '%s': value of %zu bytes exceeds %u",
                       tree->name, value_len, STRATA_MAX_VALUE);
-    tree->mod_count++;
-    rc = st_bt_put(tree->txn, &tree->st, key, key_len, value, value_len, err);
-    tree->dirty = true;
-    return rc;
+    return st_tree_put(tree, key, key_len, value, value_len, err);
 }
 
 int strata_tree_get(strata_tree_t *tree, const void *key, size_t key_len, const void **value,
@@ -208,10 +221,8 @@ int strata_tree_delete(strata_tree_t *tree, const void *key, size_t key_len, str
     if (!err) err = &local;
     int rc = check_tree(tree, true, err);
     if (rc || (rc = check_key(tree, key, key_len, err))) return rc;
-    rc = st_bt_delete(tree->txn, &tree->st, key, key_len, err);
+    rc = st_tree_del(tree, key, key_len, err);
     if (rc == STRATA_ERR_NOT_FOUND) return st_err(err, rc, "tree '%s': no such key", tree->name);
-    tree->mod_count++;
-    tree->dirty = true;
     return rc;
 }
 

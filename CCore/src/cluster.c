@@ -429,11 +429,8 @@ int st_cluster_patch(strata_table_t *t, int64_t key, const st_prop *p, const str
                 st_wr64(nrec + REC_HEAD + (size_t)i * REC_ENTRY + 8, newp);
         uint8_t k[8];
         st_wr64(k, base);
-        strata_tree_t *tree = t->clusters;
-        rc = st_bt_put(t->txn, &tree->st, k, 8, nrec, rlen, err);
+        rc = st_tree_put(t->clusters, k, 8, nrec, rlen, err);
         free(nrec);
-        tree->dirty = true;
-        tree->mod_count++;
         if (rc) return rc;
     }
     *done = true;
@@ -558,9 +555,7 @@ static int write_leaves(strata_table_t *t, strata_tree_t *tree, st_dcluster *dc,
         }
         uint8_t k[8];
         st_wr64(k, from == 0 ? dc->base : (uint64_t)dc->keys[from]);
-        rc = st_bt_put(t->txn, &tree->st, k, 8, rec, rlen, err);
-        tree->dirty = true;
-        tree->mod_count++;
+        rc = st_tree_put(tree, k, 8, rec, rlen, err);
     }
     for (uint32_t e = 0; pd && e < ne; e++) free(pd[e].buf);
     free(pd);
@@ -600,9 +595,7 @@ static int write_cluster(strata_table_t *t, st_dcluster *dc, strata_error *err) 
         if (dc->in_tree) {
             uint8_t k[8];
             st_wr64(k, dc->base);
-            if ((rc = st_bt_delete(t->txn, &tree->st, k, 8, err))) return rc;
-            tree->dirty = true;
-            tree->mod_count++;
+            if ((rc = st_tree_del(tree, k, 8, err))) return rc;
         }
     } else if ((rc = write_range(t, tree, dc, &keys, 0, dc->n, reuse, err))) {
         return rc;
@@ -768,10 +761,8 @@ int st_clusters_drop_column(strata_table_t *t, uint32_t col, strata_error *err) 
                 memcpy(nrec + REC_HEAD + (size_t)kept++ * REC_ENTRY, r.entries + (size_t)j * REC_ENTRY,
                        REC_ENTRY);
         st_wr32(nrec + 4, kept);
-        rc = st_bt_put(t->txn, &tree->st, k, 8, nrec, REC_HEAD + (size_t)kept * REC_ENTRY, err);
+        rc = st_tree_put(tree, k, 8, nrec, REC_HEAD + (size_t)kept * REC_ENTRY, err);
         free(nrec);
-        tree->dirty = true;
-        tree->mod_count++;
     }
     free(bases);
     return rc;
@@ -804,9 +795,7 @@ int st_clusters_drop_all(strata_table_t *t, strata_error *err) {
             for (uint32_t m = 0; m < j; m++) earlier |= st_crec_entry(&r, m, NULL).pgno == pg;
             if (!earlier) rc = st_page_free(t->txn, pg, 1, err);
         }
-        if (rc == STRATA_OK) rc = st_bt_delete(t->txn, &tree->st, k, 8, err);
-        tree->dirty = true;
-        tree->mod_count++;
+        if (rc == STRATA_OK) rc = st_tree_del(tree, k, 8, err);
     }
     free(bases);
     return rc;

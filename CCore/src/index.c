@@ -99,9 +99,7 @@ int st_index_insert(strata_table_t *t, st_prop *p, const strata_value *v, int64_
     size_t kl;
     bool trunc;
     st_index_key(p, v, key, k, &kl, &trunc);
-    ix->dirty = true;
-    ix->mod_count++;
-    return st_bt_put(t->txn, &ix->st, k, kl, (const uint8_t *)"", 0, err);
+    return st_tree_put(ix, k, kl, (const uint8_t *)"", 0, err);
 }
 
 int st_index_remove(strata_table_t *t, st_prop *p, const strata_value *v, int64_t key,
@@ -113,9 +111,7 @@ int st_index_remove(strata_table_t *t, st_prop *p, const strata_value *v, int64_
     size_t kl;
     bool trunc;
     st_index_key(p, v, key, k, &kl, &trunc);
-    ix->dirty = true;
-    ix->mod_count++;
-    rc = st_bt_delete(t->txn, &ix->st, k, kl, err);
+    rc = st_tree_del(ix, k, kl, err);
     if (rc == STRATA_ERR_NOT_FOUND)
         return ST_CORRUPT(err, "index of '%s.%s' lacks the entry of object %lld", t->name, p->name,
                           (long long)key);
@@ -398,8 +394,7 @@ int st_index_build(strata_table_t *t, st_prop *p, bool unique, strata_error *err
     if (rc == STRATA_OK && !(p->flags & STRATA_PROP_INDEXED)) {
         rc = st_prop_index_tree(t, p, true, &ix, err);
         for (size_t i = 0; rc == STRATA_OK && i < n; i++)
-            rc = st_bt_put(t->txn, &ix->st, e[i].key, e[i].len, (const uint8_t *)"", 0, err);
-        if (ix) ix->dirty = true, ix->mod_count++;
+            rc = st_tree_put(ix, e[i].key, e[i].len, (const uint8_t *)"", 0, err);
         if (rc) st_txn_fail(t->txn, rc);
     }
     for (size_t i = 0; i < n; i++) free(e[i].key);

@@ -177,12 +177,10 @@ int st_backlink_add(strata_table_t *target, int64_t tkey, uint32_t otable, uint3
     if (count < 0)
         return ST_CORRUPT(err, "backlinks of '%s' object %lld: count below zero", target->name,
                           (long long)tkey);
-    bt->dirty = true;
-    bt->mod_count++;
-    if (count == 0) return st_bt_delete(target->txn, &bt->st, k, 24, err);
+    if (count == 0) return st_tree_del(bt, k, 24, err);
     uint8_t cv[4];
     st_wr32(cv, (uint32_t)count);
-    return st_bt_put(target->txn, &bt->st, k, 24, cv, 4, err);
+    return st_tree_put(bt, k, 24, cv, 4, err);
 }
 
 typedef struct backlink {
@@ -389,10 +387,8 @@ static int list_store(strata_table_t *t, uint64_t list_id, const strata_value *v
     if (rc) return rc;
     uint8_t k[8];
     st_wr64(k, list_id);
-    lt->dirty = true;
-    lt->mod_count++;
     if (n == 0) {
-        rc = st_bt_delete(t->txn, &lt->st, k, 8, err);
+        rc = st_tree_del(lt, k, 8, err);
         return rc == STRATA_ERR_NOT_FOUND ? STRATA_OK : rc;
     }
     size_t len = 4;
@@ -403,7 +399,7 @@ static int list_store(strata_table_t *t, uint64_t list_id, const strata_value *v
     st_wr32(buf, (uint32_t)n);
     size_t off = 4;
     for (size_t i = 0; i < n; i++) off += elem_put(&v[i], buf + off);
-    rc = st_bt_put(t->txn, &lt->st, k, 8, buf, len, err);
+    rc = st_tree_put(lt, k, 8, buf, len, err);
     free(buf);
     return rc;
 }
@@ -727,9 +723,7 @@ int st_obj_delete(strata_table_t *t, int64_t key, strata_error *err) {
         if (rc == STRATA_OK) {
             uint8_t k[24];
             backlink_key(k, key, b[i].table, b[i].col, b[i].key);
-            rc = st_bt_delete(t->txn, &t->backlinks->st, k, 24, err);
-            t->backlinks->dirty = true;
-            t->backlinks->mod_count++;
+            rc = st_tree_del(t->backlinks, k, 24, err);
         }
     }
     free(b);

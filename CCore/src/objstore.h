@@ -141,6 +141,11 @@ void *st_arena_alloc(st_objstore *os, size_t n);
 int st_internal_tree(strata_txn_t *txn, const char *name, strata_key_kind kind, bool create,
                      strata_tree_t **out, strata_error *err);
 int st_internal_drop(strata_txn_t *txn, strata_tree_t *t, strata_error *err);
+/* Put or delete in an open tree (no argument checks): it is written to the catalog at commit and
+ * its cursors re-seek. st_tree_del returns STRATA_ERR_NOT_FOUND, unmarked, when key is absent. */
+int st_tree_put(strata_tree_t *t, const uint8_t *key, size_t klen, const uint8_t *val, size_t vlen,
+                strata_error *err);
+int st_tree_del(strata_tree_t *t, const uint8_t *key, size_t klen, strata_error *err);
 
 /* schema.c */
 st_prop *st_prop_find(const strata_table_t *t, uint32_t col);

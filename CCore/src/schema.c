@@ -285,10 +285,9 @@ int st_os_flush(strata_txn_t *txn, strata_error *err) {
         table_record(t, rec);
         uint8_t key[5];
         table_key(t->id, key);
-        rc = st_bt_put(txn, &os->schema_tree->st, key, 5, rec, len, err);
+        rc = st_tree_put(os->schema_tree, key, 5, rec, len, err);
         free(rec);
         if (rc) return rc;
-        os->schema_tree->dirty = true;
         t->dirty = false;
     }
     if (os->header_dirty) {
@@ -296,10 +295,9 @@ int st_os_flush(strata_txn_t *txn, strata_error *err) {
         uint8_t v[8], n[4];
         st_wr64(v, os->schema_version);
         st_wr32(n, os->next_table_id);
-        if ((rc = st_bt_put(txn, &os->schema_tree->st, (const uint8_t *)"v", 1, v, 8, err)) ||
-            (rc = st_bt_put(txn, &os->schema_tree->st, (const uint8_t *)"n", 1, n, 4, err)))
+        if ((rc = st_tree_put(os->schema_tree, (const uint8_t *)"v", 1, v, 8, err)) ||
+            (rc = st_tree_put(os->schema_tree, (const uint8_t *)"n", 1, n, 4, err)))
             return rc;
-        os->schema_tree->dirty = true;
         os->header_dirty = false;
     }
     return STRATA_OK;
@@ -466,9 +464,8 @@ int st_table_drop(strata_txn_t *txn, const char *name, strata_error *err) {
     uint8_t key[5];
     table_key(t->id, key);
     if ((rc = schema_tree(os, true, err))) return st_txn_fail(txn, rc);
-    rc = st_bt_delete(txn, &os->schema_tree->st, key, 5, err);
+    rc = st_tree_del(os->schema_tree, key, 5, err);
     if (rc && rc != STRATA_ERR_NOT_FOUND) return st_txn_fail(txn, rc);
-    os->schema_tree->dirty = true;
     t->dropped = true;
     t->dirty = false;
     return STRATA_OK;

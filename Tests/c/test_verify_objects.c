@@ -101,8 +101,7 @@ static int orphan_list(fixture *f, strata_txn_t *w) {
     if ((rc = strata_table_open(w, "Person", &p, E)) || (rc = st_table_tree(p, 'l', true, &lt, E))) return rc;
     uint8_t k[8];
     st_wr64(k, 999);
-    lt->dirty = true;
-    return st_bt_put(w, &lt->st, k, 8, (const uint8_t *)"\0\0\0\0", 4, E);
+    return st_tree_put(lt, k, 8, (const uint8_t *)"\0\0\0\0", 4, E);
 }
 
 static void verify_catches_a_missing_index_entry(void) { expect_caught("v1.db", drop_index_entry, "index of 'Person.name'"); }
