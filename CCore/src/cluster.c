@@ -30,10 +30,10 @@
 #define REC_HEAD 8
 #define REC_ENTRY 16
 
-int st_crec_parse(const strata_table_t *t, uint64_t base, const uint8_t *rec, size_t len,
-                  st_crec *out, strata_error *err) {
+int st_crec_parse(const char *table, uint64_t base, const uint8_t *rec, size_t len, st_crec *out,
+                  strata_error *err) {
     if (len < REC_HEAD + REC_ENTRY)
-        return ST_CORRUPT(err, "table '%s': cluster %llu record of %zu bytes", t->name,
+        return ST_CORRUPT(err, "table '%s': cluster %llu record of %zu bytes", table,
                           (unsigned long long)base, len);
     out->n = st_rd32(rec);
     out->nentries = st_rd32(rec + 4);
@@ -41,8 +41,15 @@ int st_crec_parse(const strata_table_t *t, uint64_t base, const uint8_t *rec, si
     if (out->n == 0 || out->n > ST_CLUSTER_MAX || out->nentries == 0 ||
         len != REC_HEAD + (size_t)out->nentries * REC_ENTRY || st_rd32(out->entries) != 0)
         return ST_CORRUPT(err, "table '%s': cluster %llu record says %u objects, %u leaves in "
-                          "%zu bytes", t->name, (unsigned long long)base, out->n, out->nentries, len);
+                          "%zu bytes", table, (unsigned long long)base, out->n, out->nentries, len);
     return STRATA_OK;
+}
+
+/* How many of the record's leaves lie on page pg (among the first `upto` entries). */
+static uint32_t page_uses(const st_crec *r, pgno_t pg, uint32_t upto) {
+    uint32_t uses = 0;
+    for (uint32_t j = 0; j < upto; j++) uses += st_crec_entry(r, j, NULL).pgno == pg;
+    return uses;
 }
 
 st_leafref st_crec_entry(const st_crec *r, uint32_t i, uint32_t *col) {
@@ -205,7 +212,7 @@ int st_obj_locate(strata_table_t *t, int64_t key, st_objref *ref, strata_error *
     st_crec r;
     long row;
     const uint8_t *keys;
-    if ((rc = st_crec_parse(t, base, rec, rlen, &r, err)) ||
+    if ((rc = st_crec_parse(t->name, base, rec, rlen, &r, err)) ||
         (rc = rec_row(t, &r, key, &row, &keys, err)))
         return rc;
     rcache_fill(t, base, rec, rlen, &r, keys);
@@ -225,7 +232,7 @@ int st_obj_read(strata_table_t *t, const st_objref *ref, const st_prop *p, strat
         return ST_CORRUPT(err, "table '%s': decoded cluster lacks property '%s'", t->name, p->name);
     }
     st_crec r;
-    int rc = st_crec_parse(t, 0, ref->rec, ref->rec_len, &r, err);
+    int rc = st_crec_parse(t->name, 0, ref->rec, ref->rec_len, &r, err);
     if (rc) return rc;
     st_leafref leaf = st_crec_col(&r, p->id);
     if (leaf.pgno) return st_col_read(t->txn, leaf, r.n, ref->row, p, out, err);
@@ -284,7 +291,7 @@ static int dc_insert(strata_table_t *t, st_dcluster *dc, strata_error *err) {
 static int decode(strata_table_t *t, uint64_t base, const uint8_t *rec, size_t rlen,
                   st_dcluster **out, strata_error *err) {
     st_crec r;
-    int rc = st_crec_parse(t, base, rec, rlen, &r, err);
+    int rc = st_crec_parse(t->name, base, rec, rlen, &r, err);
     if (rc) return rc;
     st_dcluster *dc = dc_new(t);
     if (!dc) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
@@ -311,8 +318,7 @@ static int decode(strata_table_t *t, uint64_t base, const uint8_t *rec, size_t r
     uint32_t present = 1;
     for (uint32_t i = 0; i < r.nentries; i++) {
         pgno_t pg = st_crec_entry(&r, i, NULL).pgno;
-        uint32_t uses = 0;
-        for (uint32_t j = 0; j < r.nentries; j++) uses += st_crec_entry(&r, j, NULL).pgno == pg;
+        uint32_t uses = page_uses(&r, pg, r.nentries);
         bool seen = false;
         for (uint32_t j = 0; j < dc->nold_pages; j++) seen |= dc->old_pages[j] == pg;
         if (!seen) dc->old_pages[dc->nold_pages++] = pg;
@@ -370,7 +376,7 @@ int st_cluster_append(strata_table_t *t, int64_t key, st_objref *ref, strata_err
     if ((rc = find_cluster(t, key, &dc, &base, &rec, &rlen, &found, err))) return rc;
     if (found && !dc) {
         st_crec r;
-        if ((rc = st_crec_parse(t, base, rec, rlen, &r, err))) return rc;
+        if ((rc = st_crec_parse(t->name, base, rec, rlen, &r, err))) return rc;
         if (r.n < ST_CLUSTER_MAX) {
             if ((rc = decode(t, base, rec, rlen, &dc, err)) || (rc = dc_insert(t, dc, err)))
                 return rc;
@@ -408,7 +414,7 @@ int st_cluster_patch(strata_table_t *t, int64_t key, const st_prop *p, const str
     if (rc || !found || dc) return rc;
     st_crec r;
     long row;
-    if ((rc = st_crec_parse(t, base, rec, rlen, &r, err)) ||
+    if ((rc = st_crec_parse(t->name, base, rec, rlen, &r, err)) ||
         (rc = rec_row(t, &r, key, &row, &keys, err)))
         return rc;
     if (row < 0) return not_found(t, key, err);
@@ -665,7 +671,7 @@ int st_cluster_next_key(strata_table_t *t, int64_t after, int64_t *key, strata_e
         if ((rc = st_cur_get(&c, &ck, &kl, &rec, &rlen, err))) return rc;
         st_crec r;
         const uint8_t *kp;
-        if ((rc = st_crec_parse(t, st_rd64(ck), rec, rlen, &r, err)) ||
+        if ((rc = st_crec_parse(t->name, st_rd64(ck), rec, rlen, &r, err)) ||
             (rc = st_leaf_header(t->txn, st_crec_entry(&r, 0, NULL), r.n, &kp, err)))
             return rc;
         if (st_packed_at(kp, r.n, r.n - 1) < from) continue;
@@ -726,6 +732,14 @@ static int free_leaf_bigs(strata_table_t *t, const st_prop *p, st_leafref leaf, 
     return rc;
 }
 
+/* The record of the cluster at base (k receives its tree key). */
+static int record_at(strata_table_t *t, uint64_t base, uint8_t k[8], const uint8_t **rec,
+                     size_t *rlen, st_crec *r, strata_error *err) {
+    st_wr64(k, base);
+    int rc = st_bt_get(t->txn, &t->clusters->st, k, 8, rec, rlen, err);
+    return rc ? rc : st_crec_parse(t->name, base, *rec, *rlen, r, err);
+}
+
 int st_clusters_drop_column(strata_table_t *t, uint32_t col, strata_error *err) {
     st_prop *p = st_prop_find(t, col);
     uint64_t *bases;
@@ -735,19 +749,14 @@ int st_clusters_drop_column(strata_table_t *t, uint32_t col, strata_error *err) 
     strata_tree_t *tree = t->clusters;
     for (size_t i = 0; rc == STRATA_OK && i < nb; i++) {
         uint8_t k[8];
-        st_wr64(k, bases[i]);
         const uint8_t *rec;
         size_t rlen;
         st_crec r;
-        if ((rc = st_bt_get(t->txn, &tree->st, k, 8, &rec, &rlen, err)) ||
-            (rc = st_crec_parse(t, bases[i], rec, rlen, &r, err)))
-            break;
+        if ((rc = record_at(t, bases[i], k, &rec, &rlen, &r, err))) break;
         st_leafref leaf = st_crec_col(&r, col);
         if (!leaf.pgno) continue;
         if (p && (rc = free_leaf_bigs(t, p, leaf, r.n, err))) break;
-        uint32_t uses = 0;
-        for (uint32_t j = 0; j < r.nentries; j++) uses += st_crec_entry(&r, j, NULL).pgno == leaf.pgno;
-        if (uses == 1 && (rc = st_page_free(t->txn, leaf.pgno, 1, err))) break;
+        if (page_uses(&r, leaf.pgno, r.nentries) == 1 && (rc = st_page_free(t->txn, leaf.pgno, 1, err))) break;
         /* (a leaf on the shared page stays there as unused bytes until the cluster is rewritten) */
         uint8_t *nrec = malloc(rlen);
         if (!nrec) {
@@ -776,13 +785,10 @@ int st_clusters_drop_all(strata_table_t *t, strata_error *err) {
     strata_tree_t *tree = t->clusters;
     for (size_t i = 0; rc == STRATA_OK && i < nb; i++) {
         uint8_t k[8];
-        st_wr64(k, bases[i]);
         const uint8_t *rec;
         size_t rlen;
         st_crec r;
-        if ((rc = st_bt_get(t->txn, &tree->st, k, 8, &rec, &rlen, err)) ||
-            (rc = st_crec_parse(t, bases[i], rec, rlen, &r, err)))
-            break;
+        if ((rc = record_at(t, bases[i], k, &rec, &rlen, &r, err))) break;
         for (uint32_t j = 1; rc == STRATA_OK && j < r.nentries; j++) {
             uint32_t col;
             st_leafref leaf = st_crec_entry(&r, j, &col);
@@ -791,9 +797,7 @@ int st_clusters_drop_all(strata_table_t *t, strata_error *err) {
         }
         for (uint32_t j = 0; rc == STRATA_OK && j < r.nentries; j++) { /* each page once */
             pgno_t pg = st_crec_entry(&r, j, NULL).pgno;
-            bool earlier = false;
-            for (uint32_t m = 0; m < j; m++) earlier |= st_crec_entry(&r, m, NULL).pgno == pg;
-            if (!earlier) rc = st_page_free(t->txn, pg, 1, err);
+            if (!page_uses(&r, pg, j)) rc = st_page_free(t->txn, pg, 1, err);
         }
         if (rc == STRATA_OK) rc = st_tree_del(tree, k, 8, err);
     }

@@ -151,6 +151,27 @@ static void fixed_get(uint8_t type, const uint8_t *in, strata_value *v) {
     }
 }
 
+/* A packed column's number for a (checked) value, and back. */
+static int64_t packed_of(const strata_value *v) {
+    return v->type == STRATA_TYPE_BOOL ? v->u.b : v->type == STRATA_TYPE_LINK ? v->u.link : v->u.i;
+}
+
+static void packed_value(const st_prop *p, int64_t x, strata_value *out) {
+    if (p->flags & STRATA_PROP_LIST) { /* the list's id */
+        out->type = STRATA_TYPE_INT;
+        out->u.i = x;
+    } else if (p->type == STRATA_TYPE_BOOL) {
+        out->type = STRATA_TYPE_BOOL;
+        out->u.b = x != 0;
+    } else if (p->type == STRATA_TYPE_LINK) {
+        out->type = STRATA_TYPE_LINK;
+        out->u.link = x;
+    } else {
+        out->type = STRATA_TYPE_INT;
+        out->u.i = x;
+    }
+}
+
 /* Mixed element: tag + payload. Returns the element length; writes it when out is not NULL
  * (string/binary payloads are not copied: the caller appends v->u.bytes). */
 static size_t mixed_head(const strata_value *v, uint8_t *out) {
@@ -342,7 +363,7 @@ bool st_leaf_can_patch(const uint8_t *p, uint32_t n, uint32_t i, const st_prop *
     if ((p[CH_FLAGS] & 1) && bit_at(p + CH_BITMAPS, i)) return false; /* now null */
     if (p[CH_ENC] == ST_ENC_FIXED) return true;
     if (p[CH_ENC] != ST_ENC_PACKED) return false;
-    int64_t x = v->type == STRATA_TYPE_BOOL ? v->u.b : v->type == STRATA_TYPE_LINK ? v->u.link : v->u.i;
+    int64_t x = packed_of(v);
     uint64_t stored = (uint64_t)x - st_rd64(p + CH_BASE) - ((p[CH_FLAGS] & 4) ? i : 0);
     uint8_t w = p[CH_WIDTH];
     (void)n;
@@ -356,7 +377,7 @@ void st_leaf_patch(uint8_t *p, uint32_t n, uint32_t i, const st_prop *prop, cons
         fixed_put(prop->type, v, d + (size_t)i * p[CH_WIDTH]);
         return;
     }
-    int64_t x = v->type == STRATA_TYPE_BOOL ? v->u.b : v->type == STRATA_TYPE_LINK ? v->u.link : v->u.i;
+    int64_t x = packed_of(v);
     uint64_t stored = (uint64_t)x - st_rd64(p + CH_BASE) - ((p[CH_FLAGS] & 4) ? i : 0);
     uint8_t w = p[CH_WIDTH];
     if (w > 0 && w < 8) { /* clear the old bits first */
@@ -527,14 +548,21 @@ static int var_value(strata_txn_t *txn, const st_prop *p, const uint8_t *b, uint
     return STRATA_OK;
 }
 
+/* The leaf at ref, checked, and of the encoding prop's type takes. */
+static int prop_leaf(strata_txn_t *txn, st_leafref ref, uint32_t n, const st_prop *prop,
+                     const uint8_t **seg, strata_error *err) {
+    int rc = st_leaf_header(txn, ref, n, seg, err);
+    if (rc == STRATA_OK && !enc_matches(*seg, prop))
+        return ST_CORRUPT(err, "column page %llu: encoding %u/%u does not fit property '%s'",
+                          (unsigned long long)ref.pgno, (*seg)[CH_ENC], (*seg)[CH_WIDTH], prop->name);
+    return rc;
+}
+
 int st_col_read(strata_txn_t *txn, st_leafref ref, uint32_t n, uint32_t i, const st_prop *prop,
                 strata_value *out, strata_error *err) {
     const uint8_t *p;
-    int rc = st_leaf_header(txn, ref, n, &p, err);
+    int rc = prop_leaf(txn, ref, n, prop, &p, err);
     if (rc) return rc;
-    if (!enc_matches(p, prop))
-        return ST_CORRUPT(err, "column page %llu: encoding %u/%u does not fit property '%s'",
-                          (unsigned long long)ref.pgno, p[CH_ENC], p[CH_WIDTH], prop->name);
     memset(out, 0, sizeof *out);
     if (leaf_null(p, i)) {
         out->type = STRATA_TYPE_NULL;
@@ -542,20 +570,7 @@ int st_col_read(strata_txn_t *txn, st_leafref ref, uint32_t n, uint32_t i, const
     }
     switch (p[CH_ENC]) {
     case ST_ENC_PACKED: {
-        int64_t v = st_packed_at(p, n, i);
-        if (prop->flags & STRATA_PROP_LIST) {
-            out->type = STRATA_TYPE_INT;
-            out->u.i = v;
-        } else if (prop->type == STRATA_TYPE_BOOL) {
-            out->type = STRATA_TYPE_BOOL;
-            out->u.b = v != 0;
-        } else if (prop->type == STRATA_TYPE_LINK) {
-            out->type = STRATA_TYPE_LINK;
-            out->u.link = v;
-        } else {
-            out->type = STRATA_TYPE_INT;
-            out->u.i = v;
-        }
+        packed_value(prop, st_packed_at(p, n, i), out);
         return STRATA_OK;
     }
     case ST_ENC_FIXED:
@@ -620,11 +635,8 @@ void st_col_default(const st_prop *p, uint32_t from, uint32_t to, st_dcol *c) {
 int st_col_decode(strata_txn_t *txn, st_leafref ref, const st_prop *prop, uint32_t n, st_dcol *c,
                   st_objstore *os, strata_error *err) {
     const uint8_t *p;
-    int rc = st_leaf_header(txn, ref, n, &p, err);
+    int rc = prop_leaf(txn, ref, n, prop, &p, err);
     if (rc) return rc;
-    if (!enc_matches(p, prop))
-        return ST_CORRUPT(err, "column page %llu: encoding %u/%u does not fit property '%s'",
-                          (unsigned long long)ref.pgno, p[CH_ENC], p[CH_WIDTH], prop->name);
     c->old = ref;
     size_t off = data_off(p, n);
     for (uint32_t i = 0; i < n; i++) c->nulls[i] = leaf_null(p, i);
@@ -661,11 +673,7 @@ int st_dcol_value(strata_txn_t *txn, const st_dcol *c, const st_prop *p, uint32_
         return STRATA_OK;
     }
     if (c->enc == ST_ENC_PACKED) {
-        out->u.i = c->ints[i];
-        if (p->flags & STRATA_PROP_LIST) out->type = STRATA_TYPE_INT;
-        else if (p->type == STRATA_TYPE_BOOL) out->type = STRATA_TYPE_BOOL, out->u.b = c->ints[i] != 0;
-        else if (p->type == STRATA_TYPE_LINK) out->type = STRATA_TYPE_LINK, out->u.link = c->ints[i];
-        else out->type = STRATA_TYPE_INT;
+        packed_value(p, c->ints[i], out);
         return STRATA_OK;
     }
     if (c->enc == ST_ENC_FIXED) {
@@ -707,8 +715,7 @@ int st_dcol_store(strata_txn_t *txn, st_objstore *os, st_dcol *c, const st_prop 
     }
     c->nulls[i] = 0;
     if (c->enc == ST_ENC_PACKED) {
-        c->ints[i] = v->type == STRATA_TYPE_BOOL ? v->u.b : v->type == STRATA_TYPE_LINK ? v->u.link
-                                                                                         : v->u.i;
+        c->ints[i] = packed_of(v);
         return STRATA_OK;
     }
     if (c->enc == ST_ENC_FIXED) {

@@ -28,14 +28,6 @@ bool st_type_indexable(uint8_t type) {
            type == STRATA_TYPE_TIMESTAMP || type == STRATA_TYPE_OBJECT_ID || type == STRATA_TYPE_UUID;
 }
 
-static void be64(uint8_t *o, uint64_t v) {
-    for (int i = 7; i >= 0; i--, v >>= 8) o[i] = (uint8_t)v;
-}
-static uint64_t rd_be64(const uint8_t *p) {
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++) v = v << 8 | p[i];
-    return v;
-}
 
 /* The value part of an index key; returns its length. */
 static size_t encode_value(const strata_value *v, uint8_t *out, bool *truncated) {
@@ -48,9 +40,9 @@ static size_t encode_value(const strata_value *v, uint8_t *out, bool *truncated)
     size_t o = 1;
     switch (v->type) {
     case STRATA_TYPE_BOOL: out[o++] = v->u.b ? 1 : 0; break;
-    case STRATA_TYPE_INT: be64(out + o, (uint64_t)v->u.i ^ (1ull << 63)); o += 8; break;
+    case STRATA_TYPE_INT: st_wr_be64(out + o, (uint64_t)v->u.i ^ (1ull << 63)); o += 8; break;
     case STRATA_TYPE_TIMESTAMP: {
-        be64(out + o, (uint64_t)v->u.timestamp.seconds ^ (1ull << 63));
+        st_wr_be64(out + o, (uint64_t)v->u.timestamp.seconds ^ (1ull << 63));
         uint32_t ns = (uint32_t)v->u.timestamp.nanoseconds ^ (1u << 31);
         out[o + 8] = (uint8_t)(ns >> 24);
         out[o + 9] = (uint8_t)(ns >> 16);
@@ -85,7 +77,7 @@ int st_index_key(const st_prop *p, const strata_value *v, int64_t key, uint8_t *
                  bool *truncated) {
     (void)p;
     size_t n = encode_value(v, out, truncated);
-    be64(out + n, (uint64_t)key);
+    st_wr_be64(out + n, (uint64_t)key);
     *len = n + 8;
     return STRATA_OK;
 }
@@ -196,7 +188,7 @@ int st_index_find(strata_table_t *t, st_prop *p, const strata_value *v, int64_t 
         size_t kl;
         if ((rc = st_cur_get(&c, &k, &kl, NULL, NULL, err))) return rc;
         if (kl != pl + 8 || memcmp(k, pre, pl) != 0) break;
-        int64_t key = (int64_t)rd_be64(k + pl);
+        int64_t key = (int64_t)st_rd_be64(k + pl);
         if (trunc) { /* the index holds a prefix: compare the whole value */
             st_objref ref;
             strata_value cur;
@@ -285,7 +277,7 @@ int st_index_scan(strata_table_t *t, st_prop *p, const st_index_bounds *b, st_in
         if ((rc = st_cur_get(&c, &k, &kl, NULL, NULL, err))) return rc;
         if (kl < 9) return ST_CORRUPT(err, "index of '%s.%s': a %zu-byte entry", t->name, p->name, kl);
         size_t vl = kl - 8;
-        int64_t key = (int64_t)rd_be64(k + vl);
+        int64_t key = (int64_t)st_rd_be64(k + vl);
         bool entry_trunc = p->type == STRATA_TYPE_STRING && vl >= 3 && k[vl - 2] == 0 && k[vl - 1] == 2;
         bool check_value = entry_trunc || lo_trunc || hi_trunc || pre_long;
         if (entry_trunc && b->saw_truncated) *b->saw_truncated = true;

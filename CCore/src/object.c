@@ -23,20 +23,6 @@
 
 #include <stdlib.h>
 
-static void be64(uint8_t *o, uint64_t v) {
-    for (int i = 7; i >= 0; i--, v >>= 8) o[i] = (uint8_t)v;
-}
-static void be32(uint8_t *o, uint32_t v) {
-    for (int i = 3; i >= 0; i--, v >>= 8) o[i] = (uint8_t)v;
-}
-static uint64_t rd_be64(const uint8_t *p) {
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++) v = v << 8 | p[i];
-    return v;
-}
-static uint32_t rd_be32(const uint8_t *p) {
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
 
 /* ------------------------------------------------------------------ checks */
 
@@ -71,11 +57,7 @@ int st_value_check(strata_table_t *t, const st_prop *p, const strata_value *v, b
                    strata_value *norm, strata_error *err) {
     if (!v) return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "'%s.%s': the value is NULL", t->name, p->name);
     *norm = *v;
-    if (v->type == STRATA_TYPE_BOOL) { /* any non-zero byte is true (a C caller may set it so) */
-        uint8_t raw;
-        memcpy(&raw, &v->u.b, 1);
-        norm->u.b = raw != 0;
-    }
+    if (v->type == STRATA_TYPE_BOOL) norm->u.b = st_bool_of(v);
     if (v->type == STRATA_TYPE_NULL) {
         bool ok = (p->flags & STRATA_PROP_NULLABLE) || (!element && p->type == STRATA_TYPE_LINK) ||
                   p->type == STRATA_TYPE_MIXED;
@@ -149,10 +131,10 @@ int st_value_check(strata_table_t *t, const st_prop *p, const strata_value *v, b
 /* ------------------------------------------------------------------ backlinks */
 
 static void backlink_key(uint8_t k[24], int64_t tkey, uint32_t otable, uint32_t ocol, int64_t okey) {
-    be64(k, (uint64_t)tkey);
-    be32(k + 8, otable);
-    be32(k + 12, ocol);
-    be64(k + 16, (uint64_t)okey);
+    st_wr_be64(k, (uint64_t)tkey);
+    st_wr_be32(k + 8, otable);
+    st_wr_be32(k + 12, ocol);
+    st_wr_be64(k + 16, (uint64_t)okey);
 }
 
 int st_backlink_add(strata_table_t *target, int64_t tkey, uint32_t otable, uint32_t ocol,
@@ -220,7 +202,7 @@ static int backlinks_collect(strata_table_t *t, const uint8_t *prefix, size_t pl
             }
             *out = g;
         }
-        (*out)[(*n)++] = (backlink){rd_be32(k + 8), rd_be32(k + 12), (int64_t)rd_be64(k + 16), st_rd32(v)};
+        (*out)[(*n)++] = (backlink){st_rd_be32(k + 8), st_rd_be32(k + 12), (int64_t)st_rd_be64(k + 16), st_rd32(v)};
     }
     if (rc == STRATA_ERR_NOT_FOUND) rc = STRATA_OK;
     if (rc) {
@@ -234,9 +216,9 @@ static int backlinks_collect(strata_table_t *t, const uint8_t *prefix, size_t pl
 int st_backlinks_list(strata_table_t *t, int64_t key, strata_table_t *origin, uint32_t col,
                       int64_t *keys, size_t cap, size_t *count, strata_error *err) {
     uint8_t pre[16];
-    be64(pre, (uint64_t)key);
-    be32(pre + 8, origin->id);
-    be32(pre + 12, col);
+    st_wr_be64(pre, (uint64_t)key);
+    st_wr_be32(pre + 8, origin->id);
+    st_wr_be32(pre + 12, col);
     backlink *b;
     size_t n;
     int rc = backlinks_collect(t, pre, 16, &b, &n, err);
@@ -706,7 +688,7 @@ int st_obj_delete(strata_table_t *t, int64_t key, strata_error *err) {
     }
     /* 2. links to this object: nulled, or taken out of their lists */
     uint8_t pre[8];
-    be64(pre, (uint64_t)key);
+    st_wr_be64(pre, (uint64_t)key);
     backlink *b = NULL;
     size_t nb = 0;
     if (rc == STRATA_OK) rc = backlinks_collect(t, pre, 8, &b, &nb, err);

@@ -21,6 +21,30 @@
 #define ST_INLINE_MAX 1000u      /* bytes of a string/binary kept in its column leaf */
 #define ST_INDEX_PREFIX 200u     /* bytes of a string the index key holds */
 
+/* Big-endian numbers: index and backlink keys sort like memcmp. */
+static inline void st_wr_be64(uint8_t *o, uint64_t v) {
+    for (int i = 7; i >= 0; i--, v >>= 8) o[i] = (uint8_t)v;
+}
+static inline void st_wr_be32(uint8_t *o, uint32_t v) {
+    for (int i = 3; i >= 0; i--, v >>= 8) o[i] = (uint8_t)v;
+}
+static inline uint64_t st_rd_be64(const uint8_t *p) {
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++) v = v << 8 | p[i];
+    return v;
+}
+static inline uint32_t st_rd_be32(const uint8_t *p) {
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* A caller's bool as stored: any non-zero byte is true (C callers fill the union as they like,
+ * and loading a byte other than 0/1 as bool is undefined). */
+static inline bool st_bool_of(const strata_value *v) {
+    uint8_t raw;
+    memcpy(&raw, &v->u.b, 1);
+    return raw != 0;
+}
+
 /* ------------------------------------------------------------------ decoded clusters */
 
 /* Where a column leaf is: a segment [off, off + len) of column page pgno. */
@@ -245,8 +269,8 @@ typedef struct st_crec {
     uint32_t n, nentries;    /* entry 0 is the keys leaf */
     const uint8_t *entries;  /* nentries × {u32 property id (0: keys) | u16 off | u16 len | u64 page} */
 } st_crec;
-int st_crec_parse(const strata_table_t *t, uint64_t base, const uint8_t *rec, size_t len,
-                  st_crec *out, strata_error *err);
+int st_crec_parse(const char *table, uint64_t base, const uint8_t *rec, size_t len, st_crec *out,
+                  strata_error *err);
 st_leafref st_crec_entry(const st_crec *r, uint32_t i, uint32_t *col);
 /* The leaf of property col (pgno 0 when the cluster has none). */
 st_leafref st_crec_col(const st_crec *r, uint32_t col);

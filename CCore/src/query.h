@@ -85,6 +85,31 @@ struct strata_query {
     size_t nowned, capowned;
 };
 
+/* Types, shared by the parser's checks and the run's checks of arguments. */
+static inline bool q_numeric(strata_type t) {
+    return t == STRATA_TYPE_INT || t == STRATA_TYPE_FLOAT || t == STRATA_TYPE_DOUBLE;
+}
+
+/* Can a property of type prop be compared with a value of type v? */
+static inline bool q_comparable(strata_type prop, strata_type v) {
+    if (v == STRATA_TYPE_NULL || prop == STRATA_TYPE_MIXED) return true;
+    if (q_numeric(prop) && q_numeric(v)) return true;
+    if (prop == STRATA_TYPE_LINK) return v == STRATA_TYPE_LINK || v == STRATA_TYPE_INT;
+    return prop == v;
+}
+
+/* The type of what a path (after its aggregate) or a SUBQUERY(...).@count yields. */
+static inline strata_type q_expr_type(const q_expr *e) {
+    if (e->kind == QE_SUBQUERY) return STRATA_TYPE_INT;
+    const q_step *last = &e->steps[e->nsteps - 1];
+    switch (e->agg) {
+    case QA_COUNT: return STRATA_TYPE_INT;
+    case QA_AVG: return STRATA_TYPE_DOUBLE;
+    case QA_NONE: return (strata_type)last->type;
+    default: return last->type == STRATA_TYPE_INT ? STRATA_TYPE_INT : STRATA_TYPE_DOUBLE;
+    }
+}
+
 struct strata_results {
     int64_t *keys;
     size_t n;

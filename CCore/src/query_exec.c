@@ -56,9 +56,6 @@ static void rnode_free(rnode *r) {
     free(r);
 }
 
-static bool is_numeric(strata_type t) {
-    return t == STRATA_TYPE_INT || t == STRATA_TYPE_FLOAT || t == STRATA_TYPE_DOUBLE;
-}
 
 /* The property a path step names, checked against the schema of this snapshot. */
 static int step_prop(exec *x, const q_step *s, strata_table_t **t, st_prop **p) {
@@ -82,32 +79,11 @@ static int bind_value(exec *x, const q_expr *e, const strata_value *args, size_t
         return x->rc = st_err(x->err, STRATA_ERR_INVALID_ARGUMENT,
                               "query: argument $%d is missing (%zu given)", e->arg, nargs);
     *out = args[e->arg];
-    if (out->type == STRATA_TYPE_BOOL) { /* any non-zero byte is true */
-        uint8_t raw;
-        memcpy(&raw, &args[e->arg].u.b, 1);
-        out->u.b = raw != 0;
-    }
+    if (out->type == STRATA_TYPE_BOOL) out->u.b = st_bool_of(&args[e->arg]);
     return STRATA_OK;
 }
 
-static strata_type expr_type(exec *x, const q_expr *e) {
-    const q_step *last = &e->steps[e->nsteps - 1];
-    (void)x;
-    if (e->kind == QE_SUBQUERY) return STRATA_TYPE_INT;
-    switch (e->agg) {
-    case QA_COUNT: return STRATA_TYPE_INT;
-    case QA_AVG: return STRATA_TYPE_DOUBLE;
-    case QA_NONE: return (strata_type)last->type;
-    default: return last->type == STRATA_TYPE_INT ? STRATA_TYPE_INT : STRATA_TYPE_DOUBLE;
-    }
-}
 
-static bool type_fits(strata_type prop, strata_type v) {
-    if (v == STRATA_TYPE_NULL || prop == STRATA_TYPE_MIXED) return true;
-    if (is_numeric(prop) && is_numeric(v)) return true;
-    if (prop == STRATA_TYPE_LINK) return v == STRATA_TYPE_LINK || v == STRATA_TYPE_INT;
-    return prop == v;
-}
 
 static int bind(exec *x, const q_node *q, const strata_value *args, size_t nargs, rnode **out) {
     rnode *r = calloc(1, sizeof *r);
@@ -146,11 +122,7 @@ static int bind(exec *x, const q_node *q, const strata_value *args, size_t nargs
             if (!r->vals) return x->rc = st_err(x->err, STRATA_ERR_NO_MEMORY, "out of memory");
             if (v.u.list.count) memcpy(r->vals, v.u.list.items, v.u.list.count * sizeof *r->vals);
             for (int i = 0; i < r->nvals; i++)
-                if (r->vals[i].type == STRATA_TYPE_BOOL) {
-                    uint8_t raw;
-                    memcpy(&raw, &r->vals[i].u.b, 1);
-                    r->vals[i].u.b = raw != 0;
-                }
+                if (r->vals[i].type == STRATA_TYPE_BOOL) r->vals[i].u.b = st_bool_of(&r->vals[i]);
         } else {
             if (q->op == QO_IN && rhs->kind == QE_ARG)
                 return x->rc = st_err(x->err, STRATA_ERR_WRONG_TYPE,
@@ -162,10 +134,10 @@ static int bind(exec *x, const q_node *q, const strata_value *args, size_t nargs
             r->vals[0] = v;
         }
     }
-    strata_type pt = expr_type(x, &q->lhs);
+    strata_type pt = q_expr_type(&q->lhs);
     for (int i = 0; i < r->nvals; i++) {
         strata_type vt = r->vals[i].type;
-        if (!type_fits(pt, vt) ||
+        if (!q_comparable(pt, vt) ||
             (q->op >= QO_BEGINS && q->op <= QO_LIKE && vt != STRATA_TYPE_NULL &&
              vt != STRATA_TYPE_STRING && vt != STRATA_TYPE_BINARY))
             return x->rc = st_err(x->err, STRATA_ERR_WRONG_TYPE,
@@ -205,7 +177,7 @@ static int num_cmp(const strata_value *a, const strata_value *b) {
 /* Order of a and b when comparable: *ok false when they are not (different kinds). */
 static int value_order(const strata_value *a, const strata_value *b, bool *ok) {
     *ok = true;
-    if (is_numeric(a->type) && is_numeric(b->type)) return num_cmp(a, b);
+    if (q_numeric(a->type) && q_numeric(b->type)) return num_cmp(a, b);
     if (a->type == STRATA_TYPE_LINK || b->type == STRATA_TYPE_LINK) {
         int64_t x = a->type == STRATA_TYPE_LINK ? a->u.link : a->u.i;
         int64_t y = b->type == STRATA_TYPE_LINK ? b->u.link : b->u.i;
@@ -560,6 +532,11 @@ typedef struct cluster_ctx {
     const uint8_t *keys;     /* keys leaf */
 } cluster_ctx;
 
+/* A bool or int constant as the number a packed leaf stores. */
+static int64_t packed_const(const strata_value *v) {
+    return v->type == STRATA_TYPE_BOOL ? v->u.b : v->u.i;
+}
+
 /* The packed comparison on a whole leaf: sel starts as a copy of in; sel[i] &= result. */
 static int cmp_fast(exec *x, const rnode *r, const cluster_ctx *c, const uint8_t *in, uint8_t *sel) {
     const q_step *s = &r->q->lhs.steps[0];
@@ -567,6 +544,7 @@ static int cmp_fast(exec *x, const rnode *r, const cluster_ctx *c, const uint8_t
     st_leafref leaf = st_crec_col(&c->cr, s->col);
     const uint8_t *nulls = NULL;
     int64_t *v = x->ints;
+    int64_t k0 = packed_const(&r->vals[0]), k1 = r->nvals > 1 ? packed_const(&r->vals[1]) : 0;
     if (leaf.pgno) {
         const uint8_t *seg;
         if ((x->rc = st_leaf_header(x->txn, leaf, n, &seg, x->err))) return x->rc;
@@ -575,10 +553,8 @@ static int cmp_fast(exec *x, const rnode *r, const cluster_ctx *c, const uint8_t
         nulls = st_leaf_nulls(seg);
         static const int ops[] = {[QO_EQ] = 0, [QO_NE] = 1, [QO_LT] = 2, [QO_LE] = 3, [QO_GT] = 4,
                                   [QO_GE] = 5, [QO_BETWEEN] = 6};
-        int64_t c0 = r->vals[0].type == STRATA_TYPE_BOOL ? r->vals[0].u.b : r->vals[0].u.i;
-        int64_t c1 = r->nvals > 1 ? (r->vals[1].type == STRATA_TYPE_BOOL ? r->vals[1].u.b : r->vals[1].u.i) : 0;
         if (r->q->op <= QO_GE || r->q->op == QO_BETWEEN) {
-            if (st_leaf_compare(seg, n, ops[r->q->op], c0, c1, sel)) goto nulls; /* no unpacking */
+            if (st_leaf_compare(seg, n, ops[r->q->op], k0, k1, sel)) goto nulls; /* no unpacking */
         }
         st_leaf_unpack(seg, n, v);
     } else { /* the property's default in every row */
@@ -594,8 +570,6 @@ static int cmp_fast(exec *x, const rnode *r, const cluster_ctx *c, const uint8_t
             return STRATA_OK;
         }
     }
-    int64_t k0 = r->vals[0].type == STRATA_TYPE_BOOL ? r->vals[0].u.b : r->vals[0].u.i;
-    int64_t k1 = r->nvals > 1 ? (r->vals[1].type == STRATA_TYPE_BOOL ? r->vals[1].u.b : r->vals[1].u.i) : 0;
     switch (r->q->op) { /* tight loops, no calls */
     case QO_EQ: for (uint32_t i = 0; i < n; i++) sel[i] &= v[i] == k0; break;
     case QO_NE: for (uint32_t i = 0; i < n; i++) sel[i] &= v[i] != k0; break;
@@ -609,7 +583,7 @@ static int cmp_fast(exec *x, const rnode *r, const cluster_ctx *c, const uint8_t
             if (!sel[i]) continue;
             bool any = false;
             for (int j = 0; j < r->nvals; j++)
-                any |= v[i] == (r->vals[j].type == STRATA_TYPE_BOOL ? r->vals[j].u.b : r->vals[j].u.i);
+                any |= v[i] == packed_const(&r->vals[j]);
             sel[i] = any;
         }
         break;
@@ -809,7 +783,7 @@ static int find_matches(exec *x, const rnode *root, keyvec *out, uint64_t *count
         size_t kl;
         cluster_ctx c;
         if ((rc = st_cur_get(&cur, &k, &kl, &c.rec, &c.rec_len, x->err)) ||
-            (rc = st_crec_parse(x->root, st_rd64(k), c.rec, c.rec_len, &c.cr, x->err)) ||
+            (rc = st_crec_parse(x->root->name, st_rd64(k), c.rec, c.rec_len, &c.cr, x->err)) ||
             (rc = st_leaf_header(x->txn, st_crec_entry(&c.cr, 0, NULL), c.cr.n, &c.keys, x->err)))
             return x->rc = rc;
         if (eval_cluster(x, root, &c, in, sel)) return x->rc;

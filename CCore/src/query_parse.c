@@ -554,28 +554,8 @@ static int parse_operand(parser *ps, q_expr *e) {
 /* ------------------------------------------------------------------ type checks */
 
 /* The type a path yields (after its aggregate). */
-static strata_type path_type(const q_expr *e) {
-    if (e->kind == QE_SUBQUERY) return STRATA_TYPE_INT;
-    const q_step *last = &e->steps[e->nsteps - 1];
-    switch (e->agg) {
-    case QA_COUNT: return STRATA_TYPE_INT;
-    case QA_AVG: return STRATA_TYPE_DOUBLE;
-    case QA_NONE: return (strata_type)last->type;
-    default: return last->type == STRATA_TYPE_INT ? STRATA_TYPE_INT : STRATA_TYPE_DOUBLE;
-    }
-}
 
-static bool numeric(strata_type t) {
-    return t == STRATA_TYPE_INT || t == STRATA_TYPE_FLOAT || t == STRATA_TYPE_DOUBLE ||
-           t == STRATA_TYPE_DECIMAL128;
-}
 
-static bool comparable(strata_type prop, strata_type val) {
-    if (val == STRATA_TYPE_NULL || prop == STRATA_TYPE_MIXED) return true;
-    if (numeric(prop) && numeric(val)) return true;
-    if (prop == STRATA_TYPE_LINK) return val == STRATA_TYPE_LINK || val == STRATA_TYPE_INT;
-    return prop == val;
-}
 
 static int check_const(parser *ps, const q_expr *path, const q_expr *c, q_op op) {
     if (c->kind == QE_ARG) return STRATA_OK; /* checked when the query runs */
@@ -584,8 +564,8 @@ static int check_const(parser *ps, const q_expr *path, const q_expr *c, q_op op)
             if (check_const(ps, path, &c->items[i], QO_EQ)) return ps->rc;
         return STRATA_OK;
     }
-    strata_type pt = path_type(path), vt = c->value.type;
-    if (!comparable(pt, vt))
+    strata_type pt = q_expr_type(path), vt = c->value.type;
+    if (!q_comparable(pt, vt))
         return perr(ps, c->column, "cannot compare %s (a %s) with a %s",
                     path->kind == QE_SUBQUERY ? "SUBQUERY(...).@count"
                     : st_prop_find(table_of(ps, path->steps[path->nsteps - 1].table),

@@ -18,7 +18,6 @@
 #include "objstore.h"
 #include "pager.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 
 typedef struct vctx {
@@ -180,11 +179,8 @@ static int walk_tree(vctx *v, const char *name, const st_tree_state *t, entry_fn
 static int cluster_entry(vctx *v, const st_leaf_cell *c, const uint8_t *val, void *arg) {
     const char *tree = arg;
     uint64_t base = st_rd64(c->key);
-    strata_table_t fake;
-    memset(&fake, 0, sizeof fake);
-    snprintf(fake.name, sizeof fake.name, "%.40s", tree);
     st_crec r;
-    int rc = st_crec_parse(&fake, base, val, c->vlen, &r, v->err);
+    int rc = st_crec_parse(tree, base, val, c->vlen, &r, v->err);
     if (rc) return rc;
     for (uint32_t i = 0; i < r.nentries; i++) {
         st_leafref ref = st_crec_entry(&r, i, NULL);

@@ -25,12 +25,6 @@ typedef struct vstate {
     size_t *nexpect, *capexpect;
 } vstate;
 
-static void be64(uint8_t *o, uint64_t v) {
-    for (int i = 7; i >= 0; i--, v >>= 8) o[i] = (uint8_t)v;
-}
-static void be32(uint8_t *o, uint32_t v) {
-    for (int i = 3; i >= 0; i--, v >>= 8) o[i] = (uint8_t)v;
-}
 
 static long table_pos(st_objstore *os, uint32_t id) {
     for (size_t i = 0; i < os->ntables; i++)
@@ -57,10 +51,10 @@ static int expect_link(vstate *s, strata_table_t *t, const st_prop *p, int64_t o
         s->capexpect[pos] = cap;
     }
     uint8_t *k = s->expect[pos][s->nexpect[pos]++].key;
-    be64(k, (uint64_t)target);
-    be32(k + 8, t->id);
-    be32(k + 12, p->id);
-    be64(k + 16, (uint64_t)okey);
+    st_wr_be64(k, (uint64_t)target);
+    st_wr_be32(k + 8, t->id);
+    st_wr_be32(k + 12, p->id);
+    st_wr_be64(k + 16, (uint64_t)okey);
     return STRATA_OK;
 }
 
