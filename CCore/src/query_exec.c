@@ -529,7 +529,7 @@ typedef struct cluster_ctx {
     const uint8_t *rec;
     size_t rec_len;
     st_crec cr;
-    const uint8_t *keys;     /* keys leaf */
+    const uint8_t *keys;     /* keys leaf; NULL when nothing needs it (find_matches) */
 } cluster_ctx;
 
 /* A bool or int constant as the number a packed leaf stores. */
@@ -746,6 +746,13 @@ static uint64_t count_selected(const uint8_t *sel, uint32_t n) {
     return m;
 }
 
+/* Does evaluating r read objects row by row (and so need the cluster's keys)? */
+static bool reads_rows(const rnode *r) {
+    if (!r) return false;
+    if (r->q->kind == QN_CMP) return !r->fast;
+    return reads_rows(r->a) || reads_rows(r->b);
+}
+
 static int find_matches(exec *x, const rnode *root, keyvec *out, uint64_t *count) {
     const rnode *ix = index_node(x, root);
     if (x->rc) return x->rc;
@@ -778,13 +785,16 @@ static int find_matches(exec *x, const rnode *root, keyvec *out, uint64_t *count
     cur.tree = tree;
     uint8_t in[ST_CLUSTER_MAX], sel[ST_CLUSTER_MAX];
     memset(in, 1, sizeof in);
+    bool want_keys = out || reads_rows(root); /* a count of packed comparisons needs no keys */
     for (rc = st_cur_first(&cur, x->err); rc == STRATA_OK; rc = st_cur_next(&cur, x->err)) {
         const uint8_t *k;
         size_t kl;
         cluster_ctx c;
+        c.keys = NULL;
         if ((rc = st_cur_get(&cur, &k, &kl, &c.rec, &c.rec_len, x->err)) ||
             (rc = st_crec_parse(x->root->name, st_rd64(k), c.rec, c.rec_len, &c.cr, x->err)) ||
-            (rc = st_leaf_header(x->txn, st_crec_entry(&c.cr, 0, NULL), c.cr.n, &c.keys, x->err)))
+            (want_keys &&
+             (rc = st_leaf_header(x->txn, st_crec_entry(&c.cr, 0, NULL), c.cr.n, &c.keys, x->err))))
             return x->rc = rc;
         if (eval_cluster(x, root, &c, in, sel)) return x->rc;
         if (count) *count += count_selected(sel, c.cr.n);
