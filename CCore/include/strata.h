@@ -139,7 +139,8 @@ STRATA_API int strata_db_open(const char *path, const strata_options *opts, stra
  */
 STRATA_API int strata_db_close(strata_db_t *db, strata_error *err);
 
-/** Make every commit made so far durable (the fsyncs that NO_SYNC mode skipped). */
+/** Make every commit made so far durable (the fsyncs that NO_SYNC mode skipped), and leave a meta
+ *  marked durable so that the next first open needs no recovery check. */
 STRATA_API int strata_db_sync(strata_db_t *db, strata_error *err);
 
 typedef struct strata_db_info {

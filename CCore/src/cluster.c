@@ -14,10 +14,12 @@
  * are ascending, >= base; n >= 1; every leaf holds n values. Object keys come from the table's
  * next_key, so new objects always go to the last cluster.
  *
- * Writing: a cluster being changed is decoded into memory (st_dcluster) and kept, sorted by
- * base, in the table until the transaction commits, a scan needs the tree, or too many are held
- * (then all are written). Writing a cluster encodes only the columns that changed (all of them
- * when objects were added or removed), splitting it when a column no longer fits one page.
+ * Writing: a fixed-size or packed value that fits its leaf is patched in place in a copy of the
+ * leaf's page (st_cluster_patch). Otherwise the cluster is decoded into memory (st_dcluster) and
+ * kept, sorted by base, in the table until the transaction commits, a scan needs the tree, or too
+ * many are held (then all are written). Writing a decoded cluster keeps clean leaves that sit
+ * alone on their page and re-encodes the rest (all of them when objects were added or removed),
+ * splitting the cluster when a leaf no longer fits one page.
  * An st_objref is valid until the next call that may decode or write clusters.
  */
 #include "btree.h"

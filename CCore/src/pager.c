@@ -36,7 +36,7 @@
  *   c. pwrite every dirty page, in page order (adjacent ones together); d. (no sync here)
  *   e. pwrite the new meta into txn->meta_slot;          f. fdatasync (FULL);
  *   g. publish the version in the lock file; keep the new free list as the next base.
- *  A failure in a..d leaves the file at the previous commit (only free pages were written). A
+ *  A failure in a..c leaves the file at the previous commit (only free pages were written). A
  *  failed e leaves at worst a torn slot that held the version before the latest (which is
  *  durable and stays the newest valid slot). A failed f rewrites the slot's previous bytes and
  *  syncs, since the new meta may still reach the disk; if even that fails, the handle refuses
@@ -484,7 +484,8 @@ int st_pager_begin_write(strata_txn_t *txn, strata_error *err) {
         int ds = find_slot(db, txn->durable_version, &d);
         if (ds >= 0 && (d.flags & (ST_META_DURABLE | ST_META_SYNCED))) durable_slot = ds;
     }
-    /* FULL syncs every earlier page first, so it may use the slot the current version is not in. */
+    /* FULL: the current version was synced before it was published, so it is the durable one and
+     * the new meta takes the other slot. */
     txn->meta_slot = full ? 1 - slot : 1 - durable_slot;
     txn->new_version = txn->meta.version + 1;
     txn->page_count = txn->meta.page_count;

@@ -8,10 +8,12 @@
  *  2. Otherwise the clusters are scanned in key order. Each cluster is evaluated node by node on
  *     a selection of its rows: AND evaluates its right side only on the rows its left side kept,
  *     OR only on the rows it did not, so either side can end a cluster early. A comparison of a
- *     packed integer/bool property with constants unpacks the leaf once and compares in a tight
- *     loop; anything else (paths through links and lists, strings, aggregates) reads the row's
- *     values.
- *  3. SORT (stable; nulls first ascending; strings in code-point order), DISTINCT (first of each
+ *     packed integer/bool property with constants runs on the leaf's stored numbers in a tight
+ *     (vectorizable) loop, unpacking only the widths and forms st_leaf_compare does not take;
+ *     anything else (paths through links, lists and backlinks, strings, aggregates, SUBQUERY)
+ *     reads the row's values. Counting needs neither keys nor a result array.
+ *  3. SORT (stable; nulls first ascending; strings in code-point order; by an indexed property
+ *     with LIMIT, a walk of the index in order), DISTINCT (first of each
  *     group, in order), LIMIT.
  * Null semantics: == null / != null test nullness; ordering comparisons with null are false.
  * A to-one link that is null yields null for the rest of its path; an empty list yields nothing
