@@ -10,8 +10,18 @@
 /* Read the free list of `meta` from the file, checking every bound and the version order. */
 int st_freelist_load(strata_db_t *db, const st_meta *meta, st_freelist *out, strata_error *err);
 int st_freelist_copy(st_freelist *dst, const st_freelist *src);
-/* The next page a write transaction may reuse (no reader can still see it); false if none. */
-bool st_freelist_take(strata_txn_t *txn, pgno_t *pgno);
+/* A small transaction takes runs of at least half what the last commit took, capped at this
+ * (and at least 2): it grows the file by a run rather than scatter its writes, because each
+ * separate write costs the sync about as much as a whole run (see freelist.c). */
+#define ST_REUSE_MIN_RUN 8
+/* A transaction that has taken this many pages may take free pages one by one. */
+#define ST_REUSE_SCATTER_AFTER 64
+
+/* A page a write transaction may reuse (no reader can still see it): the next of its run of
+ * adjacent free pages, else the start of a new run of min_run or more, else (when scattered_ok,
+ * or when over an eighth of the file is reusable) any free page; false when none is found. */
+bool st_freelist_take(strata_txn_t *txn, size_t min_run, bool scattered_ok, pgno_t *pgno);
+void st_reuse_clear(st_reuse *r);
 /* Commit step: lay the new free list out in pages taken from itself; *head and *count for the
  * meta. Afterwards txn->fl is the new list. */
 int st_freelist_save(strata_txn_t *txn, pgno_t *head, uint64_t *count, strata_error *err);

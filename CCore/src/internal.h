@@ -102,6 +102,19 @@ typedef struct st_freelist {
     size_t ndirs;
 } st_freelist;
 
+/* How a write transaction reuses free pages (freelist.c), built on its first take. Small
+ * transactions take runs of adjacent pages so that a commit's writes stay few and contiguous. */
+typedef struct st_reuse {
+    bool ready;
+    size_t reusable;       /* entries [0, reusable) are old enough to reuse */
+    uint64_t *bits;        /* bit p: page p is a reusable entry not taken yet */
+    size_t npages;         /* pages the bit map covers */
+    uint32_t *entry_of;    /* page -> its entry index (meaningful where its bit is set) */
+    uint32_t *leaf_taken;  /* per leaf of the list: entries taken from it */
+    pgno_t run_next, run_end; /* the run of adjacent free pages being used */
+    pgno_t scan[2];        /* where the next search starts: for a run, for any page */
+} st_reuse;
+
 /* ------------------------------------------------------------------ handles */
 
 struct strata_db {
@@ -125,6 +138,7 @@ struct strata_db {
     uint64_t free_cache_version;
     st_freelist free_cache;
     bool free_cache_valid;
+    uint64_t last_write_pages; /* pages the last committed write transaction took (a hint) */
 };
 
 typedef struct st_tree_state {
@@ -186,7 +200,8 @@ struct strata_txn {
     int meta_slot;           /* where the new meta goes: never the durable version's slot */
     st_dirty_map dirty;
     st_freelist fl;          /* the base version's free list */
-    size_t fl_pos;           /* entries before this index have been reused */
+    st_reuse reuse;          /* which of its entries this transaction has taken */
+    uint64_t pages_taken;    /* pages taken from free space or the end of the file */
     st_free_vec own;         /* pages this transaction made and then freed: reusable at once */
     st_free_vec freed;       /* committed pages this transaction stopped using */
     bool holds_lock;

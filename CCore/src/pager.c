@@ -387,7 +387,15 @@ static int take_pages(strata_txn_t *txn, uint32_t npages, pgno_t *pgno, strata_e
             *pgno = txn->own.v[--txn->own.n].pgno;
             return STRATA_OK;
         }
-        if (st_freelist_take(txn, pgno)) return STRATA_OK;
+        bool map_full = (txn->page_count + 1) * ST_PAGE_SIZE > txn->db->map_size;
+        uint64_t hint = txn->db->last_write_pages;
+        size_t min_run = hint == 0 || hint / 2 > ST_REUSE_MIN_RUN ? ST_REUSE_MIN_RUN
+                         : hint / 2 < 2 ? 2 : hint / 2;
+        if (st_freelist_take(txn, min_run, map_full || txn->pages_taken >= ST_REUSE_SCATTER_AFTER,
+                             pgno)) {
+            txn->pages_taken++;
+            return STRATA_OK;
+        }
     }
     /* Runs (overflow values) come from the end of the file; freed runs return as single pages. */
     uint64_t end = txn->page_count + npages;
@@ -398,6 +406,7 @@ static int take_pages(strata_txn_t *txn, uint32_t npages, pgno_t *pgno, strata_e
                       (unsigned long long)txn->db->map_size);
     *pgno = txn->page_count;
     txn->page_count = end;
+    txn->pages_taken += npages;
     return STRATA_OK;
 }
 
@@ -513,6 +522,7 @@ int st_pager_begin_write(strata_txn_t *txn, strata_error *err) {
 void st_pager_end_write(strata_txn_t *txn) {
     dirty_free_all(&txn->dirty);
     st_freelist_clear(&txn->fl);
+    st_reuse_clear(&txn->reuse);
     st_free_vec_clear(&txn->own);
     st_free_vec_clear(&txn->freed);
 }
@@ -605,6 +615,7 @@ int st_pager_commit(strata_txn_t *txn, strata_error *err) {
     memset(&txn->fl, 0, sizeof txn->fl);
     db->free_cache_version = m.version;
     db->free_cache_valid = true;
+    db->last_write_pages = txn->pages_taken;
     pthread_mutex_unlock(&db->state_mutex);
     return STRATA_OK;
 }
