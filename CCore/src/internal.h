@@ -112,7 +112,8 @@ typedef struct st_reuse {
     uint32_t *entry_of;    /* page -> its entry index (meaningful where its bit is set) */
     uint32_t *leaf_taken;  /* per leaf of the list: entries taken from it */
     pgno_t run_next, run_end; /* the run of adjacent free pages being used */
-    pgno_t scan[2];        /* where the next search starts: for a run, for any page */
+    pgno_t scan[4];        /* where the next search starts: a run, any page, a lone page,
+                              a short run */
 } st_reuse;
 
 /* ------------------------------------------------------------------ handles */

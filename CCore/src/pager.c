@@ -381,10 +381,17 @@ int st_page_get(strata_txn_t *txn, pgno_t pgno, const uint8_t **page, strata_err
     return STRATA_OK;
 }
 
-static int take_pages(strata_txn_t *txn, uint32_t npages, pgno_t *pgno, strata_error *err) {
+/* cold: the page replaces one no commit has rewritten for a while, so it will likely stay put:
+ * it goes into a lone free page, keeping the runs for the pages that change every commit. */
+static int take_pages(strata_txn_t *txn, uint32_t npages, bool cold, pgno_t *pgno,
+                      strata_error *err) {
     if (npages == 1) {
         if (txn->own.n > 0) {
             *pgno = txn->own.v[--txn->own.n].pgno;
+            return STRATA_OK;
+        }
+        if (cold && st_freelist_take_lone(txn, pgno)) {
+            txn->pages_taken++;
             return STRATA_OK;
         }
         bool map_full = (txn->page_count + 1) * ST_PAGE_SIZE > txn->db->map_size;
@@ -410,9 +417,9 @@ static int take_pages(strata_txn_t *txn, uint32_t npages, pgno_t *pgno, strata_e
     return STRATA_OK;
 }
 
-int st_page_alloc(strata_txn_t *txn, uint32_t npages, uint8_t **page, pgno_t *pgno,
-                  strata_error *err) {
-    int rc = take_pages(txn, npages, pgno, err);
+static int alloc_pages(strata_txn_t *txn, uint32_t npages, bool cold, uint8_t **page,
+                       pgno_t *pgno, strata_error *err) {
+    int rc = take_pages(txn, npages, cold, pgno, err);
     if (rc) return st_txn_fail(txn, rc);
     uint8_t *buf = calloc(npages, ST_PAGE_SIZE);
     if (!buf || dirty_insert(&txn->dirty, (st_dirty){*pgno, npages, buf}) != STRATA_OK) {
@@ -423,6 +430,11 @@ int st_page_alloc(strata_txn_t *txn, uint32_t npages, uint8_t **page, pgno_t *pg
     st_wr64(buf + PH_PGNO, *pgno);
     *page = buf;
     return STRATA_OK;
+}
+
+int st_page_alloc(strata_txn_t *txn, uint32_t npages, uint8_t **page, pgno_t *pgno,
+                  strata_error *err) {
+    return alloc_pages(txn, npages, false, page, pgno, err);
 }
 
 int st_page_touch(strata_txn_t *txn, pgno_t pgno, uint8_t **page, pgno_t *newp,
@@ -437,7 +449,8 @@ int st_page_touch(strata_txn_t *txn, pgno_t pgno, uint8_t **page, pgno_t *newp,
     int rc = st_page_get(txn, pgno, &src, err);
     if (rc) return rc;
     uint8_t *buf;
-    if ((rc = st_page_alloc(txn, 1, &buf, newp, err))) return rc;
+    bool cold = txn->new_version - st_rd64(src + PH_VERSION) > ST_REUSE_HOT_VERSIONS;
+    if ((rc = alloc_pages(txn, 1, cold, &buf, newp, err))) return rc;
     memcpy(buf + PH_KIND, src + PH_KIND, ST_PAGE_SIZE - PH_KIND);
     if ((rc = st_page_free(txn, pgno, 1, err))) return rc;
     *page = buf;
