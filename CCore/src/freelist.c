@@ -17,7 +17,7 @@
  *    grows the file by a run rather than take shorter ones; runs of 2 once over an eighth of the
  *    file is reusable, lone pages once over a quarter (or in a big transaction), so stranded
  *    space stays bounded. A copy of a cold page (one no commit rewrote for a while: a random
- *    index leaf) takes a lone page first (st_freelist_take_lone), so the pages that change every
+ *    index leaf) takes a lone page first (take_lone), so the pages that change every
  *    commit keep their runs. Why: on the test machine 16 pages in one run sync 2.8x faster than
  *    16 scattered ones; with this a stream of small commits cycles through the same few runs.
  *  - A commit rewrites only the leaves it took entries from, not-full leaves next to those, the
@@ -271,28 +271,16 @@ static bool find_run(st_reuse *r, int tier, size_t min) {
     return true;
 }
 
-bool st_freelist_take(strata_txn_t *txn, size_t min_run, bool scattered_ok, pgno_t *pgno) {
+/* The reuse map, built on first use; false when nothing can be reused. */
+static bool reuse_ready(strata_txn_t *txn) {
     st_reuse *r = &txn->reuse;
-    if (!r->ready && !reuse_prepare(txn)) return false;
-    if (!r->bits) return false;
-    while (r->run_next < r->run_end && !bit_is_set(r, r->run_next)) r->run_next++;
-    if (r->run_next == r->run_end && r->run_end && bit_is_set(r, r->run_end))
-        r->run_end += run_length(r, r->run_end); /* the run goes on: pages freed since */
-    /* Shorter runs as free space accumulates: stranded space stays under about a quarter. */
-    bool some_free = r->reusable > r->npages / 8, much_free = r->reusable > r->npages / 4;
-    if (r->run_next >= r->run_end && !find_run(r, 0, min_run) &&
-        !((scattered_ok || some_free) && find_run(r, 3, 2)) &&
-        !((scattered_ok || much_free) && find_run(r, 1, 1)))
-        return false;
-    *pgno = r->run_next++;
-    take_bit(txn, *pgno);
-    return true;
+    if (!r->ready) reuse_prepare(txn);
+    return r->bits != NULL;
 }
 
-bool st_freelist_take_lone(strata_txn_t *txn, pgno_t *pgno) {
+/* A lone reusable page (no free neighbour), or false. */
+static bool take_lone(strata_txn_t *txn, pgno_t *pgno) {
     st_reuse *r = &txn->reuse;
-    if (!r->ready && !reuse_prepare(txn)) return false;
-    if (!r->bits) return false;
     for (pgno_t p = next_set(r, r->scan[2]); p < r->npages; p = next_set(r, p + 1)) {
         size_t len = run_length(r, p);
         if (len == 1 && (p == 0 || !bit_is_set(r, p - 1))) {
@@ -305,6 +293,30 @@ bool st_freelist_take_lone(strata_txn_t *txn, pgno_t *pgno) {
     }
     r->scan[2] = r->npages;
     return false;
+}
+
+bool st_freelist_take(strata_txn_t *txn, bool cold, pgno_t *pgno) {
+    st_reuse *r = &txn->reuse;
+    if (!reuse_ready(txn)) return false;
+    if (cold && take_lone(txn, pgno)) return true;
+    /* Runs of at least half what the last commit took (2 to ST_REUSE_MIN_RUN pages). */
+    uint64_t hint = txn->db->last_write_pages;
+    size_t min_run = hint == 0 || hint / 2 > ST_REUSE_MIN_RUN ? ST_REUSE_MIN_RUN
+                     : hint / 2 < 2 ? 2 : hint / 2;
+    bool scattered_ok = txn->pages_taken >= ST_REUSE_SCATTER_AFTER ||
+                        (txn->page_count + 1) * ST_PAGE_SIZE > txn->db->map_size;
+    while (r->run_next < r->run_end && !bit_is_set(r, r->run_next)) r->run_next++;
+    if (r->run_next == r->run_end && r->run_end && bit_is_set(r, r->run_end))
+        r->run_end += run_length(r, r->run_end); /* the run goes on: pages freed since */
+    /* Shorter runs as free space accumulates: stranded space stays under about a quarter. */
+    bool some_free = r->reusable > r->npages / 8, much_free = r->reusable > r->npages / 4;
+    if (r->run_next >= r->run_end && !find_run(r, 0, min_run) &&
+        !((scattered_ok || some_free) && find_run(r, 3, 2)) &&
+        !((scattered_ok || much_free) && find_run(r, 1, 1)))
+        return false;
+    *pgno = r->run_next++;
+    take_bit(txn, *pgno);
+    return true;
 }
 
 /* Entry i of the list was taken by this transaction. */

@@ -16,17 +16,16 @@ int st_freelist_copy(st_freelist *dst, const st_freelist *src);
 #define ST_REUSE_MIN_RUN 8
 /* A transaction that has taken this many pages may take free pages one by one. */
 #define ST_REUSE_SCATTER_AFTER 64
-
-/* A page a write transaction may reuse (no reader can still see it): the next of its run of
- * adjacent free pages, else the start of a new run of min_run or more, else (when scattered_ok,
- * or as free space accumulates: see freelist.c) a shorter run or any free page; false when none
- * is found (the caller grows the file). */
-bool st_freelist_take(strata_txn_t *txn, size_t min_run, bool scattered_ok, pgno_t *pgno);
-/* A page last written more than this many versions ago is cold when copied (see below). */
+/* A page last written more than this many versions ago is cold when copied. */
 #define ST_REUSE_HOT_VERSIONS 16
-/* A lone reusable page (no free neighbour), for a copy of a cold page: pages that change every
- * commit keep the runs, and a page that stays put fills a hole. False when there is none. */
-bool st_freelist_take_lone(strata_txn_t *txn, pgno_t *pgno);
+
+/* A page a write transaction may reuse (no reader can still see it); false when none fits the
+ * policy (the caller grows the file). For a copy of a cold page, a lone free page (no free
+ * neighbour) first, so that pages changing every commit keep the runs; otherwise the next of
+ * the transaction's run of adjacent free pages, else the start of a new run long enough, else,
+ * in a big transaction or as free space accumulates (see freelist.c), a shorter run or any
+ * free page. */
+bool st_freelist_take(strata_txn_t *txn, bool cold, pgno_t *pgno);
 void st_reuse_clear(st_reuse *r);
 /* Commit step: lay the new free list out in pages taken from itself; *head and *count for the
  * meta. Afterwards txn->fl is the new list. */

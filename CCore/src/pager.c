@@ -381,8 +381,7 @@ int st_page_get(strata_txn_t *txn, pgno_t pgno, const uint8_t **page, strata_err
     return STRATA_OK;
 }
 
-/* cold: the page replaces one no commit has rewritten for a while, so it will likely stay put:
- * it goes into a lone free page, keeping the runs for the pages that change every commit. */
+/* cold: see st_freelist_take. */
 static int take_pages(strata_txn_t *txn, uint32_t npages, bool cold, pgno_t *pgno,
                       strata_error *err) {
     if (npages == 1) {
@@ -390,16 +389,7 @@ static int take_pages(strata_txn_t *txn, uint32_t npages, bool cold, pgno_t *pgn
             *pgno = txn->own.v[--txn->own.n].pgno;
             return STRATA_OK;
         }
-        if (cold && st_freelist_take_lone(txn, pgno)) {
-            txn->pages_taken++;
-            return STRATA_OK;
-        }
-        bool map_full = (txn->page_count + 1) * ST_PAGE_SIZE > txn->db->map_size;
-        uint64_t hint = txn->db->last_write_pages;
-        size_t min_run = hint == 0 || hint / 2 > ST_REUSE_MIN_RUN ? ST_REUSE_MIN_RUN
-                         : hint / 2 < 2 ? 2 : hint / 2;
-        if (st_freelist_take(txn, min_run, map_full || txn->pages_taken >= ST_REUSE_SCATTER_AFTER,
-                             pgno)) {
+        if (st_freelist_take(txn, cold, pgno)) {
             txn->pages_taken++;
             return STRATA_OK;
         }
