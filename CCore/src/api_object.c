@@ -153,7 +153,7 @@ static void fill_info(strata_table_t *t, const st_prop *p, strata_property_info 
     info->col = p->id;
     info->name = p->name;
     info->type = (strata_type)p->type;
-    info->flags = p->flags;
+    info->flags = p->flags & ~ST_PROP_PK_DIRECT;
     strata_table_t *target = p->type == STRATA_TYPE_LINK ? st_table_by_id(t->os, p->target) : NULL;
     info->link_target = target ? target->name : NULL;
 }

@@ -11,8 +11,9 @@
  * after the cluster was written) reads as its default: null, or zero / "" when not nullable.
  *
  * Invariants: a cluster covers the keys from its base up to the next cluster's base; its keys
- * are ascending, >= base; n >= 1; every leaf holds n values. Object keys come from the table's
- * next_key, so new objects always go to the last cluster.
+ * are ascending, >= base; n >= 1; every leaf holds n values. A new object's key is at least the
+ * table's next_key (a direct primary key may be larger), so new objects always go to the last
+ * cluster.
  *
  * Writing: a fixed-size or packed value that fits its leaf is patched in place in a copy of the
  * leaf's page (st_cluster_patch). Otherwise the cluster is decoded into memory (st_dcluster) and

@@ -13,9 +13,13 @@
  *     string     the first ST_INDEX_PREFIX bytes with 0x00 escaped as 0x00 0xFF, then 0x00 0x01
  *                (the whole string) or 0x00 0x02 (truncated: lookups compare the object's value)
  *
+ * A direct integer primary key (ST_PROP_PK_DIRECT, objstore.h) keeps no entry for an object
+ * whose key equals its primary key: lookups try the object at key == value first, and the index
+ * answers only for the rest. Range and ordered walks therefore never use such an index.
+ *
  * Invariants (checked by verify): every object of the table has exactly one entry in each of
- * its indexes, and it encodes the object's current value; a primary-key index has no two
- * entries with the same value.
+ * its indexes (none in a direct primary key's index when its key is its value), and it encodes
+ * the object's current value; a primary-key index has no two entries with the same value.
  */
 #include "btree.h"
 #include "objstore.h"
@@ -84,6 +88,7 @@ int st_index_key(const st_prop *p, const strata_value *v, int64_t key, uint8_t *
 
 int st_index_insert(strata_table_t *t, st_prop *p, const strata_value *v, int64_t key,
                     strata_error *err) {
+    if (st_pk_is_key(p, v, key)) return STRATA_OK;
     strata_tree_t *ix;
     int rc = st_prop_index_tree(t, p, true, &ix, err);
     if (rc) return rc;
@@ -96,6 +101,7 @@ int st_index_insert(strata_table_t *t, st_prop *p, const strata_value *v, int64_
 
 int st_index_remove(strata_table_t *t, st_prop *p, const strata_value *v, int64_t key,
                     strata_error *err) {
+    if (st_pk_is_key(p, v, key)) return STRATA_OK;
     strata_tree_t *ix;
     int rc = st_prop_index_tree(t, p, true, &ix, err);
     if (rc) return rc;
@@ -169,12 +175,38 @@ void st_value_describe(const strata_value *v, char *buf, size_t cap) {
     }
 }
 
+/* A direct primary key's object at key == v, if there is one (*found). */
+static int find_direct(strata_table_t *t, st_prop *p, const strata_value *v, bool *found,
+                       strata_error *err) {
+    *found = false;
+    if (!(p->flags & ST_PROP_PK_DIRECT) || v->type != STRATA_TYPE_INT || v->u.i < 0 ||
+        v->u.i >= t->next_key)
+        return STRATA_OK;
+    st_objref ref;
+    strata_value cur;
+    strata_error miss; /* an absent key is no error here */
+    int rc = st_obj_locate(t, v->u.i, &ref, &miss);
+    if (rc == STRATA_ERR_NOT_FOUND) return STRATA_OK;
+    if (rc) return err ? (*err = miss, rc) : rc;
+    if ((rc = st_obj_read(t, &ref, p, &cur, err))) return rc;
+    *found = st_value_equal(&cur, v);
+    return STRATA_OK;
+}
+
 /* Visit every object key whose entry starts with the encoding of v. */
 int st_index_find(strata_table_t *t, st_prop *p, const strata_value *v, int64_t *keys, size_t cap,
                   size_t *n, strata_error *err) {
     *n = 0;
+    bool direct;
+    int rc = find_direct(t, p, v, &direct, err);
+    if (rc) return rc;
+    if (direct) { /* unique: the index cannot hold the value too */
+        if (cap) keys[0] = v->u.i;
+        *n = 1;
+        return STRATA_OK;
+    }
     strata_tree_t *ix;
-    int rc = st_prop_index_tree(t, p, false, &ix, err);
+    rc = st_prop_index_tree(t, p, false, &ix, err);
     if (rc == STRATA_ERR_NOT_FOUND) return STRATA_OK;
     if (rc) return rc;
     uint8_t pre[STRATA_MAX_KEY];
@@ -324,6 +356,7 @@ typedef struct ientry {
     uint8_t *key;
     size_t len;
     bool trunc;
+    bool direct;             /* the object's key is its direct primary key: no entry */
     int64_t obj;
 } ientry;
 
@@ -359,6 +392,7 @@ int st_index_build(strata_table_t *t, st_prop *p, bool unique, strata_error *err
         }
         memcpy(e[n].key, k, kl);
         e[n].len = kl;
+        e[n].direct = st_pk_is_key(p, &v, key);
         e[n].obj = key;
         n++;
     }
@@ -386,7 +420,7 @@ int st_index_build(strata_table_t *t, st_prop *p, bool unique, strata_error *err
     if (rc == STRATA_OK && !(p->flags & STRATA_PROP_INDEXED)) {
         rc = st_prop_index_tree(t, p, true, &ix, err);
         for (size_t i = 0; rc == STRATA_OK && i < n; i++)
-            rc = st_tree_put(ix, e[i].key, e[i].len, (const uint8_t *)"", 0, err);
+            if (!e[i].direct) rc = st_tree_put(ix, e[i].key, e[i].len, (const uint8_t *)"", 0, err);
         if (rc) st_txn_fail(t->txn, rc);
     }
     for (size_t i = 0; i < n; i++) free(e[i].key);
@@ -423,12 +457,48 @@ int st_set_indexed(strata_table_t *t, uint32_t col, bool on, strata_error *err) 
     return STRATA_OK;
 }
 
+/* Add (add) or remove the entries of the objects whose key equals their value of p: a direct
+ * primary key's index becomes complete, or a complete one becomes direct. */
+static int direct_entries(strata_table_t *t, st_prop *p, bool add, strata_error *err) {
+    strata_tree_t *ix;
+    int rc = st_prop_index_tree(t, p, true, &ix, err);
+    int64_t key = -1;
+    while (rc == STRATA_OK && (rc = st_cluster_next_key(t, key, &key, err)) == STRATA_OK) {
+        st_objref ref;
+        strata_value v;
+        if ((rc = st_obj_locate(t, key, &ref, err)) || (rc = st_obj_read(t, &ref, p, &v, err))) break;
+        if (v.type != STRATA_TYPE_INT || v.u.i != key) continue;
+        uint8_t k[STRATA_MAX_KEY];
+        size_t kl;
+        bool trunc;
+        st_index_key(p, &v, key, k, &kl, &trunc);
+        rc = add ? st_tree_put(ix, k, kl, (const uint8_t *)"", 0, err) : st_tree_del(ix, k, kl, err);
+        if (rc == STRATA_ERR_NOT_FOUND)
+            rc = ST_CORRUPT(err, "index of '%s.%s' lacks the entry of object %lld", t->name, p->name,
+                            (long long)key);
+    }
+    if (rc == STRATA_ERR_NOT_FOUND) rc = STRATA_OK;
+    return rc ? st_txn_fail(t->txn, rc) : STRATA_OK;
+}
+
+/* p stops being the primary key; it stays indexed, so a direct index is completed. */
+static int pk_release(strata_table_t *t, st_prop *p, strata_error *err) {
+    if (p->flags & ST_PROP_PK_DIRECT) {
+        p->flags &= (uint8_t)~ST_PROP_PK_DIRECT;
+        int rc = direct_entries(t, p, true, err);
+        if (rc) return rc;
+    }
+    p->flags &= (uint8_t)~STRATA_PROP_PRIMARY_KEY;
+    t->pk_col = 0;
+    t->dirty = true;
+    return STRATA_OK;
+}
+
 int st_set_primary_key(strata_table_t *t, uint32_t col, strata_error *err) {
     st_prop *old = t->pk_col ? st_prop_find(t, t->pk_col) : NULL;
     if (col == STRATA_NO_COL) {
-        if (old) old->flags &= (uint8_t)~STRATA_PROP_PRIMARY_KEY;
+        if (old) return pk_release(t, old, err);
         t->pk_col = 0;
-        t->dirty = true;
         return STRATA_OK;
     }
     st_prop *p = st_prop_find(t, col);
@@ -441,10 +511,17 @@ int st_set_primary_key(strata_table_t *t, uint32_t col, strata_error *err) {
                       "'%s.%s' cannot be the primary key: a %s%s (int, string, objectId or uuid "
                       "only)", t->name, p->name, (p->flags & STRATA_PROP_LIST) ? "list of " : "",
                       strata_type_name(p->type));
-    /* The duplicate check runs before anything changes. */
+    /* The duplicate check runs before anything changes. An integer key becomes direct: a new
+     * index leaves out the objects whose key is their value; an existing one loses them. */
+    bool direct = p->type == STRATA_TYPE_INT, had_index = p->flags & STRATA_PROP_INDEXED;
+    if (direct) p->flags |= ST_PROP_PK_DIRECT;
     int rc = st_index_build(t, p, true, err);
-    if (rc) return rc;
-    if (old) old->flags &= (uint8_t)~STRATA_PROP_PRIMARY_KEY;
+    if (rc) {
+        p->flags &= (uint8_t)~ST_PROP_PK_DIRECT;
+        return rc;
+    }
+    if (direct && had_index && (rc = direct_entries(t, p, false, err))) return rc;
+    if (old && (rc = pk_release(t, old, err))) return rc;
     p->flags |= STRATA_PROP_PRIMARY_KEY | STRATA_PROP_INDEXED;
     t->pk_col = p->id;
     t->dirty = true;

@@ -627,7 +627,12 @@ int st_obj_create(strata_table_t *t, const strata_value *pk, int64_t *key, strat
     int rc;
     if (pkp && ((rc = st_value_check(t, pkp, pk, false, &nv, err)) || (rc = pk_taken(t, pkp, &nv, -1, err))))
         return rc;
-    int64_t k = t->next_key++;
+    /* A direct primary key is the object's key when it can still be appended. */
+    int64_t k = t->next_key;
+    if (pkp && (pkp->flags & ST_PROP_PK_DIRECT) && nv.type == STRATA_TYPE_INT && nv.u.i >= k &&
+        nv.u.i < INT64_MAX)
+        k = nv.u.i;
+    t->next_key = k + 1;
     st_objref ref;
     if ((rc = st_cluster_append(t, k, &ref, err))) goto fail;
     t->count++;

@@ -93,6 +93,13 @@ enum { ST_ENC_PACKED = 1, ST_ENC_FIXED = 2, ST_ENC_VAR = 3 };
 
 /* ------------------------------------------------------------------ schema */
 
+/* A property flag kept in the table record but never shown to users: the integer primary key
+ * is "direct". Objects are then created with key == primary key whenever that key can still be
+ * appended (the value is >= the table's next key), and the primary-key index holds only the
+ * objects whose key differs from their primary key: a lookup first tries the object at key ==
+ * value. Files written before format 2 have no direct keys (their indexes are complete). */
+#define ST_PROP_PK_DIRECT 0x80u
+
 typedef struct st_prop {
     uint32_t id;
     char name[STRATA_MAX_NAME + 1];
@@ -103,6 +110,11 @@ typedef struct st_prop {
 } st_prop;
 
 typedef struct st_objstore st_objstore;
+
+/* The object keeps no entry in p's index: p is a direct primary key and its value is the key. */
+static inline bool st_pk_is_key(const st_prop *p, const strata_value *v, int64_t key) {
+    return (p->flags & ST_PROP_PK_DIRECT) && v->type == STRATA_TYPE_INT && v->u.i == key;
+}
 
 struct strata_table {
     st_objstore *os;
@@ -286,6 +298,8 @@ int st_index_remove(strata_table_t *t, st_prop *p, const strata_value *v, int64_
 int st_index_find(strata_table_t *t, st_prop *p, const strata_value *v, int64_t *keys,
                   size_t cap, size_t *n, strata_error *err);
 int st_index_build(strata_table_t *t, st_prop *p, bool unique, strata_error *err);
+/* The index holds every object (false for a direct primary key: only ==/IN lookups apply). */
+static inline bool st_index_complete(const st_prop *p) { return !(p->flags & ST_PROP_PK_DIRECT); }
 /* Index range and prefix walks for the query engine: lo/hi (NULL: unbounded, nulls excluded)
  * with their inclusivity, or a string prefix. visit gets the keys in index order (value, then
  * key); a non-zero return stops the walk and is returned. */

@@ -201,7 +201,8 @@ static uint64_t file_size_now(strata_db_t *db) {
 static const char *meta_problem(strata_db_t *db, const st_meta *m) {
     if (memcmp(m->magic, META_MAGIC, 8) != 0) return "no magic";
     /* A newer format may checksum differently: name the version before the checksum. */
-    if (m->format_version != ST_FORMAT_VERSION) return "format version";
+    if (m->format_version < ST_FORMAT_OLDEST_READ || m->format_version > ST_FORMAT_VERSION)
+        return "format version";
     if (m->page_size != ST_PAGE_SIZE) return "page size";
     if (m->checksum != st_checksum((const uint8_t *)m + 8, sizeof *m - 8))
         return "checksum mismatch";
@@ -251,8 +252,8 @@ slots:;
     for (int s = 0; s < 2; s++) {
         if (why[s] && strcmp(why[s], "format version") == 0)
             return st_err(err, STRATA_ERR_FORMAT_VERSION,
-                          "'%s' has file format version %u; this library reads version %u",
-                          db->path, m[s].format_version, ST_FORMAT_VERSION);
+                          "'%s' has file format version %u; this library reads versions %u to %u",
+                          db->path, m[s].format_version, ST_FORMAT_OLDEST_READ, ST_FORMAT_VERSION);
         if (why[s] && strcmp(why[s], "page size") == 0)
             return st_err(err, STRATA_ERR_FORMAT_VERSION,
                           "'%s' has page size %u; this library reads %u", db->path,
@@ -540,6 +541,7 @@ int st_pager_commit(strata_txn_t *txn, strata_error *err) {
     if (db->broken)
         return st_err(err, STRATA_ERR_IO, "'%s' must be reopened: %s", db->path, db->broken_why);
     st_meta m = txn->meta;
+    m.format_version = ST_FORMAT_VERSION; /* an older file becomes the current format */
     int rc = st_freelist_save(txn, &m.freelist_head, &m.free_count, err);
     if (rc) return rc;
 

@@ -695,6 +695,7 @@ static const rnode *index_node(exec *x, const rnode *r) {
     for (int i = 0; i < r->nvals; i++)
         if (r->vals[i].type != p->type && !(q->op == QO_EQ || q->op == QO_IN ? r->vals[i].type == STRATA_TYPE_NULL : false))
             return NULL;
+    if (!st_index_complete(p) && q->op != QO_EQ && q->op != QO_IN) return NULL; /* partial */
     switch (q->op) {
     case QO_EQ: case QO_IN: case QO_LT: case QO_LE: case QO_GT: case QO_GE: case QO_BETWEEN:
         return r;
@@ -990,7 +991,8 @@ static int sorted_by_index(exec *x, strata_query_t *q, const rnode *root, keyvec
         return STRATA_OK;
     strata_table_t *t;
     st_prop *p;
-    if (step_prop(x, &q->sort[0].steps[0], &t, &p) || !(p->flags & STRATA_PROP_INDEXED)) {
+    if (step_prop(x, &q->sort[0].steps[0], &t, &p) || !(p->flags & STRATA_PROP_INDEXED) ||
+        !st_index_complete(p)) {
         x->rc = STRATA_OK;
         return STRATA_OK;
     }

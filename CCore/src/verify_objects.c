@@ -4,7 +4,8 @@
  *  - the object count and the keys (ascending, below the table's next key);
  *  - every value decodes as its property's type;
  *  - every index holds exactly one entry per object, encoding the object's current value, and a
- *    primary-key index no value twice;
+ *    primary-key index no value twice; a direct primary key's index has no entry for the objects
+ *    whose key is their value, and no other object has such a value;
  *  - every link points at a live object of its target table, and the target table's backlinks
  *    are exactly the links that exist (entry by entry, with their counts);
  *  - every list id is used once and the list tree holds exactly the lists in use.
@@ -23,6 +24,7 @@ typedef struct vstate {
     strata_error *err;
     blink **expect;  /* per table (by position in os->tables): the backlinks links imply */
     size_t *nexpect, *capexpect;
+    uint64_t direct; /* objects of the current table whose key is their direct primary key */
 } vstate;
 
 
@@ -94,16 +96,38 @@ static int check_object(vstate *s, strata_table_t *t, int64_t key, uint64_t *lis
             strata_tree_t *ix;
             uint8_t k[STRATA_MAX_KEY];
             size_t kl;
-            bool trunc;
+            bool trunc, direct = st_pk_is_key(p, &v, key);
             const uint8_t *val;
             size_t vl;
             st_index_key(p, &v, key, k, &kl, &trunc);
             rc = st_prop_index_tree(t, p, false, &ix, s->err);
             if (rc == STRATA_OK) rc = st_bt_get(s->txn, &ix->st, k, kl, &val, &vl, s->err);
+            if (direct) {
+                s->direct++;
+                if (rc == STRATA_OK)
+                    return ST_CORRUPT(s->err, "index of '%s.%s' has an entry for object %lld, whose "
+                                      "key is its primary key", t->name, p->name, (long long)key);
+                if (rc != STRATA_ERR_NOT_FOUND) return rc;
+                continue;
+            }
             if (rc == STRATA_ERR_NOT_FOUND)
                 return ST_CORRUPT(s->err, "index of '%s.%s' has no entry for object %lld",
                                   t->name, p->name, (long long)key);
             if (rc) return rc;
+            if ((p->flags & ST_PROP_PK_DIRECT) && v.type == STRATA_TYPE_INT && v.u.i >= 0) {
+                /* the object at key == value must not hold the same primary key */
+                st_objref other;
+                strata_value ov;
+                strata_error miss;
+                if (st_obj_locate(t, v.u.i, &other, &miss) == STRATA_OK &&
+                    (rc = st_obj_read(t, &other, p, &ov, s->err)) == STRATA_OK &&
+                    st_value_equal(&ov, &v))
+                    return ST_CORRUPT(s->err, "primary key '%s.%s' holds %lld twice (objects %lld "
+                                      "and %lld)", t->name, p->name, (long long)v.u.i,
+                                      (long long)key, (long long)v.u.i);
+                if (rc) return rc;
+                if ((rc = st_obj_locate(t, key, &ref, s->err))) return rc; /* ref may be stale */
+            }
         }
     }
     return STRATA_OK;
@@ -121,8 +145,16 @@ static int check_table(vstate *s, strata_table_t *t) {
     for (uint32_t i = 0; i < t->nprops; i++) list_props += (t->props[i].flags & STRATA_PROP_LIST) != 0;
     uint64_t *ids = calloc(t->count * list_props + 1, sizeof *ids);
     if (!ids) return st_err(s->err, STRATA_ERR_NO_MEMORY, "out of memory verifying '%s'", t->name);
-    int rc;
-    while ((rc = st_cluster_next_key(t, key, &key, s->err)) == STRATA_OK) {
+    int rc = STRATA_OK;
+    s->direct = 0;
+    for (uint32_t i = 0; rc == STRATA_OK && i < t->nprops; i++) {
+        const st_prop *p = &t->props[i];
+        if ((p->flags & ST_PROP_PK_DIRECT) &&
+            (p->id != t->pk_col || p->type != STRATA_TYPE_INT || !(p->flags & STRATA_PROP_INDEXED)))
+            rc = ST_CORRUPT(s->err, "'%s.%s' is flagged a direct primary key but is not the table's "
+                            "indexed integer primary key", t->name, p->name);
+    }
+    while (rc == STRATA_OK && (rc = st_cluster_next_key(t, key, &key, s->err)) == STRATA_OK) {
         if (key <= prev || key >= t->next_key || seen == t->count) {
             rc = ST_CORRUPT(s->err, "table '%s': object key %lld out of order, past the next key "
                             "%lld or beyond the count %llu", t->name, (long long)key,
@@ -160,9 +192,10 @@ static int check_table(vstate *s, strata_table_t *t) {
         strata_tree_t *ix;
         int irc = st_prop_index_tree(t, p, false, &ix, s->err);
         uint64_t n = irc == STRATA_OK ? ix->st.count : 0;
-        if (n != t->count)
+        uint64_t want = t->count - ((p->flags & ST_PROP_PK_DIRECT) ? s->direct : 0);
+        if (n != want)
             rc = ST_CORRUPT(s->err, "index of '%s.%s' holds %llu entries for %llu objects", t->name,
-                            p->name, (unsigned long long)n, (unsigned long long)t->count);
+                            p->name, (unsigned long long)n, (unsigned long long)want);
         if (rc || !(p->flags & STRATA_PROP_PRIMARY_KEY) || irc) continue;
         strata_cursor_t c;
         memset(&c, 0, sizeof c);
@@ -225,7 +258,7 @@ int st_verify_objects(strata_txn_t *txn, strata_error *err) {
     int rc = st_os_get(txn, &os, err);
     if (rc) return rc;
     vstate s = {txn, err, calloc(os->ntables + 1, sizeof *s.expect),
-                calloc(os->ntables + 1, sizeof(size_t)), calloc(os->ntables + 1, sizeof(size_t))};
+                calloc(os->ntables + 1, sizeof(size_t)), calloc(os->ntables + 1, sizeof(size_t)), 0};
     if (!s.expect || !s.nexpect || !s.capexpect) rc = st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
     for (size_t i = 0; rc == STRATA_OK && i < os->ntables; i++)
         if (!os->tables[i]->dropped) rc = check_table(&s, os->tables[i]);

@@ -13,6 +13,8 @@
 #include <sys/stat.h>
 #include <sched.h>
 #include <sys/wait.h>
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 
 /* ------------------------------------------------------------------ helpers */
 
@@ -946,6 +948,48 @@ static void test_a_damaged_page_is_named_by_verify_and_reads_fail_cleanly(void) 
     OK(strata_db_close(db, E));
 }
 
+/* Format 1 files (written before direct primary keys) open and read; the next commit writes the
+ * current format. The meta slots are rewritten as format 1, checksums and all. */
+static void test_a_format_1_file_opens_and_its_next_commit_writes_format_2(void) {
+    CHECK(strata_format_version() == 2);
+    const char *path = tl_path("format1.db");
+    strata_db_t *db = open_db(path, STRATA_DURABILITY_FULL);
+    CHECK(db);
+    OK(small_commits(db, 20, 0));
+    OK(strata_db_close(db, E));
+    int fd = open(path, O_RDWR);
+    CHECK(fd >= 0);
+    for (int slot = 0; slot < 2; slot++) {
+        uint8_t meta[128];
+        uint32_t v1 = 1;
+        CHECK(pread(fd, meta, sizeof meta, slot * 4096) == (ssize_t)sizeof meta);
+        memcpy(meta + 16, &v1, 4);
+        uint64_t sum = XXH3_64bits(meta + 8, sizeof meta - 8);
+        memcpy(meta, &sum, 8);
+        CHECK(pwrite(fd, meta, sizeof meta, slot * 4096) == (ssize_t)sizeof meta);
+    }
+    close(fd);
+    db = open_db(path, STRATA_DURABILITY_FULL);
+    CHECK(db && verify_ok(db));
+    strata_txn_t *r;
+    uint64_t val;
+    OK(strata_txn_begin(db, STRATA_TXN_READ, &r, E));
+    OK(get_u64(r, "small", 19, &val));
+    CHECK(val == 19);
+    strata_txn_free(r);
+    OK(small_commits(db, 1, 100));
+    OK(strata_db_close(db, E));
+    fd = open(path, O_RDONLY);
+    CHECK(fd >= 0);
+    uint32_t formats[2] = {0, 0};
+    CHECK(pread(fd, &formats[0], 4, 16) == 4 && pread(fd, &formats[1], 4, 4096 + 16) == 4);
+    close(fd);
+    CHECK(formats[0] == 2 || formats[1] == 2);
+    db = open_db(path, STRATA_DURABILITY_FULL);
+    CHECK(db && verify_ok(db));
+    OK(strata_db_close(db, E));
+}
+
 static void test_lock_file_of_an_incompatible_version_is_refused(void) {
     const char *path = tl_path("lockver.db");
     strata_db_t *db = open_db(path, STRATA_DURABILITY_FULL);
@@ -1029,6 +1073,7 @@ static const tl_test tests[] = {
     TL_TEST(test_dropping_a_tree_frees_its_pages_and_its_name),
     TL_TEST(test_open_names_what_is_wrong_with_a_bad_file),
     TL_TEST(test_a_damaged_page_is_named_by_verify_and_reads_fail_cleanly),
+    TL_TEST(test_a_format_1_file_opens_and_its_next_commit_writes_format_2),
     TL_TEST(test_lock_file_of_an_incompatible_version_is_refused),
     TL_TEST(test_misuse_is_an_error_not_a_crash),
 };

@@ -270,6 +270,195 @@ static void primary_keys_are_unique_and_found(void) {
     OK(strata_db_close(db, E));
 }
 
+/* Integer primary keys are "direct": an object created with a primary key at or past the table's
+ * next key gets that key, and its index keeps entries only for the others. A model of pk -> key
+ * checks creates (in order, out of order, negative, taken), pk changes, deletes, finds, queries
+ * (==, IN, ranges, sorting on the key), dropping and restoring the primary key, and reopening. */
+#define PK_SPACE 400
+static int64_t pk_model[PK_SPACE + 100]; /* pk + 50 -> key, -1 = none */
+
+static strata_key_t pk_model_key(int64_t pk) {
+    return pk >= -50 && pk < PK_SPACE + 50 ? pk_model[pk + 50] : -1;
+}
+
+static int64_t pk_query_count(strata_txn_t *r, const char *pred, const strata_value *args, size_t nargs) {
+    strata_query_t *q;
+    uint64_t n = 0;
+    if (strata_query_compile(r, "Item", pred, &q, E)) return -1;
+    int rc = strata_query_count(q, r, args, nargs, &n, E);
+    strata_query_free(q);
+    return rc ? -1 : (int64_t)n;
+}
+
+static int pk_check_model(strata_db_t *db, strata_col_t id) {
+    strata_txn_t *r;
+    strata_table_t *t;
+    int rc = strata_txn_begin(db, STRATA_TXN_READ, &r, E);
+    if (rc) return rc;
+    if ((rc = strata_table_open(r, "Item", &t, E))) goto out;
+    int64_t live = 0, above = 0, between = 0;
+    for (int64_t pk = -50; pk < PK_SPACE + 50; pk++) {
+        strata_key_t want = pk_model_key(pk), k;
+        live += want >= 0;
+        above += want >= 0 && pk > 100;
+        between += want >= 0 && pk >= 20 && pk <= 220;
+        rc = strata_obj_find_pk(t, (strata_value[]){vint(pk)}, &k, E);
+        if (want < 0 ? rc != STRATA_ERR_NOT_FOUND : (rc != STRATA_OK || k != want)) {
+            fprintf(stderr, "  find pk %lld: rc %d key %lld, model %lld\n", (long long)pk, rc,
+                    (long long)k, (long long)want);
+            rc = -1;
+            goto out;
+        }
+        if (want >= 0) {
+            strata_value v;
+            if ((rc = strata_obj_get(t, want, id, &v, E))) goto out;
+            if (v.u.i != pk) { rc = -1; goto out; }
+        }
+        /* the query path agrees */
+        if (pk % 7 == 0 && pk_query_count(r, "id == $0", (strata_value[]){vint(pk)}, 1) != (want >= 0)) {
+            fprintf(stderr, "  query id == %lld disagrees\n", (long long)pk);
+            rc = -1;
+            goto out;
+        }
+    }
+    rc = -1;
+    if (pk_query_count(r, "id > 100", NULL, 0) != above ||
+        pk_query_count(r, "id BETWEEN {20, 220}", NULL, 0) != between ||
+        pk_query_count(r, "id IN {3, 5, 7, 390, -7}", NULL, 0) !=
+            (pk_model_key(3) >= 0) + (pk_model_key(5) >= 0) + (pk_model_key(7) >= 0) +
+                (pk_model_key(390) >= 0) + (pk_model_key(-7) >= 0)) {
+        fprintf(stderr, "  range or IN counts disagree with the model\n");
+        goto out;
+    }
+    /* sorted by the primary key: ascending values */
+    strata_query_t *q;
+    strata_results_t *res;
+    if (strata_query_compile(r, "Item", "TRUEPREDICATE SORT(id ASC) LIMIT(1000)", &q, E)) goto out;
+    int qrc = strata_query_run(q, r, NULL, 0, &res, E);
+    strata_query_free(q);
+    if (qrc) goto out;
+    bool sorted = (int64_t)strata_results_size(res) == live;
+    int64_t prev = INT64_MIN;
+    for (size_t i = 0; sorted && i < strata_results_size(res); i++) {
+        strata_value v;
+        sorted = strata_obj_get(t, strata_results_key(res, i), id, &v, E) == STRATA_OK && v.u.i > prev;
+        prev = v.u.i;
+    }
+    strata_results_free(res);
+    if (!sorted) {
+        fprintf(stderr, "  SORT(id) is not the primary keys in order\n");
+        goto out;
+    }
+    rc = STRATA_OK;
+out:
+    strata_txn_free(r);
+    return rc;
+}
+
+static void integer_primary_keys_are_object_keys_when_they_can_be(void) {
+    const char *path = tl_path("pkdirect.db");
+    strata_db_t *db = open_db(path);
+    CHECK(db);
+    for (int i = 0; i < PK_SPACE + 100; i++) pk_model[i] = -1;
+    strata_txn_t *w;
+    strata_table_t *t;
+    strata_col_t id, v, pkcol;
+    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
+    OK(strata_table_create(w, "Item", &t, E));
+    OK(strata_table_add_property(t, "id", STRATA_TYPE_INT, STRATA_PROP_PRIMARY_KEY, NULL, &id, E));
+    OK(strata_table_add_property(t, "v", STRATA_TYPE_INT, 0, NULL, &v, E));
+    /* ids in order are the keys: nothing goes into the index */
+    strata_key_t k;
+    for (int64_t i = 0; i < 50; i++) {
+        OK(strata_obj_create_pk(t, (strata_value[]){vint(i * 2)}, &k, E));
+        CHECK(k == i * 2);
+        pk_model[i * 2 + 50] = k;
+    }
+    strata_property_info info;
+    OK(strata_table_property_get(t, id, &info, E));
+    CHECK(info.flags == (STRATA_PROP_PRIMARY_KEY | STRATA_PROP_INDEXED));
+    OK(strata_txn_commit(w, E));
+    strata_txn_free(w);
+    OK(pk_check_model(db, id));
+    OK(strata_db_verify(db, E));
+    strata_key_t next_key = 99;
+    for (int round = 0; round < 30; round++) {
+        OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
+        OK(strata_table_open(w, "Item", &t, E));
+        for (int op = 0; op < 60; op++) {
+            unsigned what = (unsigned)(rnd() % 10);
+            int64_t pk = (int64_t)(rnd() % (PK_SPACE + 40)) - 40;
+            strata_key_t at = pk_model_key(pk);
+            if (what < 4) { /* create: taken, below the next key (indexed) or past it (direct) */
+                int rc = strata_obj_create_pk(t, (strata_value[]){vint(pk)}, &k, E);
+                if (at >= 0) {
+                    CHECK(rc == STRATA_ERR_EXISTS && strstr(tl_err.message, "Item"));
+                    continue;
+                }
+                OK(rc);
+                CHECK(k > next_key && (pk > next_key ? k == pk : true));
+                next_key = k;
+                pk_model[pk + 50] = k;
+            } else if (what < 6) { /* change an object's pk, maybe to its own key */
+                int64_t from = (int64_t)(rnd() % PK_SPACE);
+                strata_key_t obj = pk_model_key(from);
+                if (obj < 0) continue;
+                if (what == 5) pk = obj < PK_SPACE ? obj : pk;
+                at = pk_model_key(pk);
+                int rc = strata_obj_set(t, obj, id, (strata_value[]){vint(pk)}, E);
+                if (at >= 0 && at != obj) {
+                    CHECK(rc == STRATA_ERR_EXISTS);
+                    continue;
+                }
+                OK(rc);
+                pk_model[from + 50] = -1;
+                pk_model[pk + 50] = obj;
+            } else if (what < 8) { /* delete */
+                if (at < 0) continue;
+                OK(strata_obj_delete(t, at, E));
+                pk_model[pk + 50] = -1;
+            } else { /* other properties leave the key alone */
+                if (at < 0) continue;
+                OK(strata_obj_set(t, at, v, (strata_value[]){vint(pk * 3)}, E));
+            }
+        }
+        if (round % 10 == 4) { /* no primary key: a complete ordinary index; then back */
+            OK(strata_table_set_primary_key(t, STRATA_NO_COL, E));
+            OK(strata_table_primary_key(t, &pkcol, E));
+            CHECK(pkcol == STRATA_NO_COL);
+            OK(strata_txn_commit(w, E));
+            strata_txn_free(w);
+            OK(strata_db_verify(db, E));
+            OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
+            OK(strata_table_open(w, "Item", &t, E));
+            OK(strata_table_set_primary_key(t, id, E));
+        }
+        if (round % 10 == 9) { /* the primary key moves to v (duplicates refused) and back */
+            int rc = strata_table_set_primary_key(t, v, E);
+            CHECK(rc == STRATA_OK || rc == STRATA_ERR_EXISTS);
+            OK(strata_table_set_primary_key(t, id, E));
+        }
+        OK(strata_txn_commit(w, E));
+        strata_txn_free(w);
+        OK(pk_check_model(db, id));
+        OK(strata_db_verify(db, E));
+        if (round % 5 == 2) {
+            OK(strata_db_close(db, E));
+            db = open_db(path);
+            CHECK(db);
+        }
+    }
+    /* both kinds remain: objects whose key is their primary key, and indexed ones */
+    int direct = 0, indexed = 0;
+    for (int64_t i = -50; i < PK_SPACE + 50; i++) {
+        direct += pk_model_key(i) == i;
+        indexed += pk_model_key(i) >= 0 && pk_model_key(i) != i;
+    }
+    fprintf(stderr, "direct %d indexed %d\n", direct, indexed);
+    CHECK(direct > 0 && indexed > 0);
+    OK(strata_db_close(db, E));
+}
+
 /* ------------------------------------------------------------------ bad input */
 
 static void bad_input_gets_clear_errors(void) {
@@ -784,6 +973,7 @@ static const tl_test tests[] = {
     TL_TEST(every_property_type_round_trips_through_commit_and_reopen),
     TL_TEST(deleting_a_dog_updates_lists_and_backlinks),
     TL_TEST(primary_keys_are_unique_and_found),
+    TL_TEST(integer_primary_keys_are_object_keys_when_they_can_be),
     TL_TEST(bad_input_gets_clear_errors),
     TL_TEST(strings_up_to_16_mib_round_trip),
     TL_TEST(schema_changes_keep_data_consistent),
