@@ -240,19 +240,16 @@ static void st_end_read(void *hv) {
 }
 
 static void st_read(st_h *h, strata_table_t *t, strata_key_t k, person *out) {
-    strata_value v;
-    strata_obj_get(t, k, h->id, &v, NULL);
-    out->id = (uint64_t)v.u.i;
-    strata_obj_get(t, k, h->name, &v, NULL);
-    out->namelen = (uint8_t)(v.u.bytes.len < sizeof out->name ? v.u.bytes.len : sizeof out->name - 1);
-    memcpy(out->name, v.u.bytes.data, out->namelen);
+    strata_col_t cols[5] = {h->id, h->name, h->age, h->score, h->active};
+    strata_value v[5];
+    strata_obj_get_many(t, k, cols, 5, v, NULL);
+    out->id = (uint64_t)v[0].u.i;
+    out->namelen = (uint8_t)(v[1].u.bytes.len < sizeof out->name ? v[1].u.bytes.len : sizeof out->name - 1);
+    memcpy(out->name, v[1].u.bytes.data, out->namelen);
     out->name[out->namelen] = 0;
-    strata_obj_get(t, k, h->age, &v, NULL);
-    out->age = (uint8_t)v.u.i;
-    strata_obj_get(t, k, h->score, &v, NULL);
-    out->score = v.u.d;
-    strata_obj_get(t, k, h->active, &v, NULL);
-    out->active = v.u.b;
+    out->age = (uint8_t)v[2].u.i;
+    out->score = v[3].u.d;
+    out->active = v[4].u.b;
 }
 
 static bool st_lookup(void *hv, uint64_t id, person *out) {

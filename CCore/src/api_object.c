@@ -285,6 +285,31 @@ int strata_obj_get(strata_table_t *table, strata_key_t key, strata_col_t col, st
     return st_obj_read(table, &ref, p, out, err);
 }
 
+int strata_obj_get_many(strata_table_t *table, strata_key_t key, const strata_col_t *cols,
+                        size_t ncols, strata_value *out, strata_error *err) {
+    LOCAL_ERR;
+    enum { BATCH = 32 };
+    st_prop *props[BATCH];
+    st_objref ref;
+    int rc = st_table_check(table, false, err);
+    if (rc || (ncols && ((rc = need(cols, "strata_obj_get_many", "cols", err)) ||
+                         (rc = need(out, "strata_obj_get_many", "out", err)))))
+        return rc;
+    if ((rc = st_obj_locate(table, key, &ref, err))) return rc;
+    for (size_t at = 0; at < ncols; at += BATCH) { /* reads leave the object where it is */
+        size_t m = ncols - at < BATCH ? ncols - at : BATCH;
+        for (size_t i = 0; i < m; i++) {
+            if ((rc = prop_of(table, cols[at + i], &props[i], err))) return rc;
+            if (props[i]->flags & STRATA_PROP_LIST)
+                return st_err(err, STRATA_ERR_WRONG_TYPE,
+                              "'%s.%s' is a list: use the strata_list_ calls", table->name,
+                              props[i]->name);
+        }
+        if ((rc = st_obj_read_many(table, &ref, props, m, out + at, err))) return rc;
+    }
+    return STRATA_OK;
+}
+
 int strata_obj_set(strata_table_t *table, strata_key_t key, strata_col_t col,
                    const strata_value *value, strata_error *err) {
     LOCAL_ERR;

@@ -262,6 +262,9 @@ int st_obj_locate(strata_table_t *t, int64_t key, st_objref *ref, strata_error *
 int st_obj_locate_write(strata_table_t *t, int64_t key, st_objref *ref, strata_error *err);
 int st_obj_read(strata_table_t *t, const st_objref *ref, const st_prop *p, strata_value *out,
                 strata_error *err);
+/* Several properties of one object: its cluster record is parsed once. */
+int st_obj_read_many(strata_table_t *t, const st_objref *ref, st_prop *const *props, size_t n,
+                     strata_value *out, strata_error *err);
 int st_cluster_append(strata_table_t *t, int64_t key, st_objref *ref, strata_error *err);
 /* Write v into a cluster that is not decoded, in place in its leaf, when the leaf can take it
  * (*done); otherwise the caller goes through st_obj_locate_write. */

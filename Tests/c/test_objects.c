@@ -39,6 +39,27 @@ static strata_db_t *open_db(const char *path) {
 
 /* ------------------------------------------------------------------ every type */
 
+/* Two values read back are the same (bytes compared by content). */
+static bool same_value(const strata_value *a, const strata_value *b) {
+    if (a->type != b->type) return false;
+    if (a->type == STRATA_TYPE_STRING || a->type == STRATA_TYPE_BINARY)
+        return a->u.bytes.len == b->u.bytes.len &&
+               memcmp(a->u.bytes.data, b->u.bytes.data, a->u.bytes.len) == 0;
+    return memcmp(&a->u, &b->u, sizeof a->u) == 0;
+}
+
+/* strata_obj_get_many reads what strata_obj_get reads, property by property. */
+static void get_many_matches_get(strata_table_t *t, strata_key_t k, const strata_col_t *cols, size_t n) {
+    strata_value many[16], one;
+    memset(many, 0, sizeof many);
+    OK(strata_obj_get_many(t, k, cols, n, many, E));
+    for (size_t i = 0; i < n; i++) {
+        memset(&one, 0, sizeof one);
+        OK(strata_obj_get(t, k, cols[i], &one, E));
+        CHECK(same_value(&one, &many[i]));
+    }
+}
+
 static void every_property_type_round_trips_through_commit_and_reopen(void) {
     const char *path = tl_path("types.db");
     strata_db_t *db = open_db(path);
@@ -91,6 +112,10 @@ static void every_property_type_round_trips_through_commit_and_reopen(void) {
     vals[11] = vstr("mixed string");
     for (int i = 0; i < 12; i++) OK(strata_obj_set(t, k, c[i], &vals[i], E));
     OK(strata_obj_set(t, k, cn, (strata_value[]){vint(7)}, E));
+    strata_col_t all[13];
+    memcpy(all, c, 12 * sizeof *c);
+    all[12] = cn;
+    get_many_matches_get(t, k, all, 13); /* from the transaction's own (decoded) cluster */
     OK(strata_txn_commit(w, E));
     strata_txn_free(w);
     OK(strata_db_verify(db, E));
@@ -123,6 +148,15 @@ static void every_property_type_round_trips_through_commit_and_reopen(void) {
     CHECK(v.u.timestamp.seconds == 1700000000 && v.u.timestamp.nanoseconds == 123);
     OK(strata_obj_get(t, k, cn, &v, E));
     CHECK(v.type == STRATA_TYPE_INT && v.u.i == 7);
+    get_many_matches_get(t, k, all, 13); /* from the file */
+    strata_value two[2];
+    EXPECT_CODE(strata_obj_get_many(t, k, (strata_col_t[]){c[1], 999}, 2, two, E), STRATA_ERR_NOT_FOUND);
+    CHECK(strstr(tl_err.message, "'All'") && strstr(tl_err.message, "999"));
+    EXPECT_CODE(strata_obj_get_many(t, k + 1, all, 2, two, E), STRATA_ERR_NOT_FOUND);
+    EXPECT_CODE(strata_obj_get_many(t, k, NULL, 2, two, E), STRATA_ERR_INVALID_ARGUMENT);
+    EXPECT_CODE(strata_obj_get_many(t, k, all, 2, NULL, E), STRATA_ERR_INVALID_ARGUMENT);
+    OK(strata_obj_get_many(t, k, NULL, 0, NULL, E)); /* the object exists */
+    EXPECT_CODE(strata_obj_get_many(NULL, k, all, 2, two, E), STRATA_ERR_INVALID_ARGUMENT);
     uint64_t ver;
     OK(strata_schema_version(r, &ver, E));
     CHECK(ver == 0);
@@ -204,6 +238,8 @@ static void deleting_a_dog_updates_lists_and_backlinks(void) {
     strata_value v;
     OK(strata_list_get(c.person, zs, c.pdogs, 1, &v, E));
     CHECK(v.type == STRATA_TYPE_LINK && v.u.link == d[2]);
+    EXPECT_CODE(strata_obj_get_many(c.person, zs, &c.pdogs, 1, &v, E), STRATA_ERR_WRONG_TYPE);
+    CHECK(strstr(tl_err.message, "'Person.dogs' is a list"));
     OK(strata_list_size(c.person, ls, c.pdogs, &size, E));
     CHECK(size == 0);
     EXPECT_CODE(strata_obj_backlinks(c.dog, d[1], c.person, c.pdogs, owners, 4, &n, E), STRATA_ERR_NOT_FOUND);
