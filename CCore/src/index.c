@@ -86,34 +86,116 @@ int st_index_key(const st_prop *p, const strata_value *v, int64_t key, uint8_t *
     return STRATA_OK;
 }
 
+/* ------------------------------------------------------------------ pending changes */
+
+#define PENDING_MAX_BYTES (32u << 20) /* applied once this much is queued */
+
+void st_index_discard(st_prop *p) {
+    if (!p->pending) return;
+    free(p->pending->buf);
+    free(p->pending);
+    p->pending = NULL;
+}
+
+static int pending_add(strata_table_t *t, st_prop *p, const strata_value *v, int64_t key,
+                       bool remove, strata_error *err) {
+    st_index_pending *q = p->pending;
+    if (!q && !(q = p->pending = calloc(1, sizeof *q)))
+        return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
+    if (q->cap - q->len < 3 + STRATA_MAX_KEY) {
+        size_t cap = q->cap ? 2 * q->cap : 65536;
+        uint8_t *b = realloc(q->buf, cap);
+        if (!b) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
+        q->buf = b;
+        q->cap = cap;
+    }
+    uint8_t *r = q->buf + q->len;
+    size_t kl;
+    bool trunc;
+    st_index_key(p, v, key, r + 3, &kl, &trunc);
+    st_wr16(r, (uint16_t)kl);
+    r[2] = remove;
+    q->len += 3 + kl;
+    q->n++;
+    return q->len >= PENDING_MAX_BYTES ? st_index_apply(t, p, err) : STRATA_OK;
+}
+
+/* A record to sort: its key's first 8 bytes as a number (most records differ there), and the
+ * record. Sorting these touches the records only on ties, not at every comparison. */
+typedef struct pending_ref {
+    uint64_t head;
+    const uint8_t *rec;
+} pending_ref;
+
+/* By key, and in the order they were made for the same key (the buffer is in that order, so a
+ * record's address is its sequence). */
+static int pending_cmp(const void *a, const void *b) {
+    const pending_ref *x = a, *y = b;
+    if (x->head != y->head) return x->head < y->head ? -1 : 1;
+    const uint8_t *rx = x->rec, *ry = y->rec;
+    size_t lx = st_rd16(rx), ly = st_rd16(ry), n = lx < ly ? lx : ly;
+    int c = memcmp(rx + 3, ry + 3, n);
+    if (c == 0) c = (lx > ly) - (lx < ly);
+    return c ? c : (rx > ry) - (rx < ry);
+}
+
+static bool same_key(const uint8_t *a, const uint8_t *b) {
+    return st_rd16(a) == st_rd16(b) && memcmp(a + 3, b + 3, st_rd16(a)) == 0;
+}
+
+static uint64_t key_head(const uint8_t *k, size_t len) {
+    uint64_t h = 0;
+    for (size_t i = 0; i < 8; i++) h = h << 8 | (i < len ? k[i] : 0);
+    return h;
+}
+
+int st_index_apply(strata_table_t *t, st_prop *p, strata_error *err) {
+    st_index_pending *q = p->pending;
+    if (!q || q->n == 0) return STRATA_OK;
+    p->pending = NULL; /* taken: the tree calls below must not apply it again */
+    pending_ref *order = malloc(q->n * sizeof *order);
+    strata_tree_t *ix;
+    int rc = order ? st_prop_index_tree_raw(t, p, true, &ix, err)
+                   : st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
+    if (rc == STRATA_OK) {
+        size_t n = 0;
+        for (size_t off = 0; off < q->len; off += 3 + st_rd16(q->buf + off), n++) {
+            order[n].rec = q->buf + off;
+            order[n].head = key_head(q->buf + off + 3, st_rd16(q->buf + off));
+        }
+        qsort(order, n, sizeof *order, pending_cmp);
+        for (size_t i = 0, j; rc == STRATA_OK && i < n; i = j) {
+            /* Changes of one entry: they alternate, so the last decides, and an entry inserted
+             * first and removed last was never there (an object created, then given a value). */
+            for (j = i + 1; j < n && order[j].head == order[i].head &&
+                            same_key(order[i].rec, order[j].rec); j++) {}
+            const uint8_t *r = order[j - 1].rec;
+            if (!order[i].rec[2] && r[2]) continue;
+            size_t kl = st_rd16(r);
+            if (!r[2]) {
+                rc = st_tree_put(ix, r + 3, kl, (const uint8_t *)"", 0, err);
+            } else if ((rc = st_tree_del(ix, r + 3, kl, err)) == STRATA_ERR_NOT_FOUND) {
+                rc = ST_CORRUPT(err, "index of '%s.%s' lacks the entry of object %lld", t->name,
+                                p->name, (long long)st_rd_be64(r + 3 + kl - 8));
+            }
+        }
+    }
+    free(order);
+    free(q->buf);
+    free(q);
+    return rc ? st_txn_fail(t->txn, rc) : STRATA_OK;
+}
+
 int st_index_insert(strata_table_t *t, st_prop *p, const strata_value *v, int64_t key,
                     strata_error *err) {
     if (st_pk_is_key(p, v, key)) return STRATA_OK;
-    strata_tree_t *ix;
-    int rc = st_prop_index_tree(t, p, true, &ix, err);
-    if (rc) return rc;
-    uint8_t k[STRATA_MAX_KEY];
-    size_t kl;
-    bool trunc;
-    st_index_key(p, v, key, k, &kl, &trunc);
-    return st_tree_put(ix, k, kl, (const uint8_t *)"", 0, err);
+    return pending_add(t, p, v, key, false, err);
 }
 
 int st_index_remove(strata_table_t *t, st_prop *p, const strata_value *v, int64_t key,
                     strata_error *err) {
     if (st_pk_is_key(p, v, key)) return STRATA_OK;
-    strata_tree_t *ix;
-    int rc = st_prop_index_tree(t, p, true, &ix, err);
-    if (rc) return rc;
-    uint8_t k[STRATA_MAX_KEY];
-    size_t kl;
-    bool trunc;
-    st_index_key(p, v, key, k, &kl, &trunc);
-    rc = st_tree_del(ix, k, kl, err);
-    if (rc == STRATA_ERR_NOT_FOUND)
-        return ST_CORRUPT(err, "index of '%s.%s' lacks the entry of object %lld", t->name, p->name,
-                          (long long)key);
-    return rc;
+    return pending_add(t, p, v, key, true, err);
 }
 
 bool st_value_equal(const strata_value *a, const strata_value *b) {
@@ -449,6 +531,7 @@ int st_set_indexed(strata_table_t *t, uint32_t col, bool on, strata_error *err) 
         return st_err(err, STRATA_ERR_INVALID_ARGUMENT,
                       "'%s.%s' is the primary key: its index cannot be removed", t->name, p->name);
     strata_tree_t *ix;
+    st_index_discard(p);
     int rc = st_prop_index_tree(t, p, false, &ix, err);
     if (rc == STRATA_OK) rc = st_internal_drop(t->txn, ix, err);
     if (rc && rc != STRATA_ERR_NOT_FOUND) return st_txn_fail(t->txn, rc);

@@ -738,6 +738,7 @@ int st_prop_remove(strata_table_t *t, uint32_t col, strata_error *err) {
     if (t->pk_col == col) t->pk_col = 0;
     if (p->flags & STRATA_PROP_INDEXED) {
         strata_tree_t *ix;
+        st_index_discard(p);
         rc = st_prop_index_tree(t, p, false, &ix, err);
         if (rc == STRATA_OK) rc = st_internal_drop(t->txn, ix, err);
         if (rc == STRATA_ERR_NOT_FOUND) rc = STRATA_OK;

@@ -100,6 +100,14 @@ enum { ST_ENC_PACKED = 1, ST_ENC_FIXED = 2, ST_ENC_VAR = 3 };
  * value. Files written before format 2 have no direct keys (their indexes are complete). */
 #define ST_PROP_PK_DIRECT 0x80u
 
+/* Index changes a write transaction has made but not yet applied to the index tree (index.c):
+ * records {u16 key length | u8 remove | key}, in the order they were made. */
+typedef struct st_index_pending {
+    uint8_t *buf;
+    size_t len, cap;
+    size_t n;                /* records */
+} st_index_pending;
+
 typedef struct st_prop {
     uint32_t id;
     char name[STRATA_MAX_NAME + 1];
@@ -107,6 +115,7 @@ typedef struct st_prop {
     uint8_t flags;           /* STRATA_PROP_* */
     uint32_t target;         /* link target table id */
     strata_tree_t *index;    /* opened lazily */
+    st_index_pending *pending;
 } st_prop;
 
 typedef struct st_objstore st_objstore;
@@ -202,8 +211,12 @@ strata_table_t *st_table_by_id(st_objstore *os, uint32_t id);
 int st_table_check(strata_table_t *t, bool write, strata_error *err);
 int st_table_tree(strata_table_t *t, char which, bool create, strata_tree_t **out,
                   strata_error *err);
+/* The index tree of p, with the transaction's pending changes applied (index.c). */
 int st_prop_index_tree(strata_table_t *t, st_prop *p, bool create, strata_tree_t **out,
                        strata_error *err);
+/* ... as it is on the tree: only index.c's apply and discard use this. */
+int st_prop_index_tree_raw(strata_table_t *t, st_prop *p, bool create, strata_tree_t **out,
+                           strata_error *err);
 /* The byte width of a fixed-size type, 0 for others. */
 unsigned st_type_fixed_size(uint8_t type);
 bool st_type_packed(uint8_t type, uint8_t flags);
@@ -293,10 +306,16 @@ st_leafref st_crec_col(const st_crec *r, uint32_t col);
 /* index.c */
 int st_index_key(const st_prop *p, const strata_value *v, int64_t key, uint8_t *out, size_t *len,
                  bool *truncated);
+/* Insert and remove are queued in the property's pending changes and applied, sorted, when the
+ * index is next read (st_prop_index_tree), when many are queued, or before commit (st_os_flush):
+ * index pages are then touched in key order, once each, instead of at random. */
 int st_index_insert(strata_table_t *t, st_prop *p, const strata_value *v, int64_t key,
                     strata_error *err);
 int st_index_remove(strata_table_t *t, st_prop *p, const strata_value *v, int64_t key,
                     strata_error *err);
+int st_index_apply(strata_table_t *t, st_prop *p, strata_error *err);
+/* Forget the pending changes (the index is dropped, or the transaction ended). */
+void st_index_discard(st_prop *p);
 /* Keys with value v, ascending; *n receives the count, up to cap written. */
 int st_index_find(strata_table_t *t, st_prop *p, const strata_value *v, int64_t *keys,
                   size_t cap, size_t *n, strata_error *err);

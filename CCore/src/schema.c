@@ -222,6 +222,7 @@ int st_os_get(strata_txn_t *txn, st_objstore **out, strata_error *err) {
 }
 
 static void table_release(strata_table_t *t) {
+    for (uint32_t i = 0; i < t->nprops; i++) st_index_discard(&t->props[i]);
     st_clusters_forget(t);
     free(t->dc);
     t->dc = NULL;
@@ -277,6 +278,8 @@ int st_os_flush(strata_txn_t *txn, strata_error *err) {
         strata_table_t *t = os->tables[i];
         if (t->dropped) continue;
         if ((rc = st_clusters_flush(t, err))) return rc;
+        for (uint32_t j = 0; j < t->nprops; j++)
+            if ((rc = st_index_apply(t, &t->props[j], err))) return rc;
         if (!t->dirty) continue;
         if ((rc = schema_tree(os, true, err))) return rc;
         size_t len = table_record(t, NULL);
@@ -353,6 +356,12 @@ int st_table_tree(strata_table_t *t, char which, bool create, strata_tree_t **ou
 
 int st_prop_index_tree(strata_table_t *t, st_prop *p, bool create, strata_tree_t **out,
                        strata_error *err) {
+    int rc = st_index_apply(t, p, err);
+    return rc ? rc : st_prop_index_tree_raw(t, p, create, out, err);
+}
+
+int st_prop_index_tree_raw(strata_table_t *t, st_prop *p, bool create, strata_tree_t **out,
+                           strata_error *err) {
     if (p->index && !p->index->dropped) {
         *out = p->index;
         return STRATA_OK;
@@ -449,6 +458,7 @@ int st_table_drop(strata_txn_t *txn, const char *name, strata_error *err) {
     if ((rc = st_table_clear(t, err))) return st_txn_fail(txn, rc);
     for (uint32_t j = 0; j < t->nprops; j++) {
         strata_tree_t *ix;
+        st_index_discard(&t->props[j]);
         if (st_prop_index_tree(t, &t->props[j], false, &ix, err) == STRATA_OK &&
             (rc = st_internal_drop(txn, ix, err)))
             return st_txn_fail(txn, rc);

@@ -918,6 +918,20 @@ static void random_operations_match_a_model(void) {
         OK(strata_table_open(w, "Node", &t, E));
         int ops = 20 + (int)(rnd() % 200);
         for (int op = 0; op < ops; op++) {
+            if (op % 16 == 15) { /* the index inside the transaction, queued changes and all */
+                int64_t want = (int64_t)(rnd() % 50) - 25;
+                strata_key_t found[M_OBJS];
+                size_t nf, expect = 0;
+                OK(strata_index_find(t, c.num, (strata_value[]){vint(want)}, found, M_OBJS, &nf, E));
+                for (int i = 0; i < next; i++) {
+                    bool match = model[i].live && !model[i].num_null && model[i].num == want;
+                    expect += match;
+                    bool in = false;
+                    for (size_t j = 0; j < nf; j++) in |= found[j] == i;
+                    CHECK(in == match);
+                }
+                CHECK(nf == expect);
+            }
             int64_t k = (int64_t)(rnd() % (uint64_t)(next ? next : 1));
             bool live = next && model[k].live;
             unsigned what = (unsigned)(rnd() % 10);
