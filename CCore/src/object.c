@@ -677,11 +677,15 @@ int st_obj_delete(strata_table_t *t, int64_t key, strata_error *err) {
     st_objref ref;
     int rc = st_obj_locate(t, key, &ref, err);
     if (rc) return rc;
-    /* 1. links from this object: their backlinks go; its lists' storage goes */
+    /* 1. links from this object: their backlinks go; its lists' storage goes; its index entries
+     * go. Read from its decoded cluster (its row goes in step 3 anyway). */
     for (uint32_t i = 0; rc == STRATA_OK && i < t->nprops; i++) {
         st_prop *p = &t->props[i];
         strata_value v;
-        if ((rc = read_prop(t, key, p, &v, err))) break;
+        if (!(p->flags & (STRATA_PROP_LIST | STRATA_PROP_INDEXED)) && p->type != STRATA_TYPE_LINK)
+            continue;
+        if ((rc = st_obj_locate_write(t, key, &ref, err)) || (rc = st_obj_read(t, &ref, p, &v, err)))
+            break;
         if (p->flags & STRATA_PROP_LIST) {
             rc = st_list_free_storage(t, p, (uint64_t)v.u.i, key, err);
         } else {
