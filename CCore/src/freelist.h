@@ -27,6 +27,10 @@ int st_freelist_copy(st_freelist *dst, const st_freelist *src);
  * free page. */
 bool st_freelist_take(strata_txn_t *txn, bool cold, pgno_t *pgno);
 void st_reuse_clear(st_reuse *r);
+/* Where this transaction's searches stopped, into txn->hints_out (the free list saved, the map
+ * about to go); the pager makes them the handle's hints if the commit succeeds. Only ever a
+ * hint: a stale one costs a missed run, never a wrong page. */
+void st_reuse_hints_save(strata_txn_t *txn);
 /* Commit step: lay the new free list out in pages taken from itself; *head and *count for the
  * meta. Afterwards txn->fl is the new list. */
 int st_freelist_save(strata_txn_t *txn, pgno_t *head, uint64_t *count, strata_error *err);

@@ -113,9 +113,24 @@ typedef struct st_reuse {
     uint32_t *entry_of;    /* page -> its entry index (meaningful where its bit is set) */
     uint32_t *leaf_taken;  /* per leaf of the list: entries taken from it */
     pgno_t run_next, run_end; /* the run of adjacent free pages being used */
-    pgno_t scan[4];        /* where the next search starts: a run, any page, a lone page,
-                              a short run */
+    /* Searches: no run of at least m free pages starts before run_scan[m] (m = 1..8, the
+     * longest run looked for, ST_REUSE_MIN_RUN) other than the one being used; no lone page
+     * is left before lone_scan. */
+    pgno_t run_scan[9];
+    pgno_t lone_scan;
+    /* Pages that became reusable since those positions were found: runs and lone pages through
+     * them are looked for first (nfresh < 0: too many; the positions were moved back instead). */
+    pgno_t fresh[32];
+    int nfresh;
 } st_reuse;
+
+/* Where the last commit's searches for free pages stopped, so the next transaction need not
+ * scan again past what it already found unusable (freelist.c, st_reuse_hints_save). */
+typedef struct st_reuse_hints {
+    bool valid;
+    pgno_t run_scan[9], lone_scan;
+    uint64_t cutoff;       /* entries freed by versions up to this one were in that map */
+} st_reuse_hints;
 
 /* ------------------------------------------------------------------ handles */
 
@@ -141,6 +156,7 @@ struct strata_db {
     st_freelist free_cache;
     bool free_cache_valid;
     uint64_t last_write_pages; /* pages the last committed write transaction took (a hint) */
+    st_reuse_hints reuse_hints; /* guarded by the writer lock */
 };
 
 typedef struct st_tree_state {
@@ -203,6 +219,7 @@ struct strata_txn {
     st_dirty_map dirty;
     st_freelist fl;          /* the base version's free list */
     st_reuse reuse;          /* which of its entries this transaction has taken */
+    st_reuse_hints hints_out; /* where its searches stopped: the handle's hints if it commits */
     uint64_t pages_taken;    /* pages taken from free space or the end of the file */
     st_free_vec own;         /* pages this transaction made and then freed: reusable at once */
     st_free_vec freed;       /* committed pages this transaction stopped using */

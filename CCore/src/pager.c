@@ -542,6 +542,7 @@ int st_pager_commit(strata_txn_t *txn, strata_error *err) {
         return st_err(err, STRATA_ERR_IO, "'%s' must be reopened: %s", db->path, db->broken_why);
     st_meta m = txn->meta;
     m.format_version = ST_FORMAT_VERSION; /* an older file becomes the current format */
+    txn->hints_out.valid = false;
     int rc = st_freelist_save(txn, &m.freelist_head, &m.free_count, err);
     if (rc) return rc;
 
@@ -621,6 +622,7 @@ int st_pager_commit(strata_txn_t *txn, strata_error *err) {
     db->free_cache_version = m.version;
     db->free_cache_valid = true;
     db->last_write_pages = txn->pages_taken;
+    if (txn->hints_out.valid) db->reuse_hints = txn->hints_out;
     pthread_mutex_unlock(&db->state_mutex);
     return STRATA_OK;
 }

@@ -500,6 +500,25 @@ static int small_commits(strata_db_t *db, int n, uint64_t base) {
     return STRATA_OK;
 }
 
+/* Each handle remembers where its searches for free pages stopped; commits through another
+ * handle change the free list behind its back. Alternating two handles must still reuse space. */
+static void test_two_handles_taking_turns_reuse_space(void) {
+    const char *path = tl_path("turns.db");
+    strata_db_t *a = open_db(path, STRATA_DURABILITY_FULL), *b = open_db(path, STRATA_DURABILITY_FULL);
+    CHECK(a && b);
+    OK(small_commits(a, 600, 0));
+    OK(small_commits(b, 600, 3));
+    uint64_t settled = page_count(a);
+    for (int round = 0; round < 200; round++) {
+        OK(small_commits(round % 2 ? a : b, 1 + round % 7, (uint64_t)round * 13));
+    }
+    OK(small_commits(a, 300, 5));
+    CHECK(page_count(a) <= settled + 16);
+    CHECK(verify_ok(a));
+    OK(strata_db_close(b, E));
+    OK(strata_db_close(a, E));
+}
+
 static void test_small_commits_reuse_space_and_a_pinned_reader_only_delays_it(void) {
     strata_db_t *db = open_db(tl_path("growth.db"), STRATA_DURABILITY_FULL);
     CHECK(db);
@@ -1062,6 +1081,7 @@ static const tl_test tests[] = {
     TL_TEST(test_two_processes_adding_1000_each_reach_2000),
     TL_TEST(test_one_writer_at_a_time_and_try_lock_reports_busy),
     TL_TEST(test_small_commits_reuse_space_and_a_pinned_reader_only_delays_it),
+    TL_TEST(test_two_handles_taking_turns_reuse_space),
     TL_TEST(test_small_commits_write_runs_not_scattered_pages),
     TL_TEST(test_max_versions_refuses_commits_behind_a_pinned_reader),
     TL_TEST(test_slot_of_a_killed_reader_process_is_freed),
