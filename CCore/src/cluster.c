@@ -250,23 +250,12 @@ int st_obj_read(strata_table_t *t, const st_objref *ref, const st_prop *p, strat
 
 int st_obj_read_many(strata_table_t *t, const st_objref *ref, st_prop *const *props, size_t n,
                      strata_value *out, strata_error *err) {
-    if (ref->dc) {
-        for (size_t i = 0; i < n; i++) {
-            int rc = st_obj_read(t, ref, props[i], &out[i], err);
-            if (rc) return rc;
-        }
-        return STRATA_OK;
-    }
-    st_crec r;
-    int rc = st_crec_parse(t->name, 0, ref->rec, ref->rec_len, &r, err);
-    enum { BATCH = 16 };
-    for (size_t at = 0; rc == STRATA_OK && at < n; at += BATCH) {
-        size_t m = n - at < BATCH ? n - at : BATCH;
-        st_leafref leaf[BATCH];
-        for (size_t i = 0; i < m; i++) leaf[i] = st_crec_col(&r, props[at + i]->id);
-        for (size_t i = 0; rc == STRATA_OK && i < m; i++)
-            rc = leaf[i].pgno ? st_col_read(t->txn, leaf[i], r.n, ref->row, props[at + i], &out[at + i], err)
-                              : st_obj_read(t, ref, props[at + i], &out[at + i], err);
+    st_crec r; /* a stored cluster's record, parsed once for all the properties */
+    int rc = ref->dc ? STRATA_OK : st_crec_parse(t->name, 0, ref->rec, ref->rec_len, &r, err);
+    for (size_t i = 0; rc == STRATA_OK && i < n; i++) {
+        st_leafref leaf = ref->dc ? (st_leafref){0, 0, 0} : st_crec_col(&r, props[i]->id);
+        rc = leaf.pgno ? st_col_read(t->txn, leaf, r.n, ref->row, props[i], &out[i], err)
+                       : st_obj_read(t, ref, props[i], &out[i], err); /* decoded, or the default */
     }
     return rc;
 }

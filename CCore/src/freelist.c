@@ -234,11 +234,11 @@ static bool reuse_prepare(strata_txn_t *txn) {
             else nfresh = -1;
         }
     }
-    if (nfresh >= 0) low = r->npages;
-    low = low > ST_REUSE_MIN_RUN ? low - ST_REUSE_MIN_RUN : 0;
+    pgno_t back = !h->valid ? 0 : nfresh >= 0 ? r->npages
+                                 : low > ST_REUSE_MIN_RUN ? low - ST_REUSE_MIN_RUN : 0;
     for (int m = 1; m <= ST_REUSE_MIN_RUN; m++)
-        r->run_scan[m] = h->valid ? (h->run_scan[m] < low ? h->run_scan[m] : low) : 0;
-    r->lone_scan = h->valid ? (h->lone_scan < low ? h->lone_scan : low) : 0;
+        r->run_scan[m] = h->run_scan[m] < back ? h->run_scan[m] : back;
+    r->lone_scan = h->lone_scan < back ? h->lone_scan : back;
     r->nfresh = h->valid && nfresh > 0 ? nfresh : 0;
     return true;
 }

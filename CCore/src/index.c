@@ -257,9 +257,8 @@ void st_value_describe(const strata_value *v, char *buf, size_t cap) {
     }
 }
 
-/* A direct primary key's object at key == v, if there is one (*found). */
-static int find_direct(strata_table_t *t, st_prop *p, const strata_value *v, bool *found,
-                       strata_error *err) {
+int st_pk_direct_holder(strata_table_t *t, const st_prop *p, const strata_value *v, bool *found,
+                        strata_error *err) {
     *found = false;
     if (!(p->flags & ST_PROP_PK_DIRECT) || v->type != STRATA_TYPE_INT || v->u.i < 0 ||
         v->u.i >= t->next_key)
@@ -280,7 +279,7 @@ int st_index_find(strata_table_t *t, st_prop *p, const strata_value *v, int64_t 
                   size_t *n, strata_error *err) {
     *n = 0;
     bool direct;
-    int rc = find_direct(t, p, v, &direct, err);
+    int rc = st_pk_direct_holder(t, p, v, &direct, err);
     if (rc) return rc;
     if (direct) { /* unique: the index cannot hold the value too */
         if (cap) keys[0] = v->u.i;
@@ -540,25 +539,17 @@ int st_set_indexed(strata_table_t *t, uint32_t col, bool on, strata_error *err) 
     return STRATA_OK;
 }
 
-/* Add (add) or remove the entries of the objects whose key equals their value of p: a direct
- * primary key's index becomes complete, or a complete one becomes direct. */
+/* Queue adding (add) or removing the entries of the objects whose key equals their value of p:
+ * a direct primary key's index becomes complete, or a complete one becomes direct. */
 static int direct_entries(strata_table_t *t, st_prop *p, bool add, strata_error *err) {
-    strata_tree_t *ix;
-    int rc = st_prop_index_tree(t, p, true, &ix, err);
+    int rc;
     int64_t key = -1;
-    while (rc == STRATA_OK && (rc = st_cluster_next_key(t, key, &key, err)) == STRATA_OK) {
+    while ((rc = st_cluster_next_key(t, key, &key, err)) == STRATA_OK) {
         st_objref ref;
         strata_value v;
-        if ((rc = st_obj_locate(t, key, &ref, err)) || (rc = st_obj_read(t, &ref, p, &v, err))) break;
-        if (v.type != STRATA_TYPE_INT || v.u.i != key) continue;
-        uint8_t k[STRATA_MAX_KEY];
-        size_t kl;
-        bool trunc;
-        st_index_key(p, &v, key, k, &kl, &trunc);
-        rc = add ? st_tree_put(ix, k, kl, (const uint8_t *)"", 0, err) : st_tree_del(ix, k, kl, err);
-        if (rc == STRATA_ERR_NOT_FOUND)
-            rc = ST_CORRUPT(err, "index of '%s.%s' lacks the entry of object %lld", t->name, p->name,
-                            (long long)key);
+        if ((rc = st_obj_locate(t, key, &ref, err)) || (rc = st_obj_read(t, &ref, p, &v, err)) ||
+            (v.type == STRATA_TYPE_INT && v.u.i == key && (rc = pending_add(t, p, &v, key, !add, err))))
+            break;
     }
     if (rc == STRATA_ERR_NOT_FOUND) rc = STRATA_OK;
     return rc ? st_txn_fail(t->txn, rc) : STRATA_OK;

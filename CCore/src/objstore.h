@@ -316,6 +316,9 @@ int st_index_remove(strata_table_t *t, st_prop *p, const strata_value *v, int64_
 int st_index_apply(strata_table_t *t, st_prop *p, strata_error *err);
 /* Forget the pending changes (the index is dropped, or the transaction ended). */
 void st_index_discard(st_prop *p);
+/* *found: p is a direct primary key and the object at key == v holds v (it has no entry). */
+int st_pk_direct_holder(strata_table_t *t, const st_prop *p, const strata_value *v, bool *found,
+                        strata_error *err);
 /* Keys with value v, ascending; *n receives the count, up to cap written. */
 int st_index_find(strata_table_t *t, st_prop *p, const strata_value *v, int64_t *keys,
                   size_t cap, size_t *n, strata_error *err);

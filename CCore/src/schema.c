@@ -11,7 +11,9 @@
  *
  * Invariants: table and property names are unique (within the file / the table), 1..63 bytes;
  * property ids and object keys only grow; a LINK property's target exists; the primary key is a
- * property flagged STRATA_PROP_PRIMARY_KEY | STRATA_PROP_INDEXED and no other has that flag.
+ * property flagged STRATA_PROP_PRIMARY_KEY | STRATA_PROP_INDEXED and no other has that flag;
+ * flag 0x80 (ST_PROP_PK_DIRECT, objstore.h) marks an integer primary key whose objects may
+ * have it as their key (format 2).
  * The table record is rewritten at commit when the table changed (count, next key, schema).
  */
 #include "btree.h"

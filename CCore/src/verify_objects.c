@@ -114,20 +114,15 @@ static int check_object(vstate *s, strata_table_t *t, int64_t key, uint64_t *lis
                 return ST_CORRUPT(s->err, "index of '%s.%s' has no entry for object %lld",
                                   t->name, p->name, (long long)key);
             if (rc) return rc;
-            if ((p->flags & ST_PROP_PK_DIRECT) && v.type == STRATA_TYPE_INT && v.u.i >= 0) {
-                /* the object at key == value must not hold the same primary key */
-                st_objref other;
-                strata_value ov;
-                strata_error miss;
-                if (st_obj_locate(t, v.u.i, &other, &miss) == STRATA_OK &&
-                    (rc = st_obj_read(t, &other, p, &ov, s->err)) == STRATA_OK &&
-                    st_value_equal(&ov, &v))
-                    return ST_CORRUPT(s->err, "primary key '%s.%s' holds %lld twice (objects %lld "
-                                      "and %lld)", t->name, p->name, (long long)v.u.i,
-                                      (long long)key, (long long)v.u.i);
-                if (rc) return rc;
-                if ((rc = st_obj_locate(t, key, &ref, s->err))) return rc; /* ref may be stale */
-            }
+            /* the object at key == value must not hold the same primary key */
+            bool twice;
+            if ((rc = st_pk_direct_holder(t, p, &v, &twice, s->err))) return rc;
+            if (twice)
+                return ST_CORRUPT(s->err, "primary key '%s.%s' holds %lld twice (objects %lld "
+                                  "and %lld)", t->name, p->name, (long long)v.u.i,
+                                  (long long)key, (long long)v.u.i);
+            if ((p->flags & ST_PROP_PK_DIRECT) && (rc = st_obj_locate(t, key, &ref, s->err)))
+                return rc; /* the look at the other object may have moved ref's cluster */
         }
     }
     return STRATA_OK;
