@@ -483,11 +483,14 @@ static int free_page(strata_txn_t *txn, pgno_t pg, strata_error *err) {
     return pg ? st_page_free(txn, pg, 1, err) : STRATA_OK;
 }
 
-static bool range_fits(const st_dcluster *dc, const st_dcol *keys, uint32_t from, uint32_t to) {
-    if (!st_col_encoded_size(keys, from, to)) return false;
+/* Measure every leaf of rows [from, to) (plans[0] the keys, plans[1 + i] column i); false when
+ * one does not fit a page. */
+static bool measure_range(const st_dcluster *dc, const st_dcol *keys, uint32_t from, uint32_t to,
+                          st_col_plan *plans) {
+    bool fits = st_col_measure(keys, from, to, &plans[0]) != 0;
     for (uint32_t i = 0; i < dc->ncols; i++)
-        if (!st_col_encoded_size(&dc->cols[i], from, to)) return false;
-    return true;
+        fits &= st_col_measure(&dc->cols[i], from, to, &plans[1 + i]) != 0;
+    return fits;
 }
 
 /* Leaf e (0 = keys, else column e - 1) stays where it is: a clean leaf alone on its page. */
@@ -518,7 +521,8 @@ static int new_column_page(strata_txn_t *txn, uint8_t **p, pgno_t *pg, strata_er
 /* Write the leaves of rows [from, to) and the record naming them. The smallest leaves share a
  * page; those that do not fit beside them get their own. */
 static int write_leaves(strata_table_t *t, strata_tree_t *tree, st_dcluster *dc, const st_dcol *keys,
-                        uint32_t from, uint32_t to, bool reuse, strata_error *err) {
+                        uint32_t from, uint32_t to, bool reuse, const st_col_plan *plans,
+                        strata_error *err) {
     uint32_t ne = 1 + dc->ncols, nq = 0;
     pending *pd = calloc(ne, sizeof *pd);
     pending **queue = calloc(ne, sizeof *queue);
@@ -531,10 +535,10 @@ static int write_leaves(strata_table_t *t, strata_tree_t *tree, st_dcluster *dc,
             pd[e].ref = e == 0 ? dc->old_keys : c->old;
             continue;
         }
-        pd[e].len = st_col_encoded_size(c, from, to);
+        pd[e].len = plans[e].size;
         pd[e].buf = malloc(pd[e].len);
         if (!pd[e].buf) rc = st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
-        else st_col_encode(c, from, to, pd[e].buf);
+        else st_col_encode(c, from, to, &plans[e], pd[e].buf);
         queue[nq++] = &pd[e];
     }
     if (rc == STRATA_OK) qsort(queue, nq, sizeof *queue, pending_len_cmp);
@@ -585,18 +589,27 @@ static int write_leaves(strata_table_t *t, strata_tree_t *tree, st_dcluster *dc,
     return rc;
 }
 
-/* Write rows [from, to) as one or more clusters, splitting while a leaf does not fit a page. */
+/* Write rows [from, to) as one or more clusters, splitting while a leaf does not fit a page. A
+ * range that must split keeps none of its old leaves: *reuse turns false. */
 static int write_range(strata_table_t *t, strata_tree_t *tree, st_dcluster *dc, const st_dcol *keys,
-                       uint32_t from, uint32_t to, bool reuse, strata_error *err) {
-    if (!reuse && !range_fits(dc, keys, from, to)) {
-        uint32_t mid = from + (to - from) / 2;
-        if (mid == from)
-            return st_err(err, STRATA_ERR_TOO_LARGE, "table '%s': object %lld does not fit a "
-                          "cluster", t->name, (long long)dc->keys[from]);
-        int rc = write_range(t, tree, dc, keys, from, mid, false, err);
-        return rc ? rc : write_range(t, tree, dc, keys, mid, to, false, err);
+                       uint32_t from, uint32_t to, bool *reuse, strata_error *err) {
+    st_col_plan *plans = malloc((1 + (size_t)dc->ncols) * sizeof *plans);
+    if (!plans) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
+    int rc;
+    if (measure_range(dc, keys, from, to, plans)) {
+        rc = write_leaves(t, tree, dc, keys, from, to, *reuse, plans, err);
+        free(plans);
+        return rc;
     }
-    return write_leaves(t, tree, dc, keys, from, to, reuse, err);
+    free(plans);
+    *reuse = false;
+    uint32_t mid = from + (to - from) / 2;
+    if (mid == from)
+        return st_err(err, STRATA_ERR_TOO_LARGE, "table '%s': object %lld does not fit a "
+                      "cluster", t->name, (long long)dc->keys[from]);
+    bool no = false;
+    rc = write_range(t, tree, dc, keys, from, mid, &no, err);
+    return rc ? rc : write_range(t, tree, dc, keys, mid, to, &no, err);
 }
 
 static int write_cluster(strata_table_t *t, st_dcluster *dc, strata_error *err) {
@@ -611,14 +624,13 @@ static int write_cluster(strata_table_t *t, st_dcluster *dc, strata_error *err) 
     memset(&keys, 0, sizeof keys);
     keys.enc = ST_ENC_PACKED;
     keys.ints = dc->keys;
-    if (reuse && !range_fits(dc, &keys, 0, dc->n)) reuse = false; /* it must split */
     if (dc->n == 0) {
         if (dc->in_tree) {
             uint8_t k[8];
             st_wr64(k, dc->base);
             if ((rc = st_tree_del(tree, k, 8, err))) return rc;
         }
-    } else if ((rc = write_range(t, tree, dc, &keys, 0, dc->n, reuse, err))) {
+    } else if ((rc = write_range(t, tree, dc, &keys, 0, dc->n, &reuse, err))) {
         return rc;
     }
     /* the old pages no kept leaf is on */

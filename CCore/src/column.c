@@ -760,77 +760,71 @@ int st_dcol_store(strata_txn_t *txn, st_objstore *os, st_dcol *c, const st_prop 
 
 /* ------------------------------------------------------------------ encoding */
 
-static bool any_null(const st_dcol *c, uint32_t from, uint32_t to) {
-    for (uint32_t i = from; i < to; i++)
-        if (c->nulls[i]) return true;
-    return false;
-}
-
-static bool any_big(const st_dcol *c, uint32_t from, uint32_t to) {
-    if (!c->var) return false;
-    for (uint32_t i = from; i < to; i++)
-        if (c->var[i].big) return true;
-    return false;
+/* The nulls and big-values flags of rows [from, to). */
+static uint8_t range_flags(const st_dcol *c, uint32_t from, uint32_t to) {
+    uint8_t flags = 0;
+    for (uint32_t i = from; i < to && !(flags & 1); i++)
+        if (c->nulls[i]) flags |= 1;
+    for (uint32_t i = from; c->var && i < to && !(flags & 2); i++)
+        if (c->var[i].big) flags |= 2;
+    return flags;
 }
 
 /* The narrowest packing of rows [from, to): plain (base + stored) or counting from the row
- * (base + row + stored, *by_row). */
+ * (base + row + stored, *by_row). Values compare as signed numbers. */
 static void packed_range(const st_dcol *c, uint32_t from, uint32_t to, int64_t *base, uint8_t *w,
                          bool *by_row) {
-    uint64_t lo = 0, hi = 0, rlo = 0, rhi = 0;
-    bool first = true;
-    for (uint32_t i = from; i < to; i++) {
+    uint32_t i = from;
+    while (i < to && c->nulls[i]) i++;
+    int64_t lo = 0, hi = 0, rlo = 0, rhi = 0;
+    if (i < to) lo = hi = c->ints[i], rlo = rhi = (int64_t)((uint64_t)c->ints[i] - (i - from));
+    for (; i < to; i++) {
         if (c->nulls[i]) continue;
-        uint64_t v = (uint64_t)c->ints[i] ^ (1ull << 63); /* order as signed */
-        uint64_t r = (uint64_t)c->ints[i] - (i - from);
-        if (first || v < lo) lo = v;
-        if (first || v > hi) hi = v;
-        if (first || (int64_t)r < (int64_t)rlo) rlo = r;
-        if (first || (int64_t)r > (int64_t)rhi) rhi = r;
-        first = false;
+        int64_t v = c->ints[i];
+        int64_t r = (int64_t)((uint64_t)v - (i - from));
+        lo = v < lo ? v : lo;
+        hi = v > hi ? v : hi;
+        rlo = r < rlo ? r : rlo;
+        rhi = r > rhi ? r : rhi;
     }
-    uint8_t plain = width_for(hi - lo);
+    uint8_t plain = width_for((uint64_t)hi - (uint64_t)lo);
     /* every r lies in [rlo, rhi] as signed numbers, so r - rlo (mod 2^64) <= rhi - rlo */
-    uint8_t rowed = width_for(rhi - rlo);
+    uint8_t rowed = width_for((uint64_t)rhi - (uint64_t)rlo);
     *by_row = rowed < plain;
-    *base = *by_row ? (int64_t)rlo : (int64_t)(lo ^ (1ull << 63));
+    *base = *by_row ? rlo : lo;
     *w = *by_row ? rowed : plain;
 }
 
-size_t st_col_encoded_size(const st_dcol *c, uint32_t from, uint32_t to) {
+size_t st_col_measure(const st_dcol *c, uint32_t from, uint32_t to, st_col_plan *plan) {
     uint32_t n = to - from;
-    size_t size = CH_BITMAPS + (any_null(c, from, to) ? bitmap_bytes(n) : 0) +
-                  (any_big(c, from, to) ? bitmap_bytes(n) : 0);
+    *plan = (st_col_plan){.flags = range_flags(c, from, to)};
+    size_t size = CH_BITMAPS + (plan->flags & 1 ? bitmap_bytes(n) : 0) +
+                  (plan->flags & 2 ? bitmap_bytes(n) : 0);
     size = align8(size);
     if (c->enc == ST_ENC_PACKED) {
-        int64_t base;
-        uint8_t w;
         bool by_row;
-        packed_range(c, from, to, &base, &w, &by_row);
-        size += ((size_t)n * w + 63) / 64 * 8;
+        packed_range(c, from, to, &plan->base, &plan->width, &by_row);
+        if (by_row) plan->flags |= 4;
+        size += ((size_t)n * plan->width + 63) / 64 * 8;
     } else if (c->enc == ST_ENC_FIXED) {
         size += (size_t)n * c->slot;
     } else {
         size += 4 * ((size_t)n + 1);
         for (uint32_t i = from; i < to; i++) size += c->var[i].big ? 12 : c->var[i].len;
     }
-    return size <= ST_PAGE_SIZE - PH_SIZE ? size : 0;
+    plan->size = size <= ST_PAGE_SIZE - PH_SIZE ? size : 0;
+    return plan->size;
 }
 
-size_t st_col_encode(const st_dcol *c, uint32_t from, uint32_t to, uint8_t *p) {
+void st_col_encode(const st_dcol *c, uint32_t from, uint32_t to, const st_col_plan *plan,
+                   uint8_t *p) {
     uint32_t n = to - from;
-    size_t size = st_col_encoded_size(c, from, to);
-    memset(p, 0, size);
+    memset(p, 0, plan->size);
     p[CH_ENC] = c->enc;
     st_wr32(p + CH_N, n);
-    uint8_t flags = (any_null(c, from, to) ? 1 : 0) | (any_big(c, from, to) ? 2 : 0);
-    int64_t base = 0;
-    uint8_t w = 0;
-    bool by_row = false;
-    if (c->enc == ST_ENC_PACKED) {
-        packed_range(c, from, to, &base, &w, &by_row);
-        if (by_row) flags |= 4;
-    }
+    uint8_t flags = plan->flags, w = plan->width;
+    int64_t base = plan->base;
+    bool by_row = flags & 4;
     p[CH_FLAGS] = flags;
     size_t bo = CH_BITMAPS;
     if (flags & 1) {
@@ -870,5 +864,4 @@ size_t st_col_encode(const st_dcol *c, uint32_t from, uint32_t to, uint8_t *p) {
         st_wr32(p + off + 4 * (size_t)n, o);
         st_wr32(p + CH_VARBYTES, o);
     }
-    return size;
 }

@@ -227,10 +227,18 @@ bool st_type_var(uint8_t type, uint8_t flags);
 int st_col_decode(strata_txn_t *txn, st_leafref ref, const st_prop *p, uint32_t n, st_dcol *out,
                   st_objstore *os, strata_error *err);
 void st_col_default(const st_prop *p, uint32_t from, uint32_t to, st_dcol *c);
-/* Bytes the range [from, to) of c needs as a leaf, 0 if it cannot fit in a page. */
-size_t st_col_encoded_size(const st_dcol *c, uint32_t from, uint32_t to);
-/* Write the leaf of rows [from, to) to out (st_col_encoded_size bytes); returns its size. */
-size_t st_col_encode(const st_dcol *c, uint32_t from, uint32_t to, uint8_t *out);
+/* How rows [from, to) of a column are laid out as a leaf: measured once, then encoded. */
+typedef struct st_col_plan {
+    size_t size;   /* bytes of the leaf; 0 when it cannot fit in a page */
+    uint8_t flags; /* leaf flags: 1 nulls bitmap, 2 big-values bitmap, 4 packed by row */
+    uint8_t width; /* packed: bits per value */
+    int64_t base;  /* packed: the value (or value - row) stored as 0 */
+} st_col_plan;
+/* Measure the range [from, to) of c as a leaf; returns plan->size (0: it does not fit a page). */
+size_t st_col_measure(const st_dcol *c, uint32_t from, uint32_t to, st_col_plan *plan);
+/* Write the leaf of rows [from, to) to out (plan->size bytes), as measured by st_col_measure. */
+void st_col_encode(const st_dcol *c, uint32_t from, uint32_t to, const st_col_plan *plan,
+                   uint8_t *out);
 int st_col_read(strata_txn_t *txn, st_leafref ref, uint32_t n, uint32_t i, const st_prop *p,
                 strata_value *out, strata_error *err);
 /* The i-th value of a decoded column as a strata_value (big values are read from their run). */
