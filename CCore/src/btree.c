@@ -500,7 +500,7 @@ int st_bt_put(strata_txn_t *txn, st_tree_state *t, const uint8_t *key, size_t kl
         return STRATA_OK;
     }
     wlevel path[ST_MAX_DEPTH];
-    int depth;
+    int depth = 0;
     bool exact;
     if ((rc = touch_path(txn, t, key, klen, path, &depth, &exact, err)))
         return st_txn_fail(txn, rc);
@@ -599,19 +599,53 @@ static int rebalance(strata_txn_t *txn, st_tree_state *t, wlevel *path, int d, s
     }
 }
 
+/* The path to key without copying anything: page and index per level (page stays NULL). */
+static int find_path(strata_txn_t *txn, const st_tree_state *t, const uint8_t *key, size_t klen,
+                     wlevel *path, int *depth, bool *exact, strata_error *err) {
+    pgno_t pg = t->root;
+    for (int d = 0;; d++) {
+        if (d >= ST_MAX_DEPTH)
+            return ST_CORRUPT(err, "tree deeper than %d levels at page %llu", ST_MAX_DEPTH,
+                              (unsigned long long)pg);
+        const uint8_t *p;
+        int rc;
+        if ((rc = st_page_get(txn, pg, &p, err)) || (rc = st_node_check(p, pg, t->kind, err)))
+            return rc;
+        path[d] = (wlevel){pg, NULL, 0};
+        if (pg_kind(p) == ST_PAGE_LEAF) {
+            *depth = d + 1;
+            return leaf_search(p, pg, t->kind, key, klen, &path[d].idx, exact, err);
+        }
+        if ((rc = branch_search(p, pg, t->kind, key, klen, &path[d].idx, &pg, err))) return rc;
+    }
+}
+
+/* Make every page of a path found by find_path writable, top down, pointing each copied parent
+ * at its child's copy (the indexes stay valid: a copy has its original's layout). */
+static int touch_found_path(strata_txn_t *txn, st_tree_state *t, wlevel *path, int depth,
+                            strata_error *err) {
+    for (int d = 0; d < depth; d++) {
+        pgno_t old = path[d].pgno;
+        int rc = st_page_touch(txn, old, &path[d].page, &path[d].pgno, err);
+        if (rc) return rc;
+        if (d == 0) t->root = path[0].pgno;
+        else if (path[d].pgno != old)
+            st_wr64(path[d - 1].page + pg_slot(path[d - 1].page, path[d - 1].idx), path[d].pgno);
+    }
+    return STRATA_OK;
+}
+
 int st_bt_delete(strata_txn_t *txn, st_tree_state *t, const uint8_t *key, size_t klen,
                  strata_error *err) {
-    const uint8_t *v;
-    size_t vl;
-    int rc = st_bt_get(txn, t, key, klen, &v, &vl, err);
-    if (rc) return rc;
+    if (!t->root) return STRATA_ERR_NOT_FOUND;
     wlevel path[ST_MAX_DEPTH];
-    int depth;
-    bool exact;
-    if ((rc = touch_path(txn, t, key, klen, path, &depth, &exact, err)))
-        return st_txn_fail(txn, rc);
+    int depth = 0;
+    bool exact = false;
+    int rc = find_path(txn, t, key, klen, path, &depth, &exact, err);
+    if (rc) return rc;
+    if (!exact) return STRATA_ERR_NOT_FOUND;
+    if ((rc = touch_found_path(txn, t, path, depth, err))) return st_txn_fail(txn, rc);
     wlevel *leaf = &path[depth - 1];
-    if (!exact) return st_txn_fail(txn, ST_CORRUPT(err, "key found, then not found"));
     if ((rc = free_value(txn, leaf->page, leaf->pgno, leaf->idx, err)))
         return st_txn_fail(txn, rc);
     node_remove(leaf->page, leaf->idx);

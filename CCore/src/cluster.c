@@ -316,7 +316,7 @@ static int decode(strata_table_t *t, uint64_t base, const uint8_t *rec, size_t r
     dc->old_keys = st_crec_entry(&r, 0, NULL);
     const uint8_t *kp;
     if ((rc = st_leaf_header(t->txn, dc->old_keys, r.n, &kp, err))) goto fail;
-    for (uint32_t i = 0; i < r.n; i++) dc->keys[i] = st_packed_at(kp, r.n, i);
+    st_leaf_unpack(kp, r.n, dc->keys);
     for (uint32_t i = 0; i < t->nprops; i++) {
         st_leafref leaf = st_crec_col(&r, t->props[i].id);
         if (leaf.pgno) rc = st_col_decode(t->txn, leaf, &t->props[i], r.n, &dc->cols[i], t->os, err);
@@ -502,7 +502,7 @@ static bool keeps_leaf(const st_dcluster *dc, uint32_t e, bool reuse) {
 }
 
 typedef struct pending {
-    uint8_t *buf;
+    const st_dcol *col; /* NULL: the leaf is kept where it is */
     size_t len;
     st_leafref ref;
 } pending;
@@ -535,14 +535,12 @@ static int write_leaves(strata_table_t *t, strata_tree_t *tree, st_dcluster *dc,
             pd[e].ref = e == 0 ? dc->old_keys : c->old;
             continue;
         }
+        pd[e].col = c;
         pd[e].len = plans[e].size;
-        pd[e].buf = malloc(pd[e].len);
-        if (!pd[e].buf) rc = st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
-        else st_col_encode(c, from, to, &plans[e], pd[e].buf);
         queue[nq++] = &pd[e];
     }
     if (rc == STRATA_OK) qsort(queue, nq, sizeof *queue, pending_len_cmp);
-    /* place: the shared page first, smallest leaves first */
+    /* place: the shared page first, smallest leaves first; each leaf is encoded where it goes */
     size_t used = PH_SIZE;
     uint32_t nshared = 0;
     for (uint32_t q = 0; rc == STRATA_OK && q < nq; q++) {
@@ -556,7 +554,7 @@ static int write_leaves(strata_table_t *t, strata_tree_t *tree, st_dcluster *dc,
         uint8_t *p;
         pgno_t pg;
         if ((rc = new_column_page(t->txn, &p, &pg, err))) break;
-        memcpy(p + PH_SIZE, queue[q]->buf, queue[q]->len);
+        st_col_encode(queue[q]->col, from, to, &plans[queue[q] - pd], p + PH_SIZE);
         queue[q]->ref = (st_leafref){pg, PH_SIZE, (uint16_t)queue[q]->len};
     }
     if (rc == STRATA_OK && nshared) {
@@ -564,7 +562,7 @@ static int write_leaves(strata_table_t *t, strata_tree_t *tree, st_dcluster *dc,
         pgno_t pg;
         if ((rc = new_column_page(t->txn, &p, &pg, err)) == STRATA_OK)
             for (uint32_t q = 0; q < nshared; q++) {
-                memcpy(p + queue[q]->ref.off, queue[q]->buf, queue[q]->len);
+                st_col_encode(queue[q]->col, from, to, &plans[queue[q] - pd], p + queue[q]->ref.off);
                 queue[q]->ref.pgno = pg;
             }
     }
@@ -582,7 +580,6 @@ static int write_leaves(strata_table_t *t, strata_tree_t *tree, st_dcluster *dc,
         st_wr64(k, from == 0 ? dc->base : (uint64_t)dc->keys[from]);
         rc = st_tree_put(tree, k, 8, rec, rlen, err);
     }
-    for (uint32_t e = 0; pd && e < ne; e++) free(pd[e].buf);
     free(pd);
     free(queue);
     free(rec);

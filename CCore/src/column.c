@@ -641,7 +641,7 @@ int st_col_decode(strata_txn_t *txn, st_leafref ref, const st_prop *prop, uint32
     size_t off = data_off(p, n);
     for (uint32_t i = 0; i < n; i++) c->nulls[i] = leaf_null(p, i);
     if (c->enc == ST_ENC_PACKED) {
-        for (uint32_t i = 0; i < n; i++) c->ints[i] = st_packed_at(p, n, i);
+        st_leaf_unpack(p, n, c->ints);
     } else if (c->enc == ST_ENC_FIXED) {
         memcpy(c->fixed, p + off, (size_t)n * c->slot);
     } else {
