@@ -149,6 +149,38 @@ static uint64_t key_head(const uint8_t *k, size_t len) {
     return h;
 }
 
+/* Sort by head, keeping the buffer order among equal heads: a radix sort, a byte a pass from the
+ * lowest (passes where every head has the same byte are skipped), then the runs of equal heads by
+ * pending_cmp. false: out of memory. */
+static bool sort_pending(pending_ref *v, size_t n) {
+    if (n < 2) return true;
+    pending_ref *tmp = malloc(n * sizeof *tmp);
+    if (!tmp) return false;
+    pending_ref *src = v, *dst = tmp;
+    for (unsigned shift = 0; shift < 64; shift += 8) {
+        size_t count[256] = {0};
+        for (size_t i = 0; i < n; i++) count[(src[i].head >> shift) & 0xff]++;
+        if (count[(src[0].head >> shift) & 0xff] == n) continue;
+        size_t at = 0;
+        for (unsigned b = 0; b < 256; b++) {
+            size_t c = count[b];
+            count[b] = at;
+            at += c;
+        }
+        for (size_t i = 0; i < n; i++) dst[count[(src[i].head >> shift) & 0xff]++] = src[i];
+        pending_ref *swap = src;
+        src = dst;
+        dst = swap;
+    }
+    if (src != v) memcpy(v, src, n * sizeof *v);
+    free(tmp);
+    for (size_t i = 0, j; i < n; i = j) {
+        for (j = i + 1; j < n && v[j].head == v[i].head; j++) {}
+        if (j - i > 1) qsort(v + i, j - i, sizeof *v, pending_cmp);
+    }
+    return true;
+}
+
 int st_index_apply(strata_table_t *t, st_prop *p, strata_error *err) {
     st_index_pending *q = p->pending;
     if (!q || q->n == 0) return STRATA_OK;
@@ -163,7 +195,7 @@ int st_index_apply(strata_table_t *t, st_prop *p, strata_error *err) {
             order[n].rec = q->buf + off;
             order[n].head = key_head(q->buf + off + 3, st_rd16(q->buf + off));
         }
-        qsort(order, n, sizeof *order, pending_cmp);
+        if (!sort_pending(order, n)) rc = st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
         for (size_t i = 0, j; rc == STRATA_OK && i < n; i = j) {
             /* Changes of one entry: they alternate, so the last decides, and an entry inserted
              * first and removed last was never there (an object created, then given a value). */

@@ -906,7 +906,7 @@ static void random_operations_match_a_model(void) {
     OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
     OK(strata_table_create(w, "Node", &t, E));
     OK(strata_table_add_property(t, "num", STRATA_TYPE_INT, STRATA_PROP_NULLABLE | STRATA_PROP_INDEXED, NULL, &c.num, E));
-    OK(strata_table_add_property(t, "str", STRATA_TYPE_STRING, 0, NULL, &c.str, E));
+    OK(strata_table_add_property(t, "str", STRATA_TYPE_STRING, STRATA_PROP_INDEXED, NULL, &c.str, E));
     OK(strata_table_add_property(t, "d", STRATA_TYPE_DOUBLE, 0, NULL, &c.d, E));
     OK(strata_table_add_property(t, "link", STRATA_TYPE_LINK, 0, "Node", &c.link, E));
     OK(strata_table_add_property(t, "list", STRATA_TYPE_LINK, STRATA_PROP_LIST, "Node", &c.list, E));
