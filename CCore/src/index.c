@@ -197,6 +197,8 @@ int st_index_apply(strata_table_t *t, st_prop *p, strata_error *err) {
         }
         if (!sort_pending(order, n)) rc = st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
         for (size_t i = 0, j; rc == STRATA_OK && i < n; i = j) {
+            /* the records are read in key order, all over the buffer: ask for them ahead */
+            if (i + 8 < n) __builtin_prefetch(order[i + 8].rec);
             /* Changes of one entry: they alternate, so the last decides, and an entry inserted
              * first and removed last was never there (an object created, then given a value). */
             for (j = i + 1; j < n && order[j].head == order[i].head &&
