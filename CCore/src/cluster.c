@@ -70,13 +70,87 @@ st_leafref st_crec_col(const st_crec *r, uint32_t col) {
 /* ------------------------------------------------------------------ finding clusters */
 
 /* The record of the cluster with the greatest base <= key: *found false when there is none. */
+void st_cdir_free(strata_table_t *t) {
+    free(t->cdir.base);
+    free(t->cdir.rec);
+    free(t->cdir.rec_len);
+    memset(&t->cdir, 0, sizeof t->cdir);
+}
+
+/* Every cluster of the (read transaction's) tree into t->cdir. Out of memory leaves it unbuilt:
+ * lookups keep descending the tree. */
+static int cdir_build(strata_table_t *t, strata_tree_t *tree, strata_error *err) {
+    size_t cap = tree->st.count;
+    t->cdir.base = malloc(cap * sizeof *t->cdir.base);
+    t->cdir.rec = malloc(cap * sizeof *t->cdir.rec);
+    t->cdir.rec_len = malloc(cap * sizeof *t->cdir.rec_len);
+    if (!t->cdir.base || !t->cdir.rec || !t->cdir.rec_len) {
+        st_cdir_free(t); /* descents back to 0: try again only after as many more */
+        return STRATA_OK;
+    }
+    strata_cursor_t c;
+    memset(&c, 0, sizeof c);
+    c.tree = tree;
+    size_t n = 0;
+    int rc = st_cur_first(&c, err);
+    while (rc == STRATA_OK) {
+        const uint8_t *k, *v;
+        size_t kl, vl;
+        if ((rc = st_cur_get(&c, &k, &kl, &v, &vl, err))) break;
+        if (n == cap || kl != 8 || vl > UINT32_MAX) {
+            rc = ST_CORRUPT(err, "table '%s': the cluster tree holds more entries than its count "
+                            "(%zu) or a bad entry", t->name, cap);
+            break;
+        }
+        t->cdir.base[n] = st_rd64(k);
+        t->cdir.rec[n] = v;
+        t->cdir.rec_len[n] = (uint32_t)vl;
+        n++;
+        rc = st_cur_next(&c, err);
+    }
+    if (rc != STRATA_ERR_NOT_FOUND) {
+        st_cdir_free(t);
+        return rc;
+    }
+    t->cdir.n = n;
+    t->cdir.built = true;
+    return STRATA_OK;
+}
+
+/* The cluster with the greatest base <= key from t->cdir. */
+static void cdir_floor(const strata_table_t *t, int64_t key, uint64_t *base, const uint8_t **rec,
+                       size_t *rlen, bool *found) {
+    size_t lo = 0, hi = t->cdir.n; /* the answer is lo - 1: bases[lo - 1] <= key < bases[lo] */
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (t->cdir.base[mid] <= (uint64_t)key) lo = mid + 1;
+        else hi = mid;
+    }
+    *found = lo > 0;
+    if (!*found) return;
+    *base = t->cdir.base[lo - 1];
+    *rec = t->cdir.rec[lo - 1];
+    *rlen = t->cdir.rec_len[lo - 1];
+}
+
 static int tree_floor(strata_table_t *t, int64_t key, uint64_t *base, const uint8_t **rec,
                       size_t *rlen, bool *found, strata_error *err) {
     *found = false;
+    if (t->cdir.built) {
+        cdir_floor(t, key, base, rec, rlen, found);
+        return STRATA_OK;
+    }
     strata_tree_t *tree;
     int rc = st_table_tree(t, 'c', false, &tree, err);
     if (rc == STRATA_ERR_NOT_FOUND) return STRATA_OK;
     if (rc) return rc;
+    if (!t->txn->write && ++t->cdir.descents >= 32 && t->cdir.descents >= tree->st.count / 8) {
+        if ((rc = cdir_build(t, tree, err))) return rc;
+        if (t->cdir.built) {
+            cdir_floor(t, key, base, rec, rlen, found);
+            return STRATA_OK;
+        }
+    }
     strata_cursor_t c;
     memset(&c, 0, sizeof c);
     c.tree = tree;

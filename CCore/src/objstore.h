@@ -155,6 +155,17 @@ struct strata_table {
         uint32_t n;
         int64_t first, last;
     } rcache;
+    /* Read transactions only (their tree never changes): every cluster's base and record in
+     * arrays, built once as many point reads went through the tree as an eighth of its clusters;
+     * then finding a cluster is a binary search over bases instead of a tree descent. */
+    struct {
+        uint64_t *base;
+        const uint8_t **rec;
+        uint32_t *rec_len;
+        size_t n;
+        uint64_t descents; /* tree descents before it was built */
+        bool built;
+    } cdir;
 };
 
 typedef struct st_arena_chunk {
@@ -294,6 +305,7 @@ int st_cluster_patch(strata_table_t *t, int64_t key, const st_prop *p, const str
 int st_cluster_remove_row(strata_table_t *t, st_objref *ref, strata_error *err);
 int st_clusters_flush(strata_table_t *t, strata_error *err);
 void st_clusters_forget(strata_table_t *t);
+void st_cdir_free(strata_table_t *t); /* the read transaction's cluster directory */
 /* Next key after `after` (flushes first). */
 int st_cluster_next_key(strata_table_t *t, int64_t after, int64_t *key, strata_error *err);
 /* Drop a column's leaves from every cluster (flushes first). */

@@ -226,6 +226,7 @@ int st_os_get(strata_txn_t *txn, st_objstore **out, strata_error *err) {
 static void table_release(strata_table_t *t) {
     for (uint32_t i = 0; i < t->nprops; i++) st_index_discard(&t->props[i]);
     st_clusters_forget(t);
+    st_cdir_free(t);
     free(t->dc);
     t->dc = NULL;
     t->ndc = t->capdc = 0;

@@ -1019,6 +1019,79 @@ static void random_operations_match_a_model(void) {
     OK(strata_db_close(db, E));
 }
 
+/* A read transaction that reads many objects finds clusters through a directory of the tree
+ * (built after enough reads); it must answer exactly as the tree does: objects present, gaps
+ * left by deleted clusters, keys before the first and after the last, and after a refresh. */
+#define DIR_N 20000
+static bool dir_alive(int64_t k, int round) {
+    if (k < 0 || k >= DIR_N + (round ? 300 : 0)) return false;
+    return !(k >= 1000 && k < 2000) && k % 7 != 3;
+}
+
+static void dir_check_reads(strata_txn_t *r, strata_col_t v, int round) {
+    strata_table_t *t;
+    OK(strata_table_open(r, "T", &t, E));
+    for (int64_t i = 0; i < DIR_N + 400; i++) {
+        int64_t k = (i * 7919) % (DIR_N + 400) - 50; /* every key in [-50, DIR_N + 350) */
+        strata_value got;
+        int rc = strata_obj_get(t, k, v, &got, E);
+        if (!dir_alive(k, round)) {
+            EXPECT_CODE(rc, STRATA_ERR_NOT_FOUND);
+            continue;
+        }
+        OK(rc);
+        CHECK(got.type == STRATA_TYPE_INT && got.u.i == k * 3 + round);
+    }
+}
+
+static void point_reads_in_a_long_read_transaction_find_every_cluster(void) {
+    strata_db_t *db = open_db(tl_path("dir.db"));
+    CHECK(db);
+    strata_txn_t *w, *r;
+    strata_table_t *t;
+    strata_col_t v;
+    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
+    OK(strata_table_create(w, "T", &t, E));
+    OK(strata_table_add_property(t, "v", STRATA_TYPE_INT, 0, NULL, &v, E));
+    for (int64_t i = 0; i < DIR_N; i++) {
+        strata_key_t k;
+        OK(strata_obj_create(t, &k, E));
+        CHECK(k == i);
+        OK(strata_obj_set(t, k, v, (strata_value[]){vint(i * 3)}, E));
+    }
+    OK(strata_txn_commit(w, E));
+    strata_txn_free(w);
+    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
+    OK(strata_table_open(w, "T", &t, E));
+    for (int64_t i = 0; i < DIR_N; i++)
+        if (!dir_alive(i, 0)) OK(strata_obj_delete(t, i, E));
+    OK(strata_txn_commit(w, E));
+    strata_txn_free(w);
+
+    OK(strata_txn_begin(db, STRATA_TXN_READ, &r, E));
+    dir_check_reads(r, v, 0);
+    /* a commit while the reader holds its snapshot: new objects, every value + 1 */
+    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
+    OK(strata_table_open(w, "T", &t, E));
+    for (int64_t i = 0; i < DIR_N + 300; i++) {
+        if (i >= DIR_N) {
+            strata_key_t k;
+            OK(strata_obj_create(t, &k, E));
+            CHECK(k == i);
+        }
+        if (dir_alive(i, 1)) OK(strata_obj_set(t, i, v, (strata_value[]){vint(i * 3 + 1)}, E));
+        else if (i >= DIR_N) OK(strata_obj_delete(t, i, E));
+    }
+    OK(strata_txn_commit(w, E));
+    strata_txn_free(w);
+    dir_check_reads(r, v, 0); /* still the old snapshot */
+    OK(strata_txn_refresh(r, E));
+    dir_check_reads(r, v, 1);
+    strata_txn_free(r);
+    OK(strata_db_verify(db, E));
+    OK(strata_db_close(db, E));
+}
+
 static const tl_test tests[] = {
     TL_TEST(every_property_type_round_trips_through_commit_and_reopen),
     TL_TEST(deleting_a_dog_updates_lists_and_backlinks),
@@ -1030,6 +1103,7 @@ static const tl_test tests[] = {
     TL_TEST(lists_of_values_mixed_and_listing_calls_work),
     TL_TEST(a_bool_from_any_nonzero_byte_reads_back_true),
     TL_TEST(random_operations_match_a_model),
+    TL_TEST(point_reads_in_a_long_read_transaction_find_every_cluster),
 };
 
 int main(int argc, char **argv) {
