@@ -22,6 +22,11 @@
  * alone on their page and re-encodes the rest (all of them when objects were added or removed),
  * splitting the cluster when a leaf no longer fits one page.
  * An st_objref is valid until the next call that may decode or write clusters.
+ *
+ * Reading: a read transaction that has descended the cluster tree for a quarter as many point
+ * reads as the tree has clusters lists every cluster (base, record) in arrays once (the
+ * directory, t->cdir) and binary-searches those from then on. Its tree never changes, so the
+ * directory stays right until the table handle goes (a refresh makes new ones).
  */
 #include "btree.h"
 #include "objstore.h"
@@ -144,7 +149,7 @@ static int tree_floor(strata_table_t *t, int64_t key, uint64_t *base, const uint
     int rc = st_table_tree(t, 'c', false, &tree, err);
     if (rc == STRATA_ERR_NOT_FOUND) return STRATA_OK;
     if (rc) return rc;
-    if (!t->txn->write && ++t->cdir.descents >= 32 && t->cdir.descents >= tree->st.count / 8) {
+    if (!t->txn->write && ++t->cdir.descents >= 32 && t->cdir.descents >= tree->st.count / 4) {
         if ((rc = cdir_build(t, tree, err))) return rc;
         if (t->cdir.built) {
             cdir_floor(t, key, base, rec, rlen, found);

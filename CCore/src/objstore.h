@@ -156,7 +156,8 @@ struct strata_table {
         int64_t first, last;
     } rcache;
     /* Read transactions only (their tree never changes): every cluster's base and record in
-     * arrays, built once as many point reads went through the tree as an eighth of its clusters;
+     * arrays, built once as many point reads went through the tree as a quarter of its clusters
+     * (building costs about that many descents: a short read transaction never pays for it);
      * then finding a cluster is a binary search over bases instead of a tree descent. */
     struct {
         uint64_t *base;
