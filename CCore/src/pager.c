@@ -442,6 +442,9 @@ int st_page_touch(strata_txn_t *txn, pgno_t pgno, uint8_t **page, pgno_t *newp,
     uint8_t *buf;
     bool cold = txn->new_version - st_rd64(src + PH_VERSION) > ST_REUSE_HOT_VERSIONS;
     if ((rc = alloc_pages(txn, 1, cold, &buf, newp, err))) return rc;
+    if (*newp == pgno) /* a damaged free list: freeing the original would free its own copy */
+        return st_txn_fail(txn, ST_CORRUPT(err, "page %llu is in use but listed as free",
+                                           (unsigned long long)pgno));
     memcpy(buf + PH_KIND, src + PH_KIND, ST_PAGE_SIZE - PH_KIND);
     if ((rc = st_page_free(txn, pgno, 1, err))) return rc;
     *page = buf;

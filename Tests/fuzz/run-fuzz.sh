@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # run-fuzz.sh SECONDS TARGET... — run each libFuzzer target for SECONDS, seeded with real files,
-# and print one closing line: fuzz: T targets, E execs, X crashes
+# after the inputs that once crashed it (Tests/fuzz/regressions/<target>/, kept as files), and
+# print one closing line: fuzz: T targets, E execs, X crashes
 set -uo pipefail
 seconds=$1; shift
 B=${B:-build}
@@ -12,6 +13,15 @@ for t in "$@"; do
   targets=$((targets + 1))
   mkdir -p "$corpus_root/$t" "$B/fuzz/artifacts/$t"
   log=$B/fuzz/$t.log
+  # inputs that once crashed the target (Tests/fuzz/regressions/<target>/) must run clean first
+  regress="Tests/fuzz/regressions/$t"
+  if [ -d "$regress" ] && [ -n "$(ls "$regress")" ]; then
+    if ! "$B/fuzz/$t" "$regress"/* >"$log.regressions" 2>&1; then
+      crashes=$((crashes + 1))
+      echo "$t: a regression input fails again; log $log.regressions" >&2
+      tail -30 "$log.regressions" >&2
+    fi
+  fi
   seeds="$corpus_root/seeds"                      # real database files
   [ -d "Tests/fuzz/${t#fuzz_}-seeds" ] && seeds="Tests/fuzz/${t#fuzz_}-seeds"  # e.g. queries
   "$B/fuzz/$t" -max_total_time="$seconds" -timeout=20 -rss_limit_mb=4096 \
