@@ -340,32 +340,47 @@ static void branch_clear_first_key(uint8_t *p, scratch *s) {
 /* ------------------------------------------------------------------ writing */
 
 /* Copy the path from the root to the leaf for key (copy-on-write), fixing child pointers. */
-static int touch_path(strata_txn_t *txn, st_tree_state *t, const uint8_t *key, size_t klen,
-                      wlevel *path, int *depth, bool *exact, strata_error *err) {
-    uint8_t *p;
-    pgno_t np;
-    int rc = st_page_touch(txn, t->root, &p, &np, err);
-    if (rc) return rc;
-    t->root = np;
+/* The path to key without copying anything: page and index per level (page stays NULL). */
+static int find_path(strata_txn_t *txn, const st_tree_state *t, const uint8_t *key, size_t klen,
+                     wlevel *path, int *depth, bool *exact, strata_error *err) {
+    pgno_t pg = t->root;
     for (int d = 0;; d++) {
         if (d >= ST_MAX_DEPTH)
             return ST_CORRUPT(err, "tree deeper than %d levels at page %llu", ST_MAX_DEPTH,
-                              (unsigned long long)np);
-        if ((rc = st_node_check(p, np, t->kind, err))) return rc;
-        path[d] = (wlevel){np, p, 0};
+                              (unsigned long long)pg);
+        const uint8_t *p;
+        int rc;
+        if ((rc = st_page_get(txn, pg, &p, err)) || (rc = st_node_check(p, pg, t->kind, err)))
+            return rc;
+        path[d] = (wlevel){pg, NULL, 0};
         if (pg_kind(p) == ST_PAGE_LEAF) {
             *depth = d + 1;
-            return leaf_search(p, np, t->kind, key, klen, &path[d].idx, exact, err);
+            return leaf_search(p, pg, t->kind, key, klen, &path[d].idx, exact, err);
         }
-        pgno_t child;
-        if ((rc = branch_search(p, np, t->kind, key, klen, &path[d].idx, &child, err))) return rc;
-        uint8_t *cp;
-        pgno_t cnp;
-        if ((rc = st_page_touch(txn, child, &cp, &cnp, err))) return rc;
-        if (cnp != child) st_wr64(p + pg_slot(p, path[d].idx), cnp);
-        p = cp;
-        np = cnp;
+        if ((rc = branch_search(p, pg, t->kind, key, klen, &path[d].idx, &pg, err))) return rc;
     }
+}
+
+/* Make every page of a path found by find_path writable, top down, pointing each copied parent
+ * at its child's copy (the indexes stay valid: a copy has its original's layout). */
+static int touch_found_path(strata_txn_t *txn, st_tree_state *t, wlevel *path, int depth,
+                            strata_error *err) {
+    for (int d = 0; d < depth; d++) {
+        pgno_t old = path[d].pgno;
+        int rc = st_page_touch(txn, old, &path[d].page, &path[d].pgno, err);
+        if (rc) return rc;
+        if (d == 0) t->root = path[0].pgno;
+        else if (path[d].pgno != old)
+            st_wr64(path[d - 1].page + pg_slot(path[d - 1].page, path[d - 1].idx), path[d].pgno);
+    }
+    return STRATA_OK;
+}
+
+/* The path to key, made writable: find_path, then touch_found_path. */
+static int touch_path(strata_txn_t *txn, st_tree_state *t, const uint8_t *key, size_t klen,
+                      wlevel *path, int *depth, bool *exact, strata_error *err) {
+    int rc = find_path(txn, t, key, klen, path, depth, exact, err);
+    return rc ? rc : touch_found_path(txn, t, path, *depth, err);
 }
 
 /* Insert cell at (level d, idx), splitting up the path as needed. */
@@ -597,42 +612,6 @@ static int rebalance(strata_txn_t *txn, st_tree_state *t, wlevel *path, int d, s
         node_remove(par->page, ri);
         if ((rc = st_page_free(txn, rpg, 1, err))) return rc;
     }
-}
-
-/* The path to key without copying anything: page and index per level (page stays NULL). */
-static int find_path(strata_txn_t *txn, const st_tree_state *t, const uint8_t *key, size_t klen,
-                     wlevel *path, int *depth, bool *exact, strata_error *err) {
-    pgno_t pg = t->root;
-    for (int d = 0;; d++) {
-        if (d >= ST_MAX_DEPTH)
-            return ST_CORRUPT(err, "tree deeper than %d levels at page %llu", ST_MAX_DEPTH,
-                              (unsigned long long)pg);
-        const uint8_t *p;
-        int rc;
-        if ((rc = st_page_get(txn, pg, &p, err)) || (rc = st_node_check(p, pg, t->kind, err)))
-            return rc;
-        path[d] = (wlevel){pg, NULL, 0};
-        if (pg_kind(p) == ST_PAGE_LEAF) {
-            *depth = d + 1;
-            return leaf_search(p, pg, t->kind, key, klen, &path[d].idx, exact, err);
-        }
-        if ((rc = branch_search(p, pg, t->kind, key, klen, &path[d].idx, &pg, err))) return rc;
-    }
-}
-
-/* Make every page of a path found by find_path writable, top down, pointing each copied parent
- * at its child's copy (the indexes stay valid: a copy has its original's layout). */
-static int touch_found_path(strata_txn_t *txn, st_tree_state *t, wlevel *path, int depth,
-                            strata_error *err) {
-    for (int d = 0; d < depth; d++) {
-        pgno_t old = path[d].pgno;
-        int rc = st_page_touch(txn, old, &path[d].page, &path[d].pgno, err);
-        if (rc) return rc;
-        if (d == 0) t->root = path[0].pgno;
-        else if (path[d].pgno != old)
-            st_wr64(path[d - 1].page + pg_slot(path[d - 1].page, path[d - 1].idx), path[d].pgno);
-    }
-    return STRATA_OK;
 }
 
 int st_bt_delete(strata_txn_t *txn, st_tree_state *t, const uint8_t *key, size_t klen,

@@ -74,7 +74,6 @@ st_leafref st_crec_col(const st_crec *r, uint32_t col) {
 
 /* ------------------------------------------------------------------ finding clusters */
 
-/* The record of the cluster with the greatest base <= key: *found false when there is none. */
 void st_cdir_free(strata_table_t *t) {
     free(t->cdir.base);
     free(t->cdir.rec);
@@ -102,9 +101,14 @@ static int cdir_build(strata_table_t *t, strata_tree_t *tree, strata_error *err)
         const uint8_t *k, *v;
         size_t kl, vl;
         if ((rc = st_cur_get(&c, &k, &kl, &v, &vl, err))) break;
-        if (n == cap || kl != 8 || vl > UINT32_MAX) {
+        if (n == cap) {
             rc = ST_CORRUPT(err, "table '%s': the cluster tree holds more entries than its count "
-                            "(%zu) or a bad entry", t->name, cap);
+                            "(%zu)", t->name, cap);
+            break;
+        }
+        if (kl != 8 || vl > UINT32_MAX) {
+            rc = ST_CORRUPT(err, "table '%s': cluster entry %zu has a %zu-byte key and a %zu-byte "
+                            "record", t->name, n, kl, vl);
             break;
         }
         t->cdir.base[n] = st_rd64(k);
@@ -138,6 +142,7 @@ static void cdir_floor(const strata_table_t *t, int64_t key, uint64_t *base, con
     *rlen = t->cdir.rec_len[lo - 1];
 }
 
+/* The record of the cluster with the greatest base <= key: *found false when there is none. */
 static int tree_floor(strata_table_t *t, int64_t key, uint64_t *base, const uint8_t **rec,
                       size_t *rlen, bool *found, strata_error *err) {
     *found = false;
