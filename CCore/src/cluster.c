@@ -784,13 +784,7 @@ int st_cluster_next_key(strata_table_t *t, int64_t after, int64_t *key, strata_e
             return rc;
         if (st_packed_at(kp, r.n, r.n - 1) < from) continue;
         rcache_fill(t, st_rd64(ck), rec, rlen, &r, kp);
-        long lo = 0, hi = (long)r.n - 1;
-        while (lo < hi) {
-            long mid = (lo + hi) / 2;
-            if (st_packed_at(kp, r.n, (uint32_t)mid) < from) lo = mid + 1;
-            else hi = mid;
-        }
-        *key = st_packed_at(kp, r.n, (uint32_t)lo);
+        *key = st_packed_at(kp, r.n, st_packed_lower_bound(kp, r.n, from)); /* < n: see above */
         return STRATA_OK;
     }
     return rc;
