@@ -272,9 +272,10 @@ void st_reuse_hints_save(strata_txn_t *txn) {
     const st_reuse *r = &txn->reuse;
     st_reuse_hints *h = &txn->hints_out;
     if (!r->ready || !r->bits) return; /* no search: the handle's hints still hold */
-    bool left = r->run_next < r->run_end; /* the run being used is not used up */
-    for (int m = 1; m <= ST_REUSE_MIN_RUN; m++)
-        h->run_scan[m] = left && r->run_next < r->run_scan[m] ? r->run_next : r->run_scan[m];
+    /* The rest of the run being used holds runs up to its length, not longer ones. */
+    size_t left = r->run_next < r->run_end ? (size_t)(r->run_end - r->run_next) : 0;
+    for (size_t m = 1; m <= ST_REUSE_MIN_RUN; m++)
+        h->run_scan[m] = m <= left && r->run_next < r->run_scan[m] ? r->run_next : r->run_scan[m];
     h->lone_scan = r->lone_scan;
     /* Runs through fresh pages this transaction left are not fresh next time: searches must
      * reach them. */
