@@ -14,6 +14,8 @@
  *  - Keys in a page are strictly ascending; integer-key trees have 8-byte keys compared as
  *    uint64_t, byte-key trees compare like memcmp then by length.
  *  - Branch cell i covers keys in [key_i, key_{i+1}); cell 0 has an empty key (minus infinity).
+ *    In byte-key trees a separator made by a leaf split is the shortest prefix of the right
+ *    page's first key that sorts after the left page's last key, not a whole key.
  *    A branch has at least one child; every leaf is at the same depth; only the root leaf may be
  *    empty, and an empty tree has no root at all (root 0).
  *  - A write never changes a committed page: the path from the root to the changed leaf is
@@ -383,6 +385,16 @@ static int touch_path(strata_txn_t *txn, st_tree_state *t, const uint8_t *key, s
     return rc ? rc : touch_found_path(txn, t, path, *depth, err);
 }
 
+/* Length of the shortest prefix of right that sorts after left (left < right, byte keys): one
+ * byte past their common prefix. Branches of byte-key trees hold such prefixes instead of whole
+ * keys (suffix truncation): index keys end in an 8-byte object key and names share little, so
+ * a separator of a few bytes triples a branch's fanout and takes a level off a large index. */
+static size_t separator_len(const uint8_t *left, size_t llen, const uint8_t *right, size_t rlen) {
+    size_t i = 0;
+    while (i < llen && i < rlen && left[i] == right[i]) i++;
+    return i < rlen ? i + 1 : rlen;
+}
+
 /* Insert cell at (level d, idx), splitting up the path as needed. */
 static int insert_at(strata_txn_t *txn, st_tree_state *t, wlevel *path, int d, int idx,
                      const uint8_t *cell, size_t len, scratch *s, strata_error *err) {
@@ -427,6 +439,8 @@ static int insert_at(strata_txn_t *txn, st_tree_state *t, wlevel *path, int d, i
     if (leaf) {
         sklen = st_rd16(s->cells[cut].p);
         sk = s->cells[cut].p + 8;
+        if (s->a[PH_FLAGS] == STRATA_KEY_BYTES) /* the shortest separator will do */
+            sklen = separator_len(s->cells[cut - 1].p + 8, st_rd16(s->cells[cut - 1].p), sk, sklen);
     } else {
         right_child = st_rd64(s->cells[cut].p);
         sklen = st_rd16(s->cells[cut].p + 8);

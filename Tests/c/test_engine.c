@@ -270,6 +270,75 @@ static void test_byte_keys_sort_like_memcmp_and_seek_finds_the_next_key(void) {
     OK(strata_db_close(db, E));
 }
 
+/* Branches of byte-key trees hold the shortest separators: 16,000 keys of 240 bytes that differ
+ * in their first 8 fill 1,000 leaves (16 cells each), and the branches above them take a handful
+ * of pages (with whole keys as separators, 16 to a branch, they would take 68). Lookups of keys
+ * that fall between two leaves (a separator itself, a key one byte longer, an odd number) miss,
+ * seeks land on the next key, and deletes that merge pages keep the tree whole. */
+static void sep_key(uint8_t *k, int n) {
+    memset(k, 'k', 240);
+    char d[16];
+    snprintf(d, sizeof d, "%08d", n % 100000000);
+    memcpy(k, d, 8);
+}
+
+static void test_byte_key_branches_hold_short_separators(void) {
+    strata_db_t *db = open_db(tl_path("sep.db"), STRATA_DURABILITY_NO_SYNC);
+    CHECK(db);
+    enum { N = 16000 };
+    uint8_t k[241];
+    strata_txn_t *txn;
+    strata_tree_t *t;
+    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &txn, E));
+    OK(strata_tree_open(txn, "long", STRATA_KEY_BYTES, STRATA_TREE_CREATE, &t, E));
+    for (int i = 0; i < N; i++) {
+        sep_key(k, 2 * i);
+        OK(strata_tree_put(t, k, 240, &i, 4, E));
+    }
+    OK(strata_txn_commit(txn, E));
+    strata_txn_free(txn);
+    strata_db_info info;
+    OK(strata_db_info_get(db, &info, E));
+    uint64_t used = info.page_count - info.free_pages;
+    if (used >= 1030) fprintf(stderr, "  %llu pages in use for 1,000 leaves\n", (unsigned long long)used);
+    CHECK(used < 1030);
+
+    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &txn, E));
+    OK(strata_tree_open(txn, "long", STRATA_KEY_BYTES, 0, &t, E));
+    strata_cursor_t *c;
+    OK(strata_cursor_open(t, &c, E));
+    for (int i = 0; i < N; i++) {
+        const void *v, *ck;
+        size_t vl, ckl;
+        sep_key(k, 2 * i);
+        OK(strata_tree_get(t, k, 240, &v, &vl, E));
+        CHECK(vl == 4 && memcmp(v, &i, 4) == 0);
+        k[240] = 0;
+        EXPECT_CODE(strata_tree_get(t, k, 241, &v, &vl, E), STRATA_ERR_NOT_FOUND);
+        EXPECT_CODE(strata_tree_get(t, k, 8, &v, &vl, E), STRATA_ERR_NOT_FOUND);
+        OK(strata_cursor_seek(c, k, 8, E)); /* a separator-like prefix: lands on the key itself */
+        OK(strata_cursor_get(c, &ck, &ckl, NULL, NULL, E));
+        CHECK(ckl == 240 && memcmp(ck, k, 240) == 0);
+        sep_key(k, 2 * i + 1);
+        EXPECT_CODE(strata_tree_get(t, k, 240, &v, &vl, E), STRATA_ERR_NOT_FOUND);
+    }
+    for (int i = 0; i < N; i++) /* merges pull separators down from the parents */
+        if (i % 4 != 0) {
+            sep_key(k, 2 * i);
+            OK(strata_tree_delete(t, k, 240, E));
+        }
+    for (int i = 0; i < N; i++) {
+        const void *v;
+        size_t vl;
+        sep_key(k, 2 * i);
+        EXPECT_CODE(strata_tree_get(t, k, 240, &v, &vl, E), i % 4 ? STRATA_ERR_NOT_FOUND : STRATA_OK);
+    }
+    OK(strata_txn_commit(txn, E));
+    strata_txn_free(txn);
+    CHECK(verify_ok(db));
+    OK(strata_db_close(db, E));
+}
+
 /* A cursor survives deletes and inserts made through its own transaction. */
 static void test_cursor_walks_on_while_its_tree_changes(void) {
     strata_db_t *db = open_db(tl_path("cursor.db"), STRATA_DURABILITY_NO_SYNC);
@@ -1076,6 +1145,7 @@ static void test_misuse_is_an_error_not_a_crash(void) {
 static const tl_test tests[] = {
     TL_TEST(test_btree_matches_model_through_random_ops_commits_aborts_and_reopens),
     TL_TEST(test_byte_keys_sort_like_memcmp_and_seek_finds_the_next_key),
+    TL_TEST(test_byte_key_branches_hold_short_separators),
     TL_TEST(test_cursor_walks_on_while_its_tree_changes),
     TL_TEST(test_snapshot_isolation_across_threads),
     TL_TEST(test_two_processes_adding_1000_each_reach_2000),
