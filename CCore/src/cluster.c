@@ -567,14 +567,14 @@ static int free_page(strata_txn_t *txn, pgno_t pg, strata_error *err) {
     return pg ? st_page_free(txn, pg, 1, err) : STRATA_OK;
 }
 
-/* Measure every leaf of rows [from, to) (plans[0] the keys, plans[1 + i] column i); false when
- * one does not fit a page. */
+/* Measure every leaf of rows [from, to) (plans[0] the keys, plans[1 + i] column i); false at
+ * the first that does not fit a page (the range splits: the plans are not used). */
 static bool measure_range(const st_dcluster *dc, const st_dcol *keys, uint32_t from, uint32_t to,
                           st_col_plan *plans) {
-    bool fits = st_col_measure(keys, from, to, &plans[0]) != 0;
+    if (!st_col_measure(keys, from, to, &plans[0])) return false;
     for (uint32_t i = 0; i < dc->ncols; i++)
-        fits &= st_col_measure(&dc->cols[i], from, to, &plans[1 + i]) != 0;
-    return fits;
+        if (!st_col_measure(&dc->cols[i], from, to, &plans[1 + i])) return false;
+    return true;
 }
 
 /* Leaf e (0 = keys, else column e - 1) stays where it is: a clean leaf alone on its page. */
@@ -671,26 +671,21 @@ static int write_leaves(strata_table_t *t, strata_tree_t *tree, st_dcluster *dc,
 }
 
 /* Write rows [from, to) as one or more clusters, splitting while a leaf does not fit a page. A
- * range that must split keeps none of its old leaves: *reuse turns false. */
+ * range that must split keeps none of its old leaves: *reuse turns false. plans (1 + ncols) is
+ * scratch: each range measures and writes before the next one starts. */
 static int write_range(strata_table_t *t, strata_tree_t *tree, st_dcluster *dc, const st_dcol *keys,
-                       uint32_t from, uint32_t to, bool *reuse, strata_error *err) {
-    st_col_plan *plans = malloc((1 + (size_t)dc->ncols) * sizeof *plans);
-    if (!plans) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
-    int rc;
-    if (measure_range(dc, keys, from, to, plans)) {
-        rc = write_leaves(t, tree, dc, keys, from, to, *reuse, plans, err);
-        free(plans);
-        return rc;
-    }
-    free(plans);
+                       uint32_t from, uint32_t to, bool *reuse, st_col_plan *plans,
+                       strata_error *err) {
+    if (measure_range(dc, keys, from, to, plans))
+        return write_leaves(t, tree, dc, keys, from, to, *reuse, plans, err);
     *reuse = false;
     uint32_t mid = from + (to - from) / 2;
     if (mid == from)
         return st_err(err, STRATA_ERR_TOO_LARGE, "table '%s': object %lld does not fit a "
                       "cluster", t->name, (long long)dc->keys[from]);
     bool no = false;
-    rc = write_range(t, tree, dc, keys, from, mid, &no, err);
-    return rc ? rc : write_range(t, tree, dc, keys, mid, to, &no, err);
+    int rc = write_range(t, tree, dc, keys, from, mid, &no, plans, err);
+    return rc ? rc : write_range(t, tree, dc, keys, mid, to, &no, plans, err);
 }
 
 static int write_cluster(strata_table_t *t, st_dcluster *dc, strata_error *err) {
@@ -711,8 +706,12 @@ static int write_cluster(strata_table_t *t, st_dcluster *dc, strata_error *err) 
             st_wr64(k, dc->base);
             if ((rc = st_tree_del(tree, k, 8, err))) return rc;
         }
-    } else if ((rc = write_range(t, tree, dc, &keys, 0, dc->n, &reuse, err))) {
-        return rc;
+    } else {
+        st_col_plan *plans = malloc((1 + (size_t)dc->ncols) * sizeof *plans);
+        if (!plans) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
+        rc = write_range(t, tree, dc, &keys, 0, dc->n, &reuse, plans, err);
+        free(plans);
+        if (rc) return rc;
     }
     /* the old pages no kept leaf is on */
     for (uint32_t i = 0; i < dc->nold_pages; i++) {
