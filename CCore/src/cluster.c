@@ -299,9 +299,10 @@ int st_obj_locate(strata_table_t *t, int64_t key, st_objref *ref, strata_error *
     st_crec r;
     long row;
     const uint8_t *keys;
-    if ((rc = st_crec_parse(t->name, base, rec, rlen, &r, err)) ||
-        (rc = rec_row(t, &r, key, &row, &keys, err)))
-        return rc;
+    if ((rc = st_crec_parse(t->name, base, rec, rlen, &r, err))) return rc;
+    /* The reads that follow touch the keys leaf and some of the others: fetch them together. */
+    for (uint32_t i = 0; i < r.nentries; i++) st_leaf_prefetch_header(t->txn, st_crec_entry(&r, i, NULL));
+    if ((rc = rec_row(t, &r, key, &row, &keys, err))) return rc;
     rcache_fill(t, base, rec, rlen, &r, keys);
     if (row < 0) return not_found(t, key, err);
     ref->row = (uint32_t)row;
@@ -336,6 +337,19 @@ int st_obj_read_many(strata_table_t *t, const st_objref *ref, st_prop *const *pr
                      strata_value *out, strata_error *err) {
     st_crec r; /* a stored cluster's record, parsed once for all the properties */
     int rc = ref->dc ? STRATA_OK : st_crec_parse(t->name, 0, ref->rec, ref->rec_len, &r, err);
+    if (rc == STRATA_OK && !ref->dc && n > 1) {
+        /* Ask for every value's cache line first, then for the bytes of strings (their offsets
+         * are on the way by then), so that the misses overlap. */
+        for (size_t i = 0; i < n; i++) {
+            st_leafref leaf = st_crec_col(&r, props[i]->id);
+            if (leaf.pgno) st_col_prefetch(t->txn, leaf, r.n, ref->row);
+        }
+        for (size_t i = 0; i < n; i++)
+            if (st_type_var(props[i]->type, props[i]->flags)) {
+                st_leafref leaf = st_crec_col(&r, props[i]->id);
+                if (leaf.pgno) st_col_prefetch_element(t->txn, leaf, r.n, ref->row);
+            }
+    }
     for (size_t i = 0; rc == STRATA_OK && i < n; i++) {
         st_leafref leaf = ref->dc ? (st_leafref){0, 0, 0} : st_crec_col(&r, props[i]->id);
         rc = leaf.pgno ? st_col_read(t->txn, leaf, r.n, ref->row, props[i], &out[i], err)

@@ -558,6 +558,46 @@ static int prop_leaf(strata_txn_t *txn, st_leafref ref, uint32_t n, const st_pro
     return rc;
 }
 
+/* A hint, never a read that can fail: a random point read touches several leaves (often on
+ * different pages), and asking for all of their cache lines before reading any lets the misses
+ * overlap instead of queueing one after another. Out-of-range refs are skipped (the read that
+ * follows reports them). */
+void st_leaf_prefetch_header(strata_txn_t *txn, st_leafref ref) {
+    const uint8_t *pg;
+    strata_error ignored;
+    if (ref.off >= ST_PAGE_SIZE || st_page_get(txn, ref.pgno, &pg, &ignored)) return;
+    __builtin_prefetch(pg + ref.off);
+}
+
+void st_col_prefetch(strata_txn_t *txn, st_leafref ref, uint32_t n, uint32_t i) {
+    const uint8_t *pg;
+    strata_error ignored;
+    if (ref.len < CH_BITMAPS || (size_t)ref.off + ref.len > ST_PAGE_SIZE || i >= n ||
+        st_page_get(txn, ref.pgno, &pg, &ignored))
+        return;
+    const uint8_t *p = pg + ref.off;
+    size_t at = data_off(p, n);
+    switch (p[CH_ENC]) {
+    case ST_ENC_PACKED: at += (size_t)i * p[CH_WIDTH] / 8; break;
+    case ST_ENC_FIXED: at += (size_t)i * p[CH_WIDTH]; break;
+    default: at += 4 * (size_t)i; break; /* the element's offsets */
+    }
+    if (at < ref.len) __builtin_prefetch(p + at);
+}
+
+void st_col_prefetch_element(strata_txn_t *txn, st_leafref ref, uint32_t n, uint32_t i) {
+    const uint8_t *pg;
+    strata_error ignored;
+    if (ref.len < CH_BITMAPS || (size_t)ref.off + ref.len > ST_PAGE_SIZE || i >= n ||
+        st_page_get(txn, ref.pgno, &pg, &ignored) || pg[ref.off + CH_ENC] != ST_ENC_VAR)
+        return;
+    const uint8_t *p = pg + ref.off;
+    size_t off = data_off(p, n);
+    if (off + 4 * ((size_t)n + 1) > ref.len) return;
+    size_t at = off + 4 * ((size_t)n + 1) + st_rd32(p + off + 4 * (size_t)i);
+    if (at < ref.len) __builtin_prefetch(p + at);
+}
+
 int st_col_read(strata_txn_t *txn, st_leafref ref, uint32_t n, uint32_t i, const st_prop *prop,
                 strata_value *out, strata_error *err) {
     const uint8_t *p;
