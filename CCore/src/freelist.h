@@ -21,10 +21,10 @@ int st_freelist_copy(st_freelist *dst, const st_freelist *src);
 
 /* A page a write transaction may reuse (no reader can still see it); false when none fits the
  * policy (the caller grows the file). For a copy of a cold page, a lone free page (no free
- * neighbour) first, so that pages changing every commit keep the runs; otherwise the next of
- * the transaction's run of adjacent free pages, else the start of a new run long enough, else,
- * in a big transaction or as free space accumulates (see freelist.c), a shorter run or any
- * free page. */
+ * neighbour) first, else a page of a run too short for a small commit's run, so that pages
+ * changing every commit keep the runs; otherwise the next of the transaction's run of adjacent
+ * free pages, else the start of a new run long enough, else, in a big transaction or once a
+ * quarter of the file is reusable (see freelist.c), a shorter run or any free page. */
 bool st_freelist_take(strata_txn_t *txn, bool cold, pgno_t *pgno);
 void st_reuse_clear(st_reuse *r);
 /* Where this transaction's searches stopped, into txn->hints_out (the free list saved, the map

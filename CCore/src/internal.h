@@ -118,6 +118,7 @@ typedef struct st_reuse {
      * is left before lone_scan. */
     pgno_t run_scan[9];
     pgno_t lone_scan;
+    pgno_t short_scan;     /* no run shorter than the small-commit run starts before it */
     /* Pages that became reusable since those positions were found: runs and lone pages through
      * them are looked for first (nfresh < 0: too many; the positions were moved back instead). */
     pgno_t fresh[32];
