@@ -852,9 +852,10 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "-n")) cf.n = strtoull(argv[i + 1], NULL, 10);
         else if (!strcmp(argv[i], "-r")) reps = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "-c")) cf.commits = strtoull(argv[i + 1], NULL, 10);
+        else if (!strcmp(argv[i], "-q")) cf.queries = strtoull(argv[i + 1], NULL, 10);
         else if (!strcmp(argv[i], "-d")) cf.dir = argv[i + 1];
     }
-    if (cf.n < 10 || reps < 1) die("usage", "bench [-n N>=10] [-r REPS] [-c COMMITS] [-d DIR]");
+    if (cf.n < 10 || reps < 1 || cf.queries < 1) die("usage", "bench [-n N>=10] [-r REPS] [-c COMMITS] [-q INDEX_QUERIES] [-d DIR]");
     if (cf.queries > cf.n * 10) cf.queries = cf.n * 10;
     char cmd[600];
     snprintf(cmd, sizeof cmd, "mkdir -p '%s'", cf.dir);

@@ -130,6 +130,25 @@ static int cdir_build(strata_table_t *t, strata_tree_t *tree, strata_error *err)
 static void cdir_floor(const strata_table_t *t, int64_t key, uint64_t *base, const uint8_t **rec,
                        size_t *rlen, bool *found) {
     size_t lo = 0, hi = t->cdir.n; /* the answer is lo - 1: bases[lo - 1] <= key < bases[lo] */
+    const uint64_t *b = t->cdir.base;
+    uint64_t k = (uint64_t)key;
+    if (hi > 16 && k > b[0] && k < b[hi - 1]) {
+        /* Keys are spread about evenly over the clusters (they are handed out in order): guess
+         * the cluster from the key and widen around the guess until the answer is bracketed, so
+         * a point read costs a few probes instead of a dozen dependent ones. */
+        size_t g = (size_t)((double)(k - b[0]) / (double)(b[hi - 1] - b[0]) * (double)(hi - 1));
+        if (g >= hi) g = hi - 1;
+        size_t step = 1;
+        if (b[g] <= k) { /* the answer is past g: find some g + step with a base above key */
+            lo = g + 1;
+            while (lo + step < hi && b[lo + step] <= k) lo += step, step *= 2;
+            if (lo + step < hi) hi = lo + step + 1;
+        } else { /* before g */
+            hi = g;
+            while (hi > step && b[hi - step] > k) hi -= step, step *= 2;
+            lo = hi > step ? hi - step : 0;
+        }
+    }
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
         if (t->cdir.base[mid] <= (uint64_t)key) lo = mid + 1;
