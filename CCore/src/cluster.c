@@ -25,8 +25,10 @@
  *
  * Reading: a read transaction that has descended the cluster tree for a quarter as many point
  * reads as the tree has clusters lists every cluster (base, record) in arrays once (the
- * directory, t->cdir) and binary-searches those from then on. Its tree never changes, so the
- * directory stays right until the table handle goes (a refresh makes new ones).
+ * directory, t->cdir) and searches those from then on (a guess from the key's place between
+ * the first and last base, widened until it brackets the answer, then a binary search). Its
+ * tree never changes, so the directory stays right until the table handle goes (a refresh
+ * makes new ones).
  */
 #include "btree.h"
 #include "objstore.h"
