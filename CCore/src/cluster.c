@@ -141,7 +141,7 @@ static void cdir_floor(const strata_table_t *t, int64_t key, uint64_t *base, con
         size_t g = (size_t)((double)(k - b[0]) / (double)(b[hi - 1] - b[0]) * (double)(hi - 1));
         if (g >= hi) g = hi - 1;
         size_t step = 1;
-        if (b[g] <= k) { /* the answer is past g: find some g + step with a base above key */
+        if (b[g] <= k) { /* the answer is past g: step on until a base is above key */
             lo = g + 1;
             while (lo + step < hi && b[lo + step] <= k) lo += step, step *= 2;
             if (lo + step < hi) hi = lo + step + 1;
@@ -322,7 +322,8 @@ int st_obj_locate(strata_table_t *t, int64_t key, st_objref *ref, strata_error *
     const uint8_t *keys;
     if ((rc = st_crec_parse(t->name, base, rec, rlen, &r, err))) return rc;
     /* The reads that follow touch the keys leaf and some of the others: fetch them together. */
-    for (uint32_t i = 0; i < r.nentries; i++) st_leaf_prefetch_header(t->txn, st_crec_entry(&r, i, NULL));
+    for (uint32_t i = 0; i < r.nentries; i++)
+        st_leaf_prefetch_header(t->txn, st_crec_entry(&r, i, NULL));
     if ((rc = rec_row(t, &r, key, &row, &keys, err))) return rc;
     rcache_fill(t, base, rec, rlen, &r, keys);
     if (row < 0) return not_found(t, key, err);
