@@ -569,13 +569,19 @@ void st_leaf_prefetch_header(strata_txn_t *txn, st_leafref ref) {
     __builtin_prefetch(pg + ref.off);
 }
 
-void st_col_prefetch(strata_txn_t *txn, st_leafref ref, uint32_t n, uint32_t i) {
+/* The leaf at ref when its header lies inside its page and row i exists, else NULL. */
+static const uint8_t *leaf_to_prefetch(strata_txn_t *txn, st_leafref ref, uint32_t n, uint32_t i) {
     const uint8_t *pg;
     strata_error ignored;
     if (ref.len < CH_BITMAPS || (size_t)ref.off + ref.len > ST_PAGE_SIZE || i >= n ||
         st_page_get(txn, ref.pgno, &pg, &ignored))
-        return;
-    const uint8_t *p = pg + ref.off;
+        return NULL;
+    return pg + ref.off;
+}
+
+void st_col_prefetch(strata_txn_t *txn, st_leafref ref, uint32_t n, uint32_t i) {
+    const uint8_t *p = leaf_to_prefetch(txn, ref, n, i);
+    if (!p) return;
     size_t at = data_off(p, n);
     switch (p[CH_ENC]) {
     case ST_ENC_PACKED: at += (size_t)i * p[CH_WIDTH] / 8; break;
@@ -586,12 +592,8 @@ void st_col_prefetch(strata_txn_t *txn, st_leafref ref, uint32_t n, uint32_t i) 
 }
 
 void st_col_prefetch_element(strata_txn_t *txn, st_leafref ref, uint32_t n, uint32_t i) {
-    const uint8_t *pg;
-    strata_error ignored;
-    if (ref.len < CH_BITMAPS || (size_t)ref.off + ref.len > ST_PAGE_SIZE || i >= n ||
-        st_page_get(txn, ref.pgno, &pg, &ignored) || pg[ref.off + CH_ENC] != ST_ENC_VAR)
-        return;
-    const uint8_t *p = pg + ref.off;
+    const uint8_t *p = leaf_to_prefetch(txn, ref, n, i);
+    if (!p || p[CH_ENC] != ST_ENC_VAR) return;
     size_t off = data_off(p, n);
     if (off + 4 * ((size_t)n + 1) > ref.len) return;
     size_t at = off + 4 * ((size_t)n + 1) + st_rd32(p + off + 4 * (size_t)i);
