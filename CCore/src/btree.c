@@ -1,8 +1,9 @@
 /*
  * btree.c — copy-on-write B+trees (integer or byte-string keys) and cursors.
  *
- * Tree pages are slotted pages (header in page.h): a slot array of u16 cell offsets grows up
- * from byte 32, cells grow down from the end of the page.
+ * Tree pages are slotted pages (header in page.h): a slot array grows up from the body (u16 cell
+ * offsets from byte 32; in byte-key leaves, u16 offset | u32 key head from byte 48, after the
+ * prefix every key of the page shares), cells grow down from the end of the page.
  *
  *   leaf cell:   u16 klen | u8 flags (1 = value in an overflow run) | u8 0 | u32 vlen |
  *                key[klen] | value[vlen]  or  u64 first page of the overflow run
@@ -65,13 +66,19 @@ int st_node_check(const uint8_t *p, pgno_t pgno, uint8_t key_kind, strata_error 
     if (st_rd64(p + PH_PGNO) != pgno)
         return ST_CORRUPT(err, "page %llu: header says it is page %llu", (unsigned long long)pgno,
                           (unsigned long long)st_rd64(p + PH_PGNO));
-    if (p[PH_FLAGS] != key_kind)
+    uint8_t flags = p[PH_FLAGS];
+    bool heads = flags == (STRATA_KEY_BYTES | ST_PF_HEADS) && k == ST_PAGE_LEAF;
+    if (flags != key_kind && !(heads && key_kind == STRATA_KEY_BYTES))
         return ST_CORRUPT(err, "page %llu: key kind %u, the tree's is %u",
-                          (unsigned long long)pgno, p[PH_FLAGS], key_kind);
+                          (unsigned long long)pgno, flags, key_kind);
     unsigned n = pg_nkeys(p), lower = pg_lower(p), upper = pg_upper(p);
-    if (lower != PH_SIZE + 2 * n || upper < lower || upper > ST_PAGE_SIZE)
+    if (lower != pg_slots_at(flags) + pg_slot_width(flags) * n || upper < lower ||
+        upper > ST_PAGE_SIZE)
         return ST_CORRUPT(err, "page %llu: bad header (%u keys, lower %u, upper %u)",
                           (unsigned long long)pgno, n, lower, upper);
+    if (heads && p[LH_PLEN] > ST_PREFIX_MAX)
+        return ST_CORRUPT(err, "page %llu: a key prefix of %u bytes (at most %d)",
+                          (unsigned long long)pgno, p[LH_PLEN], ST_PREFIX_MAX);
     if (k == ST_PAGE_BRANCH && n == 0)
         return ST_CORRUPT(err, "page %llu: branch without children", (unsigned long long)pgno);
     return STRATA_OK;
@@ -86,7 +93,7 @@ int st_leaf_cell_at(const uint8_t *p, pgno_t pgno, int i, st_leaf_cell *c, strat
     uint8_t flags = p[o + 2];
     c->vlen = st_rd32(p + o + 4);
     if (flags > 1 || c->klen > STRATA_MAX_KEY ||
-        (p[PH_FLAGS] == STRATA_KEY_INT && c->klen != 8))
+        (pg_key_kind(p) == STRATA_KEY_INT && c->klen != 8))
         return ST_CORRUPT(err, "page %llu: cell %d has a bad header (key %zu bytes, flags %u)",
                           (unsigned long long)pgno, i, c->klen, flags);
     c->big = flags & 1;
@@ -109,7 +116,7 @@ int st_branch_cell_at(const uint8_t *p, pgno_t pgno, int i, pgno_t *child, const
     *child = st_rd64(p + o);
     *klen = st_rd16(p + o + 8);
     if (*klen > STRATA_MAX_KEY || o + 10 + *klen > ST_PAGE_SIZE ||
-        (p[PH_FLAGS] == STRATA_KEY_INT && *klen != 8 && i > 0))
+        (pg_key_kind(p) == STRATA_KEY_INT && *klen != 8 && i > 0))
         return ST_CORRUPT(err, "page %llu: branch cell %d has a bad key length %zu",
                           (unsigned long long)pgno, i, *klen);
     *key = p + o + 10;
@@ -140,7 +147,7 @@ static inline bool probe_key(const uint8_t *p, int i, size_t hdr, const uint8_t 
     if (o < pg_upper(p) || o + hdr > ST_PAGE_SIZE) return false;
     *kl = st_rd16(p + o + (hdr == 8 ? 0 : 8));
     if (*kl > STRATA_MAX_KEY || o + hdr + *kl > ST_PAGE_SIZE) return false;
-    if (p[PH_FLAGS] == STRATA_KEY_INT && *kl != 8) return false;
+    if (pg_key_kind(p) == STRATA_KEY_INT && *kl != 8) return false;
     *k = p + o + hdr;
     return true;
 }
@@ -162,19 +169,82 @@ static inline void prefetch_probe(const uint8_t *p, int lo, int hi) {
 }
 
 static inline void prefetch_slots(const uint8_t *p) {
-    for (unsigned o = 64; o < PH_SIZE + 2u * pg_nkeys(p) && o < ST_PAGE_SIZE; o += 64)
-        __builtin_prefetch(p + o);
+    for (unsigned o = 64; o < pg_lower(p) && o < ST_PAGE_SIZE; o += 64) __builtin_prefetch(p + o);
+}
+
+static inline void prefetch_cell(const uint8_t *p, int i) {
+    if (i < pg_nkeys(p)) __builtin_prefetch(p + (pg_slot(p, i) & (ST_PAGE_SIZE - 1)));
+}
+
+/* A tree page on the way down, checked. Its header and the slot array behind it are asked for
+ * at once (a full leaf's slots end near byte 700), before the header is read: one wait for
+ * memory instead of two. */
+static int node_get(strata_txn_t *txn, pgno_t pg, uint8_t kind, const uint8_t **p,
+                    strata_error *err) {
+    int rc = st_page_get(txn, pg, p, err);
+    if (rc) return rc;
+    for (unsigned o = 0; o < 768; o += 64) __builtin_prefetch(*p + o);
+    return st_node_check(*p, pg, kind, err);
+}
+
+/* leaf_search in a heads leaf: a key outside the page's prefix lies before or after every key;
+ * otherwise the binary search compares heads, which are all in the slot array (a few cache
+ * lines, asked for at once), and reads a cell only when the heads are equal. The cells at the
+ * answer and after it are asked for before the last compare: a seek reads the first, a scan for
+ * equal keys the second. */
+static int leaf_search_heads(const uint8_t *p, pgno_t pgno, const uint8_t *key, size_t klen,
+                             int *idx, bool *exact, strata_error *err) {
+    int n = pg_nkeys(p), lo = 0, hi = n;
+    size_t plen = p[LH_PLEN];
+    int c = memcmp(key, p + LH_PREFIX, klen < plen ? klen : plen);
+    *exact = false;
+    if (c > 0) {
+        *idx = n;
+        return STRATA_OK;
+    }
+    if (c < 0 || klen < plen) {
+        *idx = 0;
+        return STRATA_OK;
+    }
+    uint32_t want = st_key_head(key, klen, plen);
+    st_leaf_cell cell;
+    const uint8_t *k;
+    size_t kl;
+    int rc;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        uint32_t h = pg_head(p, mid);
+        if (h == want) {
+            if (!probe_key(p, mid, 8, &k, &kl)) {
+                if ((rc = st_leaf_cell_at(p, pgno, mid, &cell, err))) return rc;
+                k = cell.key, kl = cell.klen;
+            }
+            c = st_key_cmp(STRATA_KEY_BYTES, k, kl, key, klen);
+        } else {
+            c = h < want ? -1 : 1;
+        }
+        if (c < 0) lo = mid + 1; else hi = mid;
+    }
+    *idx = lo;
+    prefetch_cell(p, lo);
+    prefetch_cell(p, lo + 1);
+    if (lo < n && pg_head(p, lo) == want) {
+        if ((rc = st_leaf_cell_at(p, pgno, lo, &cell, err))) return rc;
+        *exact = st_key_cmp(STRATA_KEY_BYTES, cell.key, cell.klen, key, klen) == 0;
+    }
+    return STRATA_OK;
 }
 
 /* First index whose key is >= key; *exact when equal. */
 static int leaf_search(const uint8_t *p, pgno_t pgno, uint8_t kind, const uint8_t *key,
                        size_t klen, int *idx, bool *exact, strata_error *err) {
+    prefetch_slots(p);
+    if (pg_heads(p)) return leaf_search_heads(p, pgno, key, klen, idx, exact, err);
     int lo = 0, hi = pg_nkeys(p);
     st_leaf_cell c;
     const uint8_t *k;
     size_t kl;
     int rc;
-    prefetch_slots(p);
     while (lo < hi) {
         int mid = (lo + hi) / 2;
         prefetch_probe(p, lo, mid);
@@ -226,8 +296,7 @@ int st_bt_get(strata_txn_t *txn, const st_tree_state *t, const uint8_t *key, siz
                               (unsigned long long)pg);
         const uint8_t *p;
         int rc, idx;
-        if ((rc = st_page_get(txn, pg, &p, err)) || (rc = st_node_check(p, pg, t->kind, err)))
-            return rc;
+        if ((rc = node_get(txn, pg, t->kind, &p, err))) return rc;
         if (pg_kind(p) == ST_PAGE_BRANCH) {
             if ((rc = branch_search(p, pg, t->kind, key, klen, &idx, &pg, err))) return rc;
             continue;
@@ -255,54 +324,96 @@ static size_t cell_size(const uint8_t *p, int i) {
     return 8 + st_rd16(p + o) + ((p[o + 2] & 1) ? 8 : st_rd32(p + o + 4));
 }
 
-static size_t node_used(const uint8_t *p) {
+/* Bytes the cells of p take with their slots, in a page whose slots are width bytes wide. */
+static size_t node_used(const uint8_t *p, unsigned width) {
     size_t used = 0;
-    for (int i = 0; i < pg_nkeys(p); i++) used += cell_size(p, i) + 2;
+    for (int i = 0; i < pg_nkeys(p); i++) used += cell_size(p, i) + width;
     return used;
 }
 
 /* node_used(p) >= limit, counting only as far as needed (deletes ask it on every call). */
 static bool node_used_at_least(const uint8_t *p, size_t limit) {
     size_t used = 0;
-    for (int i = 0; i < pg_nkeys(p) && used < limit; i++) used += cell_size(p, i) + 2;
+    unsigned width = pg_slot_width(p[PH_FLAGS]);
+    for (int i = 0; i < pg_nkeys(p) && used < limit; i++) used += cell_size(p, i) + width;
     return used >= limit;
 }
 
-static void node_init(uint8_t *p, uint8_t kind, uint8_t key_kind) {
+/* The flags of a page written now: byte-key leaves carry heads. */
+static uint8_t fresh_flags(uint8_t kind, uint8_t key_kind) {
+    return kind == ST_PAGE_LEAF && key_kind == STRATA_KEY_BYTES ? key_kind | ST_PF_HEADS : key_kind;
+}
+
+static void node_init(uint8_t *p, uint8_t kind, uint8_t flags) {
     p[PH_KIND] = kind;
-    p[PH_FLAGS] = key_kind;
+    p[PH_FLAGS] = flags;
     st_wr16(p + PH_NKEYS, 0);
-    st_wr16(p + PH_LOWER, PH_SIZE);
+    st_wr16(p + PH_LOWER, (uint16_t)pg_slots_at(flags));
     st_wr16(p + PH_UPPER, ST_PAGE_SIZE);
     memset(p + PH_SIZE, 0, ST_PAGE_SIZE - PH_SIZE);
 }
 
+/* A heads leaf's prefix becomes its first plen bytes; every head is written again. */
+static void heads_shrink_prefix(uint8_t *p, size_t plen) {
+    p[LH_PLEN] = (uint8_t)plen;
+    memset(p + LH_PREFIX + plen, 0, ST_PREFIX_MAX - plen);
+    for (int i = 0; i < pg_nkeys(p); i++) {
+        const uint8_t *cell = p + pg_slot(p, i);
+        st_wr32(p + LH_SLOTS + 6u * (unsigned)i + 2, st_key_head(cell + 8, st_rd16(cell), plen));
+    }
+}
+
+static size_t common_prefix(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen) {
+    size_t i = 0;
+    while (i < alen && i < blen && a[i] == b[i]) i++;
+    return i;
+}
+
 static bool node_insert(uint8_t *p, int idx, const uint8_t *cell, size_t len) {
     unsigned n = pg_nkeys(p), lower = pg_lower(p), upper = pg_upper(p);
-    if (upper - lower < len + 2) return false;
+    uint8_t flags = p[PH_FLAGS];
+    unsigned w = pg_slot_width(flags);
+    if (upper - lower < len + w) return false;
     upper -= (unsigned)len;
     memcpy(p + upper, cell, len);
-    uint8_t *slots = p + PH_SIZE;
-    memmove(slots + 2 * (idx + 1), slots + 2 * idx, 2 * (n - (unsigned)idx));
-    st_wr16(slots + 2 * idx, (uint16_t)upper);
+    uint8_t *slots = p + pg_slots_at(flags);
+    memmove(slots + w * (unsigned)(idx + 1), slots + w * (unsigned)idx, w * (n - (unsigned)idx));
+    st_wr16(slots + w * (unsigned)idx, (uint16_t)upper);
     st_wr16(p + PH_NKEYS, (uint16_t)(n + 1));
-    st_wr16(p + PH_LOWER, (uint16_t)(lower + 2));
+    st_wr16(p + PH_LOWER, (uint16_t)(lower + w));
     st_wr16(p + PH_UPPER, (uint16_t)upper);
+    if (flags & ST_PF_HEADS) { /* a key outside the prefix shortens it */
+        const uint8_t *key = cell + 8;
+        size_t klen = st_rd16(cell), plen = p[LH_PLEN];
+        size_t common = common_prefix(key, klen, p + LH_PREFIX, plen);
+        if (common < plen) heads_shrink_prefix(p, plen = common);
+        st_wr32(slots + 6u * (unsigned)idx + 2, st_key_head(key, klen, plen));
+    }
     return true;
 }
 
 static void node_remove(uint8_t *p, int idx) {
-    unsigned n = pg_nkeys(p);
-    uint8_t *slots = p + PH_SIZE;
-    memmove(slots + 2 * idx, slots + 2 * (idx + 1), 2 * (n - 1 - (unsigned)idx));
+    unsigned n = pg_nkeys(p), w = pg_slot_width(p[PH_FLAGS]);
+    uint8_t *slots = p + pg_slots_at(p[PH_FLAGS]);
+    memmove(slots + w * (unsigned)idx, slots + w * (unsigned)(idx + 1), w * (n - 1 - (unsigned)idx));
     st_wr16(p + PH_NKEYS, (uint16_t)(n - 1));
-    st_wr16(p + PH_LOWER, (uint16_t)(pg_lower(p) - 2));
+    st_wr16(p + PH_LOWER, (uint16_t)(pg_lower(p) - w));
 }
 
-/* Rebuild p from cells that do not point into p. */
-static void node_build(uint8_t *p, uint8_t kind, uint8_t key_kind, const cellref *cells, int n) {
-    node_init(p, kind, key_kind);
-    for (int i = 0; i < n; i++) node_insert(p, i, cells[i].p, cells[i].len);
+/* Rebuild p from cells in key order that do not point into p; false if they do not fit (the
+ * callers size them first). A heads leaf's prefix is what its first and last keys share. */
+static bool node_build(uint8_t *p, uint8_t kind, uint8_t flags, const cellref *cells, int n) {
+    node_init(p, kind, flags);
+    if ((flags & ST_PF_HEADS) && n > 0) {
+        const uint8_t *a = cells[0].p, *b = cells[n - 1].p;
+        size_t plen = common_prefix(a + 8, st_rd16(a), b + 8, st_rd16(b));
+        if (plen > ST_PREFIX_MAX) plen = ST_PREFIX_MAX;
+        p[LH_PLEN] = (uint8_t)plen;
+        memcpy(p + LH_PREFIX, a + 8, plen);
+    }
+    for (int i = 0; i < n; i++)
+        if (!node_insert(p, i, cells[i].p, cells[i].len)) return false;
+    return true;
 }
 
 /* Scratch for splits and merges, on the heap to keep stacks small. */
@@ -319,6 +430,7 @@ static int collect(const uint8_t *copy, cellref *out) {
     return n;
 }
 
+/* The same cells without the holes removals left (in the page's own layout, so they fit). */
 static void node_compact(uint8_t *p, scratch *s) {
     memcpy(s->a, p, ST_PAGE_SIZE);
     int n = collect(s->a, s->cells);
@@ -352,8 +464,7 @@ static int find_path(strata_txn_t *txn, const st_tree_state *t, const uint8_t *k
                               (unsigned long long)pg);
         const uint8_t *p;
         int rc;
-        if ((rc = st_page_get(txn, pg, &p, err)) || (rc = st_node_check(p, pg, t->kind, err)))
-            return rc;
+        if ((rc = node_get(txn, pg, t->kind, &p, err))) return rc;
         path[d] = (wlevel){pg, NULL, 0};
         if (pg_kind(p) == ST_PAGE_LEAF) {
             *depth = d + 1;
@@ -404,33 +515,33 @@ static int insert_at(strata_txn_t *txn, st_tree_state *t, wlevel *path, int d, i
     node_compact(p, s);
     if (node_insert(p, idx, cell, len)) return STRATA_OK;
 
-    /* Split: cells of p plus the new one, divided by bytes. */
+    /* Split: cells of p plus the new one, divided by bytes, into two pages of the current
+     * layout (p may be a leaf of an older file, whose slots were narrower). */
     memcpy(s->a, p, ST_PAGE_SIZE);
     int n = collect(s->a, s->cells);
     memmove(s->cells + idx + 1, s->cells + idx, (size_t)(n - idx) * sizeof(cellref));
     s->cells[idx] = (cellref){cell, len};
     n++;
     bool leaf = pg_kind(s->a) == ST_PAGE_LEAF;
-    size_t total = 0, acc = 0;
-    for (int i = 0; i < n; i++) total += s->cells[i].len + 2;
+    uint8_t kind = pg_kind(s->a), kk = pg_key_kind(s->a), flags = fresh_flags(kind, kk);
+    size_t width = pg_slot_width(flags), cap = ST_PAGE_SIZE - pg_slots_at(flags);
+    size_t total = 0, acc = 0, last = s->cells[n - 1].len + width;
+    for (int i = 0; i < n; i++) total += s->cells[i].len + width;
     int cut = 1;
     /* Appending at the right edge of the tree (ascending keys: object keys, sequential primary
      * keys) leaves the full page as it is and starts a new one, so such trees fill their pages
      * instead of leaving every page half empty (SQLite's "quick balance"). */
-    bool append = idx == n - 1;
+    bool append = idx == n - 1 && total - last <= cap;
     for (int l = 0; append && l < d; l++) append = path[l].idx == pg_nkeys(path[l].page) - 1;
     if (append) {
         cut = n - 1;
-    } else {
-        for (; cut < n - 1; cut++) {
-            acc += s->cells[cut - 1].len + 2;
-            if (acc >= total / 2) break;
+    } else { /* the most even cut; both halves fit, as no cell is near half a page */
+        size_t best = SIZE_MAX;
+        for (int i = 1; i < n; i++) {
+            acc += s->cells[i - 1].len + width;
+            size_t larger = acc > total - acc ? acc : total - acc;
+            if (larger < best) best = larger, cut = i;
         }
-        /* Make both halves fit (cells are small next to a page, so one step suffices). */
-        acc = 0;
-        for (int i = 0; i < cut; i++) acc += s->cells[i].len + 2;
-        if (acc > CAP) cut--;
-        else if (total - acc > CAP) cut++;
     }
 
     /* Separator: the first key of the right half. */
@@ -440,7 +551,7 @@ static int insert_at(strata_txn_t *txn, st_tree_state *t, wlevel *path, int d, i
     if (leaf) {
         sklen = st_rd16(s->cells[cut].p);
         sk = s->cells[cut].p + 8;
-        if (s->a[PH_FLAGS] == STRATA_KEY_BYTES) /* the shortest separator will do */
+        if (kk == STRATA_KEY_BYTES) /* the shortest separator will do */
             sklen = separator_len(s->cells[cut - 1].p + 8, st_rd16(s->cells[cut - 1].p), sk, sklen);
     } else {
         right_child = st_rd64(s->cells[cut].p);
@@ -459,9 +570,10 @@ static int insert_at(strata_txn_t *txn, st_tree_state *t, wlevel *path, int d, i
     pgno_t rpg;
     int rc = st_page_alloc(txn, 1, &rp, &rpg, err);
     if (rc) return rc;
-    uint8_t kind = pg_kind(s->a), kk = s->a[PH_FLAGS];
-    node_build(p, kind, kk, s->cells, cut);
-    node_build(rp, kind, kk, s->cells + cut, n - cut);
+    if (!node_build(p, kind, flags, s->cells, cut) ||
+        !node_build(rp, kind, flags, s->cells + cut, n - cut))
+        return ST_CORRUPT(err, "page %llu: its cells do not fit in two pages",
+                          (unsigned long long)path[d].pgno);
     st_wr64(sep, rpg);
 
     if (d == 0) { /* new root */
@@ -523,7 +635,7 @@ int st_bt_put(strata_txn_t *txn, st_tree_state *t, const uint8_t *key, size_t kl
         uint8_t *p;
         pgno_t pg;
         if ((rc = st_page_alloc(txn, 1, &p, &pg, err))) return rc;
-        node_init(p, ST_PAGE_LEAF, t->kind);
+        node_init(p, ST_PAGE_LEAF, fresh_flags(ST_PAGE_LEAF, t->kind));
         node_insert(p, 0, cell, clen);
         t->root = pg;
         t->count = 1;
@@ -605,8 +717,11 @@ static int rebalance(strata_txn_t *txn, st_tree_state *t, wlevel *path, int d, s
         pgno_t unused;
         if ((rc = st_branch_cell_at(par->page, par->pgno, ri, &unused, &rk, &rkl, err))) return rc;
         bool branch = pg_kind(p) == ST_PAGE_BRANCH;
-        size_t need = node_used(p) + node_used(sp_ro) + (branch ? rkl : 0);
-        if (need > CAP) return STRATA_OK; /* cannot merge; the node stays small */
+        uint8_t flags = fresh_flags(pg_kind(p), t->kind);
+        unsigned width = pg_slot_width(flags);
+        size_t need = node_used(p, width) + node_used(sp_ro, width) + (branch ? rkl : 0);
+        if (need > ST_PAGE_SIZE - pg_slots_at(flags))
+            return STRATA_OK; /* cannot merge; the node stays small */
         uint8_t *sp;
         pgno_t snp;
         if ((rc = st_page_touch(txn, sib, &sp, &snp, err))) return rc;
@@ -623,7 +738,9 @@ static int rebalance(strata_txn_t *txn, st_tree_state *t, wlevel *path, int d, s
             memcpy(s->first + 10, rk, rkl);
             s->cells[nl] = (cellref){s->first, 10 + rkl};
         }
-        node_build(L, s->a[PH_KIND], s->a[PH_FLAGS], s->cells, nl + nr);
+        if (!node_build(L, s->a[PH_KIND], flags, s->cells, nl + nr))
+            return ST_CORRUPT(err, "page %llu: merged cells do not fit",
+                              (unsigned long long)path[d].pgno);
         node_remove(par->page, ri);
         if ((rc = st_page_free(txn, rpg, 1, err))) return rc;
     }
@@ -689,9 +806,7 @@ static int cur_page(strata_cursor_t *c, int d, pgno_t pg, strata_error *err) {
                           (unsigned long long)pg);
     const uint8_t *p;
     int rc;
-    if ((rc = st_page_get(c->tree->txn, pg, &p, err)) ||
-        (rc = st_node_check(p, pg, c->tree->st.kind, err)))
-        return rc;
+    if ((rc = node_get(c->tree->txn, pg, c->tree->st.kind, &p, err))) return rc;
     c->path[d] = (st_cursor_level){pg, p, 0};
     return STRATA_OK;
 }

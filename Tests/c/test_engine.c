@@ -270,13 +270,13 @@ static void test_byte_keys_sort_like_memcmp_and_seek_finds_the_next_key(void) {
     OK(strata_db_close(db, E));
 }
 
-/* Branches of byte-key trees hold the shortest separators: 16,000 keys of 240 bytes that differ
+/* Branches of byte-key trees hold the shortest separators: 16,000 keys of 232 bytes that differ
  * in their first 8 fill 1,000 leaves (16 cells each), and the branches above them take a handful
- * of pages (with whole keys as separators, 16 to a branch, they would take 68). Lookups of keys
+ * of pages (with whole keys as separators, 16 to a branch, they would take about 67). Lookups of keys
  * that fall between two leaves (a separator itself, a key one byte longer, an odd number) miss,
  * seeks land on the next key, and deletes that merge pages keep the tree whole. */
 static void sep_key(uint8_t *k, int n) {
-    memset(k, 'k', 240);
+    memset(k, 'k', 232);
     char d[16];
     snprintf(d, sizeof d, "%08d", n % 100000000);
     memcpy(k, d, 8);
@@ -286,14 +286,14 @@ static void test_byte_key_branches_hold_short_separators(void) {
     strata_db_t *db = open_db(tl_path("sep.db"), STRATA_DURABILITY_NO_SYNC);
     CHECK(db);
     enum { N = 16000 };
-    uint8_t k[241];
+    uint8_t k[233];
     strata_txn_t *txn;
     strata_tree_t *t;
     OK(strata_txn_begin(db, STRATA_TXN_WRITE, &txn, E));
     OK(strata_tree_open(txn, "long", STRATA_KEY_BYTES, STRATA_TREE_CREATE, &t, E));
     for (int i = 0; i < N; i++) {
         sep_key(k, 2 * i);
-        OK(strata_tree_put(t, k, 240, &i, 4, E));
+        OK(strata_tree_put(t, k, 232, &i, 4, E));
     }
     OK(strata_txn_commit(txn, E));
     strata_txn_free(txn);
@@ -311,27 +311,27 @@ static void test_byte_key_branches_hold_short_separators(void) {
         const void *v, *ck;
         size_t vl, ckl;
         sep_key(k, 2 * i);
-        OK(strata_tree_get(t, k, 240, &v, &vl, E));
+        OK(strata_tree_get(t, k, 232, &v, &vl, E));
         CHECK(vl == 4 && memcmp(v, &i, 4) == 0);
-        k[240] = 0;
-        EXPECT_CODE(strata_tree_get(t, k, 241, &v, &vl, E), STRATA_ERR_NOT_FOUND);
+        k[232] = 0;
+        EXPECT_CODE(strata_tree_get(t, k, 233, &v, &vl, E), STRATA_ERR_NOT_FOUND);
         EXPECT_CODE(strata_tree_get(t, k, 8, &v, &vl, E), STRATA_ERR_NOT_FOUND);
         OK(strata_cursor_seek(c, k, 8, E)); /* a separator-like prefix: lands on the key itself */
         OK(strata_cursor_get(c, &ck, &ckl, NULL, NULL, E));
-        CHECK(ckl == 240 && memcmp(ck, k, 240) == 0);
+        CHECK(ckl == 232 && memcmp(ck, k, 232) == 0);
         sep_key(k, 2 * i + 1);
-        EXPECT_CODE(strata_tree_get(t, k, 240, &v, &vl, E), STRATA_ERR_NOT_FOUND);
+        EXPECT_CODE(strata_tree_get(t, k, 232, &v, &vl, E), STRATA_ERR_NOT_FOUND);
     }
     for (int i = 0; i < N; i++) /* merges pull separators down from the parents */
         if (i % 4 != 0) {
             sep_key(k, 2 * i);
-            OK(strata_tree_delete(t, k, 240, E));
+            OK(strata_tree_delete(t, k, 232, E));
         }
     for (int i = 0; i < N; i++) {
         const void *v;
         size_t vl;
         sep_key(k, 2 * i);
-        EXPECT_CODE(strata_tree_get(t, k, 240, &v, &vl, E), i % 4 ? STRATA_ERR_NOT_FOUND : STRATA_OK);
+        EXPECT_CODE(strata_tree_get(t, k, 232, &v, &vl, E), i % 4 ? STRATA_ERR_NOT_FOUND : STRATA_OK);
     }
     OK(strata_txn_commit(txn, E));
     strata_txn_free(txn);
@@ -1074,8 +1074,8 @@ static void test_a_damaged_page_is_named_by_verify_and_reads_fail_cleanly(void) 
 
 /* Format 1 files (written before direct primary keys) open and read; the next commit writes the
  * current format. The meta slots are rewritten as format 1, checksums and all. */
-static void test_a_format_1_file_opens_and_its_next_commit_writes_format_2(void) {
-    CHECK(strata_format_version() == 2);
+static void test_a_format_1_file_opens_and_its_next_commit_writes_the_current_format(void) {
+    CHECK(strata_format_version() == 3);
     const char *path = tl_path("format1.db");
     strata_db_t *db = open_db(path, STRATA_DURABILITY_FULL);
     CHECK(db);
@@ -1108,9 +1108,167 @@ static void test_a_format_1_file_opens_and_its_next_commit_writes_format_2(void)
     uint32_t formats[2] = {0, 0};
     CHECK(pread(fd, &formats[0], 4, 16) == 4 && pread(fd, &formats[1], 4, 4096 + 16) == 4);
     close(fd);
-    CHECK(formats[0] == 2 || formats[1] == 2);
+    CHECK(formats[0] == 3 || formats[1] == 3);
     db = open_db(path, STRATA_DURABILITY_FULL);
     CHECK(db && verify_ok(db));
+    OK(strata_db_close(db, E));
+}
+
+/* Byte-key leaves of format 2 and older have 2-byte slots and no key heads. Such a file (made
+ * here by rewriting every heads leaf of a fresh file the old way, checksums and metas included)
+ * opens, verifies and reads; writes split and merge its old leaves into new ones beside the old
+ * ones still in use, and the tree keeps matching a model. Then a head changed on disk (checksum
+ * fixed) is named by verify. */
+static void mixed_key(uint8_t *k, size_t *len, int i) {
+    int n = snprintf((char *)k, 16, "k%06d", i);
+    size_t fill = (size_t)(i * 7) % 40;
+    memset(k + n, 'a' + i % 26, fill);
+    *len = (size_t)n + fill;
+}
+
+/* Rewrite the file's heads leaves (flag 0x80 on a byte-key leaf) with 2-byte slots; returns how
+ * many. The metas say format 2. */
+static int rewrite_leaves_as_format_2(const char *path) {
+    int fd = open(path, O_RDWR), converted = 0;
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) return -1;
+    uint8_t p[4096];
+    for (off_t pg = 2; pg < st.st_size / 4096; pg++) {
+        if (pread(fd, p, 4096, pg * 4096) != 4096) break;
+        if (p[24] != 1 || p[25] != 0x82) continue;
+        uint16_t n, off;
+        memcpy(&n, p + 26, 2);
+        for (int i = 0; i < n; i++) {
+            memcpy(&off, p + 48 + 6 * i, 2);
+            memcpy(p + 32 + 2 * i, &off, 2);
+        }
+        memset(p + 32 + 2 * n, 0, 16 + 4u * n);
+        uint16_t lower = (uint16_t)(32 + 2 * n);
+        memcpy(p + 28, &lower, 2);
+        p[25] = 2;
+        uint64_t sum = XXH3_64bits(p + 8, 4096 - 8);
+        memcpy(p, &sum, 8);
+        if (pwrite(fd, p, 4096, pg * 4096) != 4096) break;
+        converted++;
+    }
+    for (int slot = 0; slot < 2; slot++) {
+        uint8_t meta[128];
+        uint32_t v2 = 2;
+        if (pread(fd, meta, sizeof meta, slot * 4096) != (ssize_t)sizeof meta) return -1;
+        memcpy(meta + 16, &v2, 4);
+        uint64_t sum = XXH3_64bits(meta + 8, sizeof meta - 8);
+        memcpy(meta, &sum, 8);
+        if (pwrite(fd, meta, sizeof meta, slot * 4096) != (ssize_t)sizeof meta) return -1;
+    }
+    close(fd);
+    return converted;
+}
+
+/* Every key of the tree, in order, is exactly the model's. */
+static bool mixed_tree_matches(strata_db_t *db, const bool *present, int keys) {
+    strata_txn_t *r;
+    strata_tree_t *t;
+    strata_cursor_t *c;
+    if (strata_txn_begin(db, STRATA_TXN_READ, &r, E) ||
+        strata_tree_open(r, "mixed", STRATA_KEY_BYTES, 0, &t, E) ||
+        strata_cursor_open(t, &c, E))
+        return false;
+    bool ok = true;
+    int i = 0;
+    uint8_t k[64];
+    size_t kl;
+    int rc = strata_cursor_first(c, E);
+    for (; ok && rc == STRATA_OK; rc = strata_cursor_next(c, E)) {
+        while (i < keys && !present[i]) i++;
+        mixed_key(k, &kl, i);
+        const void *ck, *v;
+        size_t ckl, vl;
+        ok = i < keys && strata_cursor_get(c, &ck, &ckl, &v, &vl, E) == STRATA_OK && ckl == kl &&
+             memcmp(ck, k, kl) == 0 && vl == 4 && memcmp(v, &i, 4) == 0;
+        ok = ok && strata_tree_get(t, k, kl, &v, &vl, E) == STRATA_OK && memcmp(v, &i, 4) == 0;
+        i++;
+    }
+    while (i < keys && !present[i]) i++;
+    if (!ok || rc != STRATA_ERR_NOT_FOUND || i != keys) {
+        fprintf(stderr, "  the tree differs from the model at key %d\n", i);
+        ok = false;
+    }
+    strata_txn_free(r);
+    return ok;
+}
+
+static int mixed_put_or_delete(strata_db_t *db, bool *present, int from, int to, int step,
+                               bool put) {
+    strata_txn_t *txn;
+    strata_tree_t *t;
+    uint8_t k[64];
+    size_t kl;
+    int rc;
+    if ((rc = strata_txn_begin(db, STRATA_TXN_WRITE, &txn, E)) ||
+        (rc = strata_tree_open(txn, "mixed", STRATA_KEY_BYTES, STRATA_TREE_CREATE, &t, E)))
+        return rc;
+    for (int i = from; i < to && rc == STRATA_OK; i += step) {
+        mixed_key(k, &kl, i);
+        rc = put ? strata_tree_put(t, k, kl, &i, 4, E) : strata_tree_delete(t, k, kl, E);
+        present[i] = put;
+    }
+    if (rc == STRATA_OK) rc = strata_txn_commit(txn, E);
+    strata_txn_free(txn);
+    return rc;
+}
+
+static void test_leaves_of_a_format_2_file_read_and_change_beside_new_ones(void) {
+    enum { KEYS = 8000 };
+    static bool present[KEYS];
+    memset(present, 0, sizeof present);
+    const char *path = tl_path("format2.db");
+    strata_db_t *db = open_db(path, STRATA_DURABILITY_FULL);
+    CHECK(db);
+    OK(mixed_put_or_delete(db, present, 0, KEYS, 2, true));
+    OK(strata_db_close(db, E));
+    int converted = rewrite_leaves_as_format_2(path);
+    CHECK(converted > 20);
+    db = open_db(path, STRATA_DURABILITY_FULL);
+    CHECK(db && verify_ok(db));
+    CHECK(mixed_tree_matches(db, present, KEYS));
+    /* The first half gains the odd keys (its old leaves split), then loses most of its even
+     * ones (pages merge, old and new alike); the second half stays in old leaves. */
+    OK(mixed_put_or_delete(db, present, 1, KEYS / 2, 2, true));
+    CHECK(verify_ok(db) && mixed_tree_matches(db, present, KEYS));
+    OK(mixed_put_or_delete(db, present, 0, KEYS / 2, 2, false));
+    OK(mixed_put_or_delete(db, present, 1, KEYS / 2, 6, false));
+    CHECK(verify_ok(db) && mixed_tree_matches(db, present, KEYS));
+    OK(mixed_put_or_delete(db, present, KEYS / 2 + 1, KEYS, 4, true));
+    OK(strata_db_close(db, E));
+
+    int fd = open(path, O_RDWR);
+    CHECK(fd >= 0);
+    int old_leaves = 0, new_leaves = 0;
+    uint8_t p[4096];
+    for (off_t pg = 2; pread(fd, p, 4096, pg * 4096) == 4096; pg++) {
+        if (p[24] == 1 && p[25] == 2) old_leaves++;
+        if (p[24] == 1 && p[25] == 0x82) new_leaves++;
+    }
+    CHECK(old_leaves > 5 && new_leaves > 5);
+    db = open_db(path, STRATA_DURABILITY_FULL);
+    CHECK(db && verify_ok(db));
+    CHECK(mixed_tree_matches(db, present, KEYS));
+    OK(strata_db_close(db, E));
+
+    /* Damage the first head of every heads leaf in the file, checksums fixed. */
+    for (off_t pg = 2; pread(fd, p, 4096, pg * 4096) == 4096; pg++) {
+        if (p[24] != 1 || p[25] != 0x82 || p[26] == 0) continue;
+        p[48 + 2] ^= 0x01;
+        uint64_t sum = XXH3_64bits(p + 8, 4096 - 8);
+        memcpy(p, &sum, 8);
+        CHECK(pwrite(fd, p, 4096, pg * 4096) == 4096);
+    }
+    close(fd);
+    db = open_db(path, STRATA_DURABILITY_FULL);
+    CHECK(db);
+    strata_error e = {0};
+    EXPECT_CODE(strata_db_verify(db, &e), STRATA_ERR_CORRUPT);
+    CHECK(strstr(e.message, "wrong head"));
     OK(strata_db_close(db, E));
 }
 
@@ -1200,7 +1358,8 @@ static const tl_test tests[] = {
     TL_TEST(test_dropping_a_tree_frees_its_pages_and_its_name),
     TL_TEST(test_open_names_what_is_wrong_with_a_bad_file),
     TL_TEST(test_a_damaged_page_is_named_by_verify_and_reads_fail_cleanly),
-    TL_TEST(test_a_format_1_file_opens_and_its_next_commit_writes_format_2),
+    TL_TEST(test_a_format_1_file_opens_and_its_next_commit_writes_the_current_format),
+    TL_TEST(test_leaves_of_a_format_2_file_read_and_change_beside_new_ones),
     TL_TEST(test_lock_file_of_an_incompatible_version_is_refused),
     TL_TEST(test_misuse_is_an_error_not_a_crash),
 };
