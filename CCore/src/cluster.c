@@ -28,7 +28,9 @@
  * directory, t->cdir) and searches those from then on (a guess from the key's place between
  * the first and last base, widened until it brackets the answer, then a binary search). Its
  * tree never changes, so the directory stays right until the table handle goes (a refresh
- * makes new ones).
+ * makes new ones). A cluster whose n equals the distance to the next base holds every key in
+ * between (the invariants above), so a point read in it takes row key - base without reading
+ * its keys leaf.
  */
 #include "btree.h"
 #include "objstore.h"
