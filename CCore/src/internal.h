@@ -19,7 +19,7 @@ typedef uint64_t pgno_t;
 
 #define ST_PAGE_SIZE 4096u
 #define ST_FORMAT_VERSION 3u         /* written by every commit */
-#define ST_FORMAT_OLDEST_READ 1u     /* read: format 1 files lack direct primary keys, 1 and 2 key heads */
+#define ST_FORMAT_OLDEST_READ 1u     /* read: 1 lacks direct primary keys, 1 and 2 key heads */
 #define ST_MAX_DEPTH 32
 
 /* ------------------------------------------------------------------ errors (error.c) */

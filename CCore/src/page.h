@@ -64,7 +64,9 @@ static inline uint16_t pg_upper(const uint8_t *p) { return st_rd16(p + PH_UPPER)
 static inline uint8_t pg_key_kind(const uint8_t *p) { return p[PH_FLAGS] & 0x7F; }
 static inline bool pg_heads(const uint8_t *p) { return (p[PH_FLAGS] & ST_PF_HEADS) != 0; }
 /* Where the slot array starts and how wide a slot is, for a page with these flags. */
-static inline unsigned pg_slots_at(uint8_t flags) { return flags & ST_PF_HEADS ? LH_SLOTS : PH_SIZE; }
+static inline unsigned pg_slots_at(uint8_t flags) {
+    return flags & ST_PF_HEADS ? LH_SLOTS : PH_SIZE;
+}
 static inline unsigned pg_slot_width(uint8_t flags) { return flags & ST_PF_HEADS ? 6 : 2; }
 static inline uint16_t pg_slot(const uint8_t *p, int i) {
     return st_rd16(p + pg_slots_at(p[PH_FLAGS]) + pg_slot_width(p[PH_FLAGS]) * (unsigned)i);
@@ -77,7 +79,9 @@ static inline uint32_t st_key_head(const uint8_t *key, size_t klen, size_t plen)
     return h;
 }
 /* A heads leaf's head of slot i. */
-static inline uint32_t pg_head(const uint8_t *p, int i) { return st_rd32(p + LH_SLOTS + 6u * (unsigned)i + 2); }
+static inline uint32_t pg_head(const uint8_t *p, int i) {
+    return st_rd32(p + LH_SLOTS + 6u * (unsigned)i + 2);
+}
 
 uint64_t st_checksum(const void *data, size_t len);
 

@@ -272,9 +272,9 @@ static void test_byte_keys_sort_like_memcmp_and_seek_finds_the_next_key(void) {
 
 /* Branches of byte-key trees hold the shortest separators: 16,000 keys of 232 bytes that differ
  * in their first 8 fill 1,000 leaves (16 cells each), and the branches above them take a handful
- * of pages (with whole keys as separators, 16 to a branch, they would take about 67). Lookups of keys
- * that fall between two leaves (a separator itself, a key one byte longer, an odd number) miss,
- * seeks land on the next key, and deletes that merge pages keep the tree whole. */
+ * of pages (with whole keys as separators, 16 to a branch, they would take about 67). Lookups of
+ * keys that fall between two leaves (a separator itself, a key one byte longer, an odd number)
+ * miss, seeks land on the next key, and deletes that merge pages keep the tree whole. */
 static void sep_key(uint8_t *k, int n) {
     memset(k, 'k', 232);
     char d[16];
