@@ -152,6 +152,16 @@ static inline bool probe_key(const uint8_t *p, int i, size_t hdr, const uint8_t 
     return true;
 }
 
+/* The key of leaf cell i for a compare: probe_key, else the fully checked accessor. */
+static inline int leaf_probe(const uint8_t *p, pgno_t pgno, int i, const uint8_t **k, size_t *kl,
+                             strata_error *err) {
+    if (probe_key(p, i, 8, k, kl)) return STRATA_OK;
+    st_leaf_cell c;
+    int rc = st_leaf_cell_at(p, pgno, i, &c, err);
+    if (rc == STRATA_OK) *k = c.key, *kl = c.klen;
+    return rc;
+}
+
 static inline int probe_cmp(uint8_t kind, const uint8_t *a, size_t alen, const uint8_t *b,
                             size_t blen) {
     if (kind == STRATA_KEY_INT) { /* probe_key made sure the key has 8 bytes */
@@ -212,10 +222,7 @@ static int leaf_search_heads(const uint8_t *p, pgno_t pgno, const uint8_t *key, 
         int mid = (lo + hi) / 2;
         uint32_t h = pg_head(p, mid);
         if (h == want) {
-            if (!probe_key(p, mid, 8, &k, &kl)) {
-                if ((rc = st_leaf_cell_at(p, pgno, mid, &cell, err))) return rc;
-                k = cell.key, kl = cell.klen;
-            }
+            if ((rc = leaf_probe(p, pgno, mid, &k, &kl, err))) return rc;
             c = st_key_cmp(STRATA_KEY_BYTES, k, kl, key, klen);
         } else {
             c = h < want ? -1 : 1;
@@ -246,10 +253,7 @@ static int leaf_search(const uint8_t *p, pgno_t pgno, uint8_t kind, const uint8_
         int mid = (lo + hi) / 2;
         prefetch_probe(p, lo, mid);
         prefetch_probe(p, mid + 1, hi);
-        if (!probe_key(p, mid, 8, &k, &kl)) {
-            if ((rc = st_leaf_cell_at(p, pgno, mid, &c, err))) return rc;
-            k = c.key, kl = c.klen;
-        }
+        if ((rc = leaf_probe(p, pgno, mid, &k, &kl, err))) return rc;
         if (probe_cmp(kind, k, kl, key, klen) < 0) lo = mid + 1; else hi = mid;
     }
     *idx = lo;
@@ -528,8 +532,8 @@ static int insert_at(strata_txn_t *txn, st_tree_state *t, wlevel *path, int d, i
     memmove(s->cells + idx + 1, s->cells + idx, (size_t)(n - idx) * sizeof(cellref));
     s->cells[idx] = (cellref){cell, len};
     n++;
-    bool leaf = pg_kind(s->a) == ST_PAGE_LEAF;
     uint8_t kind = pg_kind(s->a), kk = pg_key_kind(s->a), flags = fresh_flags(kind, kk);
+    bool leaf = kind == ST_PAGE_LEAF;
     size_t width = pg_slot_width(flags), cap = ST_PAGE_SIZE - pg_slots_at(flags);
     size_t total = 0, acc = 0, last = s->cells[n - 1].len + width;
     for (int i = 0; i < n; i++) total += s->cells[i].len + width;

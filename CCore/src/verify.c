@@ -111,11 +111,12 @@ static int walk(vctx *v, uint8_t kind, pgno_t pg, int depth, bound lo, bound hi,
             if (!at_or_above(kind, c.key, c.klen, &lo) || !below(kind, c.key, c.klen, &hi))
                 return ST_CORRUPT(v->err, "leaf page %llu: key %d is outside its parent's range",
                                   (unsigned long long)pg, i);
-            size_t plen = pg_heads(p) ? p[LH_PLEN] : 0;
-            if (pg_heads(p) && (c.klen < plen || memcmp(c.key, p + LH_PREFIX, plen) != 0))
+            bool heads = pg_heads(p);
+            size_t plen = heads ? p[LH_PLEN] : 0;
+            if (heads && (c.klen < plen || memcmp(c.key, p + LH_PREFIX, plen) != 0))
                 return ST_CORRUPT(v->err, "leaf page %llu: key %d lacks the page's prefix",
                                   (unsigned long long)pg, i);
-            if (pg_heads(p) && pg_head(p, i) != st_key_head(c.key, c.klen, plen))
+            if (heads && pg_head(p, i) != st_key_head(c.key, c.klen, plen))
                 return ST_CORRUPT(v->err, "leaf page %llu: key %d has a wrong head",
                                   (unsigned long long)pg, i);
             const uint8_t *val = c.val;
