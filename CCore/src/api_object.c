@@ -281,7 +281,7 @@ int strata_obj_get(strata_table_t *table, strata_key_t key, strata_col_t col, st
     if (p->flags & STRATA_PROP_LIST)
         return st_err(err, STRATA_ERR_WRONG_TYPE, "'%s.%s' is a list: use the strata_list_ calls",
                       table->name, p->name);
-    if ((rc = st_obj_locate(table, key, &ref, err))) return rc;
+    if ((rc = st_obj_locate_for(table, key, p, &ref, err))) return rc;
     return st_obj_read(table, &ref, p, out, err);
 }
 

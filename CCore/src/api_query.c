@@ -93,7 +93,7 @@ int strata_results_aggregate(const strata_results_t *r, strata_table_t *table, s
     for (size_t i = 0; i < r->n; i++) {
         st_objref ref;
         strata_value v;
-        rc = st_obj_locate(table, r->keys[i], &ref, err);
+        rc = st_obj_locate_for(table, r->keys[i], p, &ref, err);
         if (rc == STRATA_ERR_NOT_FOUND) continue; /* deleted since */
         if (rc || (rc = st_obj_read(table, &ref, p, &v, err))) return rc;
         if (v.type == STRATA_TYPE_NULL) continue;

@@ -298,6 +298,11 @@ static void rcache_fill(strata_table_t *t, uint64_t base, const uint8_t *rec, si
 }
 
 int st_obj_locate(strata_table_t *t, int64_t key, st_objref *ref, strata_error *err) {
+    return st_obj_locate_for(t, key, NULL, ref, err);
+}
+
+int st_obj_locate_for(strata_table_t *t, int64_t key, const st_prop *only, st_objref *ref,
+                      strata_error *err) {
     if (rcache_usable(t) && key >= t->rcache.first && key <= t->rcache.last) {
         bool exact;
         uint32_t row = rcache_row(t, key, &exact);
@@ -334,9 +339,16 @@ int st_obj_locate(strata_table_t *t, int64_t key, st_objref *ref, strata_error *
      * one of them (its keys ascend inside that range), so key is at row key - base: no need to
      * search its keys leaf. Point reads of a table without deletions all go this way. */
     bool dense = next > base && next - base == r.n;
-    /* The reads that follow touch the keys leaf and some of the others: fetch them together. */
-    for (uint32_t i = dense ? 1 : 0; i < r.nentries; i++)
-        st_leaf_prefetch_header(t->txn, st_crec_entry(&r, i, NULL));
+    /* The reads that follow touch the keys leaf (unless dense) and the leaves of the properties
+     * read (only's, else any): ask for their headers together. */
+    if (!dense) st_leaf_prefetch_header(t->txn, st_crec_entry(&r, 0, NULL));
+    if (only) {
+        st_leafref leaf = st_crec_col(&r, only->id);
+        if (leaf.pgno) st_leaf_prefetch_header(t->txn, leaf);
+    } else {
+        for (uint32_t i = 1; i < r.nentries; i++)
+            st_leaf_prefetch_header(t->txn, st_crec_entry(&r, i, NULL));
+    }
     if (dense) {
         ref->row = (uint32_t)((uint64_t)key - base);
         ref->rec = rec;

@@ -300,7 +300,7 @@ int st_pk_direct_holder(strata_table_t *t, const st_prop *p, const strata_value 
     st_objref ref;
     strata_value cur;
     strata_error miss; /* an absent key is no error here */
-    int rc = st_obj_locate(t, v->u.i, &ref, &miss);
+    int rc = st_obj_locate_for(t, v->u.i, p, &ref, &miss);
     if (rc == STRATA_ERR_NOT_FOUND) return STRATA_OK;
     if (rc) return err ? (*err = miss, rc) : rc;
     if ((rc = st_obj_read(t, &ref, p, &cur, err))) return rc;
@@ -339,7 +339,8 @@ int st_index_find(strata_table_t *t, st_prop *p, const strata_value *v, int64_t 
         if (trunc) { /* the index holds a prefix: compare the whole value */
             st_objref ref;
             strata_value cur;
-            if ((rc = st_obj_locate(t, key, &ref, err)) || (rc = st_obj_read(t, &ref, p, &cur, err)))
+            if ((rc = st_obj_locate_for(t, key, p, &ref, err)) ||
+                (rc = st_obj_read(t, &ref, p, &cur, err)))
                 return rc;
             if (!st_value_equal(&cur, v)) continue;
         }
@@ -441,7 +442,8 @@ int st_index_scan(strata_table_t *t, st_prop *p, const st_index_bounds *b, st_in
         if (check_value) { /* prefixes of long strings: decide on the stored value */
             st_objref ref;
             strata_value cur;
-            if ((rc = st_obj_locate(t, key, &ref, err)) || (rc = st_obj_read(t, &ref, p, &cur, err)))
+            if ((rc = st_obj_locate_for(t, key, p, &ref, err)) ||
+                (rc = st_obj_read(t, &ref, p, &cur, err)))
                 return rc;
             if (b->prefix) {
                 if (!starts_with(&cur, b->prefix)) continue;

@@ -297,6 +297,9 @@ typedef struct st_objref {
     size_t rec_len;
 } st_objref;
 int st_obj_locate(strata_table_t *t, int64_t key, st_objref *ref, strata_error *err);
+/* The same, for a caller about to read only property `only` (its leaf is fetched, not all). */
+int st_obj_locate_for(strata_table_t *t, int64_t key, const st_prop *only, st_objref *ref,
+                      strata_error *err);
 /* The decoded (writable) cluster holding key. */
 int st_obj_locate_write(strata_table_t *t, int64_t key, st_objref *ref, strata_error *err);
 int st_obj_read(strata_table_t *t, const st_objref *ref, const st_prop *p, strata_value *out,
