@@ -245,7 +245,7 @@ int strata_obj_exists(strata_table_t *table, strata_key_t key, strata_error *err
     LOCAL_ERR;
     int rc = st_table_check(table, false, err);
     st_objref ref;
-    return rc ? rc : st_obj_locate(table, key, &ref, err);
+    return rc ? rc : st_obj_locate_for(table, key, ST_READS_NOTHING, &ref, err);
 }
 
 int strata_obj_delete(strata_table_t *table, strata_key_t key, strata_error *err) {
@@ -281,6 +281,11 @@ int strata_obj_get(strata_table_t *table, strata_key_t key, strata_col_t col, st
     if (p->flags & STRATA_PROP_LIST)
         return st_err(err, STRATA_ERR_WRONG_TYPE, "'%s.%s' is a list: use the strata_list_ calls",
                       table->name, p->name);
+    if (st_pk_always_key(table, p)) { /* the value is the key: only ask whether it is there */
+        if ((rc = st_obj_locate_for(table, key, ST_READS_NOTHING, &ref, err))) return rc;
+        *out = (strata_value){.type = STRATA_TYPE_INT, .u.i = key};
+        return STRATA_OK;
+    }
     if ((rc = st_obj_locate_for(table, key, p, &ref, err))) return rc;
     return st_obj_read(table, &ref, p, out, err);
 }

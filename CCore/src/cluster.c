@@ -297,6 +297,8 @@ static void rcache_fill(strata_table_t *t, uint64_t base, const uint8_t *rec, si
     t->rcache.last = st_packed_at(keys, r->n, r->n - 1);
 }
 
+const st_prop st_reads_nothing;
+
 int st_obj_locate(strata_table_t *t, int64_t key, st_objref *ref, strata_error *err) {
     return st_obj_locate_for(t, key, NULL, ref, err);
 }
@@ -340,14 +342,14 @@ int st_obj_locate_for(strata_table_t *t, int64_t key, const st_prop *only, st_ob
      * search its keys leaf. Point reads of a table without deletions all go this way. */
     bool dense = next > base && next - base == r.n;
     /* The reads that follow touch the keys leaf (unless dense) and the leaves of the properties
-     * read (only's, else any): ask for their headers together. */
+     * read (only's, none, else any): ask for their headers together. */
     if (!dense) st_leaf_prefetch_header(t->txn, st_crec_entry(&r, 0, NULL));
-    if (only) {
-        st_leafref leaf = st_crec_col(&r, only->id);
-        if (leaf.pgno) st_leaf_prefetch_header(t->txn, leaf);
-    } else {
+    if (!only) {
         for (uint32_t i = 1; i < r.nentries; i++)
             st_leaf_prefetch_header(t->txn, st_crec_entry(&r, i, NULL));
+    } else if (only != ST_READS_NOTHING) {
+        st_leafref leaf = st_crec_col(&r, only->id);
+        if (leaf.pgno) st_leaf_prefetch_header(t->txn, leaf);
     }
     if (dense) {
         ref->row = (uint32_t)((uint64_t)key - base);

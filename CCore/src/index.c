@@ -308,6 +308,14 @@ int st_pk_direct_holder(strata_table_t *t, const st_prop *p, const strata_value 
     return STRATA_OK;
 }
 
+bool st_pk_always_key(strata_table_t *t, st_prop *p) {
+    if (!(p->flags & ST_PROP_PK_DIRECT) || (p->pending && p->pending->n)) return false;
+    strata_tree_t *tree;
+    strata_error ignored;
+    int rc = st_prop_index_tree_raw(t, p, false, &tree, &ignored);
+    return rc == STRATA_ERR_NOT_FOUND || (rc == STRATA_OK && tree->st.count == 0);
+}
+
 /* Visit every object key whose entry starts with the encoding of v. */
 int st_index_find(strata_table_t *t, st_prop *p, const strata_value *v, int64_t *keys, size_t cap,
                   size_t *n, strata_error *err) {

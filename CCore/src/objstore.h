@@ -97,7 +97,8 @@ enum { ST_ENC_PACKED = 1, ST_ENC_FIXED = 2, ST_ENC_VAR = 3 };
  * is "direct". Objects are then created with key == primary key whenever that key can still be
  * appended (the value is >= the table's next key), and the primary-key index holds only the
  * objects whose key differs from their primary key: a lookup first tries the object at key ==
- * value. Files written before format 2 have no direct keys (their indexes are complete). */
+ * value. Files written before format 2 have no direct keys (their indexes are complete). While
+ * that index is empty every object's key is its value, so a read of it needs only the key. */
 #define ST_PROP_PK_DIRECT 0x80u
 
 /* Index changes a write transaction has made but not yet applied to the index tree (index.c):
@@ -297,9 +298,12 @@ typedef struct st_objref {
     size_t rec_len;
 } st_objref;
 int st_obj_locate(strata_table_t *t, int64_t key, st_objref *ref, strata_error *err);
-/* The same, for a caller about to read only property `only` (its leaf is fetched, not all). */
+/* The same, for a caller about to read only property `only` (its leaf is fetched, not all), or
+ * none (ST_READS_NOTHING: the caller asks whether the object is there). */
 int st_obj_locate_for(strata_table_t *t, int64_t key, const st_prop *only, st_objref *ref,
                       strata_error *err);
+extern const st_prop st_reads_nothing;
+#define ST_READS_NOTHING (&st_reads_nothing)
 /* The decoded (writable) cluster holding key. */
 int st_obj_locate_write(strata_table_t *t, int64_t key, st_objref *ref, strata_error *err);
 int st_obj_read(strata_table_t *t, const st_objref *ref, const st_prop *p, strata_value *out,
@@ -349,6 +353,8 @@ void st_index_discard(st_prop *p);
 /* *found: p is a direct primary key and the object at key == v holds v (it has no entry). */
 int st_pk_direct_holder(strata_table_t *t, const st_prop *p, const strata_value *v, bool *found,
                         strata_error *err);
+/* p is a direct primary key whose index is empty: every object's value of p is its key. */
+bool st_pk_always_key(strata_table_t *t, st_prop *p);
 /* Keys with value v, ascending; *n receives the count, up to cap written. */
 int st_index_find(strata_table_t *t, st_prop *p, const strata_value *v, int64_t *keys,
                   size_t cap, size_t *n, strata_error *err);

@@ -449,10 +449,16 @@ static void integer_primary_keys_are_object_keys_when_they_can_be(void) {
                 OK(rc);
                 pk_model[from + 50] = -1;
                 pk_model[pk + 50] = obj;
+                /* read back before commit: the change is still pending in the index */
+                strata_value got;
+                OK(strata_obj_get(t, obj, id, &got, E));
+                CHECK(got.type == STRATA_TYPE_INT && got.u.i == pk);
             } else if (what < 8) { /* delete */
                 if (at < 0) continue;
                 OK(strata_obj_delete(t, at, E));
                 pk_model[pk + 50] = -1;
+                strata_value gone;
+                CHECK(strata_obj_get(t, at, id, &gone, E) == STRATA_ERR_NOT_FOUND);
             } else { /* other properties leave the key alone */
                 if (at < 0) continue;
                 OK(strata_obj_set(t, at, v, (strata_value[]){vint(pk * 3)}, E));
@@ -492,6 +498,56 @@ static void integer_primary_keys_are_object_keys_when_they_can_be(void) {
     }
     fprintf(stderr, "direct %d indexed %d\n", direct, indexed);
     CHECK(direct > 0 && indexed > 0);
+    OK(strata_db_close(db, E));
+}
+
+/* While no object's key differs from its primary key (the index is empty), a read of the primary
+ * key answers from the key; the first object that differs, still pending in the write
+ * transaction or committed, must be read from its stored value. */
+static void a_direct_primary_key_reads_back_its_stored_value(void) {
+    strata_db_t *db = open_db(tl_path("pkread.db"));
+    CHECK(db);
+    strata_txn_t *w, *r;
+    strata_table_t *t;
+    strata_col_t id;
+    strata_key_t k;
+    strata_value got;
+    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
+    OK(strata_table_create(w, "Item", &t, E));
+    OK(strata_table_add_property(t, "id", STRATA_TYPE_INT, STRATA_PROP_PRIMARY_KEY, NULL, &id, E));
+    for (int64_t i = 10; i < 20; i++) OK(strata_obj_create_pk(t, (strata_value[]){vint(i)}, &k, E));
+    OK(strata_obj_get(t, 15, id, &got, E));
+    CHECK(got.type == STRATA_TYPE_INT && got.u.i == 15);
+    CHECK(strata_obj_get(t, 9, id, &got, E) == STRATA_ERR_NOT_FOUND && strstr(tl_err.message, "9"));
+    OK(strata_obj_set(t, 12, id, (strata_value[]){vint(112)}, E)); /* pending in the index */
+    OK(strata_obj_get(t, 12, id, &got, E));
+    CHECK(got.u.i == 112);
+    OK(strata_obj_create_pk(t, (strata_value[]){vint(5)}, &k, E)); /* below the next key */
+    CHECK(k == 20);
+    OK(strata_obj_get(t, 20, id, &got, E));
+    CHECK(got.u.i == 5);
+    OK(strata_txn_commit(w, E));
+    strata_txn_free(w);
+    OK(strata_txn_begin(db, STRATA_TXN_READ, &r, E));
+    OK(strata_table_open(r, "Item", &t, E));
+    OK(strata_obj_get(t, 12, id, &got, E));
+    CHECK(got.u.i == 112);
+    OK(strata_obj_get(t, 20, id, &got, E));
+    CHECK(got.u.i == 5);
+    OK(strata_obj_get(t, 13, id, &got, E));
+    CHECK(got.u.i == 13);
+    strata_txn_free(r);
+    /* both set back: the index is empty again and the key answers */
+    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
+    OK(strata_table_open(w, "Item", &t, E));
+    OK(strata_obj_set(t, 12, id, (strata_value[]){vint(12)}, E));
+    OK(strata_obj_delete(t, 20, E));
+    OK(strata_obj_get(t, 12, id, &got, E));
+    CHECK(got.u.i == 12);
+    CHECK(strata_obj_get(t, 20, id, &got, E) == STRATA_ERR_NOT_FOUND);
+    OK(strata_txn_commit(w, E));
+    strata_txn_free(w);
+    OK(strata_db_verify(db, E));
     OK(strata_db_close(db, E));
 }
 
@@ -1102,6 +1158,7 @@ static const tl_test tests[] = {
     TL_TEST(deleting_a_dog_updates_lists_and_backlinks),
     TL_TEST(primary_keys_are_unique_and_found),
     TL_TEST(integer_primary_keys_are_object_keys_when_they_can_be),
+    TL_TEST(a_direct_primary_key_reads_back_its_stored_value),
     TL_TEST(bad_input_gets_clear_errors),
     TL_TEST(strings_up_to_16_mib_round_trip),
     TL_TEST(schema_changes_keep_data_consistent),
