@@ -30,7 +30,8 @@
  * tree never changes, so the directory stays right until the table handle goes (a refresh
  * makes new ones). A cluster whose n equals the distance to the next base holds every key in
  * between (the invariants above), so a point read in it takes row key - base without reading
- * its keys leaf.
+ * its keys leaf; the directory keeps each cluster's n too, so asking whether such a key is
+ * there (ST_READS_NOTHING) reads no record at all.
  */
 #include "btree.h"
 #include "objstore.h"
@@ -82,6 +83,7 @@ void st_cdir_free(strata_table_t *t) {
     free(t->cdir.base);
     free(t->cdir.rec);
     free(t->cdir.rec_len);
+    free(t->cdir.count);
     memset(&t->cdir, 0, sizeof t->cdir);
 }
 
@@ -92,7 +94,8 @@ static int cdir_build(strata_table_t *t, strata_tree_t *tree, strata_error *err)
     t->cdir.base = malloc(cap * sizeof *t->cdir.base);
     t->cdir.rec = malloc(cap * sizeof *t->cdir.rec);
     t->cdir.rec_len = malloc(cap * sizeof *t->cdir.rec_len);
-    if (!t->cdir.base || !t->cdir.rec || !t->cdir.rec_len) {
+    t->cdir.count = malloc(cap * sizeof *t->cdir.count);
+    if (!t->cdir.base || !t->cdir.rec || !t->cdir.rec_len || !t->cdir.count) {
         st_cdir_free(t); /* descents back to 0: try again only after as many more */
         return STRATA_OK;
     }
@@ -115,9 +118,12 @@ static int cdir_build(strata_table_t *t, strata_tree_t *tree, strata_error *err)
                             "record", t->name, n, kl, vl);
             break;
         }
+        st_crec r;
+        strata_error ignored; /* a bad record is reported by the reads that need it */
         t->cdir.base[n] = st_rd64(k);
         t->cdir.rec[n] = v;
         t->cdir.rec_len[n] = (uint32_t)vl;
+        t->cdir.count[n] = st_crec_parse(t->name, t->cdir.base[n], v, vl, &r, &ignored) ? 0 : r.n;
         n++;
         rc = st_cur_next(&c, err);
     }
@@ -130,11 +136,9 @@ static int cdir_build(strata_table_t *t, strata_tree_t *tree, strata_error *err)
     return STRATA_OK;
 }
 
-/* The cluster with the greatest base <= key from t->cdir; *next (if asked) is the base of the
- * cluster after it, 0 if there is none. */
-static void cdir_floor(const strata_table_t *t, int64_t key, uint64_t *base, const uint8_t **rec,
-                       size_t *rlen, bool *found, uint64_t *next) {
-    size_t lo = 0, hi = t->cdir.n; /* the answer is lo - 1: bases[lo - 1] <= key < bases[lo] */
+/* The place in t->cdir of the cluster with the greatest base <= key, plus one (0: none). */
+static size_t cdir_after(const strata_table_t *t, int64_t key) {
+    size_t lo = 0, hi = t->cdir.n; /* the answer is lo: bases[lo - 1] <= key < bases[lo] */
     const uint64_t *b = t->cdir.base;
     uint64_t k = (uint64_t)key;
     if (hi > 16 && k > b[0] && k < b[hi - 1]) {
@@ -159,6 +163,14 @@ static void cdir_floor(const strata_table_t *t, int64_t key, uint64_t *base, con
         if (t->cdir.base[mid] <= (uint64_t)key) lo = mid + 1;
         else hi = mid;
     }
+    return lo;
+}
+
+/* The cluster with the greatest base <= key from t->cdir; *next (if asked) is the base of the
+ * cluster after it, 0 if there is none. */
+static void cdir_floor(const strata_table_t *t, int64_t key, uint64_t *base, const uint8_t **rec,
+                       size_t *rlen, bool *found, uint64_t *next) {
+    size_t lo = cdir_after(t, key);
     *found = lo > 0;
     if (!*found) return;
     if (next) *next = lo < t->cdir.n ? t->cdir.base[lo] : 0;
@@ -314,6 +326,20 @@ int st_obj_locate_for(strata_table_t *t, int64_t key, const st_prop *only, st_ob
         ref->rec = t->rcache.rec;
         ref->rec_len = t->rcache.rec_len;
         return STRATA_OK;
+    }
+    if (only == ST_READS_NOTHING && t->cdir.built && !t->ndc) {
+        /* Whether the object is there: a cluster the directory knows to be dense answers
+         * without its record being read. */
+        size_t at = cdir_after(t, key);
+        if (at == 0) return not_found(t, key, err);
+        const uint64_t *b = t->cdir.base;
+        if (at < t->cdir.n && b[at] - b[at - 1] == t->cdir.count[at - 1]) {
+            memset(ref, 0, sizeof *ref);
+            ref->row = (uint32_t)((uint64_t)key - b[at - 1]);
+            ref->rec = t->cdir.rec[at - 1];
+            ref->rec_len = t->cdir.rec_len[at - 1];
+            return STRATA_OK;
+        }
     }
     st_dcluster *dc;
     uint64_t base = 0;

@@ -164,6 +164,7 @@ struct strata_table {
         uint64_t *base;
         const uint8_t **rec;
         uint32_t *rec_len;
+        uint32_t *count;   /* the record's n */
         size_t n;
         uint64_t descents; /* tree descents before it was built */
         bool built;
