@@ -320,6 +320,17 @@ bool st_pk_always_key(strata_table_t *t, st_prop *p) {
 int st_index_find(strata_table_t *t, st_prop *p, const strata_value *v, int64_t *keys, size_t cap,
                   size_t *n, strata_error *err) {
     *n = 0;
+    if (st_pk_always_key(t, p)) { /* no entries: only the object at key == v can hold v */
+        if (v->type != STRATA_TYPE_INT || v->u.i < 0 || v->u.i >= t->next_key) return STRATA_OK;
+        st_objref ref;
+        strata_error miss; /* an absent key is no error here */
+        int rc = st_obj_locate_for(t, v->u.i, ST_READS_NOTHING, &ref, &miss);
+        if (rc == STRATA_ERR_NOT_FOUND) return STRATA_OK;
+        if (rc) return err ? (*err = miss, rc) : rc;
+        if (cap) keys[0] = v->u.i;
+        *n = 1;
+        return STRATA_OK;
+    }
     bool direct;
     int rc = st_pk_direct_holder(t, p, v, &direct, err);
     if (rc) return rc;

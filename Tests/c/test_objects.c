@@ -519,9 +519,16 @@ static void a_direct_primary_key_reads_back_its_stored_value(void) {
     OK(strata_obj_get(t, 15, id, &got, E));
     CHECK(got.type == STRATA_TYPE_INT && got.u.i == 15);
     CHECK(strata_obj_get(t, 9, id, &got, E) == STRATA_ERR_NOT_FOUND && strstr(tl_err.message, "9"));
+    OK(strata_obj_find_pk(t, (strata_value[]){vint(15)}, &k, E));
+    CHECK(k == 15);
+    EXPECT_CODE(strata_obj_find_pk(t, (strata_value[]){vint(9)}, &k, E), STRATA_ERR_NOT_FOUND);
+    EXPECT_CODE(strata_obj_find_pk(t, (strata_value[]){vint(20)}, &k, E), STRATA_ERR_NOT_FOUND);
     OK(strata_obj_set(t, 12, id, (strata_value[]){vint(112)}, E)); /* pending in the index */
     OK(strata_obj_get(t, 12, id, &got, E));
     CHECK(got.u.i == 112);
+    EXPECT_CODE(strata_obj_find_pk(t, (strata_value[]){vint(12)}, &k, E), STRATA_ERR_NOT_FOUND);
+    OK(strata_obj_find_pk(t, (strata_value[]){vint(112)}, &k, E));
+    CHECK(k == 12);
     OK(strata_obj_create_pk(t, (strata_value[]){vint(5)}, &k, E)); /* below the next key */
     CHECK(k == 20);
     OK(strata_obj_get(t, 20, id, &got, E));
@@ -536,6 +543,9 @@ static void a_direct_primary_key_reads_back_its_stored_value(void) {
     CHECK(got.u.i == 5);
     OK(strata_obj_get(t, 13, id, &got, E));
     CHECK(got.u.i == 13);
+    EXPECT_CODE(strata_obj_find_pk(t, (strata_value[]){vint(12)}, &k, E), STRATA_ERR_NOT_FOUND);
+    OK(strata_obj_find_pk(t, (strata_value[]){vint(5)}, &k, E));
+    CHECK(k == 20);
     strata_txn_free(r);
     /* both set back: the index is empty again and the key answers */
     OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
@@ -545,8 +555,20 @@ static void a_direct_primary_key_reads_back_its_stored_value(void) {
     OK(strata_obj_get(t, 12, id, &got, E));
     CHECK(got.u.i == 12);
     CHECK(strata_obj_get(t, 20, id, &got, E) == STRATA_ERR_NOT_FOUND);
+    OK(strata_obj_find_pk(t, (strata_value[]){vint(12)}, &k, E));
+    CHECK(k == 12);
+    EXPECT_CODE(strata_obj_find_pk(t, (strata_value[]){vint(5)}, &k, E), STRATA_ERR_NOT_FOUND);
+    EXPECT_CODE(strata_obj_create_pk(t, (strata_value[]){vint(13)}, &k, E), STRATA_ERR_EXISTS);
     OK(strata_txn_commit(w, E));
     strata_txn_free(w);
+    OK(strata_txn_begin(db, STRATA_TXN_READ, &r, E)); /* the index tree is there, empty */
+    OK(strata_table_open(r, "Item", &t, E));
+    OK(strata_obj_find_pk(t, (strata_value[]){vint(12)}, &k, E));
+    CHECK(k == 12);
+    OK(strata_obj_get(t, 12, id, &got, E));
+    CHECK(got.u.i == 12);
+    EXPECT_CODE(strata_obj_find_pk(t, (strata_value[]){vint(5)}, &k, E), STRATA_ERR_NOT_FOUND);
+    strata_txn_free(r);
     OK(strata_db_verify(db, E));
     OK(strata_db_close(db, E));
 }
