@@ -186,12 +186,15 @@ static inline void prefetch_cell(const uint8_t *p, int i) {
     if (i < pg_nkeys(p)) __builtin_prefetch(p + (pg_slot(p, i) & (ST_PAGE_SIZE - 1)));
 }
 
-/* A tree page on the way down, checked. (Asking for its first 12 cache lines, header and slots,
- * before reading the header measured no faster in an interleaved A/B; not done.) */
+/* A tree page on the way down, checked. Its first 8 cache lines (header, slots, heads) are
+ * asked for together before the header is read, so the slot lines do not wait for it
+ * (interleaved A/B, six rounds: index_eq +1.5%, lookup +1.3%, update +5.8% median). */
 static int node_get(strata_txn_t *txn, pgno_t pg, uint8_t kind, const uint8_t **p,
                     strata_error *err) {
     int rc = st_page_get(txn, pg, p, err);
-    return rc ? rc : st_node_check(*p, pg, kind, err);
+    if (rc) return rc;
+    for (unsigned o = 64; o < 512; o += 64) __builtin_prefetch(*p + o);
+    return st_node_check(*p, pg, kind, err);
 }
 
 /* leaf_search in a heads leaf: a key outside the page's prefix lies before or after every key;
