@@ -291,33 +291,54 @@ static int branch_search(const uint8_t *p, pgno_t pgno, uint8_t kind, const uint
     return st_branch_cell_at(p, pgno, *idx, child, &unused, &kl, err);
 }
 
-int st_bt_get(strata_txn_t *txn, const st_tree_state *t, const uint8_t *key, size_t klen,
-              const uint8_t **val, size_t *vlen, strata_error *err) {
+/* Down to the leaf where key belongs: *idx is its first entry >= key (*exact: equal to it). */
+static int descend(strata_txn_t *txn, const st_tree_state *t, const uint8_t *key, size_t klen,
+                   const uint8_t **leaf, pgno_t *leaf_pg, int *idx, bool *exact,
+                   strata_error *err) {
     pgno_t pg = t->root;
     for (int depth = 0; pg; depth++) {
         if (depth >= ST_MAX_DEPTH)
             return ST_CORRUPT(err, "tree deeper than %d levels at page %llu", ST_MAX_DEPTH,
                               (unsigned long long)pg);
         const uint8_t *p;
-        int rc, idx;
+        int rc;
         if ((rc = node_get(txn, pg, t->kind, &p, err))) return rc;
         if (pg_kind(p) == ST_PAGE_BRANCH) {
-            if ((rc = branch_search(p, pg, t->kind, key, klen, &idx, &pg, err))) return rc;
+            if ((rc = branch_search(p, pg, t->kind, key, klen, idx, &pg, err))) return rc;
             continue;
         }
-        bool exact;
-        if ((rc = leaf_search(p, pg, t->kind, key, klen, &idx, &exact, err))) return rc;
-        if (!exact) break;
-        st_leaf_cell c;
-        if ((rc = st_leaf_cell_at(p, pg, idx, &c, err))) return rc;
-        *vlen = c.vlen;
-        if (!c.big) {
-            *val = c.val;
-            return STRATA_OK;
-        }
-        return st_overflow_get(txn, c.ovf, c.vlen, val, NULL, err);
+        *leaf = p;
+        *leaf_pg = pg;
+        return leaf_search(p, pg, t->kind, key, klen, idx, exact, err);
     }
     return STRATA_ERR_NOT_FOUND;
+}
+
+int st_bt_get(strata_txn_t *txn, const st_tree_state *t, const uint8_t *key, size_t klen,
+              const uint8_t **val, size_t *vlen, strata_error *err) {
+    const uint8_t *p;
+    pgno_t pg;
+    int idx;
+    bool exact;
+    int rc = descend(txn, t, key, klen, &p, &pg, &idx, &exact, err);
+    if (rc) return rc;
+    if (!exact) return STRATA_ERR_NOT_FOUND;
+    st_leaf_cell c;
+    if ((rc = st_leaf_cell_at(p, pg, idx, &c, err))) return rc;
+    *vlen = c.vlen;
+    if (!c.big) {
+        *val = c.val;
+        return STRATA_OK;
+    }
+    return st_overflow_get(txn, c.ovf, c.vlen, val, NULL, err);
+}
+
+int st_bt_leaf_for(strata_txn_t *txn, const st_tree_state *t, const uint8_t *key, size_t klen,
+                   const uint8_t **leaf, pgno_t *pgno, int *idx, int *count, strata_error *err) {
+    bool exact;
+    int rc = descend(txn, t, key, klen, leaf, pgno, idx, &exact, err);
+    if (rc == STRATA_OK) *count = pg_nkeys(*leaf);
+    return rc;
 }
 
 /* ------------------------------------------------------------------ page editing */

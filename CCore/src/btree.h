@@ -11,6 +11,11 @@
 
 int st_bt_get(strata_txn_t *txn, const st_tree_state *t, const uint8_t *key, size_t klen,
               const uint8_t **val, size_t *vlen, strata_error *err);
+/* The leaf where key belongs, found without a cursor: *idx is the first of its *count entries
+ * >= key (*idx == *count: that entry is in a later leaf). STRATA_ERR_NOT_FOUND: an empty tree.
+ * The page stays valid while the tree is not changed. */
+int st_bt_leaf_for(strata_txn_t *txn, const st_tree_state *t, const uint8_t *key, size_t klen,
+                   const uint8_t **leaf, pgno_t *pgno, int *idx, int *count, strata_error *err);
 int st_bt_put(strata_txn_t *txn, st_tree_state *t, const uint8_t *key, size_t klen,
               const uint8_t *val, size_t vlen, strata_error *err);
 int st_bt_delete(strata_txn_t *txn, st_tree_state *t, const uint8_t *key, size_t klen,

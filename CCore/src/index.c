@@ -316,6 +316,31 @@ bool st_pk_always_key(strata_table_t *t, st_prop *p) {
     return rc == STRATA_ERR_NOT_FOUND || (rc == STRATA_OK && tree->st.count == 0);
 }
 
+/* st_index_find's step for index entry k: past v's entries (or after a unique key's one) sets
+ * *done; an entry whose object holds v is counted in *n (and stored while cap allows). */
+static int find_take(strata_table_t *t, st_prop *p, const strata_value *v, bool trunc,
+                     const uint8_t *pre, size_t pl, const uint8_t *k, size_t kl, int64_t *keys,
+                     size_t cap, size_t *n, bool *done, strata_error *err) {
+    if (kl != pl + 8 || memcmp(k, pre, pl) != 0) {
+        *done = true;
+        return STRATA_OK;
+    }
+    int64_t key = (int64_t)st_rd_be64(k + pl);
+    if (trunc) { /* the index holds a prefix: compare the whole value */
+        st_objref ref;
+        strata_value cur;
+        int rc;
+        if ((rc = st_obj_locate_for(t, key, p, &ref, err)) ||
+            (rc = st_obj_read(t, &ref, p, &cur, err)))
+            return rc;
+        if (!st_value_equal(&cur, v)) return STRATA_OK;
+    }
+    if (*n < cap) keys[*n] = key;
+    (*n)++;
+    *done = p->flags & STRATA_PROP_PRIMARY_KEY; /* unique: no second entry */
+    return STRATA_OK;
+}
+
 /* Visit every object key whose entry starts with the encoding of v. */
 int st_index_find(strata_table_t *t, st_prop *p, const strata_value *v, int64_t *keys, size_t cap,
                   size_t *n, strata_error *err) {
@@ -346,26 +371,33 @@ int st_index_find(strata_table_t *t, st_prop *p, const strata_value *v, int64_t 
     uint8_t pre[STRATA_MAX_KEY];
     bool trunc;
     size_t pl = encode_value(v, pre, &trunc);
+    /* Most values' entries end inside one leaf: walk it without a cursor. */
+    const uint8_t *leaf;
+    pgno_t leaf_pg;
+    int i, count;
+    rc = st_bt_leaf_for(t->txn, &ix->st, pre, pl, &leaf, &leaf_pg, &i, &count, err);
+    if (rc) return rc == STRATA_ERR_NOT_FOUND ? STRATA_OK : rc;
+    for (bool done = false; i < count; i++) {
+        st_leaf_cell cell;
+        if ((rc = st_leaf_cell_at(leaf, leaf_pg, i, &cell, err)) ||
+            (rc = find_take(t, p, v, trunc, pre, pl, cell.key, cell.klen, keys, cap, n, &done,
+                            err)))
+            return rc;
+        if (done) return STRATA_OK;
+    }
+    /* They run on into the next leaf: start over with a cursor. */
+    *n = 0;
     strata_cursor_t c;
     memset(&c, 0, sizeof c);
     c.tree = ix;
     for (rc = st_cur_seek(&c, pre, pl, err); rc == STRATA_OK; rc = st_cur_next(&c, err)) {
         const uint8_t *k;
         size_t kl;
-        if ((rc = st_cur_get(&c, &k, &kl, NULL, NULL, err))) return rc;
-        if (kl != pl + 8 || memcmp(k, pre, pl) != 0) break;
-        int64_t key = (int64_t)st_rd_be64(k + pl);
-        if (trunc) { /* the index holds a prefix: compare the whole value */
-            st_objref ref;
-            strata_value cur;
-            if ((rc = st_obj_locate_for(t, key, p, &ref, err)) ||
-                (rc = st_obj_read(t, &ref, p, &cur, err)))
-                return rc;
-            if (!st_value_equal(&cur, v)) continue;
-        }
-        if (*n < cap) keys[*n] = key;
-        (*n)++;
-        if (p->flags & STRATA_PROP_PRIMARY_KEY) break; /* unique: no second entry */
+        bool done = false;
+        if ((rc = st_cur_get(&c, &k, &kl, NULL, NULL, err)) ||
+            (rc = find_take(t, p, v, trunc, pre, pl, k, kl, keys, cap, n, &done, err)))
+            return rc;
+        if (done) break;
     }
     return rc == STRATA_ERR_NOT_FOUND ? STRATA_OK : rc;
 }

@@ -573,6 +573,69 @@ static void a_direct_primary_key_reads_back_its_stored_value(void) {
     OK(strata_db_close(db, E));
 }
 
+/* strata_index_find walks a value's entries in the leaf it finds them in, and starts over with a
+ * cursor when they run on into the next leaves: a value held by a third of the objects (entries
+ * over many leaves), unique values, an absent one, and long strings whose index entries are the
+ * same 200-byte prefix (the stored values decide) must all come back complete and in key order. */
+static void index_find_returns_every_holder_across_leaves(void) {
+    strata_db_t *db = open_db(tl_path("findmany.db"));
+    CHECK(db);
+    strata_txn_t *w;
+    strata_table_t *t;
+    strata_col_t tag;
+    static char longs[2][301];
+    for (int j = 0; j < 2; j++) {
+        memset(longs[j], 'x', 300);
+        longs[j][299] = (char)('A' + j);
+        longs[j][300] = 0;
+    }
+    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
+    OK(strata_table_create(w, "T", &t, E));
+    OK(strata_table_add_property(t, "tag", STRATA_TYPE_STRING, STRATA_PROP_INDEXED, NULL, &tag, E));
+    for (int64_t i = 0; i < 3000; i++) {
+        strata_key_t k;
+        char buf[32];
+        snprintf(buf, sizeof buf, "u%05lld", (long long)i);
+        strata_value v = i % 3 == 0 ? vstr("common") : i % 3 == 1 ? vstr(buf) : vstr(longs[(i / 3) % 2]);
+        OK(strata_obj_create(t, &k, E));
+        CHECK(k == i);
+        OK(strata_obj_set(t, k, tag, &v, E));
+    }
+    OK(strata_txn_commit(w, E));
+    strata_txn_free(w);
+    for (int pass = 0; pass < 2; pass++) { /* a write transaction, then a read one */
+        strata_txn_t *x;
+        OK(strata_txn_begin(db, pass ? STRATA_TXN_READ : STRATA_TXN_WRITE, &x, E));
+        OK(strata_table_open(x, "T", &t, E));
+        static strata_key_t keys[1200];
+        size_t n;
+        OK(strata_index_find(t, tag, (strata_value[]){vstr("common")}, keys, 1200, &n, E));
+        CHECK(n == 1000);
+        for (size_t i = 0; i < n && i < 1000; i++) CHECK(keys[i] == (strata_key_t)i * 3);
+        OK(strata_index_find(t, tag, (strata_value[]){vstr("common")}, keys, 10, &n, E));
+        CHECK(n == 1000 && keys[9] == 27);
+        for (int j = 0; j < 2; j++) {
+            OK(strata_index_find(t, tag, (strata_value[]){vstr(longs[j])}, keys, 1200, &n, E));
+            CHECK(n == 500);
+            for (size_t i = 0; i < n && i < 500; i++)
+                CHECK(keys[i] == (strata_key_t)(6 * i + 2 + 3 * (size_t)j));
+        }
+        for (int64_t i = 1; i < 3000; i += 3 * 37) {
+            char buf[32];
+            snprintf(buf, sizeof buf, "u%05lld", (long long)i);
+            OK(strata_index_find(t, tag, (strata_value[]){vstr(buf)}, keys, 2, &n, E));
+            CHECK(n == 1 && keys[0] == i);
+        }
+        OK(strata_index_find(t, tag, (strata_value[]){vstr("u99999")}, keys, 2, &n, E));
+        CHECK(n == 0);
+        OK(strata_index_find(t, tag, (strata_value[]){vstr("zzz")}, keys, 2, &n, E));
+        CHECK(n == 0);
+        strata_txn_free(x);
+    }
+    OK(strata_db_verify(db, E));
+    OK(strata_db_close(db, E));
+}
+
 /* ------------------------------------------------------------------ bad input */
 
 static void bad_input_gets_clear_errors(void) {
@@ -1183,6 +1246,7 @@ static const tl_test tests[] = {
     TL_TEST(primary_keys_are_unique_and_found),
     TL_TEST(integer_primary_keys_are_object_keys_when_they_can_be),
     TL_TEST(a_direct_primary_key_reads_back_its_stored_value),
+    TL_TEST(index_find_returns_every_holder_across_leaves),
     TL_TEST(bad_input_gets_clear_errors),
     TL_TEST(strings_up_to_16_mib_round_trip),
     TL_TEST(schema_changes_keep_data_consistent),
