@@ -314,6 +314,7 @@ void strata_txn_free(strata_txn_t *txn) {
     }
     for (strata_tree_t *t = txn->trees, *next; t; t = next) {
         next = t->next;
+        st_leafdir_free(t);
         free(t);
     }
     txn_register(txn->db, -1);
@@ -327,7 +328,10 @@ int strata_txn_refresh(strata_txn_t *txn, strata_error *err) {
     if (rc) return rc;
     if (txn->write)
         return st_err(err, STRATA_ERR_TXN_STATE, "refresh is for read transactions");
-    for (strata_tree_t *t = txn->trees; t; t = t->next) t->stale = true;
+    for (strata_tree_t *t = txn->trees; t; t = t->next) {
+        t->stale = true;
+        st_leafdir_free(t);
+    }
     st_os_stale(txn);
     if ((rc = read_begin(txn, err))) txn_end(txn);
     return rc;

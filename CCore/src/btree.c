@@ -333,10 +333,20 @@ int st_bt_get(strata_txn_t *txn, const st_tree_state *t, const uint8_t *key, siz
     return st_overflow_get(txn, c.ovf, c.vlen, val, NULL, err);
 }
 
-int st_bt_leaf_for(strata_txn_t *txn, const st_tree_state *t, const uint8_t *key, size_t klen,
-                   const uint8_t **leaf, pgno_t *pgno, int *idx, int *count, strata_error *err) {
+int st_bt_leaf_for(strata_tree_t *tree, const uint8_t *key, size_t klen, const uint8_t **leaf,
+                   pgno_t *pgno, int *idx, int *count, strata_error *err) {
     bool exact;
-    int rc = descend(txn, t, key, klen, leaf, pgno, idx, &exact, err);
+    int rc = st_leafdir_leaf(tree, key, klen, pgno, err);
+    if (rc) return rc;
+    if (*pgno) {
+        if ((rc = node_get(tree->txn, *pgno, tree->st.kind, leaf, err))) return rc;
+        if (pg_kind(*leaf) != ST_PAGE_LEAF)
+            return ST_CORRUPT(err, "page %llu: a branch at the leaves' depth",
+                              (unsigned long long)*pgno);
+        rc = leaf_search(*leaf, *pgno, tree->st.kind, key, klen, idx, &exact, err);
+    } else {
+        rc = descend(tree->txn, &tree->st, key, klen, leaf, pgno, idx, &exact, err);
+    }
     if (rc == STRATA_OK) *count = pg_nkeys(*leaf);
     return rc;
 }

@@ -11,11 +11,18 @@
 
 int st_bt_get(strata_txn_t *txn, const st_tree_state *t, const uint8_t *key, size_t klen,
               const uint8_t **val, size_t *vlen, strata_error *err);
-/* The leaf where key belongs, found without a cursor: *idx is the first of its *count entries
- * >= key (*idx == *count: that entry is in a later leaf). STRATA_ERR_NOT_FOUND: an empty tree.
- * The page stays valid while the tree is not changed. */
-int st_bt_leaf_for(strata_txn_t *txn, const st_tree_state *t, const uint8_t *key, size_t klen,
-                   const uint8_t **leaf, pgno_t *pgno, int *idx, int *count, strata_error *err);
+/* The leaf where key belongs, found without a cursor (in a read transaction that searched the
+ * tree often, through its leaf directory): *idx is the first of its *count entries >= key
+ * (*idx == *count: that entry is in a later leaf). STRATA_ERR_NOT_FOUND: an empty tree. The
+ * page stays valid while the tree is not changed. */
+int st_bt_leaf_for(strata_tree_t *tree, const uint8_t *key, size_t klen, const uint8_t **leaf,
+                   pgno_t *pgno, int *idx, int *count, strata_error *err);
+/* leafdir.c: the leaf of a read transaction's byte-key tree that holds key's place, from the
+ * directory (built once the tree was searched often enough), or *leaf = 0: descend. */
+typedef struct st_leafdir st_leafdir;
+int st_leafdir_leaf(strata_tree_t *tree, const uint8_t *key, size_t klen, pgno_t *leaf,
+                    strata_error *err);
+void st_leafdir_free(strata_tree_t *tree);
 int st_bt_put(strata_txn_t *txn, st_tree_state *t, const uint8_t *key, size_t klen,
               const uint8_t *val, size_t vlen, strata_error *err);
 int st_bt_delete(strata_txn_t *txn, st_tree_state *t, const uint8_t *key, size_t klen,

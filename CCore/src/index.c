@@ -375,7 +375,7 @@ int st_index_find(strata_table_t *t, st_prop *p, const strata_value *v, int64_t 
     const uint8_t *leaf;
     pgno_t leaf_pg;
     int i, count;
-    rc = st_bt_leaf_for(t->txn, &ix->st, pre, pl, &leaf, &leaf_pg, &i, &count, err);
+    rc = st_bt_leaf_for(ix, pre, pl, &leaf, &leaf_pg, &i, &count, err);
     if (rc) return rc == STRATA_ERR_NOT_FOUND ? STRATA_OK : rc;
     for (bool done = false; i < count; i++) {
         st_leaf_cell cell;

@@ -180,6 +180,7 @@ struct strata_tree {
     bool stale;              /* its read transaction was refreshed */
     bool is_catalog;
     uint64_t mod_count;      /* bumped by every change; cursors re-seek when it moves */
+    struct st_leafdir *leafdir; /* read transactions: its leaves, for searches (leafdir.c) */
 };
 
 typedef struct st_cursor_level {

@@ -636,6 +636,72 @@ static void index_find_returns_every_holder_across_leaves(void) {
     OK(strata_db_close(db, E));
 }
 
+/* A read transaction that searches an index often finds its leaves through a directory of them
+ * (leafdir.c) instead of the branches: a three-level index of 100-byte strings (each value held
+ * by three objects, so some run over a leaf's end) must answer exactly as the descent does, for
+ * every value, for keys between two values, before the first and after the last, in a write
+ * transaction (which never builds one) and in read transactions, before and after a refresh. */
+#define LD_VALUES 12000
+static void ld_value(char *buf, int64_t v) {
+    snprintf(buf, 101, "k%08lld", (long long)v);
+    memset(buf + 9, 'p', 91);
+    buf[100] = 0;
+}
+
+static void ld_check(strata_table_t *t, strata_col_t s) {
+    char buf[128];
+    strata_key_t keys[4];
+    size_t n;
+    for (int pass = 0; pass < 2; pass++) /* the first pass builds the directory on the way */
+        for (int64_t i = 0; i < LD_VALUES; i++) {
+            int64_t v = (i * 7919) % LD_VALUES;
+            ld_value(buf, v);
+            OK(strata_index_find(t, s, (strata_value[]){vstr(buf)}, keys, 4, &n, E));
+            CHECK(n == 3 && keys[0] == v && keys[1] == v + LD_VALUES && keys[2] == v + 2 * LD_VALUES);
+            buf[99] = 'q'; /* after v's entries, before v + 1's */
+            OK(strata_index_find(t, s, (strata_value[]){vstr(buf)}, keys, 4, &n, E));
+            CHECK(n == 0);
+            buf[9] = 0; /* a prefix of v: before its entries */
+            OK(strata_index_find(t, s, (strata_value[]){vstr(buf)}, keys, 4, &n, E));
+            CHECK(n == 0);
+        }
+    const char *outside[] = {"", "a", "k", "k99999999", "l", "\xc3\xbf"};
+    for (size_t i = 0; i < sizeof outside / sizeof *outside; i++) {
+        OK(strata_index_find(t, s, (strata_value[]){vstr(outside[i])}, keys, 4, &n, E));
+        CHECK(n == 0);
+    }
+}
+
+static void index_searches_through_the_leaf_directory_agree_with_the_descent(void) {
+    strata_db_t *db = open_db(tl_path("leafdir.db"));
+    CHECK(db);
+    strata_txn_t *w, *r;
+    strata_table_t *t;
+    strata_col_t s;
+    char buf[128];
+    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
+    OK(strata_table_create(w, "T", &t, E));
+    OK(strata_table_add_property(t, "s", STRATA_TYPE_STRING, STRATA_PROP_INDEXED, NULL, &s, E));
+    for (int64_t i = 0; i < 3 * LD_VALUES; i++) {
+        strata_key_t k;
+        ld_value(buf, i % LD_VALUES);
+        OK(strata_obj_create(t, &k, E));
+        OK(strata_obj_set(t, k, s, (strata_value[]){vstr(buf)}, E));
+    }
+    ld_check(t, s);
+    OK(strata_txn_commit(w, E));
+    strata_txn_free(w);
+    OK(strata_txn_begin(db, STRATA_TXN_READ, &r, E));
+    OK(strata_table_open(r, "T", &t, E));
+    ld_check(t, s);
+    OK(strata_txn_refresh(r, E));
+    OK(strata_table_open(r, "T", &t, E));
+    ld_check(t, s);
+    strata_txn_free(r);
+    OK(strata_db_verify(db, E));
+    OK(strata_db_close(db, E));
+}
+
 /* ------------------------------------------------------------------ bad input */
 
 static void bad_input_gets_clear_errors(void) {
@@ -1247,6 +1313,7 @@ static const tl_test tests[] = {
     TL_TEST(integer_primary_keys_are_object_keys_when_they_can_be),
     TL_TEST(a_direct_primary_key_reads_back_its_stored_value),
     TL_TEST(index_find_returns_every_holder_across_leaves),
+    TL_TEST(index_searches_through_the_leaf_directory_agree_with_the_descent),
     TL_TEST(bad_input_gets_clear_errors),
     TL_TEST(strings_up_to_16_mib_round_trip),
     TL_TEST(schema_changes_keep_data_consistent),
