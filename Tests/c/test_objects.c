@@ -702,6 +702,76 @@ static void index_searches_through_the_leaf_directory_agree_with_the_descent(voi
     OK(strata_db_close(db, E));
 }
 
+/* Index changes are applied at commit in key order: whole leaves emptied, leaves merged,
+ * removals mixed with insertions of new values between them, then everything; after each commit
+ * every remaining value finds exactly its holders and verify passes. */
+static void index_removals_in_runs_keep_the_index_exact(void) {
+    strata_db_t *db = open_db(tl_path("idxdel.db"));
+    CHECK(db);
+    enum { N = 20000 };
+    static int64_t model[N]; /* object -> its value, -1 = deleted */
+    strata_txn_t *w;
+    strata_table_t *t;
+    strata_col_t s;
+    char buf[64];
+    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
+    OK(strata_table_create(w, "T", &t, E));
+    OK(strata_table_add_property(t, "s", STRATA_TYPE_STRING, STRATA_PROP_INDEXED, NULL, &s, E));
+    for (int64_t i = 0; i < N; i++) {
+        strata_key_t k;
+        model[i] = i / 2; /* two holders a value */
+        snprintf(buf, sizeof buf, "value %06lld", (long long)model[i]);
+        OK(strata_obj_create(t, &k, E));
+        OK(strata_obj_set(t, k, s, (strata_value[]){vstr(buf)}, E));
+    }
+    OK(strata_txn_commit(w, E));
+    strata_txn_free(w);
+    for (int round = 0; round < 4; round++) {
+        OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
+        OK(strata_table_open(w, "T", &t, E));
+        for (int64_t i = 0; i < N; i++) {
+            if (model[i] < 0) continue;
+            bool gone = round == 0   ? (i >= 3000 && i < 9000) || i % 5 == 1 /* whole leaves, spread */
+                        : round == 1 ? i % 3 == 0
+                        : round == 2 ? false
+                                     : true; /* everything */
+            if (gone) {
+                OK(strata_obj_delete(t, i, E));
+                model[i] = -1;
+            } else if (round == 2 && i % 4 == 0) { /* new values that fall between old ones */
+                model[i] = model[i] + N;
+                snprintf(buf, sizeof buf, "value %06lld", (long long)(model[i] - N));
+                strcat(buf, "x");
+                OK(strata_obj_set(t, i, s, (strata_value[]){vstr(buf)}, E));
+            }
+        }
+        OK(strata_txn_commit(w, E));
+        strata_txn_free(w);
+        OK(strata_db_verify(db, E));
+        strata_txn_t *r;
+        OK(strata_txn_begin(db, STRATA_TXN_READ, &r, E));
+        OK(strata_table_open(r, "T", &t, E));
+        uint64_t count;
+        OK(strata_table_size(t, &count, E));
+        uint64_t live = 0;
+        for (int64_t i = 0; i < N; i++) {
+            if (model[i] < 0) continue;
+            live++;
+            int64_t v = model[i] >= N ? model[i] - N : model[i];
+            snprintf(buf, sizeof buf, "value %06lld%s", (long long)v, model[i] >= N ? "x" : "");
+            strata_key_t keys[4];
+            size_t n;
+            OK(strata_index_find(t, s, (strata_value[]){vstr(buf)}, keys, 4, &n, E));
+            size_t want = 0;
+            for (int64_t j = (i / 2) * 2; j < (i / 2) * 2 + 2; j++) want += model[j] == model[i];
+            CHECK(n == want && (keys[0] == i || (n == 2 && keys[1] == i)));
+        }
+        CHECK(count == live);
+        strata_txn_free(r);
+    }
+    OK(strata_db_close(db, E));
+}
+
 /* ------------------------------------------------------------------ bad input */
 
 static void bad_input_gets_clear_errors(void) {
@@ -1314,6 +1384,7 @@ static const tl_test tests[] = {
     TL_TEST(a_direct_primary_key_reads_back_its_stored_value),
     TL_TEST(index_find_returns_every_holder_across_leaves),
     TL_TEST(index_searches_through_the_leaf_directory_agree_with_the_descent),
+    TL_TEST(index_removals_in_runs_keep_the_index_exact),
     TL_TEST(bad_input_gets_clear_errors),
     TL_TEST(strings_up_to_16_mib_round_trip),
     TL_TEST(schema_changes_keep_data_consistent),
