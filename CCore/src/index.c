@@ -143,12 +143,6 @@ static bool same_key(const uint8_t *a, const uint8_t *b) {
     return st_rd16(a) == st_rd16(b) && memcmp(a + 3, b + 3, st_rd16(a)) == 0;
 }
 
-static uint64_t key_head(const uint8_t *k, size_t len) {
-    uint64_t h = 0;
-    for (size_t i = 0; i < 8; i++) h = h << 8 | (i < len ? k[i] : 0);
-    return h;
-}
-
 /* Sort by head, keeping the buffer order among equal heads: a radix sort, a byte a pass from the
  * lowest (passes where every head has the same byte are skipped), then the runs of equal heads by
  * pending_cmp. false: out of memory. */
@@ -193,7 +187,7 @@ int st_index_apply(strata_table_t *t, st_prop *p, strata_error *err) {
         size_t n = 0;
         for (size_t off = 0; off < q->len; off += 3 + st_rd16(q->buf + off), n++) {
             order[n].rec = q->buf + off;
-            order[n].head = key_head(q->buf + off + 3, st_rd16(q->buf + off));
+            order[n].head = st_key_head8(q->buf + off + 3, st_rd16(q->buf + off));
         }
         if (!sort_pending(order, n)) rc = st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
         for (size_t i = 0, j; rc == STRATA_OK && i < n; i = j) {

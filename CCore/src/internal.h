@@ -238,6 +238,13 @@ static inline uint16_t st_rd16(const void *p) { uint16_t v; memcpy(&v, p, 2); re
 static inline void st_wr64(void *p, uint64_t v) { memcpy(p, &v, 8); }
 static inline void st_wr32(void *p, uint32_t v) { memcpy(p, &v, 4); }
 static inline void st_wr16(void *p, uint16_t v) { memcpy(p, &v, 2); }
+/* A byte key's first 8 bytes as a big-endian number, zero past its end: a < b gives
+ * head(a) <= head(b), so comparing heads first reads the keys only on ties. */
+static inline uint64_t st_key_head8(const uint8_t *k, size_t len) {
+    uint64_t h = 0;
+    for (size_t i = 0; i < 8; i++) h = h << 8 | (i < len ? k[i] : 0);
+    return h;
+}
 
 int st_free_vec_push(st_free_vec *fv, pgno_t pgno, uint64_t version);
 void st_free_vec_clear(st_free_vec *fv);

@@ -54,12 +54,6 @@ void st_leafdir_free(strata_tree_t *tree) {
     tree->leafdir = NULL;
 }
 
-static uint64_t head8(const uint8_t *key, size_t klen) {
-    uint64_t h = 0;
-    for (size_t i = 0; i < 8; i++) h = h << 8 | (i < klen ? key[i] : 0);
-    return h;
-}
-
 static bool add(st_leafdir *d, const uint8_t *lo, size_t lo_len, pgno_t leaf) {
     if (d->n == d->cap) {
         size_t cap = d->cap ? d->cap * 2 : 256;
@@ -74,7 +68,7 @@ static bool add(st_leafdir *d, const uint8_t *lo, size_t lo_len, pgno_t leaf) {
         if (!h || !k || !kl || !l) return false;
         d->cap = cap;
     }
-    d->head[d->n] = lo ? head8(lo, lo_len) : 0;
+    d->head[d->n] = lo ? st_key_head8(lo, lo_len) : 0;
     d->key[d->n] = lo;
     d->klen[d->n] = (uint16_t)lo_len;
     d->leaf[d->n] = leaf;
@@ -152,7 +146,7 @@ static int build(strata_tree_t *tree, st_leafdir *d, strata_error *err) {
  * which stay cached) narrow the search to the blocks whose first head could equal key's; the
  * rest compares heads there (a few cache lines, asked for at once), and keys where heads tie. */
 static pgno_t dir_floor(const st_leafdir *d, const uint8_t *key, size_t klen) {
-    uint64_t want = head8(key, klen);
+    uint64_t want = st_key_head8(key, klen);
     size_t nb = (d->n + DIR_BLOCK - 1) / DIR_BLOCK, a = 0, b = nb;
     while (a < b) { /* a: the first block whose first head is >= want */
         size_t mid = (a + b) / 2;
