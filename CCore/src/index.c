@@ -285,18 +285,24 @@ void st_value_describe(const strata_value *v, char *buf, size_t cap) {
     }
 }
 
-int st_pk_direct_holder(strata_table_t *t, const st_prop *p, const strata_value *v, bool *found,
+int st_pk_direct_holder(strata_table_t *t, st_prop *p, const strata_value *v, bool *found,
                         strata_error *err) {
     *found = false;
     if (!(p->flags & ST_PROP_PK_DIRECT) || v->type != STRATA_TYPE_INT || v->u.i < 0 ||
         v->u.i >= t->next_key)
         return STRATA_OK;
+    /* With the index empty every object's value is its key: being there is holding v. */
+    bool by_key = st_pk_always_key(t, p);
     st_objref ref;
     strata_value cur;
     strata_error miss; /* an absent key is no error here */
-    int rc = st_obj_locate_for(t, v->u.i, p, &ref, &miss);
+    int rc = st_obj_locate_for(t, v->u.i, by_key ? ST_READS_NOTHING : p, &ref, &miss);
     if (rc == STRATA_ERR_NOT_FOUND) return STRATA_OK;
     if (rc) return err ? (*err = miss, rc) : rc;
+    if (by_key) {
+        *found = true;
+        return STRATA_OK;
+    }
     if ((rc = st_obj_read(t, &ref, p, &cur, err))) return rc;
     *found = st_value_equal(&cur, v);
     return STRATA_OK;
@@ -339,17 +345,6 @@ static int find_take(strata_table_t *t, st_prop *p, const strata_value *v, bool 
 int st_index_find(strata_table_t *t, st_prop *p, const strata_value *v, int64_t *keys, size_t cap,
                   size_t *n, strata_error *err) {
     *n = 0;
-    if (st_pk_always_key(t, p)) { /* no entries: only the object at key == v can hold v */
-        if (v->type != STRATA_TYPE_INT || v->u.i < 0 || v->u.i >= t->next_key) return STRATA_OK;
-        st_objref ref;
-        strata_error miss; /* an absent key is no error here */
-        int rc = st_obj_locate_for(t, v->u.i, ST_READS_NOTHING, &ref, &miss);
-        if (rc == STRATA_ERR_NOT_FOUND) return STRATA_OK;
-        if (rc) return err ? (*err = miss, rc) : rc;
-        if (cap) keys[0] = v->u.i;
-        *n = 1;
-        return STRATA_OK;
-    }
     bool direct;
     int rc = st_pk_direct_holder(t, p, v, &direct, err);
     if (rc) return rc;

@@ -352,7 +352,7 @@ int st_index_apply(strata_table_t *t, st_prop *p, strata_error *err);
 /* Forget the pending changes (the index is dropped, or the transaction ended). */
 void st_index_discard(st_prop *p);
 /* *found: p is a direct primary key and the object at key == v holds v (it has no entry). */
-int st_pk_direct_holder(strata_table_t *t, const st_prop *p, const strata_value *v, bool *found,
+int st_pk_direct_holder(strata_table_t *t, st_prop *p, const strata_value *v, bool *found,
                         strata_error *err);
 /* p is a direct primary key whose index is empty: every object's value of p is its key. */
 bool st_pk_always_key(strata_table_t *t, st_prop *p);
