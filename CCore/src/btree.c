@@ -291,11 +291,11 @@ static int branch_search(const uint8_t *p, pgno_t pgno, uint8_t kind, const uint
     return st_branch_cell_at(p, pgno, *idx, child, &unused, &kl, err);
 }
 
-/* Down to the leaf where key belongs: *idx is its first entry >= key (*exact: equal to it). */
-static int descend(strata_txn_t *txn, const st_tree_state *t, const uint8_t *key, size_t klen,
-                   const uint8_t **leaf, pgno_t *leaf_pg, int *idx, bool *exact,
+/* Down from page pg (the root, or a leaf the leaf directory named) to the leaf where key
+ * belongs: *idx is its first entry >= key (*exact: equal to it). */
+static int descend(strata_txn_t *txn, const st_tree_state *t, pgno_t pg, const uint8_t *key,
+                   size_t klen, const uint8_t **leaf, pgno_t *leaf_pg, int *idx, bool *exact,
                    strata_error *err) {
-    pgno_t pg = t->root;
     for (int depth = 0; pg; depth++) {
         if (depth >= ST_MAX_DEPTH)
             return ST_CORRUPT(err, "tree deeper than %d levels at page %llu", ST_MAX_DEPTH,
@@ -320,7 +320,7 @@ int st_bt_get(strata_txn_t *txn, const st_tree_state *t, const uint8_t *key, siz
     pgno_t pg;
     int idx;
     bool exact;
-    int rc = descend(txn, t, key, klen, &p, &pg, &idx, &exact, err);
+    int rc = descend(txn, t, t->root, key, klen, &p, &pg, &idx, &exact, err);
     if (rc) return rc;
     if (!exact) return STRATA_ERR_NOT_FOUND;
     st_leaf_cell c;
@@ -336,19 +336,13 @@ int st_bt_get(strata_txn_t *txn, const st_tree_state *t, const uint8_t *key, siz
 int st_bt_leaf_for(strata_tree_t *tree, const uint8_t *key, size_t klen, const uint8_t **leaf,
                    pgno_t *pgno, int *idx, int *count, strata_error *err) {
     bool exact;
-    int rc = st_leafdir_leaf(tree, key, klen, pgno, err);
-    if (rc) return rc;
-    if (*pgno) {
-        if ((rc = node_get(tree->txn, *pgno, tree->st.kind, leaf, err))) return rc;
-        if (pg_kind(*leaf) != ST_PAGE_LEAF)
-            return ST_CORRUPT(err, "page %llu: a branch at the leaves' depth",
-                              (unsigned long long)*pgno);
-        rc = leaf_search(*leaf, *pgno, tree->st.kind, key, klen, idx, &exact, err);
-    } else {
-        rc = descend(tree->txn, &tree->st, key, klen, leaf, pgno, idx, &exact, err);
-    }
-    if (rc == STRATA_OK) *count = pg_nkeys(*leaf);
-    return rc;
+    pgno_t start;
+    int rc = st_leafdir_leaf(tree, key, klen, &start, err);
+    if (rc || (rc = descend(tree->txn, &tree->st, start ? start : tree->st.root, key, klen, leaf,
+                            pgno, idx, &exact, err)))
+        return rc;
+    *count = pg_nkeys(*leaf);
+    return STRATA_OK;
 }
 
 /* ------------------------------------------------------------------ page editing */

@@ -15,8 +15,8 @@
  *
  * Leaf i's lower bound is the key of the branch cell that leads to it, or, for a cell 0, its
  * branch's own lower bound. Building reads only the branch pages (all leaves of a B+tree lie at
- * the same depth, found on the leftmost path); a leaf named here is checked to be a leaf when it
- * is read.
+ * the same depth, found on the leftmost path); a page named here is read and checked like any
+ * page on the way down (a damaged tree whose page there is a branch is descended from it).
  *
  * Invariants: head and key ascend strictly from i = 1 (the separators of a valid tree); the key
  * leaf_for(key) gives is the one the descent from the root reaches. The directory lives with the
