@@ -1,11 +1,13 @@
 /*
  * test_index_scan.c — the index range and prefix walks the query engine uses (st_index_scan),
  * against a brute-force filter over every object: random ints (negative ones too), nulls, and
- * strings long enough to be truncated in the index and sharing 200-byte prefixes. White-box:
- * built with the core's sources.
+ * strings long enough to be truncated in the index and sharing 200-byte prefixes; and the leaf
+ * directory of a read transaction (leafdir.c) against the descent. White-box: built with the
+ * core's sources.
  */
 #include "testlib.h"
 
+#include "../../CCore/src/btree.h"
 #include "../../CCore/src/objstore.h"
 
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
@@ -140,8 +142,60 @@ static void index_ranges_and_prefixes_match_brute_force(void) {
     OK(strata_db_close(db, E));
 }
 
+/* Once built, the leaf directory must name, for every entry of a three-level index, the leaf a
+ * cursor's descent from the root finds it in (the black-box tests cannot see a directory that
+ * names an earlier leaf: the search then walks on from there). */
+static void the_leaf_directory_names_the_leaf_the_descent_reaches(void) {
+    strata_db_t *db;
+    OK(strata_db_open(tl_path("leafdir.db"), NULL, &db, E));
+    strata_txn_t *w, *r;
+    strata_table_t *t;
+    strata_col_t cs;
+    enum { ENTRIES = 36000 };
+    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
+    OK(strata_table_create(w, "T", &t, E));
+    OK(strata_table_add_property(t, "s", STRATA_TYPE_STRING, STRATA_PROP_INDEXED, NULL, &cs, E));
+    for (int i = 0; i < ENTRIES; i++) {
+        char buf[101];
+        snprintf(buf, sizeof buf, "k%08d", (i * 7919) % ENTRIES);
+        memset(buf + 9, 'p', 91);
+        strata_key_t key;
+        OK(strata_obj_create(t, &key, E));
+        OK(strata_obj_set(t, key, cs, (strata_value[]){{.type = STRATA_TYPE_STRING, .u.bytes = {buf, 100}}}, E));
+    }
+    OK(strata_txn_commit(w, E));
+    strata_txn_free(w);
+    OK(strata_txn_begin(db, STRATA_TXN_READ, &r, E));
+    OK(strata_table_open(r, "T", &t, E));
+    strata_tree_t *ix;
+    OK(st_prop_index_tree(t, st_prop_find(t, cs), false, &ix, E));
+    for (int pass = 0; pass < 2; pass++) { /* the first pass builds it on the way */
+        int named = 0, wrong = 0, entries = 0, rc;
+        strata_cursor_t c;
+        memset(&c, 0, sizeof c);
+        c.tree = ix;
+        for (rc = st_cur_first(&c, E); rc == STRATA_OK; rc = st_cur_next(&c, E)) {
+            const uint8_t *k;
+            size_t kl;
+            pgno_t leaf;
+            OK(st_cur_get(&c, &k, &kl, NULL, NULL, E));
+            OK(st_leafdir_leaf(ix, k, kl, &leaf, E));
+            entries++;
+            named += leaf != 0;
+            wrong += leaf != 0 && leaf != c.path[c.depth - 1].pgno;
+        }
+        EXPECT_CODE(rc, STRATA_ERR_NOT_FOUND);
+        if (wrong) fprintf(stderr, "  pass %d: %d of %d leaves named wrong\n", pass, wrong, named);
+        CHECK(entries == ENTRIES && wrong == 0 && named > 0);
+        CHECK(pass == 0 || named == ENTRIES);
+    }
+    strata_txn_free(r);
+    OK(strata_db_close(db, E));
+}
+
 static const tl_test tests[] = {
     TL_TEST(index_ranges_and_prefixes_match_brute_force),
+    TL_TEST(the_leaf_directory_names_the_leaf_the_descent_reaches),
 };
 
 int main(int argc, char **argv) {
