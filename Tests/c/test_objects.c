@@ -40,6 +40,16 @@ static strata_db_t *open_db(const char *path) {
 /* ------------------------------------------------------------------ every type */
 
 /* Two values read back are the same (bytes compared by content). */
+/* A write transaction on db with a new table "T" of one indexed string property "s". */
+static int begin_indexed_strings(strata_db_t *db, strata_txn_t **w, strata_table_t **t,
+                                 strata_col_t *s) {
+    int rc = strata_txn_begin(db, STRATA_TXN_WRITE, w, E);
+    if (rc == STRATA_OK) rc = strata_table_create(*w, "T", t, E);
+    if (rc == STRATA_OK)
+        rc = strata_table_add_property(*t, "s", STRATA_TYPE_STRING, STRATA_PROP_INDEXED, NULL, s, E);
+    return rc;
+}
+
 static bool same_value(const strata_value *a, const strata_value *b) {
     if (a->type != b->type) return false;
     if (a->type == STRATA_TYPE_STRING || a->type == STRATA_TYPE_BINARY)
@@ -589,9 +599,7 @@ static void index_find_returns_every_holder_across_leaves(void) {
         longs[j][299] = (char)('A' + j);
         longs[j][300] = 0;
     }
-    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
-    OK(strata_table_create(w, "T", &t, E));
-    OK(strata_table_add_property(t, "tag", STRATA_TYPE_STRING, STRATA_PROP_INDEXED, NULL, &tag, E));
+    OK(begin_indexed_strings(db, &w, &t, &tag));
     for (int64_t i = 0; i < 3000; i++) {
         strata_key_t k;
         char buf[32];
@@ -679,9 +687,7 @@ static void index_searches_through_the_leaf_directory_agree_with_the_descent(voi
     strata_table_t *t;
     strata_col_t s;
     char buf[128];
-    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
-    OK(strata_table_create(w, "T", &t, E));
-    OK(strata_table_add_property(t, "s", STRATA_TYPE_STRING, STRATA_PROP_INDEXED, NULL, &s, E));
+    OK(begin_indexed_strings(db, &w, &t, &s));
     for (int64_t i = 0; i < 3 * LD_VALUES; i++) {
         strata_key_t k;
         ld_value(buf, i % LD_VALUES);
@@ -714,9 +720,7 @@ static void index_removals_in_runs_keep_the_index_exact(void) {
     strata_table_t *t;
     strata_col_t s;
     char buf[64];
-    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
-    OK(strata_table_create(w, "T", &t, E));
-    OK(strata_table_add_property(t, "s", STRATA_TYPE_STRING, STRATA_PROP_INDEXED, NULL, &s, E));
+    OK(begin_indexed_strings(db, &w, &t, &s));
     for (int64_t i = 0; i < N; i++) {
         strata_key_t k;
         model[i] = i / 2; /* two holders a value */
