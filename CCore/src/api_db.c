@@ -46,6 +46,7 @@ static void db_free(strata_db_t *db) {
     st_readers_close(db);
     st_os_close(db);
     st_freelist_clear(&db->free_cache);
+    free(db->log_buf);
     pthread_mutex_destroy(&db->write_mutex);
     pthread_mutex_destroy(&db->state_mutex);
     free(db->path);
@@ -102,6 +103,7 @@ int strata_db_open(const char *path, const strata_options *opts, strata_db_t **o
     db->opts = o;
     db->io = o.io ? *o.io : *strata_io_default();
     db->fd = -1;
+    db->log_fd = -1;
     db->map_size = (o.map_size + ST_PAGE_SIZE - 1) & ~(uint64_t)(ST_PAGE_SIZE - 1);
     pthread_mutex_init(&db->write_mutex, NULL);
     pthread_mutex_init(&db->state_mutex, NULL);

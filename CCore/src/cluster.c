@@ -682,6 +682,7 @@ static bool keeps_leaf(const st_dcluster *dc, uint32_t e, bool reuse) {
 
 typedef struct pending {
     const st_dcol *col; /* NULL: the leaf is kept where it is */
+    pgno_t old;         /* the page the leaf was on (a hint for the commit log) */
     size_t len;
     st_leafref ref;
 } pending;
@@ -691,10 +692,14 @@ static int pending_len_cmp(const void *a, const void *b) {
     return (x->len > y->len) - (x->len < y->len);
 }
 
-static int new_column_page(strata_txn_t *txn, uint8_t **p, pgno_t *pg, strata_error *err) {
+/* A page for column leaves, most like `old` (where its first leaf was). */
+static int new_column_page(strata_txn_t *txn, pgno_t old, uint8_t **p, pgno_t *pg,
+                           strata_error *err) {
     int rc = st_page_alloc(txn, 1, p, pg, err);
-    if (rc == STRATA_OK) (*p)[PH_KIND] = ST_PAGE_COLUMN;
-    return rc;
+    if (rc) return rc;
+    (*p)[PH_KIND] = ST_PAGE_COLUMN;
+    if (old) st_page_resembles(txn, *pg, old);
+    return STRATA_OK;
 }
 
 /* Write the leaves of rows [from, to) and the record naming them. The smallest leaves share a
@@ -715,6 +720,7 @@ static int write_leaves(strata_table_t *t, strata_tree_t *tree, st_dcluster *dc,
             continue;
         }
         pd[e].col = c;
+        pd[e].old = e == 0 ? dc->old_keys.pgno : c->old.pgno;
         pd[e].len = plans[e].size;
         queue[nq++] = &pd[e];
     }
@@ -732,14 +738,14 @@ static int write_leaves(strata_table_t *t, strata_tree_t *tree, st_dcluster *dc,
         }
         uint8_t *p;
         pgno_t pg;
-        if ((rc = new_column_page(t->txn, &p, &pg, err))) break;
+        if ((rc = new_column_page(t->txn, queue[q]->old, &p, &pg, err))) break;
         st_col_encode(queue[q]->col, from, to, &plans[queue[q] - pd], p + PH_SIZE);
         queue[q]->ref = (st_leafref){pg, PH_SIZE, (uint16_t)queue[q]->len};
     }
     if (rc == STRATA_OK && nshared) {
         uint8_t *p;
         pgno_t pg;
-        if ((rc = new_column_page(t->txn, &p, &pg, err)) == STRATA_OK)
+        if ((rc = new_column_page(t->txn, queue[0]->old, &p, &pg, err)) == STRATA_OK)
             for (uint32_t q = 0; q < nshared; q++) {
                 st_col_encode(queue[q]->col, from, to, &plans[queue[q] - pd], p + queue[q]->ref.off);
                 queue[q]->ref.pgno = pg;

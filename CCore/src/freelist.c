@@ -191,11 +191,20 @@ void st_reuse_clear(st_reuse *r) {
     free(r->bits);
     free(r->entry_of);
     free(r->leaf_taken);
+    free(r->held);
     memset(r, 0, sizeof *r);
 }
 
 static bool bit_is_set(const st_reuse *r, pgno_t p) {
     return p < r->npages && (r->bits[p / 64] >> (p % 64) & 1);
+}
+
+/* A logged commit's durable version must stay intact until the log moves past it: a page freed
+ * after it is reused only if it is not one of its pages, i.e. was written after it (its header
+ * says which version wrote it). Other modes never reach here with such an entry: NO_SYNC caps
+ * the reusable entries at the durable version, and FULL without a log has it as the current. */
+static bool written_after_durable(const strata_txn_t *txn, pgno_t p) {
+    return st_rd64(txn->db->map + p * ST_PAGE_SIZE + PH_VERSION) > txn->durable_version;
 }
 
 /* Map the reusable entries: a bit per page, the entry of each, a taken count per leaf. */
@@ -229,6 +238,15 @@ static bool reuse_prepare(strata_txn_t *txn) {
     for (size_t i = 0; i < lo; i++) {
         pgno_t p = fl->entries.v[i].pgno;
         if (p >= r->npages) continue; /* checked at load; never reused if it were wrong */
+        if (fl->entries.v[i].version > txn->durable_version && !written_after_durable(txn, p)) {
+            if (!r->held && !(r->held = calloc((r->npages + 63) / 64, 8))) {
+                st_reuse_clear(r); /* reuse nothing: the file grows instead */
+                r->ready = true;
+                return false;
+            }
+            r->held[p / 64] |= 1ull << (p % 64);
+            continue;
+        }
         r->bits[p / 64] |= 1ull << (p % 64);
         r->entry_of[p] = (uint32_t)i;
         if (fl->entries.v[i].version > h->cutoff) {
@@ -422,7 +440,8 @@ bool st_freelist_take(strata_txn_t *txn, bool cold, pgno_t *pgno) {
 static bool entry_taken(const strata_txn_t *txn, size_t i) {
     const st_reuse *r = &txn->reuse;
     pgno_t p = txn->fl.entries.v[i].pgno;
-    return r->bits && i < r->reusable && p < r->npages && !bit_is_set(r, p);
+    return r->bits && i < r->reusable && p < r->npages && !bit_is_set(r, p) &&
+           !(r->held && (r->held[p / 64] >> (p % 64) & 1));
 }
 
 /* ------------------------------------------------------------------ save */
@@ -604,6 +623,12 @@ int st_freelist_save(strata_txn_t *txn, pgno_t *head, uint64_t *count, strata_er
         rc = st_txn_fail(txn, rc);
         goto out;
     }
+    /* For the commit log: the new leaves are much like the packed ones, in order (a small
+     * commit rewrites the last leaf with a few entries more), and the directories like the old. */
+    for (size_t i = 0, k = 0; i < n && k < L.new_leaves; i++)
+        if (pack[i]) st_page_resembles(txn, pages[k++], fl->leaf_pgno[i]);
+    for (size_t d = 0; d < L.ndirs && d < fl->ndirs; d++)
+        st_page_resembles(txn, pages[next + d], fl->dir_pgno[d]);
     *head = L.ndirs ? pages[next] : 0;
     *count = nf.entries.n;
     /* The list just laid out becomes this transaction's: cached by the handle after commit. */
@@ -611,8 +636,7 @@ int st_freelist_save(strata_txn_t *txn, pgno_t *head, uint64_t *count, strata_er
     *fl = nf;
     st_reuse_hints_save(txn);
     st_reuse_clear(&txn->reuse);
-    st_free_vec_clear(&txn->freed);
-    txn->own.n = 0;
+    txn->own.n = 0; /* txn->freed stays: the commit log checks its pages' hints against it */
 out:
     free(pack);
     free(pages);

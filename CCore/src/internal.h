@@ -18,7 +18,7 @@
 typedef uint64_t pgno_t;
 
 #define ST_PAGE_SIZE 4096u
-#define ST_FORMAT_VERSION 3u         /* written by every commit */
+#define ST_FORMAT_VERSION 4u         /* written by every commit; 4 adds the commit log */
 #define ST_FORMAT_OLDEST_READ 1u     /* read: 1 lacks direct primary keys, 1 and 2 key heads */
 #define ST_MAX_DEPTH 32
 
@@ -51,7 +51,10 @@ typedef struct st_meta {
     uint64_t durable_version; /* the newest version known durable when this one was written */
     uint32_t flags;          /* ST_META_DURABLE: every page was synced before this meta */
     uint32_t reserved0;
-    uint64_t reserved[5];
+    uint64_t log_salt;       /* the commit log's generation (commitlog.c), 0 before any */
+    uint64_t log_end;        /* where the log's next record goes */
+    uint64_t log_base;       /* the durable version the log's records start from */
+    uint64_t reserved[2];
 } st_meta;
 _Static_assert(sizeof(st_meta) == 128, "st_meta is 128 bytes on disk");
 
@@ -61,6 +64,10 @@ _Static_assert(sizeof(st_meta) == 128, "st_meta is 128 bytes on disk");
 /* A FULL commit written with one sync: pages and meta, then one fdatasync before it is
  * published. Durable once published; the first open after a crash checks its pages. */
 #define ST_META_SYNCED 2u
+/* A FULL commit whose pages were written without sync and whose record in the commit log was
+ * synced (commitlog.c): durable once published; after a crash the first open replays the log
+ * onto the durable version. */
+#define ST_META_LOGGED 4u
 /* NO_SYNC mode makes the current version durable after this many commits without a sync. */
 #define ST_NO_SYNC_EVERY 256u
 
@@ -74,6 +81,7 @@ typedef struct st_dirty {
     pgno_t pgno;      /* 0 = empty slot */
     uint32_t npages;  /* 1, or the length of an overflow run */
     uint8_t *buf;     /* npages * page size bytes */
+    pgno_t base;      /* the committed page this one is a copy of, 0 for a new page */
 } st_dirty;
 
 typedef struct st_dirty_map {
@@ -112,6 +120,7 @@ typedef struct st_reuse {
     size_t npages;         /* pages the bit map covers */
     uint32_t *entry_of;    /* page -> its entry index (meaningful where its bit is set) */
     uint32_t *leaf_taken;  /* per leaf of the list: entries taken from it */
+    uint64_t *held;        /* bit p: a reusable-by-age entry held for the durable version */
     pgno_t run_next, run_end; /* the run of adjacent free pages being used */
     /* Searches: no run of at least m free pages starts before run_scan[m] (m = 1..8, the
      * longest run looked for, ST_REUSE_MIN_RUN) other than the one being used; no lone page
@@ -158,6 +167,10 @@ struct strata_db {
     bool free_cache_valid;
     uint64_t last_write_pages; /* pages the last committed write transaction took (a hint) */
     st_reuse_hints reuse_hints; /* guarded by the writer lock */
+    int log_fd;              /* the commit log (<path>.log), opened by the first logged commit */
+    uint8_t *log_buf;        /* the record being built (commitlog.c), reused by each commit */
+    uint64_t log_retract_at; /* a failed commit's record not yet retracted (0: none) */
+    size_t log_buf_cap;
 };
 
 typedef struct st_tree_state {
@@ -218,6 +231,7 @@ struct strata_txn {
     uint64_t oldest_reader;  /* pages freed by versions <= this may be reused */
     uint64_t durable_version; /* newest version whose pages are all on disk */
     int meta_slot;           /* where the new meta goes: never the durable version's slot */
+    bool logged;             /* FULL on a file: the commit syncs a log record (commitlog.c) */
     st_dirty_map dirty;
     st_freelist fl;          /* the base version's free list */
     st_reuse reuse;          /* which of its entries this transaction has taken */

@@ -216,14 +216,10 @@ int st_os_create_begin(strata_db_t *db, strata_error *err) {
     return STRATA_OK;
 }
 
-int st_os_create_commit(strata_db_t *db, strata_error *err) {
-    if (db->mem) return STRATA_OK;
-    char tmp[4200], dir[4200];
-    creating_path(db, tmp, sizeof tmp);
-    if (rename(tmp, db->path) != 0)
-        return st_err_errno(err, errno, "cannot rename '%s' to '%s'", tmp, db->path);
-    /* Make the new name durable too. */
-    snprintf(dir, sizeof dir, "%s", db->path);
+/* Make a new name in path's directory durable. */
+static void sync_parent_dir(const char *path) {
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%s", path);
     char *slash = strrchr(dir, '/');
     if (slash == dir) slash[1] = 0;
     else if (slash) *slash = 0;
@@ -233,6 +229,15 @@ int st_os_create_commit(strata_db_t *db, strata_error *err) {
         fsync(dfd);
         close(dfd);
     }
+}
+
+int st_os_create_commit(strata_db_t *db, strata_error *err) {
+    if (db->mem) return STRATA_OK;
+    char tmp[4200];
+    creating_path(db, tmp, sizeof tmp);
+    if (rename(tmp, db->path) != 0)
+        return st_err_errno(err, errno, "cannot rename '%s' to '%s'", tmp, db->path);
+    sync_parent_dir(db->path);
     return map_file(db, err);
 }
 
@@ -245,6 +250,53 @@ void st_os_close(strata_db_t *db) {
     db->map = NULL;
     if (db->fd >= 0) close(db->fd);
     db->fd = -1;
+    if (db->log_fd >= 0) close(db->log_fd);
+    db->log_fd = -1;
+}
+
+void st_os_log_path(const strata_db_t *db, char *buf, size_t len) {
+    snprintf(buf, len, "%s.log", db->path);
+}
+
+int st_os_open_log(strata_db_t *db, uint64_t size, bool create, strata_error *err) {
+    if (db->log_fd >= 0) return STRATA_OK;
+    char path[4200], tmp[4220];
+    st_os_log_path(db, path, sizeof path);
+    db->log_fd = open(path, (db->opts.read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC);
+    if (db->log_fd >= 0) {
+        struct stat sb;
+        if (fstat(db->log_fd, &sb) == 0 && (uint64_t)sb.st_size >= size) return STRATA_OK;
+        close(db->log_fd); /* short: a creation that never finished renaming cannot be; redo */
+        db->log_fd = -1;
+        if (!create) return STRATA_OK;
+    } else if (errno != ENOENT) {
+        return st_err_errno(err, errno, "cannot open the commit log '%s'", path);
+    }
+    if (!create) return STRATA_OK;
+    /* Written in full (zeros) before use, so that appending a record later changes no file
+     * metadata and its sync writes only the record; renamed into place once synced. */
+    snprintf(tmp, sizeof tmp, "%s.creating", path);
+    int fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return st_err_errno(err, errno, "cannot create the commit log '%s'", tmp);
+    int rc = STRATA_OK;
+    uint8_t *zeros = calloc(1, 1u << 16);
+    if (!zeros) rc = st_err(err, STRATA_ERR_NO_MEMORY, "out of memory creating '%s'", tmp);
+    for (uint64_t off = 0; off < size && rc == STRATA_OK; off += 1u << 16) {
+        size_t n = size - off < (1u << 16) ? (size_t)(size - off) : 1u << 16;
+        rc = st_os_write_fd(db, fd, tmp, off, zeros, n, err);
+    }
+    free(zeros);
+    if (rc == STRATA_OK) rc = st_os_sync_fd(db, fd, tmp, err);
+    if (rc == STRATA_OK && rename(tmp, path) != 0)
+        rc = st_err_errno(err, errno, "cannot rename '%s' to '%s'", tmp, path);
+    if (rc) {
+        close(fd);
+        unlink(tmp);
+        return rc;
+    }
+    sync_parent_dir(path);
+    db->log_fd = fd;
+    return STRATA_OK;
 }
 
 int st_os_write(strata_db_t *db, uint64_t off, const void *buf, size_t len, strata_error *err) {
@@ -255,15 +307,20 @@ int st_os_write(strata_db_t *db, uint64_t off, const void *buf, size_t len, stra
         memcpy(db->map + off, buf, len);
         return STRATA_OK;
     }
+    return st_os_write_fd(db, db->fd, db->path, off, buf, len, err);
+}
+
+int st_os_write_fd(strata_db_t *db, int fd, const char *name, uint64_t off, const void *buf,
+                   size_t len, strata_error *err) {
     const uint8_t *p = buf;
     while (len > 0) {
-        ssize_t n = db->io.pwrite(db->io.ctx, db->fd, p, len, (off_t)off);
+        ssize_t n = db->io.pwrite(db->io.ctx, fd, p, len, (off_t)off);
         if (n < 0) {
             if (errno == EINTR) continue;
             return st_err_errno(err, errno, "write of %zu bytes at offset %llu of '%s' failed",
-                                len, (unsigned long long)off, db->path);
+                                len, (unsigned long long)off, name);
         }
-        if (n == 0) return st_err(err, STRATA_ERR_IO, "write to '%s' made no progress", db->path);
+        if (n == 0) return st_err(err, STRATA_ERR_IO, "write to '%s' made no progress", name);
         p += n;
         off += (uint64_t)n;
         len -= (size_t)n;
@@ -273,9 +330,13 @@ int st_os_write(strata_db_t *db, uint64_t off, const void *buf, size_t len, stra
 
 int st_os_sync(strata_db_t *db, strata_error *err) {
     if (db->mem) return STRATA_OK;
+    return st_os_sync_fd(db, db->fd, db->path, err);
+}
+
+int st_os_sync_fd(strata_db_t *db, int fd, const char *name, strata_error *err) {
     for (;;) {
-        if (db->io.fdatasync(db->io.ctx, db->fd) == 0) return STRATA_OK;
-        if (errno != EINTR) return st_err_errno(err, errno, "fdatasync of '%s' failed", db->path);
+        if (db->io.fdatasync(db->io.ctx, fd) == 0) return STRATA_OK;
+        if (errno != EINTR) return st_err_errno(err, errno, "fdatasync of '%s' failed", name);
     }
 }
 

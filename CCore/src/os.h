@@ -20,6 +20,18 @@ void st_os_close(strata_db_t *db);
 int st_os_write(strata_db_t *db, uint64_t off, const void *buf, size_t len, strata_error *err);
 /* fdatasync through the I/O table; nothing in memory mode. */
 int st_os_sync(strata_db_t *db, strata_error *err);
+/* The same on another file of the database (the commit log); name is for messages. */
+int st_os_write_fd(strata_db_t *db, int fd, const char *name, uint64_t off, const void *buf,
+                   size_t len, strata_error *err);
+int st_os_sync_fd(strata_db_t *db, int fd, const char *name, strata_error *err);
+
+/* The commit log's path, "<path>.log". */
+void st_os_log_path(const strata_db_t *db, char *buf, size_t len);
+/* Open the commit log into db->log_fd (nothing if open already). A missing or short log is
+ * left closed (log_fd -1) unless create: then it is made `size` bytes of zeros, synced, and
+ * renamed into place (so appending to it never changes its size). */
+int st_os_open_log(strata_db_t *db, uint64_t size, bool create, strata_error *err);
+
 /* Grow the file in chunks so that it holds at least `needed` bytes. */
 int st_os_ensure_size(strata_db_t *db, uint64_t needed, strata_error *err);
 

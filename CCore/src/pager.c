@@ -48,6 +48,7 @@
 #endif
 #include "pager.h"
 
+#include "commitlog.h"
 #include "freelist.h"
 #include "os.h"
 #include "readers.h"
@@ -145,7 +146,7 @@ static void dirty_free_all(st_dirty_map *m) {
 
 /* ------------------------------------------------------------------ meta slots */
 
-static void meta_seal(st_meta *m) {
+void st_meta_seal(st_meta *m) {
     m->checksum = st_checksum((const uint8_t *)m + 8, sizeof *m - 8);
 }
 
@@ -181,7 +182,7 @@ int st_pager_create(strata_db_t *db, strata_error *err) {
     int rc = st_os_ensure_size(db, 2 * ST_PAGE_SIZE, err);
     for (uint64_t v = 0; v < 2 && rc == STRATA_OK; v++) {
         m.version = m.durable_version = v;
-        meta_seal(&m);
+        st_meta_seal(&m);
         rc = meta_write(db, (int)v, &m, err);
     }
     if (rc == STRATA_OK) rc = st_os_sync(db, err);
@@ -206,7 +207,7 @@ static const char *meta_problem(strata_db_t *db, const st_meta *m) {
     if (m->page_size != ST_PAGE_SIZE) return "page size";
     if (m->checksum != st_checksum((const uint8_t *)m + 8, sizeof *m - 8))
         return "checksum mismatch";
-    if (m->durable_version > m->version || (m->flags & ~(ST_META_DURABLE | ST_META_SYNCED)))
+    if (m->durable_version > m->version || (m->flags & ~(ST_META_DURABLE | ST_META_SYNCED | ST_META_LOGGED)))
         return "bad flags";
     if (m->page_count > db->map_size / ST_PAGE_SIZE) return "page count beyond map_size";
     if (m->page_count < 2) return "page count below 2";
@@ -306,41 +307,75 @@ int st_pager_snapshot(strata_db_t *db, int slot, st_meta *out, strata_error *err
                       db->path, (unsigned long long)st_readers_current(db));
 }
 
-int st_pager_recover(strata_db_t *db, st_meta *out, strata_error *err) {
-    st_meta newest, durable;
-    int rc = st_pager_latest_meta(db, &newest, err);
-    if (rc || (newest.flags & ST_META_DURABLE)) {
-        *out = newest;
-        return rc;
+static int mark_durable(strata_db_t *db, int slot, st_meta *m, strata_error *err);
+
+/* The version recovery starts from before the commit log: the newest, if durable or intact. */
+static int recover_base(strata_db_t *db, const st_meta *newest, st_meta *out, strata_error *err) {
+    st_meta durable;
+    if (newest->flags & ST_META_DURABLE) {
+        *out = *newest;
+        return STRATA_OK;
     }
-    /* Written in NO_SYNC mode: its pages may not all have reached the disk before a crash. */
-    int ds = find_slot(db, newest.durable_version, &durable);
+    int ds = find_slot(db, newest->durable_version, &durable);
     /* a SYNCED version that a later commit names as durable was published, hence synced */
     bool have_durable = ds >= 0 && (durable.flags & (ST_META_DURABLE | ST_META_SYNCED));
+    if (newest->flags & ST_META_LOGGED) { /* rebuilt from the log, if at all */
+        if (!have_durable)
+            return ST_CORRUPT(err, "'%s': version %llu was logged after version %llu, which is "
+                              "gone", db->path, (unsigned long long)newest->version,
+                              (unsigned long long)newest->durable_version);
+        *out = durable;
+        return STRATA_OK;
+    }
+    /* Written in NO_SYNC mode (or SYNCED): its pages may not all have reached the disk. */
     strata_error why = {0};
-    rc = st_verify_unsynced(db, &newest, have_durable ? &durable : NULL, &why);
+    int rc = st_verify_unsynced(db, newest, have_durable ? &durable : NULL, &why);
     if (rc == STRATA_OK) {
-        *out = newest;
+        *out = *newest;
         return STRATA_OK;
     }
     if (rc != STRATA_ERR_CORRUPT) return st_err(err, rc, "%s", why.message);
     if (!have_durable)
         return ST_CORRUPT(err, "'%s': version %llu was written without sync and is damaged (%.100s); "
                           "its durable version %llu is gone", db->path,
-                          (unsigned long long)newest.version, why.message,
-                          (unsigned long long)newest.durable_version);
+                          (unsigned long long)newest->version, why.message,
+                          (unsigned long long)newest->durable_version);
     *out = durable; /* the commits after the last sync were lost with the power */
+    return STRATA_OK;
+}
+
+int st_pager_recover(strata_db_t *db, st_meta *out, strata_error *err) {
+    st_meta newest, base, rebuilt;
+    int rc = st_pager_latest_meta(db, &newest, err);
+    if (rc || (rc = recover_base(db, &newest, &base, err))) return rc;
+    uint64_t replayed;
+    if ((rc = st_log_replay(db, &base, &rebuilt, &replayed, err))) return rc;
+    if (replayed == 0) {
+        *out = base;
+        return STRATA_OK;
+    }
+    /* The rebuilt version goes into the slot it was written for (never the base's), then
+     * becomes durable: a sync, and its durable copy in the base's slot. */
+    int base_slot = find_slot(db, base.version, &newest);
+    if (base_slot < 0)
+        return ST_CORRUPT(err, "'%s': the durable version %llu vanished during recovery",
+                          db->path, (unsigned long long)base.version);
+    if ((rc = meta_write(db, 1 - base_slot, &rebuilt, err)) ||
+        (rc = mark_durable(db, 1 - base_slot, &rebuilt, err)))
+        return rc;
+    *out = rebuilt;
     return STRATA_OK;
 }
 
 /* With the writer lock held: sync, then write a durable copy of the current version's meta
  * (in `slot`) into the other slot, and sync again. *m becomes the durable copy. */
 static int mark_durable(strata_db_t *db, int slot, st_meta *m, strata_error *err) {
+    db->reuse_hints.valid = false; /* pages held back for the old durable version come free */
     int rc = st_os_sync(db, err);
     if (rc || (m->flags & ST_META_DURABLE)) return rc;
     m->flags |= ST_META_DURABLE;
     m->durable_version = m->version;
-    meta_seal(m);
+    st_meta_seal(m);
     if ((rc = meta_write(db, 1 - slot, m, err))) return rc;
     return st_os_sync(db, err);
 }
@@ -350,6 +385,10 @@ int st_pager_sync(strata_db_t *db, strata_error *err) {
     if (db->opts.read_only) return st_os_sync(db, err);
     pthread_mutex_lock(&db->write_mutex);
     int rc = st_readers_writer_lock(db, true, err);
+    if (rc == STRATA_OK && db->log_retract_at) {
+        rc = st_log_retract(db, db->log_retract_at, err);
+        if (rc) st_readers_writer_unlock(db);
+    }
     if (rc == STRATA_OK) {
         st_meta m;
         int slot = find_slot(db, st_readers_current(db), &m);
@@ -408,12 +447,13 @@ static int take_pages(strata_txn_t *txn, uint32_t npages, bool cold, pgno_t *pgn
     return STRATA_OK;
 }
 
-static int alloc_pages(strata_txn_t *txn, uint32_t npages, bool cold, uint8_t **page,
+/* base: the committed page the new one copies (0: none), for the commit log. */
+static int alloc_pages(strata_txn_t *txn, uint32_t npages, bool cold, pgno_t base, uint8_t **page,
                        pgno_t *pgno, strata_error *err) {
     int rc = take_pages(txn, npages, cold, pgno, err);
     if (rc) return st_txn_fail(txn, rc);
     uint8_t *buf = calloc(npages, ST_PAGE_SIZE);
-    if (!buf || dirty_insert(&txn->dirty, (st_dirty){*pgno, npages, buf}) != STRATA_OK) {
+    if (!buf || dirty_insert(&txn->dirty, (st_dirty){*pgno, npages, buf, base}) != STRATA_OK) {
         free(buf);
         return st_txn_fail(txn, st_err(err, STRATA_ERR_NO_MEMORY, "out of memory for %u pages", npages));
     }
@@ -425,7 +465,12 @@ static int alloc_pages(strata_txn_t *txn, uint32_t npages, bool cold, uint8_t **
 
 int st_page_alloc(strata_txn_t *txn, uint32_t npages, uint8_t **page, pgno_t *pgno,
                   strata_error *err) {
-    return alloc_pages(txn, npages, false, page, pgno, err);
+    return alloc_pages(txn, npages, false, 0, page, pgno, err);
+}
+
+void st_page_resembles(strata_txn_t *txn, pgno_t pgno, pgno_t like) {
+    st_dirty *d = dirty_find(&txn->dirty, pgno);
+    if (d && d->npages == 1) d->base = like;
 }
 
 int st_page_touch(strata_txn_t *txn, pgno_t pgno, uint8_t **page, pgno_t *newp,
@@ -441,7 +486,7 @@ int st_page_touch(strata_txn_t *txn, pgno_t pgno, uint8_t **page, pgno_t *newp,
     if (rc) return rc;
     uint8_t *buf;
     bool cold = txn->new_version - st_rd64(src + PH_VERSION) > ST_REUSE_HOT_VERSIONS;
-    if ((rc = alloc_pages(txn, 1, cold, &buf, newp, err))) return rc;
+    if ((rc = alloc_pages(txn, 1, cold, pgno, &buf, newp, err))) return rc;
     if (*newp == pgno) /* a damaged free list: freeing the original would free its own copy */
         return st_txn_fail(txn, ST_CORRUPT(err, "page %llu is in use but listed as free",
                                            (unsigned long long)pgno));
@@ -473,6 +518,8 @@ int st_page_free(strata_txn_t *txn, pgno_t pgno, uint32_t npages, strata_error *
 int st_pager_begin_write(strata_txn_t *txn, strata_error *err) {
     strata_db_t *db = txn->db;
     int rc;
+    /* A failed commit whose log record could not be retracted then: first of all. */
+    if (db->log_retract_at && (rc = st_log_retract(db, db->log_retract_at, err))) return rc;
     uint64_t v = st_readers_current(db);
     int slot = find_slot(db, v, &txn->meta);
     if (slot < 0 && (slot = find_slot(db, v + 1, &txn->meta)) >= 0)
@@ -481,16 +528,23 @@ int st_pager_begin_write(strata_txn_t *txn, strata_error *err) {
         return ST_CORRUPT(err, "'%s': the lock file's current version %llu has no valid meta slot",
                           db->path, (unsigned long long)v);
     bool full = db->opts.durability != STRATA_DURABILITY_NO_SYNC; /* memory: nothing to lose */
-    if (!full && txn->meta.version - txn->meta.durable_version >= ST_NO_SYNC_EVERY &&
-        !(txn->meta.flags & ST_META_DURABLE)) {
-        /* NO_SYNC: make the current version durable now and then, so that the space it holds
-         * back is reused and a power loss costs at most this many commits. */
+    txn->logged = db->opts.durability == STRATA_DURABILITY_FULL && !db->mem;
+    const st_meta *cm = &txn->meta;
+    bool synced = cm->flags & (ST_META_DURABLE | ST_META_SYNCED);
+    /* NO_SYNC: make the current version durable now and then, so that the space it holds back
+     * is reused and a power loss costs at most this many commits. FULL: when the log has filled,
+     * and before logging on top of an unsynced NO_SYNC commit (the log holds only logged ones). */
+    bool checkpoint = !synced && (full ? txn->logged && (!(cm->flags & ST_META_LOGGED) ||
+                                                         cm->log_end > ST_LOG_CHECKPOINT)
+                                       : cm->version - cm->durable_version >= ST_NO_SYNC_EVERY);
+    if (checkpoint) {
         if ((rc = mark_durable(db, slot, &txn->meta, err))) return rc;
         slot = 1 - slot;
         db->unsynced = false;
     }
     /* The new meta never overwrites the durable version's slot; pages freed after the durable
-     * version are not reused until it moves on (a crash may fall back to it). */
+     * version are not reused until it moves on (a crash may fall back to it), except, for a
+     * logged commit, those written after it (freelist.c). */
     st_meta d;
     int durable_slot = slot;
     if (txn->meta.flags & (ST_META_DURABLE | ST_META_SYNCED)) { /* published: synced */
@@ -500,9 +554,7 @@ int st_pager_begin_write(strata_txn_t *txn, strata_error *err) {
         int ds = find_slot(db, txn->durable_version, &d);
         if (ds >= 0 && (d.flags & (ST_META_DURABLE | ST_META_SYNCED))) durable_slot = ds;
     }
-    /* FULL: the current version was synced before it was published, so it is the durable one and
-     * the new meta takes the other slot. */
-    txn->meta_slot = full ? 1 - slot : 1 - durable_slot;
+    txn->meta_slot = 1 - durable_slot;
     txn->new_version = txn->meta.version + 1;
     txn->page_count = txn->meta.page_count;
     txn->oldest_reader = st_readers_oldest(db, txn->meta.version, NULL);
@@ -586,10 +638,12 @@ int st_pager_commit(strata_txn_t *txn, strata_error *err) {
         i = j;
     }
     free(batch);
-    free(list);
     bool sync = db->opts.durability == STRATA_DURABILITY_FULL;
     bool memory = db->opts.durability == STRATA_DURABILITY_MEMORY; /* nothing to lose */
-    if (rc) return rc;
+    if (rc) {
+        free(list);
+        return rc;
+    }
 
     m.version = txn->new_version;
     m.page_count = txn->page_count;
@@ -597,22 +651,38 @@ int st_pager_commit(strata_txn_t *txn, strata_error *err) {
     m.catalog_count = txn->catalog.st.count;
     m.flags = memory ? ST_META_DURABLE : sync ? ST_META_SYNCED : 0;
     m.durable_version = memory ? m.version : txn->durable_version;
-    meta_seal(&m);
-    st_meta previous;
-    meta_copy(db, txn->meta_slot, &previous);
-    /* A failed meta write leaves the slot torn at worst: it never holds the durable version. */
-    if ((rc = meta_write(db, txn->meta_slot, &m, err))) return rc;
-    if (sync) rc = st_os_sync(db, err);
-    if (rc) {
-        /* The new meta sits in the page cache and may still reach the disk: put the slot's old
-         * bytes back so that the failed commit never appears. */
-        strata_error e2 = {0};
-        if (meta_write(db, txn->meta_slot, &previous, &e2) || st_os_sync(db, &e2)) {
-            db->broken = true;
-            snprintf(db->broken_why, sizeof db->broken_why,
-                     "a failed commit could not be rolled back (%.150s)", e2.message);
+    bool logged = false;
+    uint64_t record_at = 0;
+    if (txn->logged) rc = st_log_commit(txn, list, n, &m, &logged, &record_at, err);
+    free(list);
+    if (rc) return rc;
+    if (logged) {
+        /* Durable now; the meta only tells readers and later writers. A failed write must not
+         * leave a record that a recovery would replay. */
+        if ((rc = meta_write(db, txn->meta_slot, &m, err))) {
+            strata_error e2 = {0};
+            st_log_retract(db, record_at, &e2);
+            return rc;
         }
-        return rc;
+    } else {
+        st_meta_seal(&m);
+        st_meta previous;
+        meta_copy(db, txn->meta_slot, &previous);
+        /* A failed meta write leaves the slot torn at worst: it never holds the durable version. */
+        if ((rc = meta_write(db, txn->meta_slot, &m, err))) return rc;
+        if (sync) rc = st_os_sync(db, err);
+        if (rc) {
+            /* The new meta sits in the page cache and may still reach the disk: put the slot's
+             * old bytes back so that the failed commit never appears. */
+            strata_error e2 = {0};
+            if (meta_write(db, txn->meta_slot, &previous, &e2) || st_os_sync(db, &e2)) {
+                db->broken = true;
+                snprintf(db->broken_why, sizeof db->broken_why,
+                         "a failed commit could not be rolled back (%.150s)", e2.message);
+            }
+            return rc;
+        }
+        if (txn->logged) db->reuse_hints.valid = false; /* synced: the durable version moved */
     }
     st_readers_publish(db, m.version);
     txn->meta = m;

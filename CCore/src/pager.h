@@ -22,6 +22,10 @@ int st_page_touch(strata_txn_t *txn, pgno_t pgno, uint8_t **page, pgno_t *newp,
 /* A new zeroed run of npages pages, stamped with its number and version. */
 int st_page_alloc(strata_txn_t *txn, uint32_t npages, uint8_t **page, pgno_t *pgno,
                   strata_error *err);
+/* A hint for the commit log: page pgno (allocated by this transaction) will hold much what
+ * committed page `like` held, so the log records it as changes to that page. Used only if
+ * `like` is a page this transaction stopped using (st_page_free); else the page is logged whole. */
+void st_page_resembles(strata_txn_t *txn, pgno_t pgno, pgno_t like);
 /* Stop using a page (or a run): reused at once if this transaction made it, else freed by the
  * new version. */
 int st_page_free(strata_txn_t *txn, pgno_t pgno, uint32_t npages, strata_error *err);
@@ -33,9 +37,12 @@ int st_pager_commit(strata_txn_t *txn, strata_error *err);
 void st_pager_end_write(strata_txn_t *txn);
 
 bool st_meta_valid(const st_meta *m);
+/* Set m's checksum over its other bytes. */
+void st_meta_seal(st_meta *m);
 /* At the first open after every handle closed (perhaps by a crash): the version to start from.
  * A newest version written without sync is checked page by page, and if its pages did not all
- * reach the disk, the last durable version is used instead. */
+ * reach the disk, the last durable version is used instead; then the commit log's records
+ * after that version are replayed (commitlog.c) and the newest of them made durable. */
 int st_pager_recover(strata_db_t *db, st_meta *out, strata_error *err);
 /* fdatasync, then mark the current version durable (strata_db_sync). */
 int st_pager_sync(strata_db_t *db, strata_error *err);

@@ -2,7 +2,8 @@
  * powerloss.c — simulate power loss through the swappable I/O table.
  *
  * The test I/O layer passes every write to the real file (so the map sees it) and keeps a copy
- * as "pending". fdatasync moves the pending writes into a separate durable image. At a random
+ * as "pending". fdatasync moves the pending writes of that file into a separate durable image
+ * (one for the database file, one for its commit log "<path>.log"). At a random
  * operation the power goes: that call and every later one fail with EIO. The crash image is
  * then the durable image plus a random choice of the pending writes, each one dropped, applied
  * whole or torn (a random subset of its 512-byte sectors), applied in random order.
@@ -24,13 +25,16 @@
 #include <unistd.h>
 
 typedef struct pending {
+    int durable_fd; /* the image it goes to */
+    int live_fd;
     off_t off;
     size_t len;
     uint8_t *data;
 } pending;
 
 typedef struct power {
-    int durable_fd;
+    int durable_fd;     /* the database file's image */
+    int durable_log_fd; /* the commit log's image */
     pending *pend;
     size_t npend, cap;
     uint64_t ops, cut_at;
@@ -41,6 +45,16 @@ typedef struct power {
 static uint64_t prand(power *p) {
     p->seed ^= p->seed << 13, p->seed ^= p->seed >> 7, p->seed ^= p->seed << 17;
     return p->seed;
+}
+
+/* The image for writes to fd: the commit log's (its path ends in ".log", or ".log.creating"
+ * while it is made) or the database file's. */
+static int image_of(power *p, int fd) {
+    char link[64], path[4200];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(link, path, sizeof path - 1);
+    path[n > 0 ? n : 0] = 0;
+    return strstr(path, ".log") ? p->durable_log_fd : p->durable_fd;
 }
 
 static int tick(power *p) {
@@ -65,6 +79,8 @@ static ssize_t pl_pwrite(void *ctx, int fd, const void *buf, size_t len, off_t o
         p->pend = realloc(p->pend, p->cap * sizeof *p->pend);
     }
     pending *w = &p->pend[p->npend++];
+    w->durable_fd = image_of(p, fd);
+    w->live_fd = fd;
     w->off = off;
     w->len = len;
     w->data = malloc(len);
@@ -72,13 +88,27 @@ static ssize_t pl_pwrite(void *ctx, int fd, const void *buf, size_t len, off_t o
     return n;
 }
 
-static void apply(int fd, const pending *w) {
-    if (pwrite(fd, w->data, w->len, w->off) != (ssize_t)w->len) perror("apply");
+static void apply(const pending *w) {
+    if (pwrite(w->durable_fd, w->data, w->len, w->off) != (ssize_t)w->len) perror("apply");
 }
 
 static void drop_pending(power *p) {
     for (size_t i = 0; i < p->npend; i++) free(p->pend[i].data);
     p->npend = 0;
+}
+
+/* fd was synced: its pending writes are durable; the other file's stay pending. */
+static void settle(power *p, int fd) {
+    size_t keep = 0;
+    for (size_t i = 0; i < p->npend; i++) {
+        if (p->pend[i].live_fd == fd) {
+            apply(&p->pend[i]);
+            free(p->pend[i].data);
+        } else {
+            p->pend[keep++] = p->pend[i];
+        }
+    }
+    p->npend = keep;
 }
 
 static int pl_fdatasync(void *ctx, int fd) {
@@ -88,8 +118,7 @@ static int pl_fdatasync(void *ctx, int fd) {
         return -1;
     }
     if (fdatasync(fd)) return -1;
-    for (size_t i = 0; i < p->npend; i++) apply(p->durable_fd, &p->pend[i]);
-    drop_pending(p);
+    settle(p, fd);
     return 0;
 }
 
@@ -101,8 +130,8 @@ static int pl_grow(void *ctx, int fd, off_t size) {
     }
     if (ftruncate(fd, size)) return -1;
     struct stat sb;
-    if (fstat(p->durable_fd, &sb) == 0 && sb.st_size < size && ftruncate(p->durable_fd, size))
-        return -1;
+    int image = image_of(p, fd);
+    if (fstat(image, &sb) == 0 && sb.st_size < size && ftruncate(image, size)) return -1;
     return 0;
 }
 
@@ -119,13 +148,13 @@ static void crash(power *p) {
         uint64_t fate = prand(p) % 3;
         if (fate == 0) continue; /* dropped */
         if (fate == 1) {
-            apply(p->durable_fd, w);
+            apply(w);
             continue;
         }
         for (size_t s = 0; s < w->len; s += 512) { /* torn: some sectors made it */
             if (prand(p) % 2) continue;
             size_t n = w->len - s < 512 ? w->len - s : 512;
-            if (pwrite(p->durable_fd, w->data + s, n, w->off + (off_t)s) != (ssize_t)n) perror("tear");
+            if (pwrite(w->durable_fd, w->data + s, n, w->off + (off_t)s) != (ssize_t)n) perror("tear");
         }
     }
     drop_pending(p);
@@ -138,12 +167,14 @@ int main(int argc, char **argv) {
     uint64_t seed0 = (uint64_t)time(NULL) * 2654435761u ^ (uint64_t)getpid();
     int lost = 0, corrupt = 0, cut_in_commit = 0;
     for (int run = 0; run < runs; run++) {
-        char live[300], durable[300];
+        char live[300], durable[300], durable_log[320];
         snprintf(live, sizeof live, "%s/live-%d.db", dir, run);
         snprintf(durable, sizeof durable, "%s/image-%d.db", dir, run);
+        snprintf(durable_log, sizeof durable_log, "%s.log", durable);
         power p = {0};
         p.seed = wl_hash(seed0 + (uint64_t)run) | 1;
         p.durable_fd = open(durable, O_RDWR | O_CREAT | O_TRUNC, 0644);
+        p.durable_log_fd = open(durable_log, O_RDWR | O_CREAT | O_TRUNC, 0644);
         p.cut_at = 1 + prand(&p) % 400;
         strata_io_methods io = {sizeof io, &p, pl_pwrite, pl_fdatasync, pl_grow};
         strata_options o;
@@ -169,6 +200,7 @@ int main(int argc, char **argv) {
         crash(&p);
         free(p.pend);
         close(p.durable_fd);
+        close(p.durable_log_fd);
         /* Power lost while creating: the file is only renamed into place once complete, so
          * there is no database at the path and nothing was promised. */
         if (!opened) {
@@ -206,8 +238,10 @@ int main(int argc, char **argv) {
         char lock[320];
         snprintf(lock, sizeof lock, "%s.lock", live);
         unlink(live), unlink(lock);
+        snprintf(lock, sizeof lock, "%s.log", live);
+        unlink(lock);
         snprintf(lock, sizeof lock, "%s.lock", durable);
-        if (!corrupt && !lost) unlink(durable), unlink(lock);
+        if (!corrupt && !lost) unlink(durable), unlink(lock), unlink(durable_log);
     }
     if (!corrupt && !lost) {
         char cmd[300];

@@ -595,7 +595,10 @@ static void test_small_commits_reuse_space_and_a_pinned_reader_only_delays_it(vo
     uint64_t settled = page_count(db);
     OK(small_commits(db, 2000, 7));
     uint64_t after = page_count(db);
-    CHECK(after <= settled + 2); /* no growth without readers */
+    /* No growth without readers, but for the pages of the durable version that the commits
+     * since it freed: held until the commit log starts over (commitlog.c), a commit's worth or
+     * two. */
+    CHECK(after <= settled + 12);
 
     strata_txn_t *pin;
     OK(strata_txn_begin(db, STRATA_TXN_READ, &pin, E));
@@ -614,16 +617,27 @@ static void test_small_commits_reuse_space_and_a_pinned_reader_only_delays_it(vo
     CHECK(info.oldest_version == strata_txn_version(pin) && info.live_readers == 1);
     strata_txn_free(pin);
     OK(small_commits(db, 2000, 13));
-    CHECK(page_count(db) <= pinned + 2);   /* the space came back */
+    CHECK(page_count(db) <= pinned + 12);  /* the space came back */
     OK(strata_db_info_get(db, &info, E));
     CHECK(info.free_pages > 100);
     CHECK(verify_ok(db));
     OK(strata_db_close(db, E));
 }
 
-/* Counts the writes a commit makes (pwrite calls), passing them on to the real table. */
+/* Whether fd is a database's commit log ("<path>.log"). */
+static bool is_commit_log(int fd) {
+    char link[64], path[4200];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(link, path, sizeof path - 1);
+    if (n < 0) return false;
+    path[n] = 0;
+    return n > 4 && strcmp(path + n - 4, ".log") == 0;
+}
+
+/* Counts the writes a commit makes to the database file (pwrite calls), passing them on to the
+ * real table; the commit log's (one record a commit) are not counted. */
 static ssize_t counting_pwrite(void *ctx, int fd, const void *buf, size_t len, off_t off) {
-    ++*(uint64_t *)ctx;
+    if (!is_commit_log(fd)) ++*(uint64_t *)ctx;
     return strata_io_default()->pwrite(NULL, fd, buf, len, off);
 }
 static int passing_sync(void *ctx, int fd) {
@@ -723,8 +737,10 @@ static void test_small_commits_after_a_scattered_update_keep_their_runs(void) {
     run_small_commits_after_holes("holes.db", 7, 300, true, &r);
     CHECK(r.holes * 8 > r.before && r.holes * 4 < r.before);
     /* About 8 pages a commit: the appended path, the cold leaf, the free list's leaves and
-     * directory, and the meta. */
-    CHECK(r.writes_per_commit_x100 <= 450);
+     * directory, and the meta. (4.1 writes before the commit log; with it the durable version's
+     * pages that a log generation frees are held back, so a run now and then is split: 5.1.
+     * These writes are no longer synced one by one: the log's sync of the record is.) */
+    CHECK(r.writes_per_commit_x100 <= 550);
     CHECK(r.after <= r.before + 96);
 }
 
@@ -1075,7 +1091,7 @@ static void test_a_damaged_page_is_named_by_verify_and_reads_fail_cleanly(void) 
 /* Format 1 files (written before direct primary keys) open and read; the next commit writes the
  * current format. The meta slots are rewritten as format 1, checksums and all. */
 static void test_a_format_1_file_opens_and_its_next_commit_writes_the_current_format(void) {
-    CHECK(strata_format_version() == 3);
+    CHECK(strata_format_version() == 4);
     const char *path = tl_path("format1.db");
     strata_db_t *db = open_db(path, STRATA_DURABILITY_FULL);
     CHECK(db);
@@ -1108,7 +1124,7 @@ static void test_a_format_1_file_opens_and_its_next_commit_writes_the_current_fo
     uint32_t formats[2] = {0, 0};
     CHECK(pread(fd, &formats[0], 4, 16) == 4 && pread(fd, &formats[1], 4, 4096 + 16) == 4);
     close(fd);
-    CHECK(formats[0] == 3 || formats[1] == 3);
+    CHECK(formats[0] == 4 || formats[1] == 4);
     db = open_db(path, STRATA_DURABILITY_FULL);
     CHECK(db && verify_ok(db));
     OK(strata_db_close(db, E));

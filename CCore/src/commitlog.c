@@ -1,0 +1,341 @@
+/*
+ * commitlog.c — the commit log: a durable (FULL) commit syncs one small record instead of its
+ * pages, and the first open after a crash replays the records onto the last durable version.
+ *
+ * File `<path>.log`, ST_LOG_BYTES long, written in full (zeros) when created, so that a record
+ * never changes the file's size or extents and its fdatasync writes only the record:
+ *   header at 0 (32 bytes):  "STRATLOG" | u64 salt | u64 base version | u64 XXH3-64 of bytes 0..23
+ *   records from ST_LOG_FIRST on, back to back (each a multiple of 8 bytes):
+ *     0    u64 XXH3-64 of bytes [8, len)
+ *     8    u64 salt (the header's: a record of an older generation fails it)
+ *     16   u64 version
+ *     24   u32 len              28 u32 number of page entries
+ *     32   st_meta (128 bytes): the meta the commit wrote (flag ST_META_LOGGED)
+ *     160  page entries: u64 pgno | u64 base | u32 npages | u32 nranges,
+ *          then nranges times: u32 offset | u32 length | length bytes, padded to 8
+ *   A page's content is its base page's (zeros when base is 0) with the ranges written over it.
+ *   A copy of a committed page differs from it in a few places (a changed cell, a child number,
+ *   the header's checksum and version): a one-object commit's ~13 pages take ~1-2 KB.
+ *
+ * Commit (pager.c): write the pages without sync, append the record, fdatasync the log, write
+ * the meta without sync, publish. The record is durable before the meta exists anywhere, so every
+ * meta a later writer builds on has its record.
+ *
+ * Invariants:
+ *  1. The valid records after the header (salt, checksum, consecutive versions, up to the first
+ *     that fails) are versions base+1, base+2, ...; the meta's log_base/log_salt/log_end name the
+ *     generation and where the next record goes.
+ *  2. Version `base` is durable and its pages stay intact while its log is in use: a page freed
+ *     after base is reused only if it was written after base (freelist.c), so every page a
+ *     record names as a base holds, at replay, what that record was built from (it was reachable
+ *     from the version before, hence written by base or by a record replayed before).
+ *  3. Every version after base in the log was logged: a logged commit never follows an unsynced
+ *     NO_SYNC one (begin_write makes that durable first).
+ *  4. The log starts over (new salt, new base) when the durable version moves; it is made
+ *     durable by the sync of the next record, before which nothing depends on it.
+ */
+#include "commitlog.h"
+
+#include "os.h"
+#include "page.h"
+#include "pager.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char LOG_MAGIC[8] = {'S', 'T', 'R', 'A', 'T', 'L', 'O', 'G'};
+
+enum { LH_SIZE = 32, REC_META = 32, REC_ENTRIES = 32 + 128, ENTRY_HEAD = 24,
+       RANGE_HEAD = 8 };
+
+static size_t pad8(size_t n) { return (n + 7) & ~(size_t)7; }
+
+/* ------------------------------------------------------------------ building a record */
+
+static int reserve(strata_db_t *db, size_t need, strata_error *err) {
+    if (need <= db->log_buf_cap) return STRATA_OK;
+    size_t cap = db->log_buf_cap ? db->log_buf_cap : 16384;
+    while (cap < need) cap *= 2;
+    uint8_t *b = realloc(db->log_buf, cap);
+    if (!b) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory building a commit record");
+    db->log_buf = b;
+    db->log_buf_cap = cap;
+    return STRATA_OK;
+}
+
+static inline uint64_t word(const uint8_t *p, size_t i) {
+    uint64_t w;
+    memcpy(&w, p + i, 8);
+    return w;
+}
+
+/* The ranges where page (len bytes) differs from base (zeros when NULL), appended at *at;
+ * returns the count. Differences less than 16 bytes apart share a range (a range costs 8). */
+static uint32_t add_ranges(uint8_t *out, size_t *at, const uint8_t *page, const uint8_t *base,
+                           size_t len) {
+    uint32_t n = 0;
+    size_t i = 0;
+    while (i < len) {
+        while (i < len && word(page, i) == (base ? word(base, i) : 0)) i += 8;
+        if (i >= len) break;
+        size_t start = i, end = i + 8;
+        for (i = end; i < len && i < end + 16; i += 8)
+            if (word(page, i) != (base ? word(base, i) : 0)) end = i + 8;
+        i = end;
+        st_wr32(out + *at, (uint32_t)start);
+        st_wr32(out + *at + 4, (uint32_t)(end - start));
+        memcpy(out + *at + RANGE_HEAD, page + start, end - start);
+        *at += RANGE_HEAD + (end - start);
+        n++;
+    }
+    return n;
+}
+
+static int cmp_freed(const void *a, const void *b) {
+    pgno_t x = ((const st_free_entry *)a)->pgno, y = ((const st_free_entry *)b)->pgno;
+    return x < y ? -1 : x > y;
+}
+
+/* Whether `base` is a committed page this transaction stopped using (txn->freed, sorted): only
+ * such a page is sure to hold, at replay, what the record was built from (invariant 2). */
+static bool usable_base(const strata_txn_t *txn, pgno_t base) {
+    size_t lo = 0, hi = txn->freed.n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (txn->freed.v[mid].pgno < base) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < txn->freed.n && txn->freed.v[lo].pgno == base;
+}
+
+static uint64_t new_salt(const st_meta *m) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t in[5] = {m->log_salt, m->version, (uint64_t)ts.tv_sec, (uint64_t)ts.tv_nsec,
+                      (uint64_t)getpid()};
+    uint64_t s = st_checksum(in, sizeof in);
+    return s ? s : 1;
+}
+
+static int log_name(strata_db_t *db, char *buf, size_t len) {
+    st_os_log_path(db, buf, len);
+    return 0;
+}
+
+int st_log_commit(strata_txn_t *txn, st_dirty *const *list, size_t n, st_meta *m, bool *logged,
+                  uint64_t *record_at, strata_error *err) {
+    strata_db_t *db = txn->db;
+    *logged = false;
+    char name[4200];
+    log_name(db, name, sizeof name);
+    bool fresh_fd = db->log_fd < 0;
+    int rc = st_os_open_log(db, ST_LOG_BYTES, true, err);
+    if (rc) return rc;
+    /* A new generation when the durable version moved, or when this handle has not yet written
+     * the header it would append under (the file may have been replaced). */
+    uint64_t d = txn->durable_version;
+    bool reset = fresh_fd || m->log_salt == 0 || m->log_base != d || m->log_end < ST_LOG_FIRST ||
+                 m->log_end > ST_LOG_BYTES;
+    uint64_t at = reset ? ST_LOG_FIRST : m->log_end;
+    uint64_t room = ST_LOG_BYTES - at;
+
+    size_t len = REC_ENTRIES;
+    if ((rc = reserve(db, len, err))) return rc;
+    qsort(txn->freed.v, txn->freed.n, sizeof *txn->freed.v, cmp_freed);
+    for (size_t i = 0; i < n && len <= room; i++) {
+        const st_dirty *dp = list[i];
+        size_t bytes = (size_t)dp->npages * ST_PAGE_SIZE;
+        /* A page's ranges take at most its size plus one range header. */
+        if ((rc = reserve(db, len + ENTRY_HEAD + bytes + RANGE_HEAD, err))) return rc;
+        pgno_t b = dp->base && dp->npages == 1 && usable_base(txn, dp->base) ? dp->base : 0;
+        size_t end = len + ENTRY_HEAD;
+        uint32_t nr = add_ranges(db->log_buf, &end, dp->buf,
+                                 b ? db->map + b * ST_PAGE_SIZE : NULL, bytes);
+        uint8_t *e = db->log_buf + len;
+        st_wr64(e, dp->pgno);
+        st_wr64(e + 8, b);
+        st_wr32(e + 16, dp->npages);
+        st_wr32(e + 20, nr);
+        memset(db->log_buf + end, 0, pad8(end) - end);
+        len = pad8(end);
+    }
+    if (len > room) return STRATA_OK; /* does not fit: the caller syncs the pages instead */
+
+    if (reset) {
+        m->log_salt = new_salt(m);
+        m->log_base = d;
+    }
+    m->log_end = at + len;
+    m->flags = ST_META_LOGGED;
+    st_meta_seal(m);
+    uint8_t *r = db->log_buf;
+    st_wr64(r + 8, m->log_salt);
+    st_wr64(r + 16, m->version);
+    st_wr32(r + 24, (uint32_t)len);
+    st_wr32(r + 28, (uint32_t)n);
+    memcpy(r + REC_META, m, sizeof *m);
+    st_wr64(r, st_checksum(r + 8, len - 8));
+
+    if (reset) {
+        uint8_t h[LH_SIZE];
+        memcpy(h, LOG_MAGIC, 8);
+        st_wr64(h + 8, m->log_salt);
+        st_wr64(h + 16, d);
+        st_wr64(h + 24, st_checksum(h, 24));
+        if ((rc = st_os_write_fd(db, db->log_fd, name, 0, h, sizeof h, err))) return rc;
+    }
+    /* A failed write leaves at most part of the record, which fails its checksum. */
+    if ((rc = st_os_write_fd(db, db->log_fd, name, at, r, len, err))) return rc;
+    if (at == db->log_retract_at) db->log_retract_at = 0; /* overwritten: gone */
+    if ((rc = st_os_sync_fd(db, db->log_fd, name, err))) {
+        /* The record may still reach the disk: it must never be replayed. */
+        strata_error e2 = {0};
+        st_log_retract(db, at, &e2);
+        return rc;
+    }
+    *logged = true;
+    *record_at = at;
+    return STRATA_OK;
+}
+
+int st_log_retract(strata_db_t *db, uint64_t at, strata_error *err) {
+    char name[4200];
+    log_name(db, name, sizeof name);
+    uint8_t zero[8] = {0};
+    int rc = st_os_write_fd(db, db->log_fd, name, at, zero, sizeof zero, err);
+    if (rc == STRATA_OK) rc = st_os_sync_fd(db, db->log_fd, name, err);
+    db->log_retract_at = rc ? at : 0; /* else the next write transaction tries again */
+    return rc;
+}
+
+/* ------------------------------------------------------------------ replay */
+
+static int read_all(int fd, uint8_t *buf, size_t len) {
+    size_t got = 0;
+    while (got < len) {
+        ssize_t k = pread(fd, buf + got, len - got, (off_t)got);
+        if (k < 0) return -1;
+        if (k == 0) break;
+        got += (size_t)k;
+    }
+    memset(buf + got, 0, len - got);
+    return 0;
+}
+
+/* Why record r (at most `avail` bytes) cannot follow `prev` in generation salt, or NULL. */
+static const char *record_problem(const uint8_t *r, size_t avail, uint64_t salt,
+                                  const st_meta *prev, st_meta *m) {
+    if (avail < REC_ENTRIES) return "end of the log";
+    uint32_t len = st_rd32(r + 24);
+    if (len < REC_ENTRIES || len > avail || len % 8) return "length";
+    if (st_rd64(r + 8) != salt) return "salt";
+    if (st_rd64(r) != st_checksum(r + 8, len - 8)) return "checksum";
+    if (st_rd64(r + 16) != prev->version + 1) return "version";
+    memcpy(m, r + REC_META, sizeof *m);
+    if (!st_meta_valid(m) || m->version != prev->version + 1 || !(m->flags & ST_META_LOGGED) ||
+        m->page_size != ST_PAGE_SIZE || m->page_count < 2)
+        return "meta";
+    return NULL;
+}
+
+/* Rebuild and write the pages of record r (valid as a whole) onto the file. */
+static int apply_record(strata_db_t *db, const uint8_t *r, const st_meta *prev, const st_meta *m,
+                        uint8_t **page, size_t *page_cap, strata_error *err) {
+    uint32_t len = st_rd32(r + 24), count = st_rd32(r + 28);
+    int rc = st_os_ensure_size(db, m->page_count * ST_PAGE_SIZE, err);
+    if (rc) return rc;
+    size_t at = REC_ENTRIES;
+    for (uint32_t i = 0; i < count; i++) {
+        if (at + ENTRY_HEAD > len)
+            return ST_CORRUPT(err, "commit log record of version %llu ends inside page entry %u",
+                              (unsigned long long)m->version, i);
+        pgno_t pgno = st_rd64(r + at), base = st_rd64(r + at + 8);
+        uint32_t npages = st_rd32(r + at + 16), nr = st_rd32(r + at + 20);
+        at += ENTRY_HEAD;
+        if (pgno < 2 || npages == 0 || npages > m->page_count || pgno > m->page_count - npages ||
+            (base && (base < 2 || npages != 1 || base >= prev->page_count)))
+            return ST_CORRUPT(err, "commit log record of version %llu: page %llu (base %llu, "
+                              "%u pages) is out of range", (unsigned long long)m->version,
+                              (unsigned long long)pgno, (unsigned long long)base, npages);
+        size_t bytes = (size_t)npages * ST_PAGE_SIZE;
+        if (bytes > *page_cap) {
+            uint8_t *p = realloc(*page, bytes);
+            if (!p) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory replaying the log");
+            *page = p;
+            *page_cap = bytes;
+        }
+        if (base) memcpy(*page, db->map + base * ST_PAGE_SIZE, bytes);
+        else memset(*page, 0, bytes);
+        for (uint32_t k = 0; k < nr; k++) {
+            if (at + RANGE_HEAD > len) goto bad_range;
+            uint32_t off = st_rd32(r + at), n = st_rd32(r + at + 4);
+            if (n > len - at - RANGE_HEAD || off > bytes || n > bytes - off) goto bad_range;
+            memcpy(*page + off, r + at + RANGE_HEAD, n);
+            at += RANGE_HEAD + n;
+        }
+        at = pad8(at);
+        if (st_rd64(*page + PH_CHECKSUM) != st_checksum(*page + 8, bytes - 8))
+            return ST_CORRUPT(err, "commit log record of version %llu rebuilds page %llu (from "
+                              "page %llu) with a wrong checksum", (unsigned long long)m->version,
+                              (unsigned long long)pgno, (unsigned long long)base);
+        if ((rc = st_os_write(db, pgno * ST_PAGE_SIZE, *page, bytes, err))) return rc;
+        continue;
+    bad_range:
+        return ST_CORRUPT(err, "commit log record of version %llu: a range of page %llu lies "
+                          "outside it", (unsigned long long)m->version, (unsigned long long)pgno);
+    }
+    return STRATA_OK;
+}
+
+int st_log_replay(strata_db_t *db, const st_meta *base, st_meta *out, uint64_t *replayed,
+                  strata_error *err) {
+    *out = *base;
+    *replayed = 0;
+    int rc = st_os_open_log(db, ST_LOG_BYTES, false, err);
+    if (rc || db->log_fd < 0) return rc;
+    uint8_t *log = malloc(ST_LOG_BYTES);
+    if (!log) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory reading the commit log");
+    char name[4200];
+    log_name(db, name, sizeof name);
+    if (read_all(db->log_fd, log, ST_LOG_BYTES)) {
+        rc = st_err_errno(err, errno, "cannot read the commit log '%s'", name);
+        goto done;
+    }
+    if (memcmp(log, LOG_MAGIC, 8) != 0 || st_rd64(log + 24) != st_checksum(log, 24) ||
+        st_rd64(log + 16) != base->version)
+        goto done; /* no log, or one of an older durable version: nothing after this one */
+    uint64_t salt = st_rd64(log + 8);
+    uint8_t *page = NULL;
+    size_t page_cap = 0;
+    st_meta prev = *base, m;
+    for (size_t at = ST_LOG_FIRST; at < ST_LOG_BYTES;) {
+        if (record_problem(log + at, ST_LOG_BYTES - at, salt, &prev, &m)) break;
+        if (db->opts.read_only) {
+            rc = st_err(err, STRATA_ERR_READ_ONLY,
+                        "'%s' has commits after version %llu in its commit log '%s' that a "
+                        "read-only open cannot replay; open it writable once",
+                        db->path, (unsigned long long)base->version, name);
+            break;
+        }
+        /* A record that fails to rebuild ends the replay at the version before it: its pages
+         * are free in that version, so what it wrote does no harm. */
+        strata_error why = {0};
+        int arc = apply_record(db, log + at, &prev, &m, &page, &page_cap, &why);
+        if (arc == STRATA_ERR_CORRUPT) break;
+        if (arc) {
+            rc = st_err(err, arc, "%s", why.message);
+            break;
+        }
+        prev = m;
+        (*replayed)++;
+        at += st_rd32(log + at + 24);
+    }
+    free(page);
+    if (rc == STRATA_OK) *out = prev;
+done:
+    free(log);
+    return rc;
+}

@@ -1,0 +1,35 @@
+/*
+ * commitlog.h — the commit log of durable commits (layout and invariants in commitlog.c).
+ */
+#ifndef STRATA_COMMITLOG_H
+#define STRATA_COMMITLOG_H
+
+#include "internal.h"
+
+#define ST_LOG_BYTES (4u << 20)       /* the log file's fixed size */
+#define ST_LOG_FIRST 4096u            /* where the first record of a generation goes */
+/* A write transaction that finds the log filled past this makes the current version durable
+ * first (syncs the database file) and the log starts over. */
+#define ST_LOG_CHECKPOINT (2u << 20)
+
+/* Append the record of txn's commit: the pages list[0..n) (written to the file already) and
+ * the meta *m, whose log fields and flags (ST_META_LOGGED) are set and which is sealed here;
+ * then sync the log. *logged = false, nothing written, when the record would not fit: the
+ * caller then syncs the pages themselves; else *record_at = where the record went. A failed
+ * sync retracts the record. */
+int st_log_commit(strata_txn_t *txn, st_dirty *const *list, size_t n, st_meta *m, bool *logged,
+                  uint64_t *record_at, strata_error *err);
+
+/* Make the record at `at` of the log unreplayable (its checksum zeroed, synced): for a commit
+ * that failed after its record was written. If even that fails, db->log_retract_at keeps `at`
+ * and the next write transaction (or close) must retract it before anything else. */
+int st_log_retract(strata_db_t *db, uint64_t at, strata_error *err);
+
+/* Recovery (first opener, writer lock held): rebuild onto the file the pages of every logged
+ * version after `base`, the durable version. *out = the newest version rebuilt (its meta as
+ * the commit wrote it, not yet in a slot) or *base; *replayed = how many. A read-only handle
+ * gets STRATA_ERR_READ_ONLY when there is something to replay. */
+int st_log_replay(strata_db_t *db, const st_meta *base, st_meta *out, uint64_t *replayed,
+                  strata_error *err);
+
+#endif
