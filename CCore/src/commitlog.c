@@ -4,7 +4,8 @@
  *
  * File `<path>.log`, ST_LOG_BYTES long, written in full (zeros) when created, so that a record
  * never changes the file's size or extents and its fdatasync writes only the record:
- *   header at 0 (32 bytes):  "STRATLOG" | u64 salt | u64 base version | u64 XXH3-64 of bytes 0..23
+ *   header at 0 (40 bytes):  "STRATLOG" | u64 salt | u64 base version | u64 the database's id
+ *                            (st_meta.db_id) | u64 XXH3-64 of bytes 0..31
  *   records from ST_LOG_FIRST on, back to back (each a multiple of 8 bytes):
  *     0    u64 XXH3-64 of bytes [8, len)
  *     8    u64 salt (the header's: a record of an older generation fails it)
@@ -43,12 +44,11 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 #include <unistd.h>
 
 static const char LOG_MAGIC[8] = {'S', 'T', 'R', 'A', 'T', 'L', 'O', 'G'};
 
-enum { LH_SIZE = 32, REC_META = 32, REC_ENTRIES = 32 + 128, ENTRY_HEAD = 24,
+enum { LH_SIZE = 40, REC_META = 32, REC_ENTRIES = 32 + 128, ENTRY_HEAD = 24,
        RANGE_HEAD = 8 };
 
 static size_t pad8(size_t n) { return (n + 7) & ~(size_t)7; }
@@ -111,15 +111,6 @@ static bool usable_base(const strata_txn_t *txn, pgno_t base) {
     return lo < txn->freed.n && txn->freed.v[lo].pgno == base;
 }
 
-static uint64_t new_salt(const st_meta *m) {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    uint64_t in[5] = {m->log_salt, m->version, (uint64_t)ts.tv_sec, (uint64_t)ts.tv_nsec,
-                      (uint64_t)getpid()};
-    uint64_t s = st_checksum(in, sizeof in);
-    return s ? s : 1;
-}
-
 static int log_name(strata_db_t *db, char *buf, size_t len) {
     st_os_log_path(db, buf, len);
     return 0;
@@ -165,7 +156,7 @@ int st_log_commit(strata_txn_t *txn, st_dirty *const *list, size_t n, st_meta *m
     if (len > room) return STRATA_OK; /* does not fit: the caller syncs the pages instead */
 
     if (reset) {
-        m->log_salt = new_salt(m);
+        m->log_salt = st_new_db_id(m->log_salt ^ m->version);
         m->log_base = d;
     }
     m->log_end = at + len;
@@ -184,7 +175,8 @@ int st_log_commit(strata_txn_t *txn, st_dirty *const *list, size_t n, st_meta *m
         memcpy(h, LOG_MAGIC, 8);
         st_wr64(h + 8, m->log_salt);
         st_wr64(h + 16, d);
-        st_wr64(h + 24, st_checksum(h, 24));
+        st_wr64(h + 24, m->db_id);
+        st_wr64(h + 32, st_checksum(h, 32));
         if ((rc = st_os_write_fd(db, db->log_fd, name, 0, h, sizeof h, err))) return rc;
     }
     /* A failed write leaves at most part of the record, which fails its checksum. */
@@ -236,7 +228,7 @@ static const char *record_problem(const uint8_t *r, size_t avail, uint64_t salt,
     if (st_rd64(r + 16) != prev->version + 1) return "version";
     memcpy(m, r + REC_META, sizeof *m);
     if (!st_meta_valid(m) || m->version != prev->version + 1 || !(m->flags & ST_META_LOGGED) ||
-        m->page_size != ST_PAGE_SIZE || m->page_count < 2)
+        m->page_size != ST_PAGE_SIZE || m->page_count < 2 || m->db_id != prev->db_id)
         return "meta";
     return NULL;
 }
@@ -304,9 +296,9 @@ int st_log_replay(strata_db_t *db, const st_meta *base, st_meta *out, uint64_t *
         rc = st_err_errno(err, errno, "cannot read the commit log '%s'", name);
         goto done;
     }
-    if (memcmp(log, LOG_MAGIC, 8) != 0 || st_rd64(log + 24) != st_checksum(log, 24) ||
-        st_rd64(log + 16) != base->version)
-        goto done; /* no log, or one of an older durable version: nothing after this one */
+    if (memcmp(log, LOG_MAGIC, 8) != 0 || st_rd64(log + 32) != st_checksum(log, 32) ||
+        st_rd64(log + 16) != base->version || !base->db_id || st_rd64(log + 24) != base->db_id)
+        goto done; /* no log, one of an older durable version or of another database */
     uint64_t salt = st_rd64(log + 8);
     uint8_t *page = NULL;
     size_t page_cap = 0;

@@ -54,7 +54,9 @@ typedef struct st_meta {
     uint64_t log_salt;       /* the commit log's generation (commitlog.c), 0 before any */
     uint64_t log_end;        /* where the log's next record goes */
     uint64_t log_base;       /* the durable version the log's records start from */
-    uint64_t reserved[2];
+    uint64_t db_id;          /* random, made with the file (or its first checkpoint of format
+                                4): a commit log of another database is never replayed */
+    uint64_t reserved[1];
 } st_meta;
 _Static_assert(sizeof(st_meta) == 128, "st_meta is 128 bytes on disk");
 

@@ -58,11 +58,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 #include <xxhash.h>
 
 static const char META_MAGIC[8] = {'S', 'T', 'R', 'A', 'T', 'A', 'D', 'B'};
 
 uint64_t st_checksum(const void *data, size_t len) { return XXH3_64bits(data, len); }
+
+uint64_t st_new_db_id(uint64_t seed) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    static _Atomic uint64_t calls;
+    uint64_t in[5] = {seed, (uint64_t)ts.tv_sec, (uint64_t)ts.tv_nsec, (uint64_t)getpid(),
+                      atomic_fetch_add(&calls, 1)};
+    uint64_t id = st_checksum(in, sizeof in);
+    return id ? id : 1;
+}
 
 /* ------------------------------------------------------------------ free vectors */
 
@@ -179,6 +191,7 @@ int st_pager_create(strata_db_t *db, strata_error *err) {
     m.page_size = ST_PAGE_SIZE;
     m.page_count = 2;
     m.flags = ST_META_DURABLE;
+    m.db_id = st_new_db_id(0);
     int rc = st_os_ensure_size(db, 2 * ST_PAGE_SIZE, err);
     for (uint64_t v = 0; v < 2 && rc == STRATA_OK; v++) {
         m.version = m.durable_version = v;
@@ -372,8 +385,9 @@ int st_pager_recover(strata_db_t *db, st_meta *out, strata_error *err) {
 static int mark_durable(strata_db_t *db, int slot, st_meta *m, strata_error *err) {
     db->reuse_hints.valid = false; /* pages held back for the old durable version come free */
     int rc = st_os_sync(db, err);
-    if (rc || (m->flags & ST_META_DURABLE)) return rc;
+    if (rc || ((m->flags & ST_META_DURABLE) && m->db_id)) return rc;
     m->flags |= ST_META_DURABLE;
+    if (!m->db_id) m->db_id = st_new_db_id(m->version); /* a file of format 3 or older */
     m->durable_version = m->version;
     st_meta_seal(m);
     if ((rc = meta_write(db, 1 - slot, m, err))) return rc;
@@ -534,9 +548,10 @@ int st_pager_begin_write(strata_txn_t *txn, strata_error *err) {
     /* NO_SYNC: make the current version durable now and then, so that the space it holds back
      * is reused and a power loss costs at most this many commits. FULL: when the log has filled,
      * and before logging on top of an unsynced NO_SYNC commit (the log holds only logged ones). */
-    bool checkpoint = !synced && (full ? txn->logged && (!(cm->flags & ST_META_LOGGED) ||
-                                                         cm->log_end > ST_LOG_CHECKPOINT)
-                                       : cm->version - cm->durable_version >= ST_NO_SYNC_EVERY);
+    bool checkpoint = (txn->logged && !cm->db_id) ||
+                      (!synced && (full ? txn->logged && (!(cm->flags & ST_META_LOGGED) ||
+                                                          cm->log_end > ST_LOG_CHECKPOINT)
+                                        : cm->version - cm->durable_version >= ST_NO_SYNC_EVERY));
     if (checkpoint) {
         if ((rc = mark_durable(db, slot, &txn->meta, err))) return rc;
         slot = 1 - slot;
