@@ -44,6 +44,8 @@ static void fresh(const char *path) {
     snprintf(lock, sizeof lock, "%s.lock", path);
     unlink(path);
     unlink(lock);
+    snprintf(lock, sizeof lock, "%s.log", path); /* the commit log */
+    unlink(lock);
 }
 
 static strata_db_t *open_db(const char *path, strata_durability d) {

@@ -114,6 +114,8 @@ int main(int argc, char **argv) {
     snprintf(lock, sizeof lock, "%s.lock", path);
     unlink(path);
     unlink(lock);
+    snprintf(lock, sizeof lock, "%s.log", path); /* the commit log */
+    unlink(lock);
     printf("Strata %s: the classic example in %s\n", strata_version(), path);
 
     strata_db_t *db;

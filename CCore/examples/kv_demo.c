@@ -48,6 +48,8 @@ int main(int argc, char **argv) {
     snprintf(lock, sizeof lock, "%s.lock", path);
     unlink(path);
     unlink(lock);
+    snprintf(lock, sizeof lock, "%s.log", path); /* the commit log */
+    unlink(lock);
     strata_error err = {0};
     strata_db_t *db;
     printf("Strata %s, file format %u: %s\n", strata_version(), strata_format_version(), path);

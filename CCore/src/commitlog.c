@@ -288,10 +288,14 @@ int st_log_replay(strata_db_t *db, const st_meta *base, st_meta *out, uint64_t *
     *replayed = 0;
     int rc = st_os_open_log(db, ST_LOG_BYTES, false, err);
     if (rc || db->log_fd < 0) return rc;
-    uint8_t *log = malloc(ST_LOG_BYTES);
-    if (!log) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory reading the commit log");
     char name[4200];
     log_name(db, name, sizeof name);
+    uint8_t h[LH_SIZE];
+    if (pread(db->log_fd, h, sizeof h, 0) != (ssize_t)sizeof h || memcmp(h, LOG_MAGIC, 8) != 0 ||
+        st_rd64(h + 16) != base->version)
+        return STRATA_OK; /* a log of an older durable version (a clean close): the usual case */
+    uint8_t *log = malloc(ST_LOG_BYTES);
+    if (!log) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory reading the commit log");
     if (read_all(db->log_fd, log, ST_LOG_BYTES)) {
         rc = st_err_errno(err, errno, "cannot read the commit log '%s'", name);
         goto done;

@@ -14,6 +14,7 @@ final class DatabaseTests: XCTestCase {
     override func tearDownWithError() throws {
         try? FileManager.default.removeItem(atPath: path)
         try? FileManager.default.removeItem(atPath: path + ".lock")
+        try? FileManager.default.removeItem(atPath: path + ".log")
     }
 
     func testWriteCommitsAndAThrowingWriteAbortsEverything() throws {
