@@ -135,7 +135,7 @@ int st_log_commit(strata_txn_t *txn, st_dirty *const *list, size_t n, st_meta *m
 
     size_t len = REC_ENTRIES;
     if ((rc = reserve(db, len, err))) return rc;
-    qsort(txn->freed.v, txn->freed.n, sizeof *txn->freed.v, cmp_freed);
+    if (txn->freed.n > 1) qsort(txn->freed.v, txn->freed.n, sizeof *txn->freed.v, cmp_freed);
     for (size_t i = 0; i < n && len <= room; i++) {
         const st_dirty *dp = list[i];
         size_t bytes = (size_t)dp->npages * ST_PAGE_SIZE;
