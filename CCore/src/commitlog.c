@@ -16,7 +16,8 @@
  *          then nranges times: u32 offset | u32 length | length bytes, padded to 8
  *   A page's content is its base page's (zeros when base is 0) with the ranges written over it.
  *   A copy of a committed page differs from it in a few places (a changed cell, a child number,
- *   the header's checksum and version): a one-object commit's ~13 pages take ~1-2 KB.
+ *   the header's checksum and version); rewritten column and free-list pages shift more. A
+ *   one-object Person commit's ~13 pages take 10-12 KB (the free list's repacked leaves ~4 KB).
  *
  * Commit (pager.c): write the pages without sync, append the record, fdatasync the log, write
  * the meta without sync, publish. The record is durable before the meta exists anywhere, so every

@@ -160,7 +160,8 @@ struct strata_db {
     pthread_mutex_t state_mutex; /* guards open_txns, broken and the free-list cache */
     int open_txns;
     bool broken;             /* a failed meta rollback: writes refused until reopen */
-    bool unsynced;           /* this handle committed in NO_SYNC mode since its last sync */
+    bool unsynced;           /* this handle committed without syncing the file (NO_SYNC or
+                                logged) since its last sync */
     char broken_why[200];
     /* Free-list cache: the free list of version `free_cache_version`, as the last commit of
      * this handle wrote it, so the next write transaction need not read it back. */

@@ -6,22 +6,27 @@
  * pages, overflow runs, free-list pages or free.
  *
  * Durable versions: a meta flagged ST_META_DURABLE was written after every page it reaches was
- * synced (memory mode, strata_db_sync, close). A FULL commit writes its pages and its meta and
- * then syncs once (ST_META_SYNCED): it is durable when it is published, but a power cut during
- * that one sync may leave the meta on disk without some of its pages, so after a crash it is
- * checked like a NO_SYNC one. A non-durable meta records the newest durable version D. A new meta never goes into D's slot (FULL: never into the current one's),
- * and in NO_SYNC mode pages freed after D are not reused, so D's pages stay intact until the
- * next sync. After a crash the first opener checks an unsynced newest version page by page
- * (verify.c) and falls back to D if any of its pages did not reach the disk. NO_SYNC makes the
- * current version durable by itself every ST_NO_SYNC_EVERY commits and at close.
+ * synced (memory mode, strata_db_sync, close, a checkpoint). A FULL commit on a file writes its
+ * pages and meta without sync and syncs one record in the commit log (ST_META_LOGGED,
+ * commitlog.c): durable when published; after a crash the first opener replays the log onto the
+ * durable version. A FULL commit whose record does not fit the log writes its pages and meta and
+ * syncs the file once (ST_META_SYNCED): durable when published, but checked after a crash like a
+ * NO_SYNC one, since a power cut during that sync may leave the meta without some pages. A
+ * non-durable meta records the newest durable version D. A new meta never goes into D's slot;
+ * pages freed after D are not reused (NO_SYNC), or only those written after D (logged), so D's
+ * pages stay intact until the next sync. After a crash the first opener checks an unsynced
+ * newest version page by page (verify.c) and falls back to D if any of its pages did not reach
+ * the disk. NO_SYNC makes the current version durable by itself every ST_NO_SYNC_EVERY commits,
+ * a logged handle when the log passes ST_LOG_CHECKPOINT, and both at close.
  *
  * Invariants (checked by verify.c):
  *  1. A page reachable from a committed version is never written in place: a write transaction
  *     copies it to a page it allocated (st_page_touch) and frees the old one.
- *  2. A commit exists exactly when its meta slot and every page it wrote are durable. FULL
- *     writes every page and the meta (checksummed), then syncs once. A torn meta fails its
- *     checksum; a meta whose pages did not all arrive fails the recovery check (verify.c): open
- *     falls back to the other slot, the previous commit, whose pages this commit never touched.
+ *  2. A commit exists exactly when its meta slot and every page it wrote are durable, or its
+ *     record in the commit log is and its base (the durable version) is. A torn meta fails its
+ *     checksum; a meta whose pages did not all arrive fails the recovery check (verify.c) or is
+ *     rebuilt from the log: open falls back to the other slot, whose pages this commit never
+ *     touched, and replays the log onto it.
  *  3. Every page of [2, page_count) is reachable from the latest version or in its free list
  *     (tagged with the version that freed it), exactly one of these.
  *  4. A page freed by version v is reused only when no reader holds a version older than v
@@ -33,14 +38,16 @@
  *   a. save the free list (freelist.c): only its consumed leaves, its last leaf and its
  *      directory are rewritten, in pages taken from the free space itself;
  *   b. checksum every dirty page; grow the file in chunks if needed;
- *   c. pwrite every dirty page, in page order (adjacent ones together); d. (no sync here)
- *   e. pwrite the new meta into txn->meta_slot;          f. fdatasync (FULL);
- *   g. publish the version in the lock file; keep the new free list as the next base.
+ *   c. pwrite every dirty page, in page order (adjacent ones together), without sync;
+ *   d. logged: append the record and fdatasync the log, then pwrite the meta into
+ *      txn->meta_slot; else pwrite the meta and (FULL) fdatasync the file;
+ *   e. publish the version in the lock file; keep the new free list as the next base.
  *  A failure in a..c leaves the file at the previous commit (only free pages were written). A
- *  failed e leaves at worst a torn slot that held the version before the latest (which is
- *  durable and stays the newest valid slot). A failed f rewrites the slot's previous bytes and
- *  syncs, since the new meta may still reach the disk; if even that fails, the handle refuses
- *  writes until reopened.
+ *  failed log sync, or a failed meta write after it, retracts the record (commitlog.c). A failed
+ *  meta write of the unlogged way leaves at worst a torn slot that held the version before the
+ *  latest (which is durable and stays the newest valid slot); a failed sync there rewrites the
+ *  slot's previous bytes and syncs, since the new meta may still reach the disk; if even that
+ *  fails, the handle refuses writes until reopened.
  *  A new file is written as `<path>.creating`, synced, and renamed into place (api_db.c).
  */
 #ifndef _GNU_SOURCE
