@@ -112,17 +112,12 @@ static bool usable_base(const strata_txn_t *txn, pgno_t base) {
     return lo < txn->freed.n && txn->freed.v[lo].pgno == base;
 }
 
-static int log_name(strata_db_t *db, char *buf, size_t len) {
-    st_os_log_path(db, buf, len);
-    return 0;
-}
-
 int st_log_commit(strata_txn_t *txn, st_dirty *const *list, size_t n, st_meta *m, bool *logged,
                   uint64_t *record_at, strata_error *err) {
     strata_db_t *db = txn->db;
     *logged = false;
     char name[4200];
-    log_name(db, name, sizeof name);
+    st_os_log_path(db, name, sizeof name);
     bool fresh_fd = db->log_fd < 0;
     int rc = st_os_open_log(db, ST_LOG_BYTES, true, err);
     if (rc) return rc;
@@ -157,7 +152,7 @@ int st_log_commit(strata_txn_t *txn, st_dirty *const *list, size_t n, st_meta *m
     if (len > room) return STRATA_OK; /* does not fit: the caller syncs the pages instead */
 
     if (reset) {
-        m->log_salt = st_new_db_id(m->log_salt ^ m->version);
+        m->log_salt = st_random_id(m->log_salt ^ m->version);
         m->log_base = d;
     }
     m->log_end = at + len;
@@ -196,7 +191,7 @@ int st_log_commit(strata_txn_t *txn, st_dirty *const *list, size_t n, st_meta *m
 
 int st_log_retract(strata_db_t *db, uint64_t at, strata_error *err) {
     char name[4200];
-    log_name(db, name, sizeof name);
+    st_os_log_path(db, name, sizeof name);
     uint8_t zero[8] = {0};
     int rc = st_os_write_fd(db, db->log_fd, name, at, zero, sizeof zero, err);
     if (rc == STRATA_OK) rc = st_os_sync_fd(db, db->log_fd, name, err);
@@ -290,21 +285,21 @@ int st_log_replay(strata_db_t *db, const st_meta *base, st_meta *out, uint64_t *
     int rc = st_os_open_log(db, ST_LOG_BYTES, false, err);
     if (rc || db->log_fd < 0) return rc;
     char name[4200];
-    log_name(db, name, sizeof name);
+    st_os_log_path(db, name, sizeof name);
+    /* The header first: after a clean close it names an older durable version (nothing to
+     * read further); a log of another database is never replayed. */
     uint8_t h[LH_SIZE];
     if (pread(db->log_fd, h, sizeof h, 0) != (ssize_t)sizeof h || memcmp(h, LOG_MAGIC, 8) != 0 ||
-        st_rd64(h + 16) != base->version)
-        return STRATA_OK; /* a log of an older durable version (a clean close): the usual case */
+        st_rd64(h + 32) != st_checksum(h, 32) || st_rd64(h + 16) != base->version ||
+        !base->db_id || st_rd64(h + 24) != base->db_id)
+        return STRATA_OK;
+    uint64_t salt = st_rd64(h + 8);
     uint8_t *log = malloc(ST_LOG_BYTES);
     if (!log) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory reading the commit log");
     if (read_all(db->log_fd, log, ST_LOG_BYTES)) {
         rc = st_err_errno(err, errno, "cannot read the commit log '%s'", name);
         goto done;
     }
-    if (memcmp(log, LOG_MAGIC, 8) != 0 || st_rd64(log + 32) != st_checksum(log, 32) ||
-        st_rd64(log + 16) != base->version || !base->db_id || st_rd64(log + 24) != base->db_id)
-        goto done; /* no log, one of an older durable version or of another database */
-    uint64_t salt = st_rd64(log + 8);
     uint8_t *page = NULL;
     size_t page_cap = 0;
     st_meta prev = *base, m;

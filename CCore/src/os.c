@@ -266,9 +266,10 @@ int st_os_open_log(strata_db_t *db, uint64_t size, bool create, strata_error *er
     if (db->log_fd >= 0) {
         struct stat sb;
         if (fstat(db->log_fd, &sb) == 0 && (uint64_t)sb.st_size >= size) return STRATA_OK;
-        close(db->log_fd); /* short: a creation that never finished renaming cannot be; redo */
+        /* Shorter than a log: not one this library made (a log is renamed into place only
+         * when complete). Nothing to replay; a writer makes a new one. */
+        close(db->log_fd);
         db->log_fd = -1;
-        if (!create) return STRATA_OK;
     } else if (errno != ENOENT) {
         return st_err_errno(err, errno, "cannot open the commit log '%s'", path);
     }

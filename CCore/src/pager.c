@@ -73,7 +73,7 @@ static const char META_MAGIC[8] = {'S', 'T', 'R', 'A', 'T', 'A', 'D', 'B'};
 
 uint64_t st_checksum(const void *data, size_t len) { return XXH3_64bits(data, len); }
 
-uint64_t st_new_db_id(uint64_t seed) {
+uint64_t st_random_id(uint64_t seed) {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     static _Atomic uint64_t calls;
@@ -198,7 +198,7 @@ int st_pager_create(strata_db_t *db, strata_error *err) {
     m.page_size = ST_PAGE_SIZE;
     m.page_count = 2;
     m.flags = ST_META_DURABLE;
-    m.db_id = st_new_db_id(0);
+    m.db_id = st_random_id(0);
     int rc = st_os_ensure_size(db, 2 * ST_PAGE_SIZE, err);
     for (uint64_t v = 0; v < 2 && rc == STRATA_OK; v++) {
         m.version = m.durable_version = v;
@@ -394,7 +394,7 @@ static int mark_durable(strata_db_t *db, int slot, st_meta *m, strata_error *err
     int rc = st_os_sync(db, err);
     if (rc || ((m->flags & ST_META_DURABLE) && m->db_id)) return rc;
     m->flags |= ST_META_DURABLE;
-    if (!m->db_id) m->db_id = st_new_db_id(m->version); /* a file of format 3 or older */
+    if (!m->db_id) m->db_id = st_random_id(m->version); /* a file of format 3 or older */
     m->durable_version = m->version;
     st_meta_seal(m);
     if ((rc = meta_write(db, 1 - slot, m, err))) return rc;
@@ -555,10 +555,12 @@ int st_pager_begin_write(strata_txn_t *txn, strata_error *err) {
     /* NO_SYNC: make the current version durable now and then, so that the space it holds back
      * is reused and a power loss costs at most this many commits. FULL: when the log has filled,
      * and before logging on top of an unsynced NO_SYNC commit (the log holds only logged ones). */
-    bool checkpoint = (txn->logged && !cm->db_id) ||
-                      (!synced && (full ? txn->logged && (!(cm->flags & ST_META_LOGGED) ||
-                                                          cm->log_end > ST_LOG_CHECKPOINT)
-                                        : cm->version - cm->durable_version >= ST_NO_SYNC_EVERY));
+    bool checkpoint;
+    if (txn->logged)
+        checkpoint = !cm->db_id || /* a file of format 3 or older gets its id */
+                     (!synced && (!(cm->flags & ST_META_LOGGED) || cm->log_end > ST_LOG_CHECKPOINT));
+    else
+        checkpoint = !full && !synced && cm->version - cm->durable_version >= ST_NO_SYNC_EVERY;
     if (checkpoint) {
         if ((rc = mark_durable(db, slot, &txn->meta, err))) return rc;
         slot = 1 - slot;

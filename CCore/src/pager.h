@@ -38,7 +38,7 @@ void st_pager_end_write(strata_txn_t *txn);
 
 bool st_meta_valid(const st_meta *m);
 /* A random nonzero number (time, process, a counter and seed mixed): database ids, log salts. */
-uint64_t st_new_db_id(uint64_t seed);
+uint64_t st_random_id(uint64_t seed);
 /* Set m's checksum over its other bytes. */
 void st_meta_seal(st_meta *m);
 /* At the first open after every handle closed (perhaps by a crash): the version to start from.
