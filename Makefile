@@ -40,7 +40,7 @@ SRC := $(wildcard CCore/src/*.c)
 HDR := $(wildcard CCore/src/*.h) CCore/include/strata.h
 OBJ := $(SRC:CCore/src/%.c=$(B)/obj/%.o)
 PIC_OBJ := $(SRC:CCore/src/%.c=$(B)/pic/%.o)
-TESTS := test_engine test_objects test_query test_verify_objects test_index_scan crashtest powerloss faults
+TESTS := test_engine test_objects test_query test_verify_objects test_index_scan test_btree_batch crashtest powerloss faults
 TEST_BIN := $(TESTS:%=$(B)/%)
 EXAMPLES := $(patsubst CCore/examples/%.c,$(B)/examples/%,$(wildcard CCore/examples/*.c))
 
@@ -108,7 +108,7 @@ $(B)/%: Tests/c/%.c Tests/c/testlib.h Tests/c/workload.h $(B)/libstrata.a
 	$(CC) $(CFLAGS_BASE) $(CFLAGS) -ITests/c $< -o $@ $(B)/libstrata.a $(LIBS)
 
 # White-box tests: built from the core's sources, they call internal functions.
-WHITEBOX := test_verify_objects test_index_scan
+WHITEBOX := test_verify_objects test_index_scan test_btree_batch
 $(WHITEBOX:%=$(B)/%): $(B)/%: Tests/c/%.c Tests/c/testlib.h $(SRC) $(HDR)
 	$(CC) $(CFLAGS_BASE) $(CFLAGS) -ITests/c $< $(SRC) -o $@ $(LIBS)
 
@@ -127,6 +127,7 @@ test-c: build
 	$(B)/test_query
 	$(B)/test_verify_objects
 	$(B)/test_index_scan
+	$(B)/test_btree_batch
 
 crashtest: $(B)/crashtest
 	$(B)/crashtest $(RUNS)
@@ -171,6 +172,7 @@ asan: $(TESTS:%=$(B)/asan/%)
 	$(B)/asan/test_query
 	$(B)/asan/test_verify_objects
 	$(B)/asan/test_index_scan
+	$(B)/asan/test_btree_batch
 	$(B)/asan/crashtest 20
 	$(B)/asan/powerloss 40
 	$(B)/asan/faults

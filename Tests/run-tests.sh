@@ -45,6 +45,10 @@ echo "== index ranges and prefixes"
 "$B/test_index_scan" > "$log" 2>&1; tail -n 1 "$log"; count_line index-scan
 grep -q "FAIL" "$log" && grep "FAIL" "$log"
 
+echo "== sorted tree batches through a finger"
+"$B/test_btree_batch" > "$log" 2>&1; tail -n 1 "$log"; count_line btree-batch
+grep -q "FAIL" "$log" && grep "FAIL" "$log"
+
 echo "== verify catches broken object invariants"
 "$B/test_verify_objects" > "$log" 2>&1; tail -n 1 "$log"; count_line verify-objects
 grep -q "FAIL" "$log" && grep "FAIL" "$log"

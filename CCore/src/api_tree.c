@@ -177,6 +177,28 @@ int st_tree_put(strata_tree_t *t, const uint8_t *key, size_t klen, const uint8_t
     return st_bt_put(t->txn, &t->st, key, klen, val, vlen, err);
 }
 
+int st_tree_put_near(strata_tree_t *t, st_bt_finger *f, const uint8_t *key, size_t klen,
+                     const uint8_t *val, size_t vlen, strata_error *err) {
+    if (f->mod != t->mod_count) f->root = 0; /* changed by someone else since */
+    t->mod_count++;
+    t->dirty = true;
+    int rc = st_bt_put_near(t->txn, &t->st, f, key, klen, val, vlen, err);
+    f->mod = t->mod_count;
+    return rc;
+}
+
+int st_tree_del_near(strata_tree_t *t, st_bt_finger *f, const uint8_t *key, size_t klen,
+                     strata_error *err) {
+    if (f->mod != t->mod_count) f->root = 0;
+    int rc = st_bt_delete_near(t->txn, &t->st, f, key, klen, err);
+    if (rc != STRATA_ERR_NOT_FOUND) {
+        t->mod_count++;
+        t->dirty = true;
+    }
+    f->mod = t->mod_count;
+    return rc;
+}
+
 int st_tree_del(strata_tree_t *t, const uint8_t *key, size_t klen, strata_error *err) {
     int rc = st_bt_delete(t->txn, &t->st, key, klen, err);
     if (rc != STRATA_ERR_NOT_FOUND) {

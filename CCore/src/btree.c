@@ -39,11 +39,7 @@ typedef struct cellref {
     size_t len;
 } cellref;
 
-typedef struct wlevel {
-    pgno_t pgno;
-    uint8_t *page;
-    int idx;
-} wlevel;
+typedef st_wlevel wlevel;
 
 /* ------------------------------------------------------------------ checked reading */
 
@@ -547,11 +543,12 @@ static size_t separator_len(const uint8_t *left, size_t llen, const uint8_t *rig
 
 /* Insert cell at (level d, idx), splitting up the path as needed. */
 static int insert_at(strata_txn_t *txn, st_tree_state *t, wlevel *path, int d, int idx,
-                     const uint8_t *cell, size_t len, scratch *s, strata_error *err) {
+                     const uint8_t *cell, size_t len, scratch *s, bool *split, strata_error *err) {
     uint8_t *p = path[d].page;
     if (node_insert(p, idx, cell, len)) return STRATA_OK;
     node_compact(p, s);
     if (node_insert(p, idx, cell, len)) return STRATA_OK;
+    *split = true;
 
     /* Split: cells of p plus the new one, divided by bytes, into two pages of the current
      * layout (p may be a leaf of an older file, whose slots were narrower). */
@@ -630,7 +627,7 @@ static int insert_at(strata_txn_t *txn, st_tree_state *t, wlevel *path, int d, i
     /* The parent's insert may split again: hand it a copy of sep (s is reused). */
     uint8_t up[10 + STRATA_MAX_KEY];
     memcpy(up, sep, 10 + sklen);
-    return insert_at(txn, t, path, d - 1, path[d - 1].idx + 1, up, 10 + sklen, s, err);
+    return insert_at(txn, t, path, d - 1, path[d - 1].idx + 1, up, 10 + sklen, s, split, err);
 }
 
 static int free_value(strata_txn_t *txn, const uint8_t *leaf, pgno_t pgno, int idx,
@@ -644,8 +641,52 @@ static int free_value(strata_txn_t *txn, const uint8_t *leaf, pgno_t pgno, int i
     return st_page_free(txn, c.ovf, run, err);
 }
 
+/* The finger's leaf holds key's place when key lies within the leaf's first and last keys (a
+ * key past either end may belong to a neighbour): then *held, and the kept path leads to it. */
+static int finger_find(const st_tree_state *t, st_bt_finger *f, const uint8_t *key, size_t klen,
+                       int *depth, bool *exact, bool *held, strata_error *err) {
+    *held = false;
+    if (!f || !f->root || f->root != t->root) return STRATA_OK;
+    wlevel *leaf = &f->path[f->depth - 1];
+    int n = pg_nkeys(leaf->page), idx;
+    int rc = leaf_search(leaf->page, leaf->pgno, t->kind, key, klen, &idx, exact, err);
+    if (rc) return rc;
+    if (!((idx > 0 && idx < n) || (idx == 0 && *exact && n > 0))) return STRATA_OK;
+    leaf->idx = idx;
+    *depth = f->depth;
+    *held = true;
+    return STRATA_OK;
+}
+
+/* The writable path to key's leaf: the finger's when it holds key, else copied from the root. The
+ * finger is forgotten until the change succeeds without reshaping the tree (finger_keep). */
+static int write_path(strata_txn_t *txn, st_tree_state *t, st_bt_finger *f, const uint8_t *key,
+                      size_t klen, wlevel *path, int *depth, bool *exact, strata_error *err) {
+    bool held;
+    int rc = finger_find(t, f, key, klen, depth, exact, &held, err);
+    if (f) f->root = 0;
+    if (rc || held) return rc;
+    return touch_path(txn, t, key, klen, path, depth, exact, err);
+}
+
+static void finger_keep(const st_tree_state *t, st_bt_finger *f, int depth) {
+    if (!f || !t->root) return;
+    f->root = t->root;
+    f->depth = depth;
+}
+
 int st_bt_put(strata_txn_t *txn, st_tree_state *t, const uint8_t *key, size_t klen,
               const uint8_t *val, size_t vlen, strata_error *err) {
+    return st_bt_put_near(txn, t, NULL, key, klen, val, vlen, err);
+}
+
+int st_bt_delete(strata_txn_t *txn, st_tree_state *t, const uint8_t *key, size_t klen,
+                 strata_error *err) {
+    return st_bt_delete_near(txn, t, NULL, key, klen, err);
+}
+
+int st_bt_put_near(strata_txn_t *txn, st_tree_state *t, st_bt_finger *f, const uint8_t *key,
+                   size_t klen, const uint8_t *val, size_t vlen, strata_error *err) {
     uint8_t cell[ST_MAX_INLINE_CELL];
     bool big = 8 + klen + vlen > ST_MAX_INLINE_CELL;
     st_wr16(cell, (uint16_t)klen);
@@ -672,6 +713,7 @@ int st_bt_put(strata_txn_t *txn, st_tree_state *t, const uint8_t *key, size_t kl
     if (t->root == 0) {
         uint8_t *p;
         pgno_t pg;
+        if (f) f->root = 0;
         if ((rc = st_page_alloc(txn, 1, &p, &pg, err))) return rc;
         node_init(p, ST_PAGE_LEAF, fresh_flags(ST_PAGE_LEAF, t->kind));
         node_insert(p, 0, cell, clen);
@@ -679,10 +721,10 @@ int st_bt_put(strata_txn_t *txn, st_tree_state *t, const uint8_t *key, size_t kl
         t->count = 1;
         return STRATA_OK;
     }
-    wlevel path[ST_MAX_DEPTH];
+    wlevel local[ST_MAX_DEPTH], *path = f ? f->path : local;
     int depth = 0;
     bool exact;
-    if ((rc = touch_path(txn, t, key, klen, path, &depth, &exact, err)))
+    if ((rc = write_path(txn, t, f, key, klen, path, &depth, &exact, err)))
         return st_txn_fail(txn, rc);
     wlevel *leaf = &path[depth - 1];
     if (exact) {
@@ -692,11 +734,18 @@ int st_bt_put(strata_txn_t *txn, st_tree_state *t, const uint8_t *key, size_t kl
     } else {
         t->count++;
     }
+    if (node_insert(leaf->page, leaf->idx, cell, clen)) { /* the common case: it fits */
+        finger_keep(t, f, depth);
+        return STRATA_OK;
+    }
     scratch *s = malloc(sizeof *s);
     if (!s) return st_txn_fail(txn, st_err(err, STRATA_ERR_NO_MEMORY, "out of memory"));
-    rc = insert_at(txn, t, path, depth - 1, leaf->idx, cell, clen, s, err);
+    bool split = false;
+    rc = insert_at(txn, t, path, depth - 1, leaf->idx, cell, clen, s, &split, err);
     free(s);
-    return rc ? st_txn_fail(txn, rc) : STRATA_OK;
+    if (rc) return st_txn_fail(txn, rc);
+    if (!split) finger_keep(t, f, depth);
+    return STRATA_OK;
 }
 
 /* After a removal at level d: drop empty nodes, merge small ones, shrink the root. */
@@ -784,21 +833,31 @@ static int rebalance(strata_txn_t *txn, st_tree_state *t, wlevel *path, int d, s
     }
 }
 
-int st_bt_delete(strata_txn_t *txn, st_tree_state *t, const uint8_t *key, size_t klen,
-                 strata_error *err) {
+int st_bt_delete_near(strata_txn_t *txn, st_tree_state *t, st_bt_finger *f, const uint8_t *key,
+                      size_t klen, strata_error *err) {
     if (!t->root) return STRATA_ERR_NOT_FOUND;
-    wlevel path[ST_MAX_DEPTH];
+    wlevel local[ST_MAX_DEPTH], *path = f ? f->path : local;
     int depth = 0;
-    bool exact = false;
-    int rc = find_path(txn, t, key, klen, path, &depth, &exact, err);
+    bool exact = false, held;
+    int rc = finger_find(t, f, key, klen, &depth, &exact, &held, err);
+    if (f) f->root = 0;
+    if (rc == STRATA_OK && !held) rc = find_path(txn, t, key, klen, path, &depth, &exact, err);
     if (rc) return rc;
-    if (!exact) return STRATA_ERR_NOT_FOUND;
-    if ((rc = touch_found_path(txn, t, path, depth, err))) return st_txn_fail(txn, rc);
+    if (!exact) {
+        if (held) finger_keep(t, f, depth);
+        return STRATA_ERR_NOT_FOUND;
+    }
+    if (!held && (rc = touch_found_path(txn, t, path, depth, err))) return st_txn_fail(txn, rc);
     wlevel *leaf = &path[depth - 1];
     if ((rc = free_value(txn, leaf->page, leaf->pgno, leaf->idx, err)))
         return st_txn_fail(txn, rc);
     node_remove(leaf->page, leaf->idx);
     t->count--;
+    /* rebalance's first test: a leaf that stays at least a quarter full changes nothing above */
+    if (pg_nkeys(leaf->page) > 0 && (depth == 1 || node_used_at_least(leaf->page, CAP / 4))) {
+        finger_keep(t, f, depth);
+        return STRATA_OK;
+    }
     scratch *s = malloc(sizeof *s);
     if (!s) return st_txn_fail(txn, st_err(err, STRATA_ERR_NO_MEMORY, "out of memory"));
     rc = rebalance(txn, t, path, depth - 1, s, err);

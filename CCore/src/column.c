@@ -686,11 +686,21 @@ int st_col_decode(strata_txn_t *txn, st_leafref ref, const st_prop *prop, uint32
         st_leaf_unpack(p, n, c->ints);
     } else if (c->enc == ST_ENC_FIXED) {
         memcpy(c->fixed, p + off, (size_t)n * c->slot);
-    } else {
+    } else { /* the elements' bytes are copied at once; each element points into the copy */
         size_t data = off + 4 * ((size_t)n + 1);
+        uint32_t end = n ? st_rd32(p + off + 4 * (size_t)n) : 0;
+        if (end > st_rd32(p + CH_VARBYTES))
+            return ST_CORRUPT(err, "column page %llu: element data ends at %u, past %u bytes",
+                              (unsigned long long)ref.pgno, end, st_rd32(p + CH_VARBYTES));
+        uint8_t *copy = st_arena_alloc(os, end ? end : 1);
+        if (!copy) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
+        memcpy(copy, p + data, end);
         for (uint32_t i = 0; i < n; i++) {
             uint32_t a, b;
             if ((rc = var_bounds(p, n, i, &a, &b, err))) return rc;
+            if (b > end)
+                return ST_CORRUPT(err, "column page %llu: element %u ends at %u, past %u",
+                                  (unsigned long long)ref.pgno, i, b, end);
             if (leaf_big(p, n, i)) {
                 if (b - a != 12)
                     return ST_CORRUPT(err, "column page %llu: big element %u has a %u-byte "
@@ -698,10 +708,7 @@ int st_col_decode(strata_txn_t *txn, st_leafref ref, const st_prop *prop, uint32
                 c->var[i] = (st_var){NULL, st_rd32(p + data + a + 8), st_rd64(p + data + a)};
                 continue;
             }
-            uint8_t *copy = st_arena_alloc(os, b - a ? b - a : 1);
-            if (!copy) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
-            memcpy(copy, p + data + a, b - a);
-            c->var[i] = (st_var){copy, b - a, 0};
+            c->var[i] = (st_var){copy + a, b - a, 0};
         }
     }
     return STRATA_OK;

@@ -190,6 +190,7 @@ int st_index_apply(strata_table_t *t, st_prop *p, strata_error *err) {
             order[n].head = st_key_head8(q->buf + off + 3, st_rd16(q->buf + off));
         }
         if (!sort_pending(order, n)) rc = st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
+        st_bt_finger finger = {0}; /* the changes come in key order: most land in the last leaf */
         for (size_t i = 0, j; rc == STRATA_OK && i < n; i = j) {
             /* the records are read in key order, all over the buffer: ask for them ahead */
             if (i + 8 < n) __builtin_prefetch(order[i + 8].rec);
@@ -201,8 +202,8 @@ int st_index_apply(strata_table_t *t, st_prop *p, strata_error *err) {
             if (!order[i].rec[2] && r[2]) continue;
             size_t kl = st_rd16(r);
             if (!r[2]) {
-                rc = st_tree_put(ix, r + 3, kl, (const uint8_t *)"", 0, err);
-            } else if ((rc = st_tree_del(ix, r + 3, kl, err)) == STRATA_ERR_NOT_FOUND) {
+                rc = st_tree_put_near(ix, &finger, r + 3, kl, (const uint8_t *)"", 0, err);
+            } else if ((rc = st_tree_del_near(ix, &finger, r + 3, kl, err)) == STRATA_ERR_NOT_FOUND) {
                 rc = ST_CORRUPT(err, "index of '%s.%s' lacks the entry of object %lld", t->name,
                                 p->name, (long long)st_rd_be64(r + 3 + kl - 8));
             }

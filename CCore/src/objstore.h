@@ -142,6 +142,7 @@ struct strata_table {
     bool dirty;              /* the table record must be written */
     bool dropped;
     strata_tree_t *clusters, *lists, *backlinks; /* opened lazily */
+    uint8_t absent_trees;    /* of those, found missing (bits 1, 2, 4) until one is created */
     /* decoded clusters, sorted by base */
     st_dcluster **dc;
     size_t ndc, capdc;
@@ -205,6 +206,12 @@ int st_internal_drop(strata_txn_t *txn, strata_tree_t *t, strata_error *err);
 int st_tree_put(strata_tree_t *t, const uint8_t *key, size_t klen, const uint8_t *val, size_t vlen,
                 strata_error *err);
 int st_tree_del(strata_tree_t *t, const uint8_t *key, size_t klen, strata_error *err);
+/* The same through a finger (btree.h): changes to a sorted run of keys skip the descent. */
+typedef struct st_bt_finger st_bt_finger;
+int st_tree_put_near(strata_tree_t *t, st_bt_finger *f, const uint8_t *key, size_t klen,
+                     const uint8_t *val, size_t vlen, strata_error *err);
+int st_tree_del_near(strata_tree_t *t, st_bt_finger *f, const uint8_t *key, size_t klen,
+                     strata_error *err);
 
 /* schema.c */
 st_prop *st_prop_find(const strata_table_t *t, uint32_t col);

@@ -347,11 +347,16 @@ int st_table_tree(strata_table_t *t, char which, bool create, strata_tree_t **ou
         *out = *slot;
         return STRATA_OK;
     }
+    uint8_t bit = which == 'c' ? 1 : which == 'l' ? 2 : 4;
     char name[40];
     snprintf(name, sizeof name, "$t%u.%c", t->id, which);
+    if (!create && (t->absent_trees & bit)) /* looked for already: a delete asks every time */
+        return st_err(err, STRATA_ERR_NOT_FOUND, "no tree named '%s'", name);
     int rc = st_internal_tree(t->txn, name, which == 'b' ? STRATA_KEY_BYTES : STRATA_KEY_INT,
                               create && t->txn->write, slot, err);
+    if (rc == STRATA_ERR_NOT_FOUND && !create) t->absent_trees |= bit;
     if (rc) return rc;
+    t->absent_trees &= (uint8_t)~bit;
     if (which == 'c') (*slot)->st.tflags |= ST_TREE_CLUSTERS;
     *out = *slot;
     return STRATA_OK;
