@@ -681,7 +681,10 @@ int st_col_decode(strata_txn_t *txn, st_leafref ref, const st_prop *prop, uint32
     if (rc) return rc;
     c->old = ref;
     size_t off = data_off(p, n);
-    for (uint32_t i = 0; i < n; i++) c->nulls[i] = leaf_null(p, i);
+    if (p[CH_FLAGS] & 1)
+        for (uint32_t i = 0; i < n; i++) c->nulls[i] = bit_at(p + CH_BITMAPS, i);
+    else
+        memset(c->nulls, 0, n);
     if (c->enc == ST_ENC_PACKED) {
         st_leaf_unpack(p, n, c->ints);
     } else if (c->enc == ST_ENC_FIXED) {
@@ -695,13 +698,14 @@ int st_col_decode(strata_txn_t *txn, st_leafref ref, const st_prop *prop, uint32
         uint8_t *copy = st_arena_alloc(os, end ? end : 1);
         if (!copy) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
         memcpy(copy, p + data, end);
-        for (uint32_t i = 0; i < n; i++) {
-            uint32_t a, b;
-            if ((rc = var_bounds(p, n, i, &a, &b, err))) return rc;
-            if (b > end)
-                return ST_CORRUPT(err, "column page %llu: element %u ends at %u, past %u",
-                                  (unsigned long long)ref.pgno, i, b, end);
-            if (leaf_big(p, n, i)) {
+        bool bigs = p[CH_FLAGS] & 2;
+        uint32_t a = n ? st_rd32(p + off) : 0, b;
+        for (uint32_t i = 0; i < n; i++, a = b) {
+            b = st_rd32(p + off + 4 * (size_t)i + 4);
+            if ((i == 0 && a != 0) || a > b || b > end)
+                return ST_CORRUPT(err, "column page %llu: element %u of %u spans [%u, %u) of %u "
+                                  "bytes", (unsigned long long)ref.pgno, i, n, a, b, end);
+            if (bigs && leaf_big(p, n, i)) {
                 if (b - a != 12)
                     return ST_CORRUPT(err, "column page %llu: big element %u has a %u-byte "
                                       "reference", (unsigned long long)ref.pgno, i, b - a);
