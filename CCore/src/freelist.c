@@ -112,21 +112,6 @@ static int add_dir(fl_builder *b, pgno_t pgno) {
     return STRATA_OK;
 }
 
-int st_freelist_copy(st_freelist *dst, const st_freelist *src) {
-    memset(dst, 0, sizeof *dst);
-    fl_builder b = {dst, 0, 0};
-    int rc = STRATA_OK;
-    for (size_t i = 0; rc == STRATA_OK && i < src->ndirs; i++) rc = add_dir(&b, src->dir_pgno[i]);
-    for (size_t i = 0; rc == STRATA_OK && i < src->nleaves; i++) {
-        rc = add_leaf(&b, src->leaf_pgno[i]);
-        if (rc == STRATA_OK)
-            rc = add_entries(&b, src->entries.v + src->leaf_start[i],
-                             src->leaf_start[i + 1] - src->leaf_start[i]);
-    }
-    if (rc) st_freelist_clear(dst);
-    return rc;
-}
-
 int st_freelist_load(strata_db_t *db, const st_meta *meta, st_freelist *out, strata_error *err) {
     memset(out, 0, sizeof *out);
     fl_builder b = {out, 0, 0};

@@ -9,7 +9,6 @@
 
 /* Read the free list of `meta` from the file, checking every bound and the version order. */
 int st_freelist_load(strata_db_t *db, const st_meta *meta, st_freelist *out, strata_error *err);
-int st_freelist_copy(st_freelist *dst, const st_freelist *src);
 /* A small transaction takes runs of at least half what the last commit took, capped at this
  * (and at least 2): it grows the file by a run rather than scatter its writes, because each
  * separate write costs the sync about as much as a whole run (see freelist.c). */

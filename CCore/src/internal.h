@@ -164,7 +164,8 @@ struct strata_db {
                                 logged) since its last sync */
     char broken_why[200];
     /* Free-list cache: the free list of version `free_cache_version`, as the last commit of
-     * this handle wrote it, so the next write transaction need not read it back. */
+     * this handle wrote it, handed to the next write transaction so that it need not read it
+     * back (that transaction's commit hands its own back; an abort leaves none). */
     uint64_t free_cache_version;
     st_freelist free_cache;
     bool free_cache_valid;
