@@ -7,6 +7,8 @@
 
 #include "internal.h"
 
+#include <sys/uio.h>
+
 /* Open db->path if it exists and map it (fd, map, file_size). *missing is set instead when there
  * is no file or an empty one and opts allow creating it: then create it with
  * st_os_create_begin (a temporary file), write it, and st_os_create_commit (rename into place).
@@ -18,6 +20,10 @@ void st_os_close(strata_db_t *db);
 
 /* Write len bytes at off through the I/O table (memory mode: copy into the store). */
 int st_os_write(strata_db_t *db, uint64_t off, const void *buf, size_t len, strata_error *err);
+/* Write n buffers back to back from off: one pwritev with the default I/O table, else copied
+ * into one buffer for the table's pwrite (tests count and fail writes through it). */
+int st_os_write_gather(strata_db_t *db, uint64_t off, const struct iovec *iov, int n,
+                       strata_error *err);
 /* fdatasync through the I/O table; nothing in memory mode. */
 int st_os_sync(strata_db_t *db, strata_error *err);
 /* The same on another file of the database (the commit log); name is for messages. */

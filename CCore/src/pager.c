@@ -643,32 +643,17 @@ int st_pager_commit(strata_txn_t *txn, strata_error *err) {
         st_wr64(list[i]->buf + PH_CHECKSUM, st_checksum(list[i]->buf + 8, len - 8));
     }
     rc = st_os_ensure_size(db, txn->page_count * ST_PAGE_SIZE, err);
-    /* Adjacent pages go out in one write (up to WRITE_BATCH pages): fewer system calls. */
+    /* Adjacent pages go out in one write (up to WRITE_BATCH buffers): fewer system calls. */
     enum { WRITE_BATCH = 64 };
-    uint8_t *batch = NULL;
+    struct iovec iov[WRITE_BATCH];
     for (size_t i = 0; i < n && rc == STRATA_OK;) {
-        size_t j = i + 1, pages = list[i]->npages;
-        while (j < n && list[j]->pgno == list[j - 1]->pgno + list[j - 1]->npages &&
-               pages + list[j]->npages <= WRITE_BATCH)
-            pages += list[j++]->npages;
-        if (j == i + 1) {
-            rc = st_os_write(db, list[i]->pgno * ST_PAGE_SIZE, list[i]->buf,
-                             (size_t)list[i]->npages * ST_PAGE_SIZE, err);
-        } else {
-            if (!batch && !(batch = malloc((size_t)WRITE_BATCH * ST_PAGE_SIZE))) {
-                rc = st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
-                break;
-            }
-            size_t off = 0;
-            for (size_t k = i; k < j; k++) {
-                memcpy(batch + off, list[k]->buf, (size_t)list[k]->npages * ST_PAGE_SIZE);
-                off += (size_t)list[k]->npages * ST_PAGE_SIZE;
-            }
-            rc = st_os_write(db, list[i]->pgno * ST_PAGE_SIZE, batch, off, err);
-        }
+        size_t j = i;
+        for (; j < n && j - i < WRITE_BATCH &&
+               (j == i || list[j]->pgno == list[j - 1]->pgno + list[j - 1]->npages); j++)
+            iov[j - i] = (struct iovec){list[j]->buf, (size_t)list[j]->npages * ST_PAGE_SIZE};
+        rc = st_os_write_gather(db, list[i]->pgno * ST_PAGE_SIZE, iov, (int)(j - i), err);
         i = j;
     }
-    free(batch);
     bool sync = db->opts.durability == STRATA_DURABILITY_FULL;
     bool memory = db->opts.durability == STRATA_DURABILITY_MEMORY; /* nothing to lose */
     if (rc) {
