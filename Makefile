@@ -10,7 +10,8 @@
 #   make powerloss   RUNS=N  drop, reorder and tear unsynced writes, check every durable commit
 #   make faults      fail the k-th write, sync or grow, for every k of a workload
 #   make fuzz        SECONDS=N  libFuzzer targets (toolchain clang)
-#   make asan / tsan the C tests under AddressSanitizer+UBSan / ThreadSanitizer
+#   make asan / tsan the C tests under AddressSanitizer+UBSan (and the free-list map self-check,
+#                    ST_CHECK_REUSE) / ThreadSanitizer
 
 SHELL := /bin/bash
 CC ?= cc
@@ -159,7 +160,7 @@ swift-test:
 SAN_SRC := $(SRC)
 $(B)/asan/%: Tests/c/%.c Tests/c/testlib.h Tests/c/workload.h $(SRC) $(HDR)
 	@mkdir -p $(B)/asan
-	$(CLANG) $(CFLAGS_BASE) -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
+	$(CLANG) $(CFLAGS_BASE) -O1 -DST_CHECK_REUSE -fno-omit-frame-pointer -fsanitize=address,undefined \
 	  -fno-sanitize-recover=undefined $(SAN_LD) -ITests/c $< $(SRC) -o $@ $(LIBS)
 
 $(B)/tsan/%: Tests/c/%.c Tests/c/testlib.h Tests/c/workload.h $(SRC) $(HDR)

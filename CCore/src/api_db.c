@@ -3,6 +3,7 @@
  * transaction (reader slot or writer lock, commit, abort, refresh).
  */
 #include "btree.h"
+#include "freelist.h"
 #include "internal.h"
 #include "objstore.h"
 #include "os.h"
@@ -46,6 +47,7 @@ static void db_free(strata_db_t *db) {
     st_readers_close(db);
     st_os_close(db);
     st_freelist_clear(&db->free_cache);
+    st_reuse_map_clear(&db->reuse_map);
     free(db->log_buf);
     pthread_mutex_destroy(&db->write_mutex);
     pthread_mutex_destroy(&db->state_mutex);

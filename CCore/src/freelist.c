@@ -35,6 +35,13 @@
  *    they are. So with a reader pinned, a small commit costs a handful of pages, not a copy of
  *    the whole list. When the list has more than twice the leaves its entries need (plus four),
  *    the commit packs it all, which bounds it.
+ *  - The reuse maps (a bit per reusable page, a bit per held one, the leaf holding each entry)
+ *    are handed from a commit to the handle's next write transaction with the list, which adds
+ *    only the entries that became reusable since (versions above `mapped`); they are rebuilt
+ *    when the durable version moved, a reader holds an older version, another writer committed
+ *    or a transaction did not commit. A commit's own list rewrite records where entries moved;
+ *    save counts the taken pages found in leaves against those taken and refuses a mismatch
+ *    (make asan compares every handed-over map with one built from scratch).
  *  - New entries (pages this commit stopped using, tagged with its version) go at the end.
  *  - The pages holding the new list are taken from the free space itself, so the count is
  *    settled by iteration; pages taken beyond the need become empty leaves, dropped next time.
@@ -174,16 +181,22 @@ fail:
 
 /* ------------------------------------------------------------------ reuse */
 
+void st_reuse_map_clear(st_reuse_map *m) {
+    free(m->bits);
+    free(m->held);
+    free(m->leaf_of);
+    memset(m, 0, sizeof *m);
+}
+
 void st_reuse_clear(st_reuse *r) {
-    free(r->bits);
-    free(r->entry_of);
+    st_reuse_map_clear(&r->map);
     free(r->leaf_taken);
-    free(r->held);
+    free(r->leaf_by_pgno);
     memset(r, 0, sizeof *r);
 }
 
 static bool bit_is_set(const st_reuse *r, pgno_t p) {
-    return p < r->npages && (r->bits[p / 64] >> (p % 64) & 1);
+    return p < r->map.npages && (r->map.bits[p / 64] >> (p % 64) & 1);
 }
 
 /* A logged commit's durable version must stay intact until the log moves past it: a page freed
@@ -194,58 +207,104 @@ static bool written_after_durable(const strata_txn_t *txn, pgno_t p) {
     return st_rd64(txn->db->map + p * ST_PAGE_SIZE + PH_VERSION) > txn->durable_version;
 }
 
-/* Map the reusable entries: a bit per page, the entry of each, a taken count per leaf. */
-static bool reuse_prepare(strata_txn_t *txn) {
-    st_reuse *r = &txn->reuse;
-    const st_freelist *fl = &txn->fl;
-    size_t lo = 0, hi = fl->entries.n; /* entries are in version order: find the first too new */
+/* The first entry freed after `version` (entries are in version order). */
+static size_t first_after(const st_freelist *fl, uint64_t version) {
+    size_t lo = 0, hi = fl->entries.n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (fl->entries.v[mid].version <= txn->oldest_reader) lo = mid + 1;
+        if (fl->entries.v[mid].version <= version) lo = mid + 1;
         else hi = mid;
     }
+    return lo;
+}
+
+/* Cover pages [0, npages): new bits clear. false: out of memory. */
+static bool map_cover(st_reuse_map *m, size_t npages) {
+    size_t had = (m->npages + 63) / 64, words = (npages + 63) / 64;
+    uint64_t *b = realloc(m->bits, words * 8);
+    if (b) m->bits = b;
+    uint64_t *h = m->held ? realloc(m->held, words * 8) : NULL;
+    if (h) m->held = h;
+    pgno_t *l = realloc(m->leaf_of, (npages ? npages : 1) * sizeof *l);
+    if (l) m->leaf_of = l;
+    if (!b || (m->held && !h) || !l) return false;
+    memset(m->bits + had, 0, (words - had) * 8);
+    if (m->held) memset(m->held + had, 0, (words - had) * 8);
+    m->npages = npages;
+    return true;
+}
+
+static int cmp_leaf_pgno(const void *a, const void *b, void *fl) {
+    const pgno_t *lp = ((const st_freelist *)fl)->leaf_pgno;
+    pgno_t x = lp[*(const size_t *)a], y = lp[*(const size_t *)b];
+    return x < y ? -1 : x > y;
+}
+
+/* Map the reusable entries: a bit per page, the leaf of each, a taken count per leaf. The maps
+ * handed over from the handle's last commit already hold the entries freed up to their
+ * `mapped` version, decided for the same durable version; only the entries that became reusable
+ * since are added (all when the durable version moved, a reader holds an older version, or
+ * nothing was handed over). */
+static bool reuse_prepare(strata_txn_t *txn) {
+    st_reuse *r = &txn->reuse;
+    st_reuse_map *m = &r->map;
+    const st_freelist *fl = &txn->fl;
+    size_t lo = first_after(fl, txn->oldest_reader);
     r->ready = true;
     r->reusable = lo;
-    if (lo == 0 || fl->entries.n >= UINT32_MAX) return lo == 0;
-    r->npages = txn->page_count;
-    r->bits = calloc((r->npages + 63) / 64, 8);
-    r->entry_of = malloc(r->npages * sizeof *r->entry_of);
+    bool keep = m->bits && m->durable == txn->durable_version && m->mapped <= txn->oldest_reader &&
+                m->npages <= txn->page_count;
+    if (!keep || lo == 0) st_reuse_map_clear(m);
+    if (lo == 0) return true;
+    size_t from = keep ? first_after(fl, m->mapped) : 0;
     r->leaf_taken = calloc(fl->nleaves + 1, sizeof *r->leaf_taken);
-    if (!r->bits || !r->entry_of || !r->leaf_taken) { /* reuse nothing: the file grows instead */
-        st_reuse_clear(r);
+    r->leaf_by_pgno = malloc((fl->nleaves + 1) * sizeof *r->leaf_by_pgno);
+    if (!map_cover(m, txn->page_count) || !r->leaf_taken || !r->leaf_by_pgno) {
+        st_reuse_clear(r); /* reuse nothing: the file grows instead */
         r->ready = true;
         return false;
     }
+    for (size_t i = 0; i < fl->nleaves; i++) r->leaf_by_pgno[i] = i;
+    qsort_r(r->leaf_by_pgno, fl->nleaves, sizeof *r->leaf_by_pgno, cmp_leaf_pgno, (void *)fl);
+    m->mapped = txn->oldest_reader;
+    m->durable = txn->durable_version;
     /* Searches start where the last commit's stopped. Pages that became reusable since are
      * looked at first; when there are many, the searches start before the lowest of them
      * instead (less the longest run looked for: such a page may extend a run before it). */
     const st_reuse_hints *h = &txn->db->reuse_hints;
-    pgno_t low = r->npages;
+    pgno_t low = r->map.npages;
     int nfresh = 0, cap = (int)(sizeof r->fresh / sizeof *r->fresh);
-    for (size_t i = 0; i < lo; i++) {
+    size_t leaf = 0, b = fl->nleaves; /* leaf: the last leaf starting at or before `from` */
+    while (b - leaf > 1) {
+        size_t mid = leaf + (b - leaf) / 2;
+        if (fl->leaf_start[mid] <= from) leaf = mid;
+        else b = mid;
+    }
+    for (size_t i = from; i < lo; i++) {
+        while (leaf + 1 < fl->nleaves && fl->leaf_start[leaf + 1] <= i) leaf++;
         pgno_t p = fl->entries.v[i].pgno;
-        if (p >= r->npages) continue; /* checked at load; never reused if it were wrong */
+        if (p >= r->map.npages) continue; /* checked at load; never reused if it were wrong */
+        m->leaf_of[p] = fl->leaf_pgno[leaf];
         if (fl->entries.v[i].version > txn->durable_version && !written_after_durable(txn, p)) {
-            if (!r->held && !(r->held = calloc((r->npages + 63) / 64, 8))) {
+            if (!r->map.held && !(r->map.held = calloc((r->map.npages + 63) / 64, 8))) {
                 st_reuse_clear(r); /* reuse nothing: the file grows instead */
                 r->ready = true;
                 return false;
             }
-            r->held[p / 64] |= 1ull << (p % 64);
+            r->map.held[p / 64] |= 1ull << (p % 64);
             continue;
         }
-        r->bits[p / 64] |= 1ull << (p % 64);
-        r->entry_of[p] = (uint32_t)i;
+        r->map.bits[p / 64] |= 1ull << (p % 64);
         if (fl->entries.v[i].version > h->cutoff) {
             if (p < low) low = p;
             if (nfresh >= 0 && nfresh < cap) r->fresh[nfresh++] = p;
             else nfresh = -1;
         }
     }
-    pgno_t back = !h->valid ? 0 : nfresh >= 0 ? r->npages
+    pgno_t back = !h->valid ? 0 : nfresh >= 0 ? r->map.npages
                                  : low > ST_REUSE_MIN_RUN ? low - ST_REUSE_MIN_RUN : 0;
-    for (int m = 1; m <= ST_REUSE_MIN_RUN; m++)
-        r->run_scan[m] = h->run_scan[m] < back ? h->run_scan[m] : back;
+    for (int len = 1; len <= ST_REUSE_MIN_RUN; len++)
+        r->run_scan[len] = h->run_scan[len] < back ? h->run_scan[len] : back;
     r->lone_scan = h->lone_scan < back ? h->lone_scan : back;
     r->nfresh = h->valid && nfresh > 0 ? nfresh : 0;
     return true;
@@ -254,8 +313,8 @@ static bool reuse_prepare(strata_txn_t *txn) {
 /* Length of the run of set bits starting at page p (bits past npages are clear). */
 static size_t run_length(const st_reuse *r, pgno_t p) {
     pgno_t q = p;
-    while (q < r->npages) {
-        uint64_t clear = ~r->bits[q / 64] >> (q % 64);
+    while (q < r->map.npages) {
+        uint64_t clear = ~r->map.bits[q / 64] >> (q % 64);
         if (clear == 0) {
             q += 64 - q % 64;
             continue;
@@ -279,7 +338,7 @@ static bool run_through(const st_reuse *r, pgno_t p, pgno_t *start, size_t *len)
 void st_reuse_hints_save(strata_txn_t *txn) {
     const st_reuse *r = &txn->reuse;
     st_reuse_hints *h = &txn->hints_out;
-    if (!r->ready || !r->bits) return; /* no search: the handle's hints still hold */
+    if (!r->ready || !r->map.bits) return; /* no search: the handle's hints still hold */
     /* The rest of the run being used holds runs up to its length, not longer ones. */
     size_t left = r->run_next < r->run_end ? (size_t)(r->run_end - r->run_next) : 0;
     for (size_t m = 1; m <= ST_REUSE_MIN_RUN; m++)
@@ -301,25 +360,29 @@ void st_reuse_hints_save(strata_txn_t *txn) {
 
 /* The first set bit at or after p, or npages. */
 static pgno_t next_set(const st_reuse *r, pgno_t p) {
-    while (p < r->npages) {
-        uint64_t w = r->bits[p / 64] >> (p % 64);
+    while (p < r->map.npages) {
+        uint64_t w = r->map.bits[p / 64] >> (p % 64);
         if (w) return p + (pgno_t)__builtin_ctzll(w);
         p += 64 - p % 64;
     }
-    return r->npages;
+    return r->map.npages;
 }
 
+/* Take page p: its bit goes, its leaf counts one entry taken (save checks the counts). */
 static void take_bit(strata_txn_t *txn, pgno_t p) {
     st_reuse *r = &txn->reuse;
     const st_freelist *fl = &txn->fl;
-    r->bits[p / 64] &= ~(1ull << (p % 64));
-    size_t e = r->entry_of[p], lo = 0, hi = fl->nleaves; /* the leaf holding entry e */
-    while (hi - lo > 1) {
+    r->map.bits[p / 64] &= ~(1ull << (p % 64));
+    pgno_t leaf = r->map.leaf_of[p];
+    size_t lo = 0, hi = fl->nleaves;
+    while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (fl->leaf_start[mid] <= e) lo = mid;
+        if (fl->leaf_pgno[r->leaf_by_pgno[mid]] < leaf) lo = mid + 1;
         else hi = mid;
     }
-    r->leaf_taken[lo]++;
+    if (lo < fl->nleaves && fl->leaf_pgno[r->leaf_by_pgno[lo]] == leaf)
+        r->leaf_taken[r->leaf_by_pgno[lo]]++;
+    r->ntaken++;
 }
 
 _Static_assert(sizeof ((st_reuse *)0)->run_scan / sizeof(pgno_t) == ST_REUSE_MIN_RUN + 1,
@@ -338,21 +401,48 @@ static bool find_run(st_reuse *r, size_t min) {
     }
     pgno_t p = next_set(r, r->run_scan[min]);
     size_t len = 0;
-    while (p < r->npages && (len = run_length(r, p)) < min) p = next_set(r, p + len);
+    while (p < r->map.npages && (len = run_length(r, p)) < min) p = next_set(r, p + len);
     /* No run of min pages starts before p, so none longer does; the run at p is in use. */
     for (size_t m = min; m <= ST_REUSE_MIN_RUN; m++)
         if (r->run_scan[m] < p + len) r->run_scan[m] = p + len;
-    if (p >= r->npages) return false;
+    if (p >= r->map.npages) return false;
     r->run_next = p;
     r->run_end = p + len;
     return true;
 }
 
+#ifdef ST_CHECK_REUSE /* make asan: every map handed over must equal one built from scratch */
+#include <stdio.h>
+static bool map_bit(const uint64_t *m, size_t n, pgno_t p) { return m && p < n && (m[p / 64] >> (p % 64) & 1); }
+static void check_maps(strata_txn_t *txn) {
+    st_reuse kept = txn->reuse;
+    memset(&txn->reuse, 0, sizeof txn->reuse);
+    reuse_prepare(txn);
+    st_reuse_map *a = &kept.map, *b = &txn->reuse.map;
+    size_t n = a->npages > b->npages ? a->npages : b->npages;
+    for (pgno_t p = 0; p < n; p++) {
+        bool ab = map_bit(a->bits, a->npages, p), bb = map_bit(b->bits, b->npages, p);
+        bool ah = map_bit(a->held, a->npages, p), bh = map_bit(b->held, b->npages, p);
+        if (ab != bb || ah != bh || ((ab || ah) && a->leaf_of[p] != b->leaf_of[p])) {
+            fprintf(stderr, "REUSE MAP MISMATCH page %llu: bits %d/%d held %d/%d leaf %llu/%llu\n",
+                    (unsigned long long)p, ab, bb, ah, bh, (unsigned long long)((ab || ah) ? a->leaf_of[p] : 0),
+                    (unsigned long long)((bb || bh) ? b->leaf_of[p] : 0));
+            abort();
+        }
+    }
+    st_reuse_clear(&txn->reuse);
+    txn->reuse = kept;
+}
+#endif
+
 /* The reuse map, built on first use; false when nothing can be reused. */
 static bool reuse_ready(strata_txn_t *txn) {
     st_reuse *r = &txn->reuse;
+#ifdef ST_CHECK_REUSE
+    if (!r->ready) { reuse_prepare(txn); check_maps(txn); }
+#endif
     if (!r->ready) reuse_prepare(txn);
-    return r->bits != NULL;
+    return r->map.bits != NULL;
 }
 
 /* A lone reusable page (no free neighbour), or false. */
@@ -367,7 +457,7 @@ static bool take_lone(strata_txn_t *txn, pgno_t *pgno) {
             return true;
         }
     }
-    for (pgno_t p = next_set(r, r->lone_scan); p < r->npages; p = next_set(r, p + 1)) {
+    for (pgno_t p = next_set(r, r->lone_scan); p < r->map.npages; p = next_set(r, p + 1)) {
         size_t len = run_length(r, p);
         if (len == 1 && (p == 0 || !bit_is_set(r, p - 1))) {
             r->lone_scan = p + 1;
@@ -377,14 +467,14 @@ static bool take_lone(strata_txn_t *txn, pgno_t *pgno) {
         }
         p += len - 1;
     }
-    r->lone_scan = r->npages;
+    r->lone_scan = r->map.npages;
     return false;
 }
 
 /* A page of a run shorter than min_run (too short for a small commit's run), or false. */
 static bool take_short(strata_txn_t *txn, size_t min_run, pgno_t *pgno) {
     st_reuse *r = &txn->reuse;
-    for (pgno_t p = next_set(r, r->short_scan); p < r->npages; p = next_set(r, p)) {
+    for (pgno_t p = next_set(r, r->short_scan); p < r->map.npages; p = next_set(r, p)) {
         size_t len = run_length(r, p);
         if (len < min_run && (p < r->run_next || p >= r->run_end)) {
             r->short_scan = p;
@@ -394,7 +484,7 @@ static bool take_short(strata_txn_t *txn, size_t min_run, pgno_t *pgno) {
         }
         p += len;
     }
-    r->short_scan = r->npages;
+    r->short_scan = r->map.npages;
     return false;
 }
 
@@ -413,7 +503,7 @@ bool st_freelist_take(strata_txn_t *txn, bool cold, pgno_t *pgno) {
     if (r->run_next == r->run_end && r->run_end && bit_is_set(r, r->run_end))
         r->run_end += run_length(r, r->run_end); /* the run goes on: pages freed since */
     /* Shorter runs as free space accumulates: stranded space stays under about a quarter. */
-    bool much_free = r->reusable > r->npages / 4;
+    bool much_free = r->reusable > r->map.npages / 4;
     if (r->run_next >= r->run_end && !find_run(r, min_run) &&
         !((scattered_ok || much_free) && find_run(r, 2)) &&
         !((scattered_ok || much_free) && find_run(r, 1)))
@@ -427,8 +517,8 @@ bool st_freelist_take(strata_txn_t *txn, bool cold, pgno_t *pgno) {
 static bool entry_taken(const strata_txn_t *txn, size_t i) {
     const st_reuse *r = &txn->reuse;
     pgno_t p = txn->fl.entries.v[i].pgno;
-    return r->bits && i < r->reusable && p < r->npages && !bit_is_set(r, p) &&
-           !(r->held && (r->held[p / 64] >> (p % 64) & 1));
+    return r->map.bits && i < r->reusable && p < r->map.npages && !bit_is_set(r, p) &&
+           !(r->map.held && (r->map.held[p / 64] >> (p % 64) & 1));
 }
 
 /* ------------------------------------------------------------------ save */
@@ -525,11 +615,13 @@ static int push_rest(const strata_txn_t *txn, size_t i, st_free_vec *v) {
 
 /* Write entries v[0, n) into new leaves from pages[*next], dense. */
 static int write_leaves(fl_builder *b, const st_free_entry *v, size_t n, uint8_t **bufs,
-                        const pgno_t *pages, size_t *next) {
+                        const pgno_t *pages, size_t *next, st_reuse_map *m) {
     int rc = STRATA_OK;
     for (size_t from = 0; rc == STRATA_OK && from < n; from += FL_PER_PAGE) {
         size_t to = from + FL_PER_PAGE < n ? from + FL_PER_PAGE : n;
         write_leaf(bufs[*next], v + from, to - from);
+        for (size_t i = from; m->leaf_of && i < to; i++) /* the entries moved here */
+            if (v[i].pgno < m->npages) m->leaf_of[v[i].pgno] = pages[*next];
         rc = add_leaf(b, pages[(*next)++]);
         if (rc == STRATA_OK) rc = add_entries(b, v + from, to - from);
     }
@@ -559,6 +651,13 @@ int st_freelist_save(strata_txn_t *txn, pgno_t *head, uint64_t *count, strata_er
         if ((rc = st_page_alloc(txn, 1, &bufs[taken], &pages[taken], err))) goto out;
         taken++;
     }
+    size_t counted = 0;
+    for (size_t i = 0; i < n; i++) counted += leaf_taken(txn, i);
+    if (counted != txn->reuse.ntaken) { /* a page's leaf was not found: never write the list */
+        rc = st_txn_fail(txn, ST_CORRUPT(err, "free list: %zu pages taken, %zu found in its leaves",
+                                         txn->reuse.ntaken, counted));
+        goto out;
+    }
     for (size_t i = 0; i < n; i++)
         if (pack[i] && (rc = st_page_free(txn, fl->leaf_pgno[i], 1, err))) goto out;
 
@@ -578,14 +677,14 @@ int st_freelist_save(strata_txn_t *txn, pgno_t *head, uint64_t *count, strata_er
         }
         tmp.n = 0;
         for (; rc == STRATA_OK && i < n && pack[i]; i++) rc = push_rest(txn, i, &tmp);
-        if (rc == STRATA_OK && i < n) rc = write_leaves(&b, tmp.v, tmp.n, bufs, pages, &next);
+        if (rc == STRATA_OK && i < n) rc = write_leaves(&b, tmp.v, tmp.n, bufs, pages, &next, &txn->reuse.map);
     }
     if (n == 0 || !pack[n - 1]) tmp.n = 0; /* else tmp holds the last group's rest */
     for (size_t j = 0; rc == STRATA_OK && j < txn->freed.n; j++)
         rc = st_free_vec_push(&tmp, txn->freed.v[j].pgno, txn->new_version);
     for (size_t j = 0; rc == STRATA_OK && j < txn->own.n; j++)
         rc = st_free_vec_push(&tmp, txn->own.v[j].pgno, txn->new_version);
-    if (rc == STRATA_OK) rc = write_leaves(&b, tmp.v, tmp.n, bufs, pages, &next);
+    if (rc == STRATA_OK) rc = write_leaves(&b, tmp.v, tmp.n, bufs, pages, &next, &txn->reuse.map);
     if (rc == STRATA_OK && (tmp.n != L.tail || next != L.new_leaves))
         rc = ST_CORRUPT(err, "free list: laid out %zu entries in %zu leaves, planned %zu in %zu",
                         tmp.n, next, L.tail, L.new_leaves);
@@ -622,6 +721,8 @@ int st_freelist_save(strata_txn_t *txn, pgno_t *head, uint64_t *count, strata_er
     st_freelist_clear(fl);
     *fl = nf;
     st_reuse_hints_save(txn);
+    txn->reuse_out = txn->reuse.map; /* the handle's, if the commit succeeds */
+    memset(&txn->reuse.map, 0, sizeof txn->reuse.map);
     st_reuse_clear(&txn->reuse);
     txn->own.n = 0; /* txn->freed stays: the commit log checks its pages' hints against it */
 out:

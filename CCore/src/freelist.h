@@ -26,6 +26,7 @@ int st_freelist_load(strata_db_t *db, const st_meta *meta, st_freelist *out, str
  * quarter of the file is reusable (see freelist.c), a shorter run or any free page. */
 bool st_freelist_take(strata_txn_t *txn, bool cold, pgno_t *pgno);
 void st_reuse_clear(st_reuse *r);
+void st_reuse_map_clear(st_reuse_map *m);
 /* Where this transaction's searches stopped, into txn->hints_out (the free list saved, the map
  * about to go); the pager makes them the handle's hints if the commit succeeds. Only ever a
  * hint: a stale one costs a missed run, never a wrong page. */

@@ -597,12 +597,15 @@ int st_pager_begin_write(strata_txn_t *txn, strata_error *err) {
      * ~9,000 entries): a transaction that does not commit leaves the next to load it. */
     pthread_mutex_lock(&db->state_mutex);
     bool cached = db->free_cache_valid && db->free_cache_version == txn->meta.version;
-    if (cached) {
+    if (cached) { /* with its page maps (freelist.c decides whether they still hold) */
         txn->fl = db->free_cache;
         memset(&db->free_cache, 0, sizeof db->free_cache);
+        txn->reuse.map = db->reuse_map;
     } else {
         st_freelist_clear(&db->free_cache);
+        st_reuse_map_clear(&db->reuse_map);
     }
+    memset(&db->reuse_map, 0, sizeof db->reuse_map);
     db->free_cache_valid = false;
     pthread_mutex_unlock(&db->state_mutex);
     if (!cached) return st_freelist_load(db, &txn->meta, &txn->fl, err);
@@ -613,6 +616,7 @@ void st_pager_end_write(strata_txn_t *txn) {
     dirty_free_all(&txn->dirty);
     st_freelist_clear(&txn->fl);
     st_reuse_clear(&txn->reuse);
+    st_reuse_map_clear(&txn->reuse_out);
     st_free_vec_clear(&txn->own);
     st_free_vec_clear(&txn->freed);
 }
@@ -708,6 +712,9 @@ int st_pager_commit(strata_txn_t *txn, strata_error *err) {
     st_freelist_clear(&db->free_cache);
     db->free_cache = txn->fl; /* the list just written */
     memset(&txn->fl, 0, sizeof txn->fl);
+    st_reuse_map_clear(&db->reuse_map);
+    db->reuse_map = txn->reuse_out;
+    memset(&txn->reuse_out, 0, sizeof txn->reuse_out);
     db->free_cache_version = m.version;
     db->free_cache_valid = true;
     db->last_write_pages = txn->pages_taken;
