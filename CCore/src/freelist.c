@@ -234,9 +234,8 @@ static bool map_cover(st_reuse_map *m, size_t npages) {
     return true;
 }
 
-static int cmp_leaf_pgno(const void *a, const void *b, void *fl) {
-    const pgno_t *lp = ((const st_freelist *)fl)->leaf_pgno;
-    pgno_t x = lp[*(const size_t *)a], y = lp[*(const size_t *)b];
+static int cmp_leaf_pgno(const void *a, const void *b) {
+    pgno_t x = ((const st_leaf_ref *)a)->pgno, y = ((const st_leaf_ref *)b)->pgno;
     return x < y ? -1 : x > y;
 }
 
@@ -264,8 +263,8 @@ static bool reuse_prepare(strata_txn_t *txn) {
         r->ready = true;
         return false;
     }
-    for (size_t i = 0; i < fl->nleaves; i++) r->leaf_by_pgno[i] = i;
-    qsort_r(r->leaf_by_pgno, fl->nleaves, sizeof *r->leaf_by_pgno, cmp_leaf_pgno, (void *)fl);
+    for (size_t i = 0; i < fl->nleaves; i++) r->leaf_by_pgno[i] = (st_leaf_ref){fl->leaf_pgno[i], i};
+    qsort(r->leaf_by_pgno, fl->nleaves, sizeof *r->leaf_by_pgno, cmp_leaf_pgno);
     m->mapped = txn->oldest_reader;
     m->durable = txn->durable_version;
     /* Searches start where the last commit's stopped. Pages that became reusable since are
@@ -377,11 +376,10 @@ static void take_bit(strata_txn_t *txn, pgno_t p) {
     size_t lo = 0, hi = fl->nleaves;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (fl->leaf_pgno[r->leaf_by_pgno[mid]] < leaf) lo = mid + 1;
+        if (r->leaf_by_pgno[mid].pgno < leaf) lo = mid + 1;
         else hi = mid;
     }
-    if (lo < fl->nleaves && fl->leaf_pgno[r->leaf_by_pgno[lo]] == leaf)
-        r->leaf_taken[r->leaf_by_pgno[lo]]++;
+    if (lo < fl->nleaves && r->leaf_by_pgno[lo].pgno == leaf) r->leaf_taken[r->leaf_by_pgno[lo].index]++;
     r->ntaken++;
 }
 

@@ -127,12 +127,17 @@ typedef struct st_reuse_map {
     uint64_t durable;      /* the durable version `held` was decided for */
 } st_reuse_map;
 
+typedef struct st_leaf_ref {
+    pgno_t pgno;           /* a free-list leaf's page */
+    size_t index;          /* its place in the list */
+} st_leaf_ref;
+
 typedef struct st_reuse {
     bool ready;
     size_t reusable;       /* entries [0, reusable) are old enough to reuse */
     st_reuse_map map;
     uint32_t *leaf_taken;  /* per leaf of the list: entries taken from it */
-    size_t *leaf_by_pgno;  /* leaf indexes sorted by leaf page (take_bit finds leaf_of's) */
+    st_leaf_ref *leaf_by_pgno; /* the leaves sorted by page (take_bit finds leaf_of's) */
     size_t ntaken;         /* pages taken from the list */
     pgno_t run_next, run_end; /* the run of adjacent free pages being used */
     /* Searches: no run of at least m free pages starts before run_scan[m] (m = 1..8, the
