@@ -11,13 +11,6 @@
 #include "../../CCore/src/btree.h"
 #include "../../CCore/src/objstore.h"
 
-static uint64_t rng = 0x2545F4914F6CDD1Dull;
-static uint64_t rnd(void) {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
 
 #define KEYS 6000
 
@@ -184,5 +177,6 @@ static const tl_test tests[] = {
 };
 
 int main(int argc, char **argv) {
+    tl_seed(0x2545F4914F6CDD1Dull);
     return tl_run("btree-batch", tests, (int)(sizeof tests / sizeof tests[0]), argc, argv);
 }

@@ -18,13 +18,6 @@
 
 /* ------------------------------------------------------------------ helpers */
 
-static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
-static uint64_t rnd(void) {
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
-}
 
 /* Deterministic value bytes from a seed. */
 static void fill_value(uint8_t *buf, size_t len, uint64_t seed) {
@@ -1447,5 +1440,6 @@ static const tl_test tests[] = {
 };
 
 int main(int argc, char **argv) {
+    tl_seed(0x9E3779B97F4A7C15ull);
     return tl_run("engine", tests, (int)(sizeof tests / sizeof tests[0]), argc, argv);
 }

@@ -10,13 +10,6 @@
 #include "../../CCore/src/btree.h"
 #include "../../CCore/src/objstore.h"
 
-static uint64_t rng = 0x9E3779B97F4A7C15ull;
-static uint64_t rnd(void) {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
 
 #define N 3000
 static char strs[N][400];
@@ -199,5 +192,6 @@ static const tl_test tests[] = {
 };
 
 int main(int argc, char **argv) {
+    tl_seed(0x9E3779B97F4A7C15ull);
     return tl_run("index-scan", tests, (int)(sizeof tests / sizeof tests[0]), argc, argv);
 }

@@ -7,13 +7,6 @@
 
 #include <stdint.h>
 
-static uint64_t rng_state = 0x2545F4914F6CDD1Dull;
-static uint64_t rnd(void) {
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
-}
 
 static strata_value vint(int64_t i) { return (strata_value){.type = STRATA_TYPE_INT, .u.i = i}; }
 static strata_value vbool(bool b) { return (strata_value){.type = STRATA_TYPE_BOOL, .u.b = b}; }
@@ -1399,5 +1392,6 @@ static const tl_test tests[] = {
 };
 
 int main(int argc, char **argv) {
+    tl_seed(0x2545F4914F6CDD1Dull);
     return tl_run("objects", tests, (int)(sizeof tests / sizeof tests[0]), argc, argv);
 }

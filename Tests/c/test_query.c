@@ -434,13 +434,6 @@ static void literals_of_every_kind(void) {
 
 /* ------------------------------------------------------------------ random against brute force */
 
-static uint64_t rng = 0x853c49e6748fea9bull;
-static uint64_t rnd(void) {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
 
 #define RN 1500
 typedef struct robj {
@@ -556,7 +549,7 @@ static void random_predicates_match_brute_force(void) {
         OK(strata_table_add_property(t, "b", STRATA_TYPE_INT, 0, NULL, &cb, E));
         OK(strata_table_add_property(t, "flag", STRATA_TYPE_BOOL, 0, NULL, &cf, E));
         OK(strata_table_add_property(t, "s", STRATA_TYPE_STRING, ix, NULL, &cs, E));
-        rng = 0x853c49e6748fea9bull; /* the same data in both runs */
+        tl_seed(0x853c49e6748fea9bull); /* the same data in both runs */
         for (int i = 0; i < RN; i++) {
             strata_key_t k;
             OK(strata_obj_create(t, &k, E));
@@ -632,5 +625,6 @@ static const tl_test tests[] = {
 };
 
 int main(int argc, char **argv) {
+    tl_seed(0x853c49e6748fea9bull);
     return tl_run("query", tests, (int)(sizeof tests / sizeof tests[0]), argc, argv);
 }

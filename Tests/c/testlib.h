@@ -100,4 +100,15 @@ static int tl_run(const char *suite, const tl_test *tests, int n, int argc, char
 
 #define TL_TEST(name) {#name, name}
 
+/* A repeatable random sequence (xorshift64) for the suites' random runs. A suite seeds it with
+ * tl_seed before its tests run; a test that needs the same data twice seeds it again. */
+static uint64_t tl_rng = 0x9E3779B97F4A7C15ull;
+__attribute__((unused)) static void tl_seed(uint64_t seed) { tl_rng = seed; }
+__attribute__((unused)) static uint64_t rnd(void) {
+    tl_rng ^= tl_rng << 13;
+    tl_rng ^= tl_rng >> 7;
+    tl_rng ^= tl_rng << 17;
+    return tl_rng;
+}
+
 #endif
