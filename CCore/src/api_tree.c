@@ -172,39 +172,33 @@ int st_internal_drop(strata_txn_t *txn, strata_tree_t *t, strata_error *err) {
 
 int st_tree_put(strata_tree_t *t, const uint8_t *key, size_t klen, const uint8_t *val, size_t vlen,
                 strata_error *err) {
-    t->mod_count++;
-    t->dirty = true;
-    return st_bt_put(t->txn, &t->st, key, klen, val, vlen, err);
+    return st_tree_put_near(t, NULL, key, klen, val, vlen, err);
 }
 
+int st_tree_del(strata_tree_t *t, const uint8_t *key, size_t klen, strata_error *err) {
+    return st_tree_del_near(t, NULL, key, klen, err);
+}
+
+/* A finger (f may be NULL) is forgotten when the tree changed by other calls since its last. */
 int st_tree_put_near(strata_tree_t *t, st_bt_finger *f, const uint8_t *key, size_t klen,
                      const uint8_t *val, size_t vlen, strata_error *err) {
-    if (f->mod != t->mod_count) f->root = 0; /* changed by someone else since */
+    if (f && f->mod != t->mod_count) f->root = 0;
     t->mod_count++;
     t->dirty = true;
     int rc = st_bt_put_near(t->txn, &t->st, f, key, klen, val, vlen, err);
-    f->mod = t->mod_count;
+    if (f) f->mod = t->mod_count;
     return rc;
 }
 
 int st_tree_del_near(strata_tree_t *t, st_bt_finger *f, const uint8_t *key, size_t klen,
                      strata_error *err) {
-    if (f->mod != t->mod_count) f->root = 0;
+    if (f && f->mod != t->mod_count) f->root = 0;
     int rc = st_bt_delete_near(t->txn, &t->st, f, key, klen, err);
     if (rc != STRATA_ERR_NOT_FOUND) {
         t->mod_count++;
         t->dirty = true;
     }
-    f->mod = t->mod_count;
-    return rc;
-}
-
-int st_tree_del(strata_tree_t *t, const uint8_t *key, size_t klen, strata_error *err) {
-    int rc = st_bt_delete(t->txn, &t->st, key, klen, err);
-    if (rc != STRATA_ERR_NOT_FOUND) {
-        t->mod_count++;
-        t->dirty = true;
-    }
+    if (f) f->mod = t->mod_count;
     return rc;
 }
 

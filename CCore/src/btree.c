@@ -642,11 +642,16 @@ static int free_value(strata_txn_t *txn, const uint8_t *leaf, pgno_t pgno, int i
 }
 
 /* The finger's leaf holds key's place when key lies within the leaf's first and last keys (a
- * key past either end may belong to a neighbour): then *held, and the kept path leads to it. */
+ * key past either end may belong to a neighbour): then *held, and the kept (writable) path leads
+ * to it. Either way the finger is forgotten until the change succeeds without reshaping the tree
+ * (finger_keep). */
 static int finger_find(const st_tree_state *t, st_bt_finger *f, const uint8_t *key, size_t klen,
                        int *depth, bool *exact, bool *held, strata_error *err) {
     *held = false;
-    if (!f || !f->root || f->root != t->root) return STRATA_OK;
+    if (!f) return STRATA_OK;
+    pgno_t root = f->root;
+    f->root = 0;
+    if (!root || root != t->root) return STRATA_OK;
     wlevel *leaf = &f->path[f->depth - 1];
     int n = pg_nkeys(leaf->page), idx;
     int rc = leaf_search(leaf->page, leaf->pgno, t->kind, key, klen, &idx, exact, err);
@@ -656,17 +661,6 @@ static int finger_find(const st_tree_state *t, st_bt_finger *f, const uint8_t *k
     *depth = f->depth;
     *held = true;
     return STRATA_OK;
-}
-
-/* The writable path to key's leaf: the finger's when it holds key, else copied from the root. The
- * finger is forgotten until the change succeeds without reshaping the tree (finger_keep). */
-static int write_path(strata_txn_t *txn, st_tree_state *t, st_bt_finger *f, const uint8_t *key,
-                      size_t klen, wlevel *path, int *depth, bool *exact, strata_error *err) {
-    bool held;
-    int rc = finger_find(t, f, key, klen, depth, exact, &held, err);
-    if (f) f->root = 0;
-    if (rc || held) return rc;
-    return touch_path(txn, t, key, klen, path, depth, exact, err);
 }
 
 static void finger_keep(const st_tree_state *t, st_bt_finger *f, int depth) {
@@ -723,8 +717,9 @@ int st_bt_put_near(strata_txn_t *txn, st_tree_state *t, st_bt_finger *f, const u
     }
     wlevel local[ST_MAX_DEPTH], *path = f ? f->path : local;
     int depth = 0;
-    bool exact;
-    if ((rc = write_path(txn, t, f, key, klen, path, &depth, &exact, err)))
+    bool exact, held;
+    if ((rc = finger_find(t, f, key, klen, &depth, &exact, &held, err)) ||
+        (!held && (rc = touch_path(txn, t, key, klen, path, &depth, &exact, err))))
         return st_txn_fail(txn, rc);
     wlevel *leaf = &path[depth - 1];
     if (exact) {
@@ -840,7 +835,6 @@ int st_bt_delete_near(strata_txn_t *txn, st_tree_state *t, st_bt_finger *f, cons
     int depth = 0;
     bool exact = false, held;
     int rc = finger_find(t, f, key, klen, &depth, &exact, &held, err);
-    if (f) f->root = 0;
     if (rc == STRATA_OK && !held) rc = find_path(txn, t, key, klen, path, &depth, &exact, err);
     if (rc) return rc;
     if (!exact) {

@@ -206,7 +206,8 @@ int st_internal_drop(strata_txn_t *txn, strata_tree_t *t, strata_error *err);
 int st_tree_put(strata_tree_t *t, const uint8_t *key, size_t klen, const uint8_t *val, size_t vlen,
                 strata_error *err);
 int st_tree_del(strata_tree_t *t, const uint8_t *key, size_t klen, strata_error *err);
-/* The same through a finger (btree.h): changes to a sorted run of keys skip the descent. */
+/* The same through a finger (btree.h; NULL: none): changes to a sorted run of keys skip the
+ * descent. */
 typedef struct st_bt_finger st_bt_finger;
 int st_tree_put_near(strata_tree_t *t, st_bt_finger *f, const uint8_t *key, size_t klen,
                      const uint8_t *val, size_t vlen, strata_error *err);
