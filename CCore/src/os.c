@@ -318,7 +318,12 @@ int st_os_write_gather(strata_db_t *db, uint64_t off, const struct iovec *iov, i
     if (off + len > db->map_size)
         return st_err(err, STRATA_ERR_MAP_FULL, "write at %llu past the map size %llu of '%s'",
                       (unsigned long long)off, (unsigned long long)db->map_size, db->path);
-    if (db->mem || db->io.pwrite != io_pwrite) { /* through one buffer */
+    if (db->mem) { /* copied into the store */
+        for (int i = 0; i < n; off += iov[i++].iov_len)
+            memcpy(db->map + off, iov[i].iov_base, iov[i].iov_len);
+        return STRATA_OK;
+    }
+    if (db->io.pwrite != io_pwrite) { /* through one buffer */
         uint8_t *buf = malloc(len ? len : 1);
         if (!buf) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory writing '%s'", db->path);
         size_t at = 0;
@@ -330,26 +335,20 @@ int st_os_write_gather(strata_db_t *db, uint64_t off, const struct iovec *iov, i
         free(buf);
         return rc;
     }
-    while (n > 0) { /* a short write resumes where it stopped */
-        ssize_t k = pwritev(db->fd, iov, n, (off_t)off);
-        if (k < 0) {
-            if (errno == EINTR) continue;
-            return st_err_errno(err, errno, "write of %zu bytes at offset %llu of '%s' failed",
-                                len, (unsigned long long)off, db->path);
-        }
-        if (k == 0) return st_err(err, STRATA_ERR_IO, "write to '%s' made no progress", db->path);
-        off += (uint64_t)k;
-        len -= (size_t)k;
-        while (n > 0 && (size_t)k >= iov->iov_len) k -= (ssize_t)iov->iov_len, iov++, n--;
-        if (n > 0 && k > 0) { /* the rest of a partly written buffer */
-            size_t rest = iov->iov_len - (size_t)k;
-            int rc = st_os_write(db, off, (const uint8_t *)iov->iov_base + k, rest, err);
-            if (rc) return rc;
-            off += rest;
-            len -= rest;
-            iov++;
-            n--;
-        }
+    ssize_t k;
+    do k = pwritev(db->fd, iov, n, (off_t)off);
+    while (k < 0 && errno == EINTR);
+    if (k < 0)
+        return st_err_errno(err, errno, "write of %zu bytes at offset %llu of '%s' failed", len,
+                            (unsigned long long)off, db->path);
+    for (int i = 0; i < n; i++) { /* a short write (rare): the rest buffer by buffer */
+        size_t l = iov[i].iov_len, done = (size_t)k < l ? (size_t)k : l;
+        k -= (ssize_t)done;
+        int rc = done == l ? STRATA_OK
+                           : st_os_write(db, off + done, (const uint8_t *)iov[i].iov_base + done,
+                                         l - done, err);
+        if (rc) return rc;
+        off += l;
     }
     return STRATA_OK;
 }

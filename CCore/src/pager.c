@@ -601,11 +601,11 @@ int st_pager_begin_write(strata_txn_t *txn, strata_error *err) {
         txn->fl = db->free_cache;
         memset(&db->free_cache, 0, sizeof db->free_cache);
         txn->reuse.map = db->reuse_map;
+        memset(&db->reuse_map, 0, sizeof db->reuse_map);
     } else {
         st_freelist_clear(&db->free_cache);
         st_reuse_map_clear(&db->reuse_map);
     }
-    memset(&db->reuse_map, 0, sizeof db->reuse_map);
     db->free_cache_valid = false;
     pthread_mutex_unlock(&db->state_mutex);
     if (!cached) return st_freelist_load(db, &txn->meta, &txn->fl, err);
