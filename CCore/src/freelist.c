@@ -271,7 +271,7 @@ static bool reuse_prepare(strata_txn_t *txn) {
      * looked at first; when there are many, the searches start before the lowest of them
      * instead (less the longest run looked for: such a page may extend a run before it). */
     const st_reuse_hints *h = &txn->db->reuse_hints;
-    pgno_t low = r->map.npages;
+    pgno_t low = m->npages;
     int nfresh = 0, cap = (int)(sizeof r->fresh / sizeof *r->fresh);
     size_t leaf = 0, b = fl->nleaves; /* leaf: the last leaf starting at or before `from` */
     while (b - leaf > 1) {
@@ -282,25 +282,25 @@ static bool reuse_prepare(strata_txn_t *txn) {
     for (size_t i = from; i < lo; i++) {
         while (leaf + 1 < fl->nleaves && fl->leaf_start[leaf + 1] <= i) leaf++;
         pgno_t p = fl->entries.v[i].pgno;
-        if (p >= r->map.npages) continue; /* checked at load; never reused if it were wrong */
+        if (p >= m->npages) continue; /* checked at load; never reused if it were wrong */
         m->leaf_of[p] = fl->leaf_pgno[leaf];
         if (fl->entries.v[i].version > txn->durable_version && !written_after_durable(txn, p)) {
-            if (!r->map.held && !(r->map.held = calloc((r->map.npages + 63) / 64, 8))) {
+            if (!m->held && !(m->held = calloc((m->npages + 63) / 64, 8))) {
                 st_reuse_clear(r); /* reuse nothing: the file grows instead */
                 r->ready = true;
                 return false;
             }
-            r->map.held[p / 64] |= 1ull << (p % 64);
+            m->held[p / 64] |= 1ull << (p % 64);
             continue;
         }
-        r->map.bits[p / 64] |= 1ull << (p % 64);
+        m->bits[p / 64] |= 1ull << (p % 64);
         if (fl->entries.v[i].version > h->cutoff) {
             if (p < low) low = p;
             if (nfresh >= 0 && nfresh < cap) r->fresh[nfresh++] = p;
             else nfresh = -1;
         }
     }
-    pgno_t back = !h->valid ? 0 : nfresh >= 0 ? r->map.npages
+    pgno_t back = !h->valid ? 0 : nfresh >= 0 ? m->npages
                                  : low > ST_REUSE_MIN_RUN ? low - ST_REUSE_MIN_RUN : 0;
     for (int len = 1; len <= ST_REUSE_MIN_RUN; len++)
         r->run_scan[len] = h->run_scan[len] < back ? h->run_scan[len] : back;
@@ -379,7 +379,8 @@ static void take_bit(strata_txn_t *txn, pgno_t p) {
         if (r->leaf_by_pgno[mid].pgno < leaf) lo = mid + 1;
         else hi = mid;
     }
-    if (lo < fl->nleaves && r->leaf_by_pgno[lo].pgno == leaf) r->leaf_taken[r->leaf_by_pgno[lo].index]++;
+    if (lo < fl->nleaves && r->leaf_by_pgno[lo].pgno == leaf)
+        r->leaf_taken[r->leaf_by_pgno[lo].index]++;
     r->ntaken++;
 }
 
@@ -411,7 +412,9 @@ static bool find_run(st_reuse *r, size_t min) {
 
 #ifdef ST_CHECK_REUSE /* make asan: every map handed over must equal one built from scratch */
 #include <stdio.h>
-static bool map_bit(const uint64_t *m, size_t n, pgno_t p) { return m && p < n && (m[p / 64] >> (p % 64) & 1); }
+static bool map_bit(const uint64_t *m, size_t n, pgno_t p) {
+    return m && p < n && (m[p / 64] >> (p % 64) & 1);
+}
 static void check_maps(strata_txn_t *txn) {
     st_reuse kept = txn->reuse;
     memset(&txn->reuse, 0, sizeof txn->reuse);
@@ -422,9 +425,10 @@ static void check_maps(strata_txn_t *txn) {
         bool ab = map_bit(a->bits, a->npages, p), bb = map_bit(b->bits, b->npages, p);
         bool ah = map_bit(a->held, a->npages, p), bh = map_bit(b->held, b->npages, p);
         if (ab != bb || ah != bh || ((ab || ah) && a->leaf_of[p] != b->leaf_of[p])) {
-            fprintf(stderr, "REUSE MAP MISMATCH page %llu: bits %d/%d held %d/%d leaf %llu/%llu\n",
-                    (unsigned long long)p, ab, bb, ah, bh, (unsigned long long)((ab || ah) ? a->leaf_of[p] : 0),
-                    (unsigned long long)((bb || bh) ? b->leaf_of[p] : 0));
+            fprintf(stderr, "reuse map differs at page %llu: bits %d/%d, held %d/%d, leaf %llu/%llu\n",
+                    (unsigned long long)p, ab, bb, ah, bh,
+                    (unsigned long long)(ab || ah ? a->leaf_of[p] : 0),
+                    (unsigned long long)(bb || bh ? b->leaf_of[p] : 0));
             abort();
         }
     }
