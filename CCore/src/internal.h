@@ -113,8 +113,6 @@ typedef struct st_freelist {
     size_t ndirs;
 } st_freelist;
 
-/* How a write transaction reuses free pages (freelist.c), built on its first take. Small
- * transactions take runs of adjacent pages so that a commit's writes stay few and contiguous. */
 /* The page maps below (bits, held, leaf_of) are kept by the handle between its commits and
  * extended by each write transaction with the entries that became reusable since (`mapped`):
  * building them from the whole list cost ~7 us a commit with 9,000 free pages. */
@@ -132,6 +130,8 @@ typedef struct st_leaf_ref {
     size_t index;          /* its place in the list */
 } st_leaf_ref;
 
+/* How a write transaction reuses free pages (freelist.c), built on its first take. Small
+ * transactions take runs of adjacent pages so that a commit's writes stay few and contiguous. */
 typedef struct st_reuse {
     bool ready;
     size_t reusable;       /* entries [0, reusable) are old enough to reuse */
