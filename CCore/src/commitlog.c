@@ -19,6 +19,12 @@
  *   the header's checksum and version); rewritten column and free-list pages shift more. A
  *   one-object Person commit's ~13 pages take 10-12 KB (the free list's repacked leaves ~4 KB).
  *
+ * The log is read and written in whole ST_LOG_BLOCKs (aligned, so that it can bypass the page
+ * cache, os.c): a record is written with the blocks it covers, the bytes before it in its first
+ * block rewritten as they are (the handle keeps the block its last record ended in; else it reads
+ * it), the rest of its last block zeros; a new generation's header is written with its first
+ * record.
+ *
  * Commit (pager.c): write the pages without sync, append the record, fdatasync the log, write
  * the meta without sync, publish. The record is durable before the meta exists anywhere, so every
  * meta a later writer builds on has its record.
@@ -56,15 +62,33 @@ static size_t pad8(size_t n) { return (n + 7) & ~(size_t)7; }
 
 /* ------------------------------------------------------------------ building a record */
 
-static int reserve(strata_db_t *db, size_t need, strata_error *err) {
+static size_t round_block(size_t n) { return (n + ST_LOG_BLOCK - 1) & ~(size_t)(ST_LOG_BLOCK - 1); }
+
+/* db->log_buf holds at least `need` bytes (aligned; the first `keep` kept). */
+static int reserve(strata_db_t *db, size_t need, size_t keep, strata_error *err) {
     if (need <= db->log_buf_cap) return STRATA_OK;
-    size_t cap = db->log_buf_cap ? db->log_buf_cap : 16384;
+    size_t cap = db->log_buf_cap ? db->log_buf_cap : 8 * ST_LOG_BLOCK;
     while (cap < need) cap *= 2;
-    uint8_t *b = realloc(db->log_buf, cap);
-    if (!b) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory building a commit record");
+    void *b;
+    if (posix_memalign(&b, ST_LOG_BLOCK, cap))
+        return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory building a commit record");
+    if (db->log_buf) memcpy(b, db->log_buf, keep);
+    free(db->log_buf);
     db->log_buf = b;
     db->log_buf_cap = cap;
     return STRATA_OK;
+}
+
+/* Read the log's block at `off` into buf (ST_LOG_BLOCK bytes, aligned). */
+static int read_block(strata_db_t *db, uint64_t off, uint8_t *buf, const char *name,
+                      strata_error *err) {
+    ssize_t k;
+    do k = pread(db->log_fd, buf, ST_LOG_BLOCK, (off_t)off);
+    while (k < 0 && errno == EINTR);
+    if (k == (ssize_t)ST_LOG_BLOCK) return STRATA_OK;
+    if (k < 0) return st_err_errno(err, errno, "cannot read the commit log '%s'", name);
+    return st_err(err, STRATA_ERR_IO, "the commit log '%s' ends at block %llu", name,
+                  (unsigned long long)off);
 }
 
 static inline uint64_t word(const uint8_t *p, size_t i) {
@@ -128,28 +152,39 @@ int st_log_commit(strata_txn_t *txn, st_dirty *const *list, size_t n, st_meta *m
                  m->log_end > ST_LOG_BYTES;
     uint64_t at = reset ? ST_LOG_FIRST : m->log_end;
     uint64_t room = ST_LOG_BYTES - at;
+    /* The log is written in whole blocks: the record goes into log_buf at its offset in its
+     * first block (`lead`), after the bytes the log holds there. */
+    size_t lead = (size_t)(at % ST_LOG_BLOCK), head = ST_LOG_BLOCK + lead;
+    bool tail_known = !reset && db->log_tail_version == m->version - 1 &&
+                      db->log_tail_salt == m->log_salt && db->log_tail_end == at;
+    db->log_tail_version = 0; /* block 1 is overwritten below */
 
     size_t len = REC_ENTRIES;
-    if ((rc = reserve(db, len, err))) return rc;
+    if ((rc = reserve(db, head + len, tail_known ? head : 0, err))) return rc;
+    if (lead && !tail_known && (rc = read_block(db, at - lead, db->log_buf + ST_LOG_BLOCK, name, err)))
+        return rc;
     if (txn->freed.n > 1) qsort(txn->freed.v, txn->freed.n, sizeof *txn->freed.v, cmp_freed);
     for (size_t i = 0; i < n && len <= room; i++) {
         const st_dirty *dp = list[i];
         size_t bytes = (size_t)dp->npages * ST_PAGE_SIZE;
-        /* A page's ranges take at most its size plus one range header. */
-        if ((rc = reserve(db, len + ENTRY_HEAD + bytes + RANGE_HEAD, err))) return rc;
+        /* A page's ranges take at most its size plus one range header; the last block is
+         * padded. */
+        if ((rc = reserve(db, round_block(head + len + ENTRY_HEAD + bytes + RANGE_HEAD),
+                          head + len, err)))
+            return rc;
+        uint8_t *r = db->log_buf + head;
         pgno_t b = dp->base && dp->npages == 1 && usable_base(txn, dp->base) ? dp->base : 0;
         size_t end = len + ENTRY_HEAD;
-        uint32_t nr = add_ranges(db->log_buf, &end, dp->buf,
-                                 b ? db->map + b * ST_PAGE_SIZE : NULL, bytes);
-        uint8_t *e = db->log_buf + len;
-        st_wr64(e, dp->pgno);
-        st_wr64(e + 8, b);
-        st_wr32(e + 16, dp->npages);
-        st_wr32(e + 20, nr);
-        memset(db->log_buf + end, 0, pad8(end) - end);
+        uint32_t nr = add_ranges(r, &end, dp->buf, b ? db->map + b * ST_PAGE_SIZE : NULL, bytes);
+        st_wr64(r + len, dp->pgno);
+        st_wr64(r + len + 8, b);
+        st_wr32(r + len + 16, dp->npages);
+        st_wr32(r + len + 20, nr);
+        memset(r + end, 0, pad8(end) - end);
         len = pad8(end);
     }
     if (len > room) return STRATA_OK; /* does not fit: the caller syncs the pages instead */
+    if ((rc = reserve(db, round_block(head + len), head + len, err))) return rc;
 
     if (reset) {
         m->log_salt = st_random_id(m->log_salt ^ m->version);
@@ -158,25 +193,33 @@ int st_log_commit(strata_txn_t *txn, st_dirty *const *list, size_t n, st_meta *m
     m->log_end = at + len;
     m->flags = ST_META_LOGGED;
     st_meta_seal(m);
-    uint8_t *r = db->log_buf;
+    uint8_t *r = db->log_buf + head;
     st_wr64(r + 8, m->log_salt);
     st_wr64(r + 16, m->version);
     st_wr32(r + 24, (uint32_t)len);
     st_wr32(r + 28, (uint32_t)n);
     memcpy(r + REC_META, m, sizeof *m);
     st_wr64(r, st_checksum(r + 8, len - 8));
+    size_t stop = round_block(head + len);
+    memset(db->log_buf + head + len, 0, stop - (head + len));
 
+    /* A new generation's header goes in block 0, written with the record (which then starts
+     * at block 1, ST_LOG_FIRST). A failed write leaves at most part of the record, which fails
+     * its checksum; the bytes before it in its first block are rewritten unchanged. */
+    size_t from = ST_LOG_BLOCK;
     if (reset) {
-        uint8_t h[LH_SIZE];
+        uint8_t *h = db->log_buf;
+        memset(h, 0, ST_LOG_BLOCK);
         memcpy(h, LOG_MAGIC, 8);
         st_wr64(h + 8, m->log_salt);
         st_wr64(h + 16, d);
         st_wr64(h + 24, m->db_id);
         st_wr64(h + 32, st_checksum(h, 32));
-        if ((rc = st_os_write_fd(db, db->log_fd, name, 0, h, sizeof h, err))) return rc;
+        from = 0;
     }
-    /* A failed write leaves at most part of the record, which fails its checksum. */
-    if ((rc = st_os_write_fd(db, db->log_fd, name, at, r, len, err))) return rc;
+    if ((rc = st_os_write_fd(db, db->log_fd, name, at - lead - (ST_LOG_BLOCK - from),
+                             db->log_buf + from, stop - from, err)))
+        return rc;
     if (at == db->log_retract_at) db->log_retract_at = 0; /* overwritten: gone */
     if ((rc = st_os_sync_fd(db, db->log_fd, name, err))) {
         /* The record may still reach the disk: it must never be replayed. */
@@ -184,6 +227,11 @@ int st_log_commit(strata_txn_t *txn, st_dirty *const *list, size_t n, st_meta *m
         st_log_retract(db, at, &e2);
         return rc;
     }
+    /* The block the record ends in becomes block 1: the next record's lead-in. */
+    memmove(db->log_buf + ST_LOG_BLOCK, db->log_buf + stop - ST_LOG_BLOCK, ST_LOG_BLOCK);
+    db->log_tail_version = m->version;
+    db->log_tail_salt = m->log_salt;
+    db->log_tail_end = m->log_end;
     *logged = true;
     *record_at = at;
     return STRATA_OK;
@@ -192,8 +240,14 @@ int st_log_commit(strata_txn_t *txn, st_dirty *const *list, size_t n, st_meta *m
 int st_log_retract(strata_db_t *db, uint64_t at, strata_error *err) {
     char name[4200];
     st_os_log_path(db, name, sizeof name);
-    uint8_t zero[8] = {0};
-    int rc = st_os_write_fd(db, db->log_fd, name, at, zero, sizeof zero, err);
+    db->log_tail_version = 0;
+    _Alignas(ST_LOG_BLOCK) uint8_t block[ST_LOG_BLOCK];
+    uint64_t off = at - at % ST_LOG_BLOCK;
+    int rc = read_block(db, off, block, name, err);
+    if (rc == STRATA_OK) {
+        memset(block + at % ST_LOG_BLOCK, 0, 8); /* the record's checksum */
+        rc = st_os_write_fd(db, db->log_fd, name, off, block, sizeof block, err);
+    }
     if (rc == STRATA_OK) rc = st_os_sync_fd(db, db->log_fd, name, err);
     db->log_retract_at = rc ? at : 0; /* else the next write transaction tries again */
     return rc;
@@ -288,13 +342,14 @@ int st_log_replay(strata_db_t *db, const st_meta *base, st_meta *out, uint64_t *
     st_os_log_path(db, name, sizeof name);
     /* The header first: after a clean close it names an older durable version (nothing to
      * read further); a log of another database is never replayed. */
-    uint8_t h[LH_SIZE];
+    _Alignas(ST_LOG_BLOCK) uint8_t h[ST_LOG_BLOCK]; /* whole blocks: the log may be O_DIRECT */
     if (pread(db->log_fd, h, sizeof h, 0) != (ssize_t)sizeof h || memcmp(h, LOG_MAGIC, 8) != 0 ||
         st_rd64(h + 32) != st_checksum(h, 32) || st_rd64(h + 16) != base->version ||
         !base->db_id || st_rd64(h + 24) != base->db_id)
         return STRATA_OK;
     uint64_t salt = st_rd64(h + 8);
-    uint8_t *log = malloc(ST_LOG_BYTES);
+    void *log_mem = NULL;
+    uint8_t *log = posix_memalign(&log_mem, ST_LOG_BLOCK, ST_LOG_BYTES) ? NULL : log_mem;
     if (!log) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory reading the commit log");
     if (read_all(db->log_fd, log, ST_LOG_BYTES)) {
         rc = st_err_errno(err, errno, "cannot read the commit log '%s'", name);

@@ -7,7 +7,8 @@
 #include "internal.h"
 
 #define ST_LOG_BYTES (4u << 20)       /* the log file's fixed size */
-#define ST_LOG_FIRST 4096u            /* where the first record of a generation goes */
+#define ST_LOG_BLOCK 4096u            /* the unit of every log read and write (aligned) */
+#define ST_LOG_FIRST ST_LOG_BLOCK     /* where the first record of a generation goes */
 /* A write transaction that finds the log filled past this makes the current version durable
  * first (syncs the database file) and the log starts over. */
 #define ST_LOG_CHECKPOINT (2u << 20)

@@ -189,9 +189,14 @@ struct strata_db {
     st_reuse_hints reuse_hints; /* guarded by the writer lock */
     st_reuse_map reuse_map;  /* the free-list cache's page maps, handed over with it */
     int log_fd;              /* the commit log (<path>.log), opened by the first logged commit */
-    uint8_t *log_buf;        /* the record being built (commitlog.c), reused by each commit */
-    uint64_t log_retract_at; /* a failed commit's record not yet retracted (0: none) */
+    bool log_direct;         /* log_fd bypasses the page cache (os.c) */
+    /* The record being built (commitlog.c), aligned to ST_LOG_BLOCK: block 0 for the log's
+     * header, then the record from its offset in its first block on. After a commit its last
+     * block is moved to block 1: the log's bytes before the next record (log_tail_*). */
+    uint8_t *log_buf;
     size_t log_buf_cap;
+    uint64_t log_retract_at; /* a failed commit's record not yet retracted (0: none) */
+    uint64_t log_tail_version, log_tail_salt, log_tail_end; /* the record ending in block 1 */
 };
 
 typedef struct st_tree_state {
