@@ -2,8 +2,9 @@
  * commitlog.c — the commit log: a durable (FULL) commit syncs one small record instead of its
  * pages, and the first open after a crash replays the records onto the last durable version.
  *
- * File `<path>.log`, ST_LOG_BYTES long, written in full (zeros) when created, so that a record
- * never changes the file's size or extents and its fdatasync writes only the record:
+ * File `<path>.log`, ST_LOG_BYTES long (a log made before was 4 MiB: its own size is used),
+ * written in full (zeros) when created, so that a record never changes the file's size or
+ * extents and its fdatasync writes only the record:
  *   header at 0 (40 bytes):  "STRATLOG" | u64 salt | u64 base version | u64 the database's id
  *                            (st_meta.db_id) | u64 XXH3-64 of bytes 0..31
  *   records from ST_LOG_FIRST on, back to back (each a multiple of 8 bytes):
@@ -136,22 +137,45 @@ static bool usable_base(const strata_txn_t *txn, pgno_t base) {
     return lo < txn->freed.n && txn->freed.v[lo].pgno == base;
 }
 
+/* Whether the pages list[0..n) are few enough to log and likely to fit after the log's end:
+ * a page takes about 0.3-1 KiB of record in a small commit (a fresh page more), so one that
+ * would need less than 1 KiB a page to fit is not tried (a record is built before its size
+ * is known). */
+/* The log's size: its file's once open, else what a new one gets. */
+static uint64_t log_bytes(const strata_db_t *db) {
+    return db->log_fd >= 0 ? db->log_bytes : ST_LOG_BYTES;
+}
+
+uint64_t st_log_checkpoint_at(const strata_db_t *db) { return log_bytes(db) / 2; }
+
+static bool worth_logging(const strata_txn_t *txn, st_dirty *const *list, size_t n,
+                          const st_meta *m) {
+    uint64_t pages = 0;
+    for (size_t i = 0; i < n; i++) pages += list[i]->npages;
+    uint64_t size = log_bytes(txn->db);
+    bool same_generation = m->log_base == txn->durable_version && m->log_end >= ST_LOG_FIRST &&
+                           m->log_end <= size;
+    uint64_t end = same_generation ? m->log_end : ST_LOG_FIRST;
+    return pages <= ST_LOG_MAX_PAGES && pages * 1024 <= size - end;
+}
+
 int st_log_commit(strata_txn_t *txn, st_dirty *const *list, size_t n, st_meta *m, bool *logged,
                   uint64_t *record_at, strata_error *err) {
     strata_db_t *db = txn->db;
     *logged = false;
+    if (!worth_logging(txn, list, n, m)) return STRATA_OK;
     char name[4200];
     st_os_log_path(db, name, sizeof name);
     bool fresh_fd = db->log_fd < 0;
-    int rc = st_os_open_log(db, ST_LOG_BYTES, true, err);
+    int rc = st_os_open_log(db, ST_LOG_MIN_BYTES, ST_LOG_BYTES, err);
     if (rc) return rc;
     /* A new generation when the durable version moved, or when this handle has not yet written
      * the header it would append under (the file may have been replaced). */
     uint64_t d = txn->durable_version;
     bool reset = fresh_fd || m->log_salt == 0 || m->log_base != d || m->log_end < ST_LOG_FIRST ||
-                 m->log_end > ST_LOG_BYTES;
+                 m->log_end > db->log_bytes;
     uint64_t at = reset ? ST_LOG_FIRST : m->log_end;
-    uint64_t room = ST_LOG_BYTES - at;
+    uint64_t room = db->log_bytes - at;
     /* The log is written in whole blocks: the record goes into log_buf at its offset in its
      * first block (`lead`), after the bytes the log holds there. */
     size_t lead = (size_t)(at % ST_LOG_BLOCK), head = ST_LOG_BLOCK + lead;
@@ -336,7 +360,7 @@ int st_log_replay(strata_db_t *db, const st_meta *base, st_meta *out, uint64_t *
                   strata_error *err) {
     *out = *base;
     *replayed = 0;
-    int rc = st_os_open_log(db, ST_LOG_BYTES, false, err);
+    int rc = st_os_open_log(db, ST_LOG_MIN_BYTES, 0, err);
     if (rc || db->log_fd < 0) return rc;
     char name[4200];
     st_os_log_path(db, name, sizeof name);
@@ -349,17 +373,18 @@ int st_log_replay(strata_db_t *db, const st_meta *base, st_meta *out, uint64_t *
         return STRATA_OK;
     uint64_t salt = st_rd64(h + 8);
     void *log_mem = NULL;
-    uint8_t *log = posix_memalign(&log_mem, ST_LOG_BLOCK, ST_LOG_BYTES) ? NULL : log_mem;
+    size_t bytes = (size_t)db->log_bytes;
+    uint8_t *log = posix_memalign(&log_mem, ST_LOG_BLOCK, bytes) ? NULL : log_mem;
     if (!log) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory reading the commit log");
-    if (read_all(db->log_fd, log, ST_LOG_BYTES)) {
+    if (read_all(db->log_fd, log, bytes)) {
         rc = st_err_errno(err, errno, "cannot read the commit log '%s'", name);
         goto done;
     }
     uint8_t *page = NULL;
     size_t page_cap = 0;
     st_meta prev = *base, m;
-    for (size_t at = ST_LOG_FIRST; at < ST_LOG_BYTES;) {
-        if (record_problem(log + at, ST_LOG_BYTES - at, salt, &prev, &m)) break;
+    for (size_t at = ST_LOG_FIRST; at < bytes;) {
+        if (record_problem(log + at, bytes - at, salt, &prev, &m)) break;
         if (db->opts.read_only) {
             rc = st_err(err, STRATA_ERR_READ_ONLY,
                         "'%s' has commits after version %llu in its commit log '%s' that a "

@@ -19,6 +19,8 @@
 #endif
 #include "os.h"
 
+#include "commitlog.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -270,14 +272,15 @@ static void log_direct(strata_db_t *db) {
     db->log_direct = fl >= 0 && fcntl(db->log_fd, F_SETFL, fl | O_DIRECT) == 0;
 }
 
-int st_os_open_log(strata_db_t *db, uint64_t size, bool create, strata_error *err) {
+int st_os_open_log(strata_db_t *db, uint64_t min_size, uint64_t create_size, strata_error *err) {
     if (db->log_fd >= 0) return STRATA_OK;
     char path[4200], tmp[4220];
     st_os_log_path(db, path, sizeof path);
     db->log_fd = open(path, (db->opts.read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC);
     if (db->log_fd >= 0) {
         struct stat sb;
-        if (fstat(db->log_fd, &sb) == 0 && (uint64_t)sb.st_size >= size) {
+        if (fstat(db->log_fd, &sb) == 0 && (uint64_t)sb.st_size >= min_size) {
+            db->log_bytes = (uint64_t)sb.st_size & ~(uint64_t)(ST_LOG_BLOCK - 1);
             log_direct(db);
             return STRATA_OK;
         }
@@ -288,7 +291,8 @@ int st_os_open_log(strata_db_t *db, uint64_t size, bool create, strata_error *er
     } else if (errno != ENOENT) {
         return st_err_errno(err, errno, "cannot open the commit log '%s'", path);
     }
-    if (!create) return STRATA_OK;
+    if (!create_size) return STRATA_OK;
+    uint64_t size = create_size;
     /* Written in full (zeros) before use, so that appending a record later changes no file
      * metadata and its sync writes only the record; renamed into place once synced. */
     snprintf(tmp, sizeof tmp, "%s.creating", path);
@@ -312,6 +316,7 @@ int st_os_open_log(strata_db_t *db, uint64_t size, bool create, strata_error *er
     }
     sync_parent_dir(path);
     db->log_fd = fd;
+    db->log_bytes = size;
     log_direct(db);
     return STRATA_OK;
 }

@@ -17,7 +17,7 @@
  * pages stay intact until the next sync. After a crash the first opener checks an unsynced
  * newest version page by page (verify.c) and falls back to D if any of its pages did not reach
  * the disk. NO_SYNC makes the current version durable by itself every ST_NO_SYNC_EVERY commits,
- * a logged handle when the log passes ST_LOG_CHECKPOINT, and both at close.
+ * a logged handle when the log passes half its size, and both at close.
  *
  * Invariants (checked by verify.c):
  *  1. A page reachable from a committed version is never written in place: a write transaction
@@ -558,7 +558,7 @@ int st_pager_begin_write(strata_txn_t *txn, strata_error *err) {
     bool checkpoint;
     if (txn->logged)
         checkpoint = !cm->db_id || /* a file of format 3 or older gets its id */
-                     (!synced && (!(cm->flags & ST_META_LOGGED) || cm->log_end > ST_LOG_CHECKPOINT));
+                     (!synced && (!(cm->flags & ST_META_LOGGED) || cm->log_end > st_log_checkpoint_at(db)));
     else
         checkpoint = !full && !synced && cm->version - cm->durable_version >= ST_NO_SYNC_EVERY;
     if (checkpoint) {
