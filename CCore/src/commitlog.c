@@ -148,6 +148,24 @@ static uint64_t log_bytes(const strata_db_t *db) {
 
 uint64_t st_log_checkpoint_at(const strata_db_t *db) { return log_bytes(db) / 2; }
 
+/* *yes = the log's header names m's generation (salt, base, database id); read from the file
+ * unless it is the one this handle last wrote or read. */
+static int header_names(strata_db_t *db, const st_meta *m, const char *name, bool *yes,
+                        strata_error *err) {
+    if (db->log_header_salt != m->log_salt) {
+        _Alignas(ST_LOG_BLOCK) uint8_t h[ST_LOG_BLOCK];
+        int rc = read_block(db, 0, h, name, err);
+        if (rc) return rc;
+        bool valid = memcmp(h, LOG_MAGIC, 8) == 0 && st_rd64(h + 32) == st_checksum(h, 32);
+        db->log_header_salt = valid ? st_rd64(h + 8) : 0;
+        db->log_header_base = st_rd64(h + 16);
+        db->log_header_id = st_rd64(h + 24);
+    }
+    *yes = db->log_header_salt == m->log_salt && db->log_header_base == m->log_base &&
+           db->log_header_id == m->db_id;
+    return STRATA_OK;
+}
+
 static bool worth_logging(const strata_txn_t *txn, st_dirty *const *list, size_t n,
                           const st_meta *m) {
     uint64_t pages = 0;
@@ -166,14 +184,20 @@ int st_log_commit(strata_txn_t *txn, st_dirty *const *list, size_t n, st_meta *m
     if (!worth_logging(txn, list, n, m)) return STRATA_OK;
     char name[4200];
     st_os_log_path(db, name, sizeof name);
-    bool fresh_fd = db->log_fd < 0;
     int rc = st_os_open_log(db, ST_LOG_MIN_BYTES, ST_LOG_BYTES, err);
     if (rc) return rc;
-    /* A new generation when the durable version moved, or when this handle has not yet written
-     * the header it would append under (the file may have been replaced). */
+    /* A new generation when the durable version moved, or when the log's header does not name
+     * the generation the meta does (the file was replaced, or is new). */
     uint64_t d = txn->durable_version;
-    bool reset = fresh_fd || m->log_salt == 0 || m->log_base != d || m->log_end < ST_LOG_FIRST ||
-                 m->log_end > db->log_bytes;
+    bool joins = false;
+    if (m->log_salt && m->log_base == d && m->log_end >= ST_LOG_FIRST &&
+        m->log_end <= db->log_bytes && (rc = header_names(db, m, name, &joins, err)))
+        return rc;
+    bool reset = !joins;
+    /* Starting over drops the records after the durable version: only when there are none
+     * (the version this commit follows is durable). Else (this log lost them) the commit is
+     * not logged: its sync makes every version before it durable too. */
+    if (reset && d != m->version - 1) return STRATA_OK;
     uint64_t at = reset ? ST_LOG_FIRST : m->log_end;
     uint64_t room = db->log_bytes - at;
     /* The log is written in whole blocks: the record goes into log_buf at its offset in its
@@ -241,9 +265,15 @@ int st_log_commit(strata_txn_t *txn, st_dirty *const *list, size_t n, st_meta *m
         st_wr64(h + 32, st_checksum(h, 32));
         from = 0;
     }
+    if (reset) db->log_header_salt = 0; /* unknown until written */
     if ((rc = st_os_write_fd(db, db->log_fd, name, at - lead - (ST_LOG_BLOCK - from),
                              db->log_buf + from, stop - from, err)))
         return rc;
+    if (reset) {
+        db->log_header_salt = m->log_salt;
+        db->log_header_base = d;
+        db->log_header_id = m->db_id;
+    }
     if (at == db->log_retract_at) db->log_retract_at = 0; /* overwritten: gone */
     if ((rc = st_os_sync_fd(db, db->log_fd, name, err))) {
         /* The record may still reach the disk: it must never be replayed. */

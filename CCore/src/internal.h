@@ -198,6 +198,8 @@ struct strata_db {
     size_t log_buf_cap;
     uint64_t log_retract_at; /* a failed commit's record not yet retracted (0: none) */
     uint64_t log_tail_version, log_tail_salt, log_tail_end; /* the record ending in block 1 */
+    uint64_t log_header_salt, log_header_base, log_header_id; /* the log's header, as last
+                                                                 written or read (salt 0: unknown) */
 };
 
 typedef struct st_tree_state {

@@ -697,6 +697,42 @@ static void test_the_commit_log_rebuilds_commits_whose_pages_were_lost(void) {
     OK(strata_db_close(db, E));
 }
 
+/* A second handle's first logged commit follows records another handle wrote after the durable
+ * version: a power cut that loses the pages of all those commits must still find every one of
+ * them in the log (a handle that started the log over under the same base would lose them). */
+static void test_a_second_handle_keeps_the_log_of_the_first(void) {
+    char path[300], lost[300], log[320], lost_log[320];
+    snprintf(path, sizeof path, "%s", tl_path("two_loggers.db"));
+    snprintf(lost, sizeof lost, "%s", tl_path("two_loggers_lost.db"));
+    snprintf(log, sizeof log, "%s.log", path);
+    snprintf(lost_log, sizeof lost_log, "%s.log", lost);
+    strata_db_t *db = open_db(path, STRATA_DURABILITY_FULL);
+    CHECK(db);
+    OK(small_commits(db, 1, 0));
+    OK(strata_db_close(db, E)); /* version 2, durable */
+    CHECK(copy_file(path, lost));
+    strata_db_t *a = open_db(path, STRATA_DURABILITY_FULL), *b = open_db(path, STRATA_DURABILITY_FULL);
+    CHECK(a && b);
+    OK(small_commits(a, 10, 100)); /* versions 3..12: key 100 + i holds i */
+    OK(small_commits(b, 3, 300));  /* versions 13..15: key 300 + i holds i */
+    OK(small_commits(a, 2, 400));  /* versions 16..17 */
+    CHECK(copy_file(log, lost_log));
+    OK(strata_db_close(a, E));
+    OK(strata_db_close(b, E));
+
+    strata_db_t *l = open_db(lost, STRATA_DURABILITY_FULL);
+    CHECK(l && verify_ok(l));
+    strata_txn_t *r;
+    uint64_t val = 0;
+    OK(strata_txn_begin(l, STRATA_TXN_READ, &r, E));
+    CHECK(strata_txn_version(r) == 17);
+    for (uint64_t i = 0; i < 10; i++) CHECK(get_u64(r, "small", 100 + i, &val) == STRATA_OK && val == i);
+    for (uint64_t i = 0; i < 3; i++) CHECK(get_u64(r, "small", 300 + i, &val) == STRATA_OK && val == i);
+    for (uint64_t i = 0; i < 2; i++) CHECK(get_u64(r, "small", 400 + i, &val) == STRATA_OK && val == i);
+    strata_txn_free(r);
+    OK(strata_db_close(l, E));
+}
+
 /* Counts the writes a commit makes to the database file (pwrite calls), passing them on to the
  * real table; the commit log's (one record a commit) are not counted. */
 static ssize_t counting_pwrite(void *ctx, int fd, const void *buf, size_t len, off_t off) {
@@ -1425,6 +1461,7 @@ static const tl_test tests[] = {
     TL_TEST(test_one_writer_at_a_time_and_try_lock_reports_busy),
     TL_TEST(test_small_commits_reuse_space_and_a_pinned_reader_only_delays_it),
     TL_TEST(test_the_commit_log_rebuilds_commits_whose_pages_were_lost),
+    TL_TEST(test_a_second_handle_keeps_the_log_of_the_first),
     TL_TEST(test_two_handles_taking_turns_reuse_space),
     TL_TEST(test_small_commits_write_runs_not_scattered_pages),
     TL_TEST(test_small_commits_after_a_scattered_update_keep_their_runs),
