@@ -41,7 +41,10 @@
  *  3. Every version after base in the log was logged: a logged commit never follows an unsynced
  *     NO_SYNC one (begin_write makes that durable first).
  *  4. The log starts over (new salt, new base) when the durable version moves; it is made
- *     durable by the sync of the next record, before which nothing depends on it.
+ *     durable by the sync of the next record, before which nothing depends on it. It never
+ *     starts over while versions after the durable one live only in it: a handle appends to
+ *     the generation the log's header names, and a commit that finds the header naming another
+ *     (the log was replaced) is synced instead of logged.
  */
 #include "commitlog.h"
 
@@ -56,7 +59,7 @@
 
 static const char LOG_MAGIC[8] = {'S', 'T', 'R', 'A', 'T', 'L', 'O', 'G'};
 
-enum { LH_SIZE = 40, REC_META = 32, REC_ENTRIES = 32 + 128, ENTRY_HEAD = 24,
+enum { REC_META = 32, REC_ENTRIES = 32 + 128, ENTRY_HEAD = 24,
        RANGE_HEAD = 8 };
 
 static size_t pad8(size_t n) { return (n + 7) & ~(size_t)7; }
@@ -137,10 +140,6 @@ static bool usable_base(const strata_txn_t *txn, pgno_t base) {
     return lo < txn->freed.n && txn->freed.v[lo].pgno == base;
 }
 
-/* Whether the pages list[0..n) are few enough to log and likely to fit after the log's end:
- * a page takes about 0.3-1 KiB of record in a small commit (a fresh page more), so one that
- * would need less than 1 KiB a page to fit is not tried (a record is built before its size
- * is known). */
 /* The log's size: its file's once open, else what a new one gets. */
 static uint64_t log_bytes(const strata_db_t *db) {
     return db->log_fd >= 0 ? db->log_bytes : ST_LOG_BYTES;
@@ -166,6 +165,10 @@ static int header_names(strata_db_t *db, const st_meta *m, const char *name, boo
     return STRATA_OK;
 }
 
+/* Whether the pages list[0..n) are few enough to log and likely to fit after the log's end:
+ * a page takes about 0.3-1 KiB of record in a small commit (a fresh page more), so one that
+ * would need less than 1 KiB a page to fit is not tried (a record is built before its size
+ * is known). */
 static bool worth_logging(const strata_txn_t *txn, st_dirty *const *list, size_t n,
                           const st_meta *m) {
     uint64_t pages = 0;
@@ -209,7 +212,8 @@ int st_log_commit(strata_txn_t *txn, st_dirty *const *list, size_t n, st_meta *m
 
     size_t len = REC_ENTRIES;
     if ((rc = reserve(db, head + len, tail_known ? head : 0, err))) return rc;
-    if (lead && !tail_known && (rc = read_block(db, at - lead, db->log_buf + ST_LOG_BLOCK, name, err)))
+    if (lead && !tail_known &&
+        (rc = read_block(db, at - lead, db->log_buf + ST_LOG_BLOCK, name, err)))
         return rc;
     if (txn->freed.n > 1) qsort(txn->freed.v, txn->freed.n, sizeof *txn->freed.v, cmp_freed);
     for (size_t i = 0; i < n && len <= room; i++) {
@@ -264,8 +268,8 @@ int st_log_commit(strata_txn_t *txn, st_dirty *const *list, size_t n, st_meta *m
         st_wr64(h + 24, m->db_id);
         st_wr64(h + 32, st_checksum(h, 32));
         from = 0;
+        db->log_header_salt = 0; /* unknown until written */
     }
-    if (reset) db->log_header_salt = 0; /* unknown until written */
     if ((rc = st_os_write_fd(db, db->log_fd, name, at - lead - (ST_LOG_BLOCK - from),
                              db->log_buf + from, stop - from, err)))
         return rc;

@@ -190,6 +190,7 @@ struct strata_db {
     st_reuse_map reuse_map;  /* the free-list cache's page maps, handed over with it */
     int log_fd;              /* the commit log (<path>.log), opened by the first logged commit */
     bool log_direct;         /* log_fd bypasses the page cache (os.c) */
+    bool log_direct_tried;   /* ... or was tried (a writer's first use of log_fd) */
     uint64_t log_bytes;      /* the open log's size */
     /* The record being built (commitlog.c), aligned to ST_LOG_BLOCK: block 0 for the log's
      * header, then the record from its offset in its first block on. After a commit its last
@@ -198,8 +199,8 @@ struct strata_db {
     size_t log_buf_cap;
     uint64_t log_retract_at; /* a failed commit's record not yet retracted (0: none) */
     uint64_t log_tail_version, log_tail_salt, log_tail_end; /* the record ending in block 1 */
-    uint64_t log_header_salt, log_header_base, log_header_id; /* the log's header, as last
-                                                                 written or read (salt 0: unknown) */
+    /* The log's header as this handle last wrote or read it (salt 0: unknown). */
+    uint64_t log_header_salt, log_header_base, log_header_id;
 };
 
 typedef struct st_tree_state {

@@ -558,7 +558,8 @@ int st_pager_begin_write(strata_txn_t *txn, strata_error *err) {
     bool checkpoint;
     if (txn->logged)
         checkpoint = !cm->db_id || /* a file of format 3 or older gets its id */
-                     (!synced && (!(cm->flags & ST_META_LOGGED) || cm->log_end > st_log_checkpoint_at(db)));
+                     (!synced && (!(cm->flags & ST_META_LOGGED) ||
+                                  cm->log_end > st_log_checkpoint_at(db)));
     else
         checkpoint = !full && !synced && cm->version - cm->durable_version >= ST_NO_SYNC_EVERY;
     if (checkpoint) {
