@@ -190,7 +190,6 @@ struct strata_db {
     st_reuse_map reuse_map;  /* the free-list cache's page maps, handed over with it */
     int log_fd;              /* the commit log (<path>.log), opened by the first logged commit */
     bool log_direct;         /* log_fd bypasses the page cache (os.c) */
-    bool log_direct_tried;   /* ... or was tried (a writer's first use of log_fd) */
     uint64_t log_bytes;      /* the open log's size */
     /* The record being built (commitlog.c), aligned to ST_LOG_BLOCK: block 0 for the log's
      * header, then the record from its offset in its first block on. After a commit its last

@@ -260,26 +260,20 @@ void st_os_log_path(const strata_db_t *db, char *buf, size_t len) {
     snprintf(buf, len, "%s.log", db->path);
 }
 
-/* A log a writer opens (through the default I/O table) bypasses the page cache (O_DIRECT): its
+/* A writable log written through the default I/O table bypasses the page cache (O_DIRECT): its
  * records then go to the device in the write and the sync only flushes the device's cache
  * (about 10% faster per commit). Every log access is in whole ST_LOG_BLOCKs at aligned offsets
  * from aligned buffers either way (commitlog.c), so a file system without direct I/O keeps
- * the page cache, and a custom I/O table sees the same writes. Opening to replay does not:
- * reading the header of a cleanly closed log then stays a page-cache hit. */
+ * the page cache, and a custom I/O table sees the same writes. */
 static void log_direct(strata_db_t *db) {
-    if (db->log_direct_tried) return;
-    db->log_direct_tried = true;
+    db->log_direct = false;
     if (db->opts.read_only || db->io.pwrite != io_pwrite) return;
     int fl = fcntl(db->log_fd, F_GETFL);
     db->log_direct = fl >= 0 && fcntl(db->log_fd, F_SETFL, fl | O_DIRECT) == 0;
 }
 
 int st_os_open_log(strata_db_t *db, uint64_t min_size, uint64_t create_size, strata_error *err) {
-    if (db->log_fd >= 0) {
-        if (create_size) log_direct(db);
-        return STRATA_OK;
-    }
-    db->log_direct = db->log_direct_tried = false;
+    if (db->log_fd >= 0) return STRATA_OK;
     char path[4200], tmp[4220];
     st_os_log_path(db, path, sizeof path);
     db->log_fd = open(path, (db->opts.read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC);
@@ -287,7 +281,7 @@ int st_os_open_log(strata_db_t *db, uint64_t min_size, uint64_t create_size, str
         struct stat sb;
         if (fstat(db->log_fd, &sb) == 0 && (uint64_t)sb.st_size >= min_size) {
             db->log_bytes = (uint64_t)sb.st_size & ~(uint64_t)(ST_LOG_BLOCK - 1);
-            if (create_size) log_direct(db);
+            log_direct(db);
             return STRATA_OK;
         }
         /* Shorter than a log: not one this library made (a log is renamed into place only
