@@ -140,9 +140,16 @@ static bool usable_base(const strata_txn_t *txn, pgno_t base) {
     return lo < txn->freed.n && txn->freed.v[lo].pgno == base;
 }
 
-/* The log's size: its file's once open, else what a new one gets. */
+/* The log's size: its file's (in whole blocks) once open, else what a new one gets. */
 static uint64_t log_bytes(const strata_db_t *db) {
-    return db->log_fd >= 0 ? db->log_bytes : ST_LOG_BYTES;
+    return db->log_fd >= 0 ? db->log_bytes & ~(uint64_t)(ST_LOG_BLOCK - 1) : ST_LOG_BYTES;
+}
+
+/* Whether a commit after meta m may append to m's log generation: the durable version it was
+ * based on is still the durable one and its end lies inside the log. */
+static bool generation_goes_on(const strata_txn_t *txn, const st_meta *m) {
+    return m->log_salt && m->log_base == txn->durable_version && m->log_end >= ST_LOG_FIRST &&
+           m->log_end <= log_bytes(txn->db);
 }
 
 uint64_t st_log_checkpoint_at(const strata_db_t *db) { return log_bytes(db) / 2; }
@@ -173,11 +180,8 @@ static bool worth_logging(const strata_txn_t *txn, st_dirty *const *list, size_t
                           const st_meta *m) {
     uint64_t pages = 0;
     for (size_t i = 0; i < n; i++) pages += list[i]->npages;
-    uint64_t size = log_bytes(txn->db);
-    bool same_generation = m->log_base == txn->durable_version && m->log_end >= ST_LOG_FIRST &&
-                           m->log_end <= size;
-    uint64_t end = same_generation ? m->log_end : ST_LOG_FIRST;
-    return pages <= ST_LOG_MAX_PAGES && pages * 1024 <= size - end;
+    uint64_t end = generation_goes_on(txn, m) ? m->log_end : ST_LOG_FIRST;
+    return pages <= ST_LOG_MAX_PAGES && pages * 1024 <= log_bytes(txn->db) - end;
 }
 
 int st_log_commit(strata_txn_t *txn, st_dirty *const *list, size_t n, st_meta *m, bool *logged,
@@ -193,16 +197,14 @@ int st_log_commit(strata_txn_t *txn, st_dirty *const *list, size_t n, st_meta *m
      * the generation the meta does (the file was replaced, or is new). */
     uint64_t d = txn->durable_version;
     bool joins = false;
-    if (m->log_salt && m->log_base == d && m->log_end >= ST_LOG_FIRST &&
-        m->log_end <= db->log_bytes && (rc = header_names(db, m, name, &joins, err)))
-        return rc;
+    if (generation_goes_on(txn, m) && (rc = header_names(db, m, name, &joins, err))) return rc;
     bool reset = !joins;
     /* Starting over drops the records after the durable version: only when there are none
      * (the version this commit follows is durable). Else (this log lost them) the commit is
      * not logged: its sync makes every version before it durable too. */
     if (reset && d != m->version - 1) return STRATA_OK;
     uint64_t at = reset ? ST_LOG_FIRST : m->log_end;
-    uint64_t room = db->log_bytes - at;
+    uint64_t room = log_bytes(db) - at;
     /* The log is written in whole blocks: the record goes into log_buf at its offset in its
      * first block (`lead`), after the bytes the log holds there. */
     size_t lead = (size_t)(at % ST_LOG_BLOCK), head = ST_LOG_BLOCK + lead;
@@ -407,7 +409,7 @@ int st_log_replay(strata_db_t *db, const st_meta *base, st_meta *out, uint64_t *
         return STRATA_OK;
     uint64_t salt = st_rd64(h + 8);
     void *log_mem = NULL;
-    size_t bytes = (size_t)db->log_bytes;
+    size_t bytes = (size_t)log_bytes(db);
     uint8_t *log = posix_memalign(&log_mem, ST_LOG_BLOCK, bytes) ? NULL : log_mem;
     if (!log) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory reading the commit log");
     if (read_all(db->log_fd, log, bytes)) {

@@ -190,7 +190,7 @@ struct strata_db {
     st_reuse_map reuse_map;  /* the free-list cache's page maps, handed over with it */
     int log_fd;              /* the commit log (<path>.log), opened by the first logged commit */
     bool log_direct;         /* log_fd bypasses the page cache (os.c) */
-    uint64_t log_bytes;      /* the open log's size */
+    uint64_t log_bytes;      /* the open log file's size (commitlog.c uses whole blocks of it) */
     /* The record being built (commitlog.c), aligned to ST_LOG_BLOCK: block 0 for the log's
      * header, then the record from its offset in its first block on. After a commit its last
      * block is moved to block 1: the log's bytes before the next record (log_tail_*). */

@@ -19,8 +19,6 @@
 #endif
 #include "os.h"
 
-#include "commitlog.h"
-
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -280,7 +278,7 @@ int st_os_open_log(strata_db_t *db, uint64_t min_size, uint64_t create_size, str
     if (db->log_fd >= 0) {
         struct stat sb;
         if (fstat(db->log_fd, &sb) == 0 && (uint64_t)sb.st_size >= min_size) {
-            db->log_bytes = (uint64_t)sb.st_size & ~(uint64_t)(ST_LOG_BLOCK - 1);
+            db->log_bytes = (uint64_t)sb.st_size;
             log_direct(db);
             return STRATA_OK;
         }
@@ -292,7 +290,6 @@ int st_os_open_log(strata_db_t *db, uint64_t min_size, uint64_t create_size, str
         return st_err_errno(err, errno, "cannot open the commit log '%s'", path);
     }
     if (!create_size) return STRATA_OK;
-    uint64_t size = create_size;
     /* Written in full (zeros) before use, so that appending a record later changes no file
      * metadata and its sync writes only the record; renamed into place once synced. */
     snprintf(tmp, sizeof tmp, "%s.creating", path);
@@ -301,8 +298,8 @@ int st_os_open_log(strata_db_t *db, uint64_t min_size, uint64_t create_size, str
     int rc = STRATA_OK;
     uint8_t *zeros = calloc(1, 1u << 16);
     if (!zeros) rc = st_err(err, STRATA_ERR_NO_MEMORY, "out of memory creating '%s'", tmp);
-    for (uint64_t off = 0; off < size && rc == STRATA_OK; off += 1u << 16) {
-        size_t n = size - off < (1u << 16) ? (size_t)(size - off) : 1u << 16;
+    for (uint64_t off = 0; off < create_size && rc == STRATA_OK; off += 1u << 16) {
+        size_t n = create_size - off < (1u << 16) ? (size_t)(create_size - off) : 1u << 16;
         rc = st_os_write_fd(db, fd, tmp, off, zeros, n, err);
     }
     free(zeros);
@@ -316,7 +313,7 @@ int st_os_open_log(strata_db_t *db, uint64_t min_size, uint64_t create_size, str
     }
     sync_parent_dir(path);
     db->log_fd = fd;
-    db->log_bytes = size;
+    db->log_bytes = create_size;
     log_direct(db);
     return STRATA_OK;
 }

@@ -34,7 +34,7 @@ int st_os_sync_fd(strata_db_t *db, int fd, const char *name, strata_error *err);
 /* The commit log's path, "<path>.log". */
 void st_os_log_path(const strata_db_t *db, char *buf, size_t len);
 /* Open the commit log into db->log_fd (nothing if open already) and set db->log_bytes to its
- * size, in whole blocks. A missing log, or one shorter than min_size, is left closed (log_fd
+ * size. A missing log, or one shorter than min_size, is left closed (log_fd
  * -1) unless create_size: then it is made that many bytes of zeros, synced, and renamed into
  * place (so appending to it never changes its size). */
 int st_os_open_log(strata_db_t *db, uint64_t min_size, uint64_t create_size, strata_error *err);

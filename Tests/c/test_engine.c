@@ -638,46 +638,64 @@ static bool copy_file(const char *from, const char *to) {
     return in >= 0 && out >= 0 && n == 0;
 }
 
+/* A database `name` made and closed at version 2 (durable), and `lost_name`, a copy of its file
+ * then: what a power cut that loses every page written after version 2 leaves. A test commits
+ * to `path`, copies its log to `lost_log`, and opens `lost`. */
+typedef struct lost_pages {
+    char path[300], lost[300], log[320], lost_log[320];
+} lost_pages;
+
+static bool lost_pages_setup(lost_pages *p, const char *name, const char *lost_name) {
+    snprintf(p->path, sizeof p->path, "%s", tl_path(name));
+    snprintf(p->lost, sizeof p->lost, "%s", tl_path(lost_name));
+    snprintf(p->log, sizeof p->log, "%s.log", p->path);
+    snprintf(p->lost_log, sizeof p->lost_log, "%s.log", p->lost);
+    strata_db_t *db = open_db(p->path, STRATA_DURABILITY_FULL);
+    bool ok = db && small_commits(db, 1, 0) == STRATA_OK;
+    ok = db && strata_db_close(db, E) == STRATA_OK && ok;
+    return ok && copy_file(p->path, p->lost);
+}
+
+/* Whether keys first .. first + n - 1 of "small" hold 0 .. n - 1 (small_commits' values). */
+static bool holds_small_run(strata_txn_t *r, uint64_t first, uint64_t n) {
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t val = 0;
+        if (get_u64(r, "small", first + i, &val) != STRATA_OK || val != i) return false;
+    }
+    return true;
+}
+
 /* A power cut that loses every page a run of logged commits wrote (the file stays as it was
  * before them) but not their commit log: the next open rebuilds them all from the log, here
  * cut to the 4 MiB that logs had before they became 16 MiB (an older library's log is replayed
  * and then used at its own size). A log left at the path by another database, whose base
  * version happens to match, is not replayed. */
 static void test_the_commit_log_rebuilds_commits_whose_pages_were_lost(void) {
-    char path[300], lost[300], log[320], lost_log[320], saved_log[340];
-    snprintf(path, sizeof path, "%s", tl_path("logged.db"));
-    snprintf(lost, sizeof lost, "%s", tl_path("lost.db"));
-    snprintf(log, sizeof log, "%s.log", path);
-    snprintf(lost_log, sizeof lost_log, "%s.log", lost);
+    lost_pages p;
+    CHECK(lost_pages_setup(&p, "logged.db", "lost.db"));
+    const char *path = p.path, *log = p.log;
+    char saved_log[340];
     snprintf(saved_log, sizeof saved_log, "%s.saved", log);
     strata_db_t *db = open_db(path, STRATA_DURABILITY_FULL);
     CHECK(db);
-    OK(small_commits(db, 1, 0));
-    OK(strata_db_close(db, E)); /* version 2, durable */
-    CHECK(copy_file(path, lost));
-    db = open_db(path, STRATA_DURABILITY_FULL);
-    CHECK(db);
     OK(small_commits(db, 40, 100)); /* versions 3..42: key 100 + i holds i */
-    CHECK(copy_file(log, lost_log) && copy_file(log, saved_log));
-    CHECK(truncate(lost_log, 4 << 20) == 0);
+    CHECK(copy_file(log, p.lost_log) && copy_file(log, saved_log));
+    CHECK(truncate(p.lost_log, 4 << 20) == 0);
     OK(strata_db_close(db, E));
 
-    strata_db_t *l = open_db(lost, STRATA_DURABILITY_FULL);
+    strata_db_t *l = open_db(p.lost, STRATA_DURABILITY_FULL);
     CHECK(l && verify_ok(l));
     strata_txn_t *r;
     uint64_t val = 0;
     OK(strata_txn_begin(l, STRATA_TXN_READ, &r, E));
     CHECK(strata_txn_version(r) == 42);
-    for (uint64_t i = 0; i < 40; i++) {
-        OK(get_u64(r, "small", 100 + i, &val));
-        CHECK(val == i);
-    }
+    CHECK(holds_small_run(r, 100, 40));
     strata_txn_free(r);
     OK(small_commits(l, 5, 200)); /* and it goes on from there */
     CHECK(verify_ok(l));
     OK(strata_db_close(l, E));
     struct stat sb;
-    CHECK(stat(lost_log, &sb) == 0 && sb.st_size == 4 << 20);
+    CHECK(stat(p.lost_log, &sb) == 0 && sb.st_size == 4 << 20);
 
     /* Another database at the path, also at version 2, finds the first one's log there. */
     char lock[320];
@@ -701,34 +719,24 @@ static void test_the_commit_log_rebuilds_commits_whose_pages_were_lost(void) {
  * version: a power cut that loses the pages of all those commits must still find every one of
  * them in the log (a handle that started the log over under the same base would lose them). */
 static void test_a_second_handle_keeps_the_log_of_the_first(void) {
-    char path[300], lost[300], log[320], lost_log[320];
-    snprintf(path, sizeof path, "%s", tl_path("two_loggers.db"));
-    snprintf(lost, sizeof lost, "%s", tl_path("two_loggers_lost.db"));
-    snprintf(log, sizeof log, "%s.log", path);
-    snprintf(lost_log, sizeof lost_log, "%s.log", lost);
-    strata_db_t *db = open_db(path, STRATA_DURABILITY_FULL);
-    CHECK(db);
-    OK(small_commits(db, 1, 0));
-    OK(strata_db_close(db, E)); /* version 2, durable */
-    CHECK(copy_file(path, lost));
-    strata_db_t *a = open_db(path, STRATA_DURABILITY_FULL), *b = open_db(path, STRATA_DURABILITY_FULL);
+    lost_pages p;
+    CHECK(lost_pages_setup(&p, "two_loggers.db", "two_loggers_lost.db"));
+    strata_db_t *a = open_db(p.path, STRATA_DURABILITY_FULL);
+    strata_db_t *b = open_db(p.path, STRATA_DURABILITY_FULL);
     CHECK(a && b);
     OK(small_commits(a, 10, 100)); /* versions 3..12: key 100 + i holds i */
     OK(small_commits(b, 3, 300));  /* versions 13..15: key 300 + i holds i */
     OK(small_commits(a, 2, 400));  /* versions 16..17 */
-    CHECK(copy_file(log, lost_log));
+    CHECK(copy_file(p.log, p.lost_log));
     OK(strata_db_close(a, E));
     OK(strata_db_close(b, E));
 
-    strata_db_t *l = open_db(lost, STRATA_DURABILITY_FULL);
+    strata_db_t *l = open_db(p.lost, STRATA_DURABILITY_FULL);
     CHECK(l && verify_ok(l));
     strata_txn_t *r;
-    uint64_t val = 0;
     OK(strata_txn_begin(l, STRATA_TXN_READ, &r, E));
     CHECK(strata_txn_version(r) == 17);
-    for (uint64_t i = 0; i < 10; i++) CHECK(get_u64(r, "small", 100 + i, &val) == STRATA_OK && val == i);
-    for (uint64_t i = 0; i < 3; i++) CHECK(get_u64(r, "small", 300 + i, &val) == STRATA_OK && val == i);
-    for (uint64_t i = 0; i < 2; i++) CHECK(get_u64(r, "small", 400 + i, &val) == STRATA_OK && val == i);
+    CHECK(holds_small_run(r, 100, 10) && holds_small_run(r, 300, 3) && holds_small_run(r, 400, 2));
     strata_txn_free(r);
     OK(strata_db_close(l, E));
 }
