@@ -741,6 +741,34 @@ static void test_a_second_handle_keeps_the_log_of_the_first(void) {
     OK(strata_db_close(l, E));
 }
 
+/* The log is replaced (here deleted, and a new handle makes a new one) while versions after the
+ * durable one live only in the old log: the next commit must not start a new log under that
+ * durable version (a power cut would then lose the versions between); it is synced instead, so
+ * the file alone, without any log, holds every version. */
+static void test_a_commit_after_the_log_was_replaced_is_synced(void) {
+    lost_pages p;
+    CHECK(lost_pages_setup(&p, "replaced_log.db", "replaced_log_cut.db"));
+    strata_db_t *a = open_db(p.path, STRATA_DURABILITY_FULL);
+    CHECK(a);
+    OK(small_commits(a, 3, 100)); /* versions 3..5, logged: durable is still 2 */
+    CHECK(unlink(p.log) == 0);
+    strata_db_t *b = open_db(p.path, STRATA_DURABILITY_FULL);
+    CHECK(b);
+    OK(small_commits(b, 1, 300)); /* version 6 */
+    CHECK(copy_file(p.path, p.lost)); /* the file as the disk holds it if version 6 was synced */
+    OK(strata_db_close(b, E));
+    OK(strata_db_close(a, E));
+
+    strata_db_t *l = open_db(p.lost, STRATA_DURABILITY_FULL); /* and no log beside it */
+    CHECK(l && verify_ok(l));
+    strata_txn_t *r;
+    OK(strata_txn_begin(l, STRATA_TXN_READ, &r, E));
+    CHECK(strata_txn_version(r) == 6);
+    CHECK(holds_small_run(r, 100, 3) && holds_small_run(r, 300, 1));
+    strata_txn_free(r);
+    OK(strata_db_close(l, E));
+}
+
 /* Counts the writes a commit makes to the database file (pwrite calls), passing them on to the
  * real table; the commit log's (one record a commit) are not counted. */
 static ssize_t counting_pwrite(void *ctx, int fd, const void *buf, size_t len, off_t off) {
@@ -1470,6 +1498,7 @@ static const tl_test tests[] = {
     TL_TEST(test_small_commits_reuse_space_and_a_pinned_reader_only_delays_it),
     TL_TEST(test_the_commit_log_rebuilds_commits_whose_pages_were_lost),
     TL_TEST(test_a_second_handle_keeps_the_log_of_the_first),
+    TL_TEST(test_a_commit_after_the_log_was_replaced_is_synced),
     TL_TEST(test_two_handles_taking_turns_reuse_space),
     TL_TEST(test_small_commits_write_runs_not_scattered_pages),
     TL_TEST(test_small_commits_after_a_scattered_update_keep_their_runs),
