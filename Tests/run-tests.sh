@@ -49,6 +49,10 @@ echo "== sorted tree batches through a finger"
 "$B/test_btree_batch" > "$log" 2>&1; tail -n 1 "$log"; count_line btree-batch
 grep -q "FAIL" "$log" && grep "FAIL" "$log"
 
+echo "== the commit log and the file system"
+"$B/test_commitlog_io" > "$log" 2>&1; tail -n 1 "$log"; count_line commitlog-io
+grep -q "FAIL" "$log" && grep "FAIL" "$log"
+
 echo "== verify catches broken object invariants"
 "$B/test_verify_objects" > "$log" 2>&1; tail -n 1 "$log"; count_line verify-objects
 grep -q "FAIL" "$log" && grep "FAIL" "$log"
