@@ -847,7 +847,16 @@ int main(int argc, char **argv) {
     config cf = {1000000, 10000, 100000, "build/bench-data"};
     int reps = 3;
     const char *only = NULL;
-    for (int i = 1; i + 1 < argc; i += 2) {
+    static const char usage[] =
+        "bench [-n N>=10] [-r REPS] [-c COMMITS] [-q INDEX_QUERIES] [-d DIR] [-e ENGINE]";
+    for (int i = 1; i < argc; i += 2) {
+        bool known = argv[i][0] == '-' && argv[i][1] && strchr("enrcqd", argv[i][1]) &&
+                     !argv[i][2];
+        if (!known || i + 1 == argc) {
+            fprintf(stderr, "bench: '%s' %s\nusage: %s\n", argv[i],
+                    known ? "needs a value" : "is not an option", usage);
+            return 2;
+        }
         if (!strcmp(argv[i], "-e")) only = argv[i + 1];
         else if (!strcmp(argv[i], "-n")) cf.n = strtoull(argv[i + 1], NULL, 10);
         else if (!strcmp(argv[i], "-r")) reps = atoi(argv[i + 1]);
@@ -855,7 +864,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "-q")) cf.queries = strtoull(argv[i + 1], NULL, 10);
         else if (!strcmp(argv[i], "-d")) cf.dir = argv[i + 1];
     }
-    if (cf.n < 10 || reps < 1 || cf.queries < 1) die("usage", "bench [-n N>=10] [-r REPS] [-c COMMITS] [-q INDEX_QUERIES] [-d DIR]");
+    if (cf.n < 10 || reps < 1 || cf.queries < 1) die("usage", usage);
     if (cf.queries > cf.n * 10) cf.queries = cf.n * 10;
     char cmd[600];
     snprintf(cmd, sizeof cmd, "mkdir -p '%s'", cf.dir);
