@@ -14,17 +14,6 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-static strata_db_t *open_full(const char *path) {
-    strata_options o;
-    strata_options_init(&o);
-    o.durability = STRATA_DURABILITY_FULL;
-    o.map_size = 1ull << 30;
-    strata_db_t *db = NULL;
-    if (strata_db_open(path, &o, &db, E) != STRATA_OK)
-        fprintf(stderr, "  open %s: %s\n", path, tl_err.message);
-    return db;
-}
-
 /* One write transaction: key `key` of tree "t" holds `val`. */
 static int put_one(strata_db_t *db, uint64_t key, uint64_t val) {
     strata_txn_t *txn;
@@ -48,12 +37,6 @@ static bool holds(strata_txn_t *r, uint64_t key, uint64_t val) {
         return false;
     memcpy(&got, v, 8);
     return got == val;
-}
-
-static bool copy_file(const char *from, const char *to) {
-    char cmd[1400];
-    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", from, to);
-    return system(cmd) == 0;
 }
 
 /* Refuses every write to the handle's log while it is open for direct I/O, as a device with
@@ -94,13 +77,13 @@ static void test_a_refused_direct_log_write_goes_through_the_page_cache(void) {
     char log[600], cut_log[600];
     snprintf(log, sizeof log, "%s.log", path);
     snprintf(cut_log, sizeof cut_log, "%s.log", cut);
-    strata_db_t *db = open_full(path);
+    strata_db_t *db = tl_open_db(path, STRATA_DURABILITY_FULL);
     CHECK(db);
     OK(put_one(db, 0, 100));
     OK(strata_db_close(db, E)); /* durable: the version a power cut falls back to */
-    CHECK(copy_file(path, cut));
+    CHECK(tl_copy_file(path, cut));
 
-    db = open_full(path);
+    db = tl_open_db(path, STRATA_DURABILITY_FULL);
     CHECK(db);
     OK(put_one(db, 1, 101)); /* logged, the log opened for direct I/O */
     CHECK(db->log_fd >= 0 && db->log_direct);
@@ -116,10 +99,10 @@ static void test_a_refused_direct_log_write_goes_through_the_page_cache(void) {
     OK(strata_txn_begin(db, STRATA_TXN_READ, &rd, E));
     uint64_t version = strata_txn_version(rd);
     strata_txn_free(rd);
-    CHECK(copy_file(log, cut_log));
+    CHECK(tl_copy_file(log, cut_log));
     OK(strata_db_close(db, E));
 
-    strata_db_t *l = open_full(cut);
+    strata_db_t *l = tl_open_db(cut, STRATA_DURABILITY_FULL);
     CHECK(l);
     OK(strata_txn_begin(l, STRATA_TXN_READ, &rd, E));
     CHECK(strata_txn_version(rd) == version);

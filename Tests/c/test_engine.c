@@ -36,17 +36,6 @@ static size_t random_len(void) {
     return 20000 + rnd() % 60000;
 }
 
-static strata_db_t *open_db(const char *path, strata_durability d) {
-    strata_options o;
-    strata_options_init(&o);
-    o.durability = d;
-    o.map_size = 1ull << 32;
-    strata_db_t *db = NULL;
-    if (strata_db_open(path, &o, &db, E) != STRATA_OK)
-        fprintf(stderr, "  open %s: %s\n", path, tl_err.message);
-    return db;
-}
-
 static bool verify_ok(strata_db_t *db) {
     strata_error e = {0};
     if (strata_db_verify(db, &e) == STRATA_OK) return true;
@@ -122,7 +111,7 @@ static bool model_matches(strata_tree_t *t, const model_entry *m, uint8_t *buf) 
 
 static void test_btree_matches_model_through_random_ops_commits_aborts_and_reopens(void) {
     const char *path = tl_path("model.db");
-    strata_db_t *db = open_db(path, STRATA_DURABILITY_NO_SYNC);
+    strata_db_t *db = tl_open_db(path, STRATA_DURABILITY_NO_SYNC);
     CHECK(db);
     static model_entry model[MODEL_KEYS], saved[MODEL_KEYS];
     memset(model, 0, sizeof model);
@@ -172,7 +161,7 @@ static void test_btree_matches_model_through_random_ops_commits_aborts_and_reope
         CHECK(verify_ok(db));
         if (round % 10 == 9) {
             OK(strata_db_close(db, E));
-            db = open_db(path, STRATA_DURABILITY_NO_SYNC);
+            db = tl_open_db(path, STRATA_DURABILITY_NO_SYNC);
             CHECK(db);
         }
         strata_txn_t *rd;
@@ -208,7 +197,7 @@ static void test_btree_matches_model_through_random_ops_commits_aborts_and_reope
 
 /* Byte keys: ordering like memcmp, then by length; prefixes, empty key, long keys. */
 static void test_byte_keys_sort_like_memcmp_and_seek_finds_the_next_key(void) {
-    strata_db_t *db = open_db(tl_path("bytes.db"), STRATA_DURABILITY_NO_SYNC);
+    strata_db_t *db = tl_open_db(tl_path("bytes.db"), STRATA_DURABILITY_NO_SYNC);
     CHECK(db);
     strata_txn_t *txn;
     strata_tree_t *t;
@@ -276,7 +265,7 @@ static void sep_key(uint8_t *k, int n) {
 }
 
 static void test_byte_key_branches_hold_short_separators(void) {
-    strata_db_t *db = open_db(tl_path("sep.db"), STRATA_DURABILITY_NO_SYNC);
+    strata_db_t *db = tl_open_db(tl_path("sep.db"), STRATA_DURABILITY_NO_SYNC);
     CHECK(db);
     enum { N = 16000 };
     uint8_t k[233];
@@ -334,7 +323,7 @@ static void test_byte_key_branches_hold_short_separators(void) {
 
 /* A cursor survives deletes and inserts made through its own transaction. */
 static void test_cursor_walks_on_while_its_tree_changes(void) {
-    strata_db_t *db = open_db(tl_path("cursor.db"), STRATA_DURABILITY_NO_SYNC);
+    strata_db_t *db = tl_open_db(tl_path("cursor.db"), STRATA_DURABILITY_NO_SYNC);
     CHECK(db);
     strata_txn_t *txn;
     strata_tree_t *t;
@@ -432,7 +421,7 @@ static void *iso_reader(void *arg) {
 }
 
 static void test_snapshot_isolation_across_threads(void) {
-    strata_db_t *db = open_db(tl_path("iso.db"), STRATA_DURABILITY_NO_SYNC);
+    strata_db_t *db = tl_open_db(tl_path("iso.db"), STRATA_DURABILITY_NO_SYNC);
     CHECK(db);
     strata_txn_t *txn;
     OK(strata_txn_begin(db, STRATA_TXN_WRITE, &txn, E));
@@ -471,13 +460,13 @@ static void test_snapshot_isolation_across_threads(void) {
 
 static void test_two_processes_adding_1000_each_reach_2000(void) {
     const char *path = tl_path("counter.db");
-    strata_db_t *db = open_db(path, STRATA_DURABILITY_NO_SYNC);
+    strata_db_t *db = tl_open_db(path, STRATA_DURABILITY_NO_SYNC);
     CHECK(db);
     pid_t kids[2];
     for (int k = 0; k < 2; k++) {
         kids[k] = fork();
         if (kids[k] == 0) {
-            strata_db_t *cdb = open_db(path, STRATA_DURABILITY_NO_SYNC);
+            strata_db_t *cdb = tl_open_db(path, STRATA_DURABILITY_NO_SYNC);
             if (!cdb) _exit(3);
             for (int i = 0; i < 1000; i++) {
                 strata_txn_t *txn;
@@ -518,8 +507,8 @@ static void *try_write(void *arg) {
 
 static void test_one_writer_at_a_time_and_try_lock_reports_busy(void) {
     const char *path = tl_path("busy.db");
-    strata_db_t *db = open_db(path, STRATA_DURABILITY_NO_SYNC);
-    strata_db_t *db2 = open_db(path, STRATA_DURABILITY_NO_SYNC);
+    strata_db_t *db = tl_open_db(path, STRATA_DURABILITY_NO_SYNC);
+    strata_db_t *db2 = tl_open_db(path, STRATA_DURABILITY_NO_SYNC);
     CHECK(db && db2);
     strata_txn_t *w, *w2;
     OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
@@ -566,7 +555,7 @@ static int small_commits(strata_db_t *db, int n, uint64_t base) {
  * handle change the free list behind its back. Alternating two handles must still reuse space. */
 static void test_two_handles_taking_turns_reuse_space(void) {
     const char *path = tl_path("turns.db");
-    strata_db_t *a = open_db(path, STRATA_DURABILITY_FULL), *b = open_db(path, STRATA_DURABILITY_FULL);
+    strata_db_t *a = tl_open_db(path, STRATA_DURABILITY_FULL), *b = tl_open_db(path, STRATA_DURABILITY_FULL);
     CHECK(a && b);
     OK(small_commits(a, 600, 0));
     OK(small_commits(b, 600, 3));
@@ -582,7 +571,7 @@ static void test_two_handles_taking_turns_reuse_space(void) {
 }
 
 static void test_small_commits_reuse_space_and_a_pinned_reader_only_delays_it(void) {
-    strata_db_t *db = open_db(tl_path("growth.db"), STRATA_DURABILITY_FULL);
+    strata_db_t *db = tl_open_db(tl_path("growth.db"), STRATA_DURABILITY_FULL);
     CHECK(db);
     OK(small_commits(db, 600, 0)); /* fill 500 keys, warm up */
     uint64_t settled = page_count(db);
@@ -627,17 +616,6 @@ static bool is_commit_log(int fd) {
     return n > 4 && strcmp(path + n - 4, ".log") == 0;
 }
 
-static bool copy_file(const char *from, const char *to) {
-    char buf[65536];
-    int in = open(from, O_RDONLY), out = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    ssize_t n = 0;
-    while (in >= 0 && out >= 0 && (n = read(in, buf, sizeof buf)) > 0)
-        if (write(out, buf, (size_t)n) != n) n = -1;
-    if (in >= 0) close(in);
-    if (out >= 0) close(out);
-    return in >= 0 && out >= 0 && n == 0;
-}
-
 /* A database `name` made and closed at version 2 (durable), and `lost_name`, a copy of its file
  * then: what a power cut that loses every page written after version 2 leaves. A test commits
  * to `path`, copies its log to `lost_log`, and opens `lost`. */
@@ -650,10 +628,10 @@ static bool lost_pages_setup(lost_pages *p, const char *name, const char *lost_n
     snprintf(p->lost, sizeof p->lost, "%s", tl_path(lost_name));
     snprintf(p->log, sizeof p->log, "%s.log", p->path);
     snprintf(p->lost_log, sizeof p->lost_log, "%s.log", p->lost);
-    strata_db_t *db = open_db(p->path, STRATA_DURABILITY_FULL);
+    strata_db_t *db = tl_open_db(p->path, STRATA_DURABILITY_FULL);
     bool ok = db && small_commits(db, 1, 0) == STRATA_OK;
     ok = db && strata_db_close(db, E) == STRATA_OK && ok;
-    return ok && copy_file(p->path, p->lost);
+    return ok && tl_copy_file(p->path, p->lost);
 }
 
 /* Whether keys first .. first + n - 1 of "small" hold 0 .. n - 1 (small_commits' values). */
@@ -663,6 +641,25 @@ static bool holds_small_run(strata_txn_t *r, uint64_t first, uint64_t n) {
         if (get_u64(r, "small", first + i, &val) != STRATA_OK || val != i) return false;
     }
     return true;
+}
+
+/* Opens the copy p->lost (what the power cut left) into *out, once it verifies, is at `version`
+ * and holds every run {first key, length} of small_commits' values (*out stays NULL else). */
+typedef struct small_run {
+    uint64_t first, n;
+} small_run;
+
+static void open_lost_at(const lost_pages *p, uint64_t version, const small_run *runs, int nruns,
+                         strata_db_t **out) {
+    *out = NULL;
+    strata_db_t *l = tl_open_db(p->lost, STRATA_DURABILITY_FULL);
+    CHECK(l && verify_ok(l));
+    strata_txn_t *r;
+    OK(strata_txn_begin(l, STRATA_TXN_READ, &r, E));
+    CHECK(strata_txn_version(r) == version);
+    for (int i = 0; i < nruns; i++) CHECK(holds_small_run(r, runs[i].first, runs[i].n));
+    strata_txn_free(r);
+    *out = l;
 }
 
 /* A power cut that loses every page a run of logged commits wrote (the file stays as it was
@@ -676,21 +673,16 @@ static void test_the_commit_log_rebuilds_commits_whose_pages_were_lost(void) {
     const char *path = p.path, *log = p.log;
     char saved_log[340];
     snprintf(saved_log, sizeof saved_log, "%s.saved", log);
-    strata_db_t *db = open_db(path, STRATA_DURABILITY_FULL);
+    strata_db_t *db = tl_open_db(path, STRATA_DURABILITY_FULL);
     CHECK(db);
     OK(small_commits(db, 40, 100)); /* versions 3..42: key 100 + i holds i */
-    CHECK(copy_file(log, p.lost_log) && copy_file(log, saved_log));
+    CHECK(tl_copy_file(log, p.lost_log) && tl_copy_file(log, saved_log));
     CHECK(truncate(p.lost_log, 4 << 20) == 0);
     OK(strata_db_close(db, E));
 
-    strata_db_t *l = open_db(p.lost, STRATA_DURABILITY_FULL);
-    CHECK(l && verify_ok(l));
-    strata_txn_t *r;
-    uint64_t val = 0;
-    OK(strata_txn_begin(l, STRATA_TXN_READ, &r, E));
-    CHECK(strata_txn_version(r) == 42);
-    CHECK(holds_small_run(r, 100, 40));
-    strata_txn_free(r);
+    strata_db_t *l;
+    open_lost_at(&p, 42, (small_run[]){{100, 40}}, 1, &l);
+    CHECK(l);
     OK(small_commits(l, 5, 200)); /* and it goes on from there */
     CHECK(verify_ok(l));
     OK(strata_db_close(l, E));
@@ -698,15 +690,17 @@ static void test_the_commit_log_rebuilds_commits_whose_pages_were_lost(void) {
     CHECK(stat(p.lost_log, &sb) == 0 && sb.st_size == 4 << 20);
 
     /* Another database at the path, also at version 2, finds the first one's log there. */
+    strata_txn_t *r;
+    uint64_t val = 0;
     char lock[320];
     snprintf(lock, sizeof lock, "%s.lock", path);
     unlink(path), unlink(lock), unlink(log);
-    db = open_db(path, STRATA_DURABILITY_FULL);
+    db = tl_open_db(path, STRATA_DURABILITY_FULL);
     CHECK(db);
     OK(small_commits(db, 1, 7));
     OK(strata_db_close(db, E));
-    CHECK(copy_file(saved_log, log));
-    db = open_db(path, STRATA_DURABILITY_FULL);
+    CHECK(tl_copy_file(saved_log, log));
+    db = tl_open_db(path, STRATA_DURABILITY_FULL);
     CHECK(db && verify_ok(db));
     OK(strata_txn_begin(db, STRATA_TXN_READ, &r, E));
     CHECK(strata_txn_version(r) == 2);
@@ -721,23 +715,19 @@ static void test_the_commit_log_rebuilds_commits_whose_pages_were_lost(void) {
 static void test_a_second_handle_keeps_the_log_of_the_first(void) {
     lost_pages p;
     CHECK(lost_pages_setup(&p, "two_loggers.db", "two_loggers_lost.db"));
-    strata_db_t *a = open_db(p.path, STRATA_DURABILITY_FULL);
-    strata_db_t *b = open_db(p.path, STRATA_DURABILITY_FULL);
+    strata_db_t *a = tl_open_db(p.path, STRATA_DURABILITY_FULL);
+    strata_db_t *b = tl_open_db(p.path, STRATA_DURABILITY_FULL);
     CHECK(a && b);
     OK(small_commits(a, 10, 100)); /* versions 3..12: key 100 + i holds i */
     OK(small_commits(b, 3, 300));  /* versions 13..15: key 300 + i holds i */
     OK(small_commits(a, 2, 400));  /* versions 16..17 */
-    CHECK(copy_file(p.log, p.lost_log));
+    CHECK(tl_copy_file(p.log, p.lost_log));
     OK(strata_db_close(a, E));
     OK(strata_db_close(b, E));
 
-    strata_db_t *l = open_db(p.lost, STRATA_DURABILITY_FULL);
-    CHECK(l && verify_ok(l));
-    strata_txn_t *r;
-    OK(strata_txn_begin(l, STRATA_TXN_READ, &r, E));
-    CHECK(strata_txn_version(r) == 17);
-    CHECK(holds_small_run(r, 100, 10) && holds_small_run(r, 300, 3) && holds_small_run(r, 400, 2));
-    strata_txn_free(r);
+    strata_db_t *l;
+    open_lost_at(&p, 17, (small_run[]){{100, 10}, {300, 3}, {400, 2}}, 3, &l);
+    CHECK(l);
     OK(strata_db_close(l, E));
 }
 
@@ -748,24 +738,20 @@ static void test_a_second_handle_keeps_the_log_of_the_first(void) {
 static void test_a_commit_after_the_log_was_replaced_is_synced(void) {
     lost_pages p;
     CHECK(lost_pages_setup(&p, "replaced_log.db", "replaced_log_cut.db"));
-    strata_db_t *a = open_db(p.path, STRATA_DURABILITY_FULL);
+    strata_db_t *a = tl_open_db(p.path, STRATA_DURABILITY_FULL);
     CHECK(a);
     OK(small_commits(a, 3, 100)); /* versions 3..5, logged: durable is still 2 */
     CHECK(unlink(p.log) == 0);
-    strata_db_t *b = open_db(p.path, STRATA_DURABILITY_FULL);
+    strata_db_t *b = tl_open_db(p.path, STRATA_DURABILITY_FULL);
     CHECK(b);
     OK(small_commits(b, 1, 300)); /* version 6 */
-    CHECK(copy_file(p.path, p.lost)); /* the file as the disk holds it if version 6 was synced */
+    CHECK(tl_copy_file(p.path, p.lost)); /* the file as the disk holds it if version 6 was synced */
     OK(strata_db_close(b, E));
     OK(strata_db_close(a, E));
 
-    strata_db_t *l = open_db(p.lost, STRATA_DURABILITY_FULL); /* and no log beside it */
-    CHECK(l && verify_ok(l));
-    strata_txn_t *r;
-    OK(strata_txn_begin(l, STRATA_TXN_READ, &r, E));
-    CHECK(strata_txn_version(r) == 6);
-    CHECK(holds_small_run(r, 100, 3) && holds_small_run(r, 300, 1));
-    strata_txn_free(r);
+    strata_db_t *l; /* and no log beside it */
+    open_lost_at(&p, 6, (small_run[]){{100, 3}, {300, 1}}, 2, &l);
+    CHECK(l);
     OK(strata_db_close(l, E));
 }
 
@@ -900,14 +886,14 @@ static void test_max_versions_refuses_commits_behind_a_pinned_reader(void) {
 
 static void test_slot_of_a_killed_reader_process_is_freed(void) {
     const char *path = tl_path("deadreader.db");
-    strata_db_t *db = open_db(path, STRATA_DURABILITY_FULL);
+    strata_db_t *db = tl_open_db(path, STRATA_DURABILITY_FULL);
     CHECK(db);
     OK(small_commits(db, 5, 0));
     int fds[2];
     CHECK(pipe(fds) == 0);
     pid_t kid = fork();
     if (kid == 0) {
-        strata_db_t *cdb = open_db(path, STRATA_DURABILITY_NO_SYNC);
+        strata_db_t *cdb = tl_open_db(path, STRATA_DURABILITY_NO_SYNC);
         strata_txn_t *txn;
         if (!cdb || strata_txn_begin(cdb, STRATA_TXN_READ, &txn, NULL)) _exit(3);
         if (write(fds[1], "r", 1) != 1) _exit(4);
@@ -937,7 +923,7 @@ static void test_slot_of_a_killed_reader_process_is_freed(void) {
  * to it); a sync, explicit or every 256 commits, lets them be reused. */
 static void test_no_sync_reuses_space_after_each_sync(void) {
     const char *path = tl_path("nosync.db");
-    strata_db_t *db = open_db(path, STRATA_DURABILITY_NO_SYNC);
+    strata_db_t *db = tl_open_db(path, STRATA_DURABILITY_NO_SYNC);
     CHECK(db);
     OK(small_commits(db, 600, 0));
     OK(strata_db_sync(db, E));
@@ -974,9 +960,9 @@ static void test_every_reader_slot_taken_is_a_clear_error(void) {
 /* ------------------------------------------------------------------ durability modes */
 
 static void test_memory_databases_are_shared_by_identifier_and_vanish_on_last_close(void) {
-    strata_db_t *a = open_db("shared-mem", STRATA_DURABILITY_MEMORY);
-    strata_db_t *b = open_db("shared-mem", STRATA_DURABILITY_MEMORY);
-    strata_db_t *other = open_db("other-mem", STRATA_DURABILITY_MEMORY);
+    strata_db_t *a = tl_open_db("shared-mem", STRATA_DURABILITY_MEMORY);
+    strata_db_t *b = tl_open_db("shared-mem", STRATA_DURABILITY_MEMORY);
+    strata_db_t *other = tl_open_db("other-mem", STRATA_DURABILITY_MEMORY);
     CHECK(a && b && other);
     strata_txn_t *txn;
     OK(strata_txn_begin(a, STRATA_TXN_WRITE, &txn, E));
@@ -996,7 +982,7 @@ static void test_memory_databases_are_shared_by_identifier_and_vanish_on_last_cl
     OK(strata_db_close(a, E));
     OK(strata_db_close(b, E));
     OK(strata_db_close(other, E));
-    a = open_db("shared-mem", STRATA_DURABILITY_MEMORY);
+    a = tl_open_db("shared-mem", STRATA_DURABILITY_MEMORY);
     CHECK(a);
     OK(strata_txn_begin(a, STRATA_TXN_READ, &txn, E));
     EXPECT_CODE(get_u64(txn, "t", 1, &v), STRATA_ERR_NOT_FOUND);
@@ -1006,7 +992,7 @@ static void test_memory_databases_are_shared_by_identifier_and_vanish_on_last_cl
 
 static void test_read_only_open_refuses_writes_but_reads(void) {
     const char *path = tl_path("ro.db");
-    strata_db_t *db = open_db(path, STRATA_DURABILITY_FULL);
+    strata_db_t *db = tl_open_db(path, STRATA_DURABILITY_FULL);
     CHECK(db);
     OK(small_commits(db, 3, 0));
     OK(strata_db_close(db, E));
@@ -1027,7 +1013,7 @@ static void test_read_only_open_refuses_writes_but_reads(void) {
 
 static void test_values_up_to_16_MiB_round_trip(void) {
     const char *path = tl_path("big.db");
-    strata_db_t *db = open_db(path, STRATA_DURABILITY_NO_SYNC);
+    strata_db_t *db = tl_open_db(path, STRATA_DURABILITY_NO_SYNC);
     CHECK(db);
     size_t len = 16u << 20;
     uint8_t *buf = malloc(len), *check = malloc(len);
@@ -1041,7 +1027,7 @@ static void test_values_up_to_16_MiB_round_trip(void) {
     OK(strata_txn_commit(txn, E));
     strata_txn_free(txn);
     OK(strata_db_close(db, E));
-    db = open_db(path, STRATA_DURABILITY_NO_SYNC);
+    db = tl_open_db(path, STRATA_DURABILITY_NO_SYNC);
     CHECK(db);
     const void *v;
     size_t vlen;
@@ -1069,7 +1055,7 @@ static void test_values_up_to_16_MiB_round_trip(void) {
 }
 
 static void test_dropping_a_tree_frees_its_pages_and_its_name(void) {
-    strata_db_t *db = open_db(tl_path("drop.db"), STRATA_DURABILITY_NO_SYNC);
+    strata_db_t *db = tl_open_db(tl_path("drop.db"), STRATA_DURABILITY_NO_SYNC);
     CHECK(db);
     strata_txn_t *txn;
     strata_tree_t *t;
@@ -1121,7 +1107,7 @@ static void test_open_names_what_is_wrong_with_a_bad_file(void) {
     CHECK(strstr(tl_err.message, "junk.db") && strstr(tl_err.message, "not a Strata"));
 
     const char *good = tl_path("good.db");
-    db = open_db(good, STRATA_DURABILITY_FULL);
+    db = tl_open_db(good, STRATA_DURABILITY_FULL);
     CHECK(db);
     OK(small_commits(db, 3, 0));
     OK(strata_db_close(db, E));
@@ -1154,7 +1140,7 @@ static void test_open_names_what_is_wrong_with_a_bad_file(void) {
     struct stat sb;
     CHECK(stat(good, &sb) == 0);
     uint64_t junkbytes = 0xdeadbeef;
-    db = open_db(good, STRATA_DURABILITY_FULL);
+    db = tl_open_db(good, STRATA_DURABILITY_FULL);
     CHECK(db);
     strata_db_info info;
     OK(strata_db_info_get(db, &info, E));
@@ -1162,7 +1148,7 @@ static void test_open_names_what_is_wrong_with_a_bad_file(void) {
     /* (close left a durable copy of the newest meta in the other slot, or the slot holds the
      * version before: either way open finds a valid one) */
     patch_file(good, (off_t)((info.version % 2) * 4096 + 40), &junkbytes, 8);
-    db = open_db(good, STRATA_DURABILITY_FULL);
+    db = tl_open_db(good, STRATA_DURABILITY_FULL);
     CHECK(db);
     strata_db_info info2;
     OK(strata_db_info_get(db, &info2, E));
@@ -1173,7 +1159,7 @@ static void test_open_names_what_is_wrong_with_a_bad_file(void) {
 
 static void test_a_damaged_page_is_named_by_verify_and_reads_fail_cleanly(void) {
     const char *path = tl_path("damaged.db");
-    strata_db_t *db = open_db(path, STRATA_DURABILITY_FULL);
+    strata_db_t *db = tl_open_db(path, STRATA_DURABILITY_FULL);
     CHECK(db);
     strata_txn_t *txn;
     strata_tree_t *t;
@@ -1194,7 +1180,7 @@ static void test_a_damaged_page_is_named_by_verify_and_reads_fail_cleanly(void) 
         CHECK(fd >= 0 && pread(fd, saved, sizeof saved, (off_t)(pg * 4096 + 24)) == 64);
         CHECK(pwrite(fd, junk, sizeof junk, (off_t)(pg * 4096 + 24)) == 64);
         close(fd);
-        db = open_db(path, STRATA_DURABILITY_FULL);
+        db = tl_open_db(path, STRATA_DURABILITY_FULL);
         CHECK(db);
         strata_error e = {0};
         if (strata_db_verify(db, &e) == STRATA_ERR_CORRUPT) {
@@ -1218,7 +1204,7 @@ static void test_a_damaged_page_is_named_by_verify_and_reads_fail_cleanly(void) 
         close(fd);
     }
     CHECK(corrupt_found == (int)info.page_count - 2);
-    db = open_db(path, STRATA_DURABILITY_FULL);
+    db = tl_open_db(path, STRATA_DURABILITY_FULL);
     CHECK(db && verify_ok(db));
     OK(strata_db_close(db, E));
 }
@@ -1228,7 +1214,7 @@ static void test_a_damaged_page_is_named_by_verify_and_reads_fail_cleanly(void) 
 static void test_a_format_1_file_opens_and_its_next_commit_writes_the_current_format(void) {
     CHECK(strata_format_version() == 4);
     const char *path = tl_path("format1.db");
-    strata_db_t *db = open_db(path, STRATA_DURABILITY_FULL);
+    strata_db_t *db = tl_open_db(path, STRATA_DURABILITY_FULL);
     CHECK(db);
     OK(small_commits(db, 20, 0));
     OK(strata_db_close(db, E));
@@ -1244,7 +1230,7 @@ static void test_a_format_1_file_opens_and_its_next_commit_writes_the_current_fo
         CHECK(pwrite(fd, meta, sizeof meta, slot * 4096) == (ssize_t)sizeof meta);
     }
     close(fd);
-    db = open_db(path, STRATA_DURABILITY_FULL);
+    db = tl_open_db(path, STRATA_DURABILITY_FULL);
     CHECK(db && verify_ok(db));
     strata_txn_t *r;
     uint64_t val;
@@ -1260,7 +1246,7 @@ static void test_a_format_1_file_opens_and_its_next_commit_writes_the_current_fo
     CHECK(pread(fd, &formats[0], 4, 16) == 4 && pread(fd, &formats[1], 4, 4096 + 16) == 4);
     close(fd);
     CHECK(formats[0] == 4 || formats[1] == 4);
-    db = open_db(path, STRATA_DURABILITY_FULL);
+    db = tl_open_db(path, STRATA_DURABILITY_FULL);
     CHECK(db && verify_ok(db));
     OK(strata_db_close(db, E));
 }
@@ -1373,13 +1359,13 @@ static void test_leaves_of_a_format_2_file_read_and_change_beside_new_ones(void)
     static bool present[KEYS];
     memset(present, 0, sizeof present);
     const char *path = tl_path("format2.db");
-    strata_db_t *db = open_db(path, STRATA_DURABILITY_FULL);
+    strata_db_t *db = tl_open_db(path, STRATA_DURABILITY_FULL);
     CHECK(db);
     OK(mixed_put_or_delete(db, present, 0, KEYS, 2, true));
     OK(strata_db_close(db, E));
     int converted = rewrite_leaves_as_format_2(path);
     CHECK(converted > 20);
-    db = open_db(path, STRATA_DURABILITY_FULL);
+    db = tl_open_db(path, STRATA_DURABILITY_FULL);
     CHECK(db && verify_ok(db));
     CHECK(mixed_tree_matches(db, present, KEYS));
     /* The first half gains the odd keys (its old leaves split), then loses most of its even
@@ -1401,7 +1387,7 @@ static void test_leaves_of_a_format_2_file_read_and_change_beside_new_ones(void)
         if (p[24] == 1 && p[25] == 0x82) new_leaves++;
     }
     CHECK(old_leaves > 5 && new_leaves > 5);
-    db = open_db(path, STRATA_DURABILITY_FULL);
+    db = tl_open_db(path, STRATA_DURABILITY_FULL);
     CHECK(db && verify_ok(db));
     CHECK(mixed_tree_matches(db, present, KEYS));
     OK(strata_db_close(db, E));
@@ -1415,7 +1401,7 @@ static void test_leaves_of_a_format_2_file_read_and_change_beside_new_ones(void)
         CHECK(pwrite(fd, p, 4096, pg * 4096) == 4096);
     }
     close(fd);
-    db = open_db(path, STRATA_DURABILITY_FULL);
+    db = tl_open_db(path, STRATA_DURABILITY_FULL);
     CHECK(db);
     strata_error e = {0};
     EXPECT_CODE(strata_db_verify(db, &e), STRATA_ERR_CORRUPT);
@@ -1425,7 +1411,7 @@ static void test_leaves_of_a_format_2_file_read_and_change_beside_new_ones(void)
 
 static void test_lock_file_of_an_incompatible_version_is_refused(void) {
     const char *path = tl_path("lockver.db");
-    strata_db_t *db = open_db(path, STRATA_DURABILITY_FULL);
+    strata_db_t *db = tl_open_db(path, STRATA_DURABILITY_FULL);
     CHECK(db);
     char lock[600];
     snprintf(lock, sizeof lock, "%s.lock", path);
@@ -1452,7 +1438,7 @@ static void test_misuse_is_an_error_not_a_crash(void) {
     EXPECT_CODE(strata_db_open("x", &bad, &db, E), STRATA_ERR_INVALID_ARGUMENT);
     CHECK(strstr(tl_err.message, "strata_options_init"));
 
-    db = open_db(tl_path("misuse.db"), STRATA_DURABILITY_NO_SYNC);
+    db = tl_open_db(tl_path("misuse.db"), STRATA_DURABILITY_NO_SYNC);
     CHECK(db);
     EXPECT_CODE(strata_txn_begin(db, 0x80, &txn, E), STRATA_ERR_INVALID_ARGUMENT);
     OK(strata_txn_begin(db, STRATA_TXN_WRITE, &txn, E));

@@ -1,12 +1,14 @@
 /*
  * testlib.h — a small test harness for the C tests: TEST functions, CHECK macros that name the
- * failing expression and line, temporary directories, and the closing "N passed, N failed" line.
+ * failing expression and line, temporary directories, opening a database and copying its files,
+ * and the closing "N passed, N failed" line.
  */
 #ifndef STRATA_TESTLIB_H
 #define STRATA_TESTLIB_H
 
 #include "strata.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +80,31 @@ __attribute__((unused)) static void tl_remove_db(const char *path) {
     snprintf(lock, sizeof lock, "%s.lock", path);
     unlink(path);
     unlink(lock);
+}
+
+/* A database at `path` with the given durability (4 GiB map); NULL, with the error printed, when
+ * it does not open. */
+__attribute__((unused)) static strata_db_t *tl_open_db(const char *path, strata_durability d) {
+    strata_options o;
+    strata_options_init(&o);
+    o.durability = d;
+    o.map_size = 1ull << 32;
+    strata_db_t *db = NULL;
+    if (strata_db_open(path, &o, &db, E) != STRATA_OK)
+        fprintf(stderr, "  open %s: %s\n", path, tl_err.message);
+    return db;
+}
+
+/* Copies a file's bytes as reads see them (a database file or log "as the disk holds it"). */
+__attribute__((unused)) static bool tl_copy_file(const char *from, const char *to) {
+    char buf[65536];
+    int in = open(from, O_RDONLY), out = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ssize_t n = 0;
+    while (in >= 0 && out >= 0 && (n = read(in, buf, sizeof buf)) > 0)
+        if (write(out, buf, (size_t)n) != n) n = -1;
+    if (in >= 0) close(in);
+    if (out >= 0) close(out);
+    return in >= 0 && out >= 0 && n == 0;
 }
 
 /* Run tests (all, or those whose names contain argv[1]); print the closing line. */
