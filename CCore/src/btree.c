@@ -1024,6 +1024,30 @@ static int cur_move(strata_cursor_t *c, bool forward, strata_error *err) {
 int st_cur_next(strata_cursor_t *c, strata_error *err) { return cur_move(c, true, err); }
 int st_cur_prev(strata_cursor_t *c, strata_error *err) { return cur_move(c, false, err); }
 
+int st_bt_each(strata_tree_t *tree, st_bt_visit visit, void *arg, strata_error *err) {
+    strata_cursor_t c;
+    memset(&c, 0, sizeof c);
+    c.tree = tree;
+    if (!tree->st.root) return STRATA_OK;
+    int rc = cur_page(&c, 0, tree->st.root, err);
+    if (rc == STRATA_OK) rc = cur_descend(&c, 0, true, err);
+    while (rc == STRATA_OK) {
+        st_cursor_level *l = &c.path[c.depth - 1];
+        int n = pg_nkeys(l->page);
+        for (int i = 0; i < n; i++) {
+            st_leaf_cell cell;
+            const uint8_t *val = NULL;
+            if ((rc = st_leaf_cell_at(l->page, l->pgno, i, &cell, err))) return rc;
+            if (!cell.big) val = cell.val;
+            else if ((rc = st_overflow_get(tree->txn, cell.ovf, cell.vlen, &val, NULL, err))) return rc;
+            if ((rc = visit(arg, cell.key, cell.klen, val, cell.vlen))) return rc;
+        }
+        l->idx = n ? n - 1 : 0;
+        rc = step(&c, true, err);
+    }
+    return rc == STRATA_ERR_NOT_FOUND ? STRATA_OK : rc;
+}
+
 int st_cur_get(strata_cursor_t *c, const uint8_t **key, size_t *klen, const uint8_t **val,
                size_t *vlen, strata_error *err) {
     if (!c->positioned || c->mod_count != c->tree->mod_count)

@@ -61,6 +61,13 @@ int st_cur_prev(strata_cursor_t *c, strata_error *err);
 int st_cur_get(strata_cursor_t *c, const uint8_t **key, size_t *klen, const uint8_t **val,
                size_t *vlen, strata_error *err);
 
+/* Every entry of the tree in key order, leaf by leaf (a scan without a cursor move per entry):
+ * visit(arg, key, klen, val, vlen) for each; a non-zero return from visit stops the walk and is
+ * returned. The pointers stay valid while the tree is not changed; visit must not change it. */
+typedef int (*st_bt_visit)(void *arg, const uint8_t *key, size_t klen, const uint8_t *val,
+                           size_t vlen);
+int st_bt_each(strata_tree_t *tree, st_bt_visit visit, void *arg, strata_error *err);
+
 /* Parsed leaf cell (verify and cursors). */
 typedef struct st_leaf_cell {
     const uint8_t *key;

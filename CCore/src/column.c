@@ -387,14 +387,15 @@ void st_leaf_patch(uint8_t *p, uint32_t n, uint32_t i, const st_prop *prop, cons
     put_bits(d, i, w, stored);
 }
 
-/* Compare a packed leaf with constants without unpacking it: sel[i] &= (value i op k0 [, k1]).
- * op: 0 ==, 1 !=, 2 <, 3 <=, 4 >, 5 >=, 6 between k0 and k1. Works on the stored numbers (the
- * constants are moved into their domain), for widths 0, 1, 8, 16 and 32 of plainly packed
- * leaves; false when it cannot (the caller unpacks). Nulls are the caller's business. */
+/* Compare a packed leaf with constants without unpacking it: *out = the rows whose value op k0
+ * [, k1] holds. op: 0 ==, 1 !=, 2 <, 3 <=, 4 >, 5 >=, 6 between k0 and k1. Works on the stored
+ * numbers (the constants are moved into their domain), for widths 0, 1, 8, 16 and 32 of plainly
+ * packed leaves; false when it cannot (the caller unpacks). Null rows hold the base, so they are
+ * in *out as that value would be: nulls are the caller's business. */
 #if defined(__GNUC__) && !defined(__clang__)
 __attribute__((optimize("tree-vectorize"))) /* clang vectorizes at -O2 already */
 #endif
-bool st_leaf_compare(const uint8_t *p, uint32_t n, int op, int64_t k0, int64_t k1, uint8_t *sel) {
+bool st_leaf_compare(const uint8_t *p, uint32_t n, int op, int64_t k0, int64_t k1, st_rowmask *out) {
     uint8_t w = p[CH_WIDTH];
     if ((p[CH_FLAGS] & 4) || !(w == 0 || w == 1 || w == 8 || w == 16 || w == 32)) return false;
     int64_t base = (int64_t)st_rd64(p + CH_BASE);
@@ -417,47 +418,43 @@ bool st_leaf_compare(const uint8_t *p, uint32_t n, int op, int64_t k0, int64_t k
     }
     if (lo < 0) lo = 0;
     if (hi > maxs) hi = maxs;
-    if (lo > hi) { /* nothing in range */
-        if (!neg) memset(sel, 0, n);
-        return true;
-    }
+    st_rowmask m = st_mask_none();
     const uint8_t *d = p + data_off(p, n);
-    if (w == 1 && (lo == 1 || hi == 0)) { /* bools: eight rows at a time */
-        uint64_t flip = ((lo == 1) != neg) ? 0 : 0x0101010101010101ull; /* want 1s, or 0s */
-        uint32_t i = 0;
-        for (; i + 8 <= n; i += 8) {
-            /* byte k of m = bit k of the leaf's byte, as 0 or 1 */
-            uint64_t x = (d[i >> 3] * 0x0101010101010101ull) & 0x8040201008040201ull;
-            uint64_t m = ((((x & 0x7F7F7F7F7F7F7F7Full) + 0x7F7F7F7F7F7F7F7Full) | x) >> 7) &
-                         0x0101010101010101ull;
-            uint64_t sv;
-            memcpy(&sv, sel + i, 8);
-            sv &= m ^ flip;
-            memcpy(sel + i, &sv, 8);
-        }
-        for (; i < n; i++) sel[i] &= (uint8_t)((((d[i >> 3] >> (i & 7)) & 1) ^ (uint8_t)(flip & 1)));
-        return true;
-    }
     uint32_t ulo = (uint32_t)lo, span = (uint32_t)(hi - lo);
-    if (w == 8) { /* bytes: all in 8-bit arithmetic, which the compiler turns into vector code */
-        uint8_t lo8 = (uint8_t)ulo, span8 = (uint8_t)span, neg8 = neg;
-        for (uint32_t i = 0; i < n; i++)
-            sel[i] &= (uint8_t)(((uint8_t)(d[i] - lo8) <= span8) ^ neg8);
-        return true;
+    if (lo > hi) { /* nothing in range */
+    } else if (w == 0) { /* every stored value is 0 */
+        if (lo == 0) m = st_mask_first(n);
+    } else if (w == 1) { /* the bits are the mask, or its complement */
+        m = st_mask_load(d, n);
+        if (lo == 0 && hi == 0) m = st_mask_andnot(st_mask_first(n), m);
+        else if (lo == 0) m = st_mask_first(n); /* 0..1 */
+    } else if (w == 8) {
+        uint8_t lo8 = (uint8_t)ulo, span8 = (uint8_t)span;
+        uint32_t i = 0;
+#ifdef ST_SCAN_SSE2
+        /* s - lo <= span as unsigned bytes: min(s - lo, span) == s - lo; 16 rows a step */
+        __m128i vlo = _mm_set1_epi8((char)lo8), vspan = _mm_set1_epi8((char)span8);
+#define HITS16(at)                                                                          \
+    ((uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(                                  \
+        _mm_min_epu8(_mm_sub_epi8(_mm_loadu_si128((const __m128i *)(d + (at))), vlo), vspan), \
+        _mm_sub_epi8(_mm_loadu_si128((const __m128i *)(d + (at))), vlo))))
+        for (; i + 64 <= n; i += 64) /* a word at a time, in registers */
+            m.w[i >> 6] = HITS16(i) | HITS16(i + 16) << 16 | HITS16(i + 32) << 32 | HITS16(i + 48) << 48;
+        for (; i + 16 <= n; i += 16) m.w[i >> 6] |= HITS16(i) << (i & 63);
+#undef HITS16
+#endif
+        uint8_t hit[ST_MASK_WORDS * 64]; /* 8-bit arithmetic, which compilers turn into vectors */
+        for (uint32_t j = i; j < n; j++) hit[j] = (uint8_t)(d[j] - lo8) <= span8;
+        m = st_mask_or(m, st_mask_from_bytes(hit, i, n));
+    } else {
+        uint8_t hit[ST_MASK_WORDS * 64];
+        if (w == 16)
+            for (uint32_t i = 0; i < n; i++) hit[i] = (uint32_t)st_rd16(d + 2 * i) - ulo <= span;
+        else
+            for (uint32_t i = 0; i < n; i++) hit[i] = st_rd32(d + 4 * i) - ulo <= span;
+        m = st_mask_from_bytes(hit, 0, n);
     }
-#define RANGE_LOOP(get)                                                              \
-    for (uint32_t i = 0; i < n; i++) {                                               \
-        uint32_t in_range = (uint32_t)((get) - ulo) <= span;                         \
-        sel[i] &= (uint8_t)(in_range ^ (uint32_t)neg);                               \
-    }
-    switch (w) {
-    case 0: RANGE_LOOP(0u) break;
-    case 1: RANGE_LOOP((uint32_t)((d[i >> 3] >> (i & 7)) & 1)) break;
-    case 8: RANGE_LOOP((uint32_t)d[i]) break;
-    case 16: RANGE_LOOP((uint32_t)st_rd16(d + 2 * i)) break;
-    default: RANGE_LOOP(st_rd32(d + 4 * i)) break;
-    }
-#undef RANGE_LOOP
+    *out = neg ? st_mask_andnot(st_mask_first(n), m) : m;
     return true;
 }
 

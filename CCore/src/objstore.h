@@ -16,8 +16,10 @@
 #define STRATA_OBJSTORE_H
 
 #include "internal.h"
+#include "rowmask.h"
 
 #define ST_CLUSTER_MAX 256       /* objects in a cluster */
+_Static_assert(ST_CLUSTER_MAX <= 64 * ST_MASK_WORDS, "a row mask holds a cluster");
 #define ST_INLINE_MAX 1000u      /* bytes of a string/binary kept in its column leaf */
 #define ST_INDEX_PREFIX 200u     /* bytes of a string the index key holds */
 
@@ -288,7 +290,7 @@ int64_t st_packed_at(const uint8_t *page, uint32_t n, uint32_t i);
 void st_leaf_unpack(const uint8_t *seg, uint32_t n, int64_t *out);
 uint32_t st_packed_lower_bound(const uint8_t *seg, uint32_t n, int64_t key);
 const uint8_t *st_leaf_nulls(const uint8_t *seg);  /* the null bitmap, NULL when none is null */
-bool st_leaf_compare(const uint8_t *seg, uint32_t n, int op, int64_t k0, int64_t k1, uint8_t *sel);
+bool st_leaf_compare(const uint8_t *seg, uint32_t n, int op, int64_t k0, int64_t k1, st_rowmask *out);
 bool st_leaf_is_packed(const uint8_t *seg);
 bool st_leaf_can_patch(const uint8_t *seg, uint32_t n, uint32_t i, const st_prop *p,
                        const strata_value *v);

@@ -539,113 +539,94 @@ static int64_t packed_const(const strata_value *v) {
     return v->type == STRATA_TYPE_BOOL ? v->u.b : v->u.i;
 }
 
-/* The packed comparison on a whole leaf: sel starts as a copy of in; sel[i] &= result. */
-static int cmp_fast(exec *x, const rnode *r, const cluster_ctx *c, const uint8_t *in, uint8_t *sel) {
+/* The packed comparison on a whole leaf, on the rows of in. */
+static int cmp_fast(exec *x, const rnode *r, const cluster_ctx *c, const st_rowmask *in,
+                    st_rowmask *out) {
     const q_step *s = &r->q->lhs.steps[0];
     uint32_t n = c->cr.n;
     st_leafref leaf = st_crec_col(&c->cr, s->col);
-    const uint8_t *nulls = NULL;
+    st_rowmask hits, nulls = st_mask_none();
     int64_t *v = x->ints;
     int64_t k0 = packed_const(&r->vals[0]), k1 = r->nvals > 1 ? packed_const(&r->vals[1]) : 0;
     if (leaf.pgno) {
-        const uint8_t *seg;
+        const uint8_t *seg, *nb;
         if ((x->rc = st_leaf_header(x->txn, leaf, n, &seg, x->err))) return x->rc;
         if (!st_leaf_is_packed(seg))
             return x->rc = ST_CORRUPT(x->err, "query: a packed leaf was expected for '%s'", x->root->name);
-        nulls = st_leaf_nulls(seg);
+        if ((nb = st_leaf_nulls(seg))) nulls = st_mask_load(nb, n);
         static const int ops[] = {[QO_EQ] = 0, [QO_NE] = 1, [QO_LT] = 2, [QO_LE] = 3, [QO_GT] = 4,
                                   [QO_GE] = 5, [QO_BETWEEN] = 6};
-        if (r->q->op <= QO_GE || r->q->op == QO_BETWEEN) {
-            if (st_leaf_compare(seg, n, ops[r->q->op], k0, k1, sel)) goto nulls; /* no unpacking */
-        }
+        if ((r->q->op <= QO_GE || r->q->op == QO_BETWEEN) &&
+            st_leaf_compare(seg, n, ops[r->q->op], k0, k1, &hits))
+            goto nulls; /* no unpacking */
         st_leaf_unpack(seg, n, v);
     } else { /* the property's default in every row */
         strata_table_t *t;
         st_prop *p;
         if (step_prop(x, s, &t, &p)) return x->rc;
-        for (uint32_t i = 0; i < n; i++) v[i] = 0;
         if (p->flags & STRATA_PROP_NULLABLE) {
-            for (uint32_t i = 0; i < n; i++) {
-                strata_value nv = {.type = STRATA_TYPE_NULL};
-                sel[i] &= matches(r, &nv);
-            }
+            strata_value nv = {.type = STRATA_TYPE_NULL};
+            *out = matches(r, &nv) ? *in : st_mask_none();
             return STRATA_OK;
         }
+        for (uint32_t i = 0; i < n; i++) v[i] = 0;
     }
+    uint8_t hit[ST_MASK_WORDS * 64];
     switch (r->q->op) { /* tight loops, no calls */
-    case QO_EQ: for (uint32_t i = 0; i < n; i++) sel[i] &= v[i] == k0; break;
-    case QO_NE: for (uint32_t i = 0; i < n; i++) sel[i] &= v[i] != k0; break;
-    case QO_LT: for (uint32_t i = 0; i < n; i++) sel[i] &= v[i] < k0; break;
-    case QO_LE: for (uint32_t i = 0; i < n; i++) sel[i] &= v[i] <= k0; break;
-    case QO_GT: for (uint32_t i = 0; i < n; i++) sel[i] &= v[i] > k0; break;
-    case QO_GE: for (uint32_t i = 0; i < n; i++) sel[i] &= v[i] >= k0; break;
-    case QO_BETWEEN: for (uint32_t i = 0; i < n; i++) sel[i] &= v[i] >= k0 && v[i] <= k1; break;
+    case QO_EQ: for (uint32_t i = 0; i < n; i++) hit[i] = v[i] == k0; break;
+    case QO_NE: for (uint32_t i = 0; i < n; i++) hit[i] = v[i] != k0; break;
+    case QO_LT: for (uint32_t i = 0; i < n; i++) hit[i] = v[i] < k0; break;
+    case QO_LE: for (uint32_t i = 0; i < n; i++) hit[i] = v[i] <= k0; break;
+    case QO_GT: for (uint32_t i = 0; i < n; i++) hit[i] = v[i] > k0; break;
+    case QO_GE: for (uint32_t i = 0; i < n; i++) hit[i] = v[i] >= k0; break;
+    case QO_BETWEEN: for (uint32_t i = 0; i < n; i++) hit[i] = v[i] >= k0 && v[i] <= k1; break;
     case QO_IN:
         for (uint32_t i = 0; i < n; i++) {
-            if (!sel[i]) continue;
             bool any = false;
-            for (int j = 0; j < r->nvals; j++)
-                any |= v[i] == packed_const(&r->vals[j]);
-            sel[i] = any;
+            for (int j = 0; j < r->nvals; j++) any |= v[i] == packed_const(&r->vals[j]);
+            hit[i] = any;
         }
         break;
-    default: break;
+    default: memset(hit, 0, n); break;
     }
-nulls:
-    if (nulls) /* a null row of the selection: != matches, nothing else does */
-        for (uint32_t i = 0; i < n; i++)
-            if ((nulls[i >> 3] >> (i & 7)) & 1) sel[i] = in[i] && r->q->op == QO_NE;
+    hits = st_mask_from_bytes(hit, 0, n);
+nulls: /* a null row: != matches, nothing else does */
+    *out = st_mask_andnot(st_mask_and(*in, hits), nulls);
+    if (r->q->op == QO_NE) *out = st_mask_or(*out, st_mask_and(*in, nulls));
     return STRATA_OK;
 }
 
-#if defined(__GNUC__) && !defined(__clang__)
-__attribute__((optimize("tree-vectorize")))
-#endif
-static bool any_selected(const uint8_t *sel, uint32_t n) {
-    uint8_t acc = 0;
-    for (uint32_t i = 0; i < n; i++) acc |= sel[i];
-    return acc != 0;
-}
-
-/* Evaluate r on the rows of c where in[i] is set; out[i] receives the result (0 elsewhere). */
-static int eval_cluster(exec *x, const rnode *r, const cluster_ctx *c, const uint8_t *in, uint8_t *out) {
-    uint32_t n = c->cr.n;
+/* Evaluate r on the rows of c in `in`: *out = the rows of in where it holds. */
+static int eval_cluster(exec *x, const rnode *r, const cluster_ctx *c, const st_rowmask *in,
+                        st_rowmask *out) {
+    st_rowmask a, b;
     switch (r->q->kind) {
-    case QN_TRUE: memcpy(out, in, n); return STRATA_OK;
-    case QN_FALSE: memset(out, 0, n); return STRATA_OK;
-    case QN_NOT: {
-        uint8_t a[ST_CLUSTER_MAX];
-        if (eval_cluster(x, r->a, c, in, a)) return x->rc;
-        for (uint32_t i = 0; i < n; i++) out[i] = in[i] && !a[i];
+    case QN_TRUE: *out = *in; return STRATA_OK;
+    case QN_FALSE: *out = st_mask_none(); return STRATA_OK;
+    case QN_NOT:
+        if (eval_cluster(x, r->a, c, in, &a)) return x->rc;
+        *out = st_mask_andnot(*in, a);
         return STRATA_OK;
-    }
-    case QN_AND: {
-        uint8_t a[ST_CLUSTER_MAX];
-        if (eval_cluster(x, r->a, c, in, a)) return x->rc;
-        if (!any_selected(a, n)) return memset(out, 0, n), STRATA_OK;
-        return eval_cluster(x, r->b, c, a, out);
-    }
-    case QN_OR: {
-        uint8_t a[ST_CLUSTER_MAX], rest[ST_CLUSTER_MAX], b[ST_CLUSTER_MAX];
-        if (eval_cluster(x, r->a, c, in, a)) return x->rc;
-        for (uint32_t i = 0; i < n; i++) rest[i] = in[i] & (uint8_t)!a[i];
-        if (!any_selected(rest, n)) return memcpy(out, a, n), STRATA_OK;
-        if (eval_cluster(x, r->b, c, rest, b)) return x->rc;
-        for (uint32_t i = 0; i < n; i++) out[i] = a[i] | b[i];
+    case QN_AND: /* the right side only on the rows the left kept */
+        if (eval_cluster(x, r->a, c, in, &a)) return x->rc;
+        if (!st_mask_any(a)) return *out = a, STRATA_OK;
+        return eval_cluster(x, r->b, c, &a, out);
+    case QN_OR: /* the right side only on the rows the left did not keep */
+        if (eval_cluster(x, r->a, c, in, &a)) return x->rc;
+        st_rowmask rest = st_mask_andnot(*in, a);
+        if (!st_mask_any(rest)) return *out = a, STRATA_OK;
+        if (eval_cluster(x, r->b, c, &rest, &b)) return x->rc;
+        *out = st_mask_or(a, b);
         return STRATA_OK;
-    }
     case QN_CMP:
-        if (r->fast) {
-            memcpy(out, in, n);
-            return cmp_fast(x, r, c, in, out);
-        }
-        for (uint32_t i = 0; i < n; i++) {
-            out[i] = 0;
-            if (!in[i]) continue;
-            st_objref ref = {NULL, i, c->rec, c->rec_len};
+        if (r->fast) return cmp_fast(x, r, c, in, out);
+        *out = st_mask_none();
+        for (int i = st_mask_next(*in, -1); i >= 0; i = st_mask_next(*in, i)) {
+            st_objref ref = {NULL, (uint32_t)i, c->rec, c->rec_len};
             bool m;
-            if (cmp_object(x, r, x->root, st_packed_at(c->keys, n, i), &ref, &m)) return x->rc;
-            out[i] = m;
+            if (cmp_object(x, r, x->root, st_packed_at(c->keys, c->cr.n, (uint32_t)i), &ref, &m))
+                return x->rc;
+            out->w[i >> 6] |= (uint64_t)m << (i & 63);
         }
         return STRATA_OK;
     }
@@ -740,20 +721,38 @@ static int index_candidates(exec *x, const rnode *r, keyvec *out) {
 
 /* ------------------------------------------------------------------ the run */
 
-#if defined(__GNUC__) && !defined(__clang__)
-__attribute__((optimize("tree-vectorize"))) /* clang vectorizes at -O2 already */
-#endif
-static uint64_t count_selected(const uint8_t *sel, uint32_t n) {
-    uint32_t m = 0; /* branch-free: half the rows may match, and a branch would guess wrong */
-    for (uint32_t i = 0; i < n; i++) m += sel[i];
-    return m;
-}
-
 /* Does evaluating r read objects row by row (and so need the cluster's keys)? */
 static bool reads_rows(const rnode *r) {
     if (!r) return false;
     if (r->q->kind == QN_CMP) return !r->fast;
     return reads_rows(r->a) || reads_rows(r->b);
+}
+
+typedef struct scan {
+    exec *x;
+    const rnode *root;
+    keyvec *out;       /* the matching keys, or NULL */
+    uint64_t *count;   /* how many match, or NULL */
+    bool want_keys;    /* read each cluster's keys leaf */
+} scan;
+
+/* One cluster of a scan (st_bt_visit). */
+static int scan_cluster(void *arg, const uint8_t *k, size_t kl, const uint8_t *rec, size_t rec_len) {
+    scan *s = arg;
+    exec *x = s->x;
+    cluster_ctx c = {rec, rec_len, {0}, NULL};
+    (void)kl; /* 8: an integer-key tree (checked by the tree) */
+    if ((x->rc = st_crec_parse(x->root->name, st_rd64(k), rec, rec_len, &c.cr, x->err)) ||
+        (s->want_keys &&
+         (x->rc = st_leaf_header(x->txn, st_crec_entry(&c.cr, 0, NULL), c.cr.n, &c.keys, x->err))))
+        return x->rc;
+    st_rowmask all = st_mask_first(c.cr.n), sel;
+    if (eval_cluster(x, s->root, &c, &all, &sel)) return x->rc;
+    if (s->count) *s->count += st_mask_count(sel);
+    for (int i = s->out ? st_mask_next(sel, -1) : -1; i >= 0; i = st_mask_next(sel, i))
+        if (keyvec_push(s->out, st_packed_at(c.keys, c.cr.n, (uint32_t)i)))
+            return x->rc = st_err(x->err, STRATA_ERR_NO_MEMORY, "out of memory");
+    return STRATA_OK;
 }
 
 static int find_matches(exec *x, const rnode *root, keyvec *out, uint64_t *count) {
@@ -783,29 +782,9 @@ static int find_matches(exec *x, const rnode *root, keyvec *out, uint64_t *count
     int rc = st_table_tree(x->root, 'c', false, &tree, x->err);
     if (rc == STRATA_ERR_NOT_FOUND) return STRATA_OK;
     if (rc) return x->rc = rc;
-    strata_cursor_t cur;
-    memset(&cur, 0, sizeof cur);
-    cur.tree = tree;
-    uint8_t in[ST_CLUSTER_MAX], sel[ST_CLUSTER_MAX];
-    memset(in, 1, sizeof in);
-    bool want_keys = out || reads_rows(root); /* a count of packed comparisons needs no keys */
-    for (rc = st_cur_first(&cur, x->err); rc == STRATA_OK; rc = st_cur_next(&cur, x->err)) {
-        const uint8_t *k;
-        size_t kl;
-        cluster_ctx c;
-        c.keys = NULL;
-        if ((rc = st_cur_get(&cur, &k, &kl, &c.rec, &c.rec_len, x->err)) ||
-            (rc = st_crec_parse(x->root->name, st_rd64(k), c.rec, c.rec_len, &c.cr, x->err)) ||
-            (want_keys &&
-             (rc = st_leaf_header(x->txn, st_crec_entry(&c.cr, 0, NULL), c.cr.n, &c.keys, x->err))))
-            return x->rc = rc;
-        if (eval_cluster(x, root, &c, in, sel)) return x->rc;
-        if (count) *count += count_selected(sel, c.cr.n);
-        for (uint32_t i = 0; out && i < c.cr.n; i++)
-            if (sel[i] && keyvec_push(out, st_packed_at(c.keys, c.cr.n, i)))
-                return x->rc = st_err(x->err, STRATA_ERR_NO_MEMORY, "out of memory");
-    }
-    return rc == STRATA_ERR_NOT_FOUND ? STRATA_OK : (x->rc = rc);
+    scan s = {x, root, out, count, out || reads_rows(root)}; /* a count of packed comparisons needs no keys */
+    if ((rc = st_bt_each(tree, scan_cluster, &s, x->err)) && !x->rc) x->rc = rc;
+    return x->rc;
 }
 
 static int exec_begin(exec *x, strata_query_t *q, strata_txn_t *txn, strata_error *err) {
