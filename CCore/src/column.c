@@ -418,41 +418,52 @@ bool st_leaf_compare(const uint8_t *p, uint32_t n, int op, int64_t k0, int64_t k
     }
     if (lo < 0) lo = 0;
     if (hi > maxs) hi = maxs;
-    st_rowmask m = st_mask_none();
     const uint8_t *d = p + data_off(p, n);
     uint32_t ulo = (uint32_t)lo, span = (uint32_t)(hi - lo);
+    uint64_t hits[ST_MASK_WORDS] = {0};
+    st_rowmask m;
     if (lo > hi) { /* nothing in range */
+        m = st_mask_none();
     } else if (w == 0) { /* every stored value is 0 */
-        if (lo == 0) m = st_mask_first(n);
+        m = lo == 0 ? st_mask_first(n) : st_mask_none();
     } else if (w == 1) { /* the bits are the mask, or its complement */
         m = st_mask_load(d, n);
         if (lo == 0 && hi == 0) m = st_mask_andnot(st_mask_first(n), m);
         else if (lo == 0) m = st_mask_first(n); /* 0..1 */
-    } else if (w == 8) {
-        uint8_t lo8 = (uint8_t)ulo, span8 = (uint8_t)span;
-        uint32_t i = 0;
-#ifdef ST_SCAN_SSE2
-        /* s - lo <= span as unsigned bytes: min(s - lo, span) == s - lo; 16 rows a step */
-        __m128i vlo = _mm_set1_epi8((char)lo8), vspan = _mm_set1_epi8((char)span8);
-#define HITS16(at)                                                                          \
-    ((uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(                                  \
-        _mm_min_epu8(_mm_sub_epi8(_mm_loadu_si128((const __m128i *)(d + (at))), vlo), vspan), \
-        _mm_sub_epi8(_mm_loadu_si128((const __m128i *)(d + (at))), vlo))))
-        for (; i + 64 <= n; i += 64) /* a word at a time, in registers */
-            m.w[i >> 6] = HITS16(i) | HITS16(i + 16) << 16 | HITS16(i + 32) << 32 | HITS16(i + 48) << 48;
-        for (; i + 16 <= n; i += 16) m.w[i >> 6] |= HITS16(i) << (i & 63);
-#undef HITS16
-#endif
-        uint8_t hit[ST_MASK_WORDS * 64]; /* 8-bit arithmetic, which compilers turn into vectors */
-        for (uint32_t j = i; j < n; j++) hit[j] = (uint8_t)(d[j] - lo8) <= span8;
-        m = st_mask_or(m, st_mask_from_bytes(hit, i, n));
     } else {
-        uint8_t hit[ST_MASK_WORDS * 64];
-        if (w == 16)
-            for (uint32_t i = 0; i < n; i++) hit[i] = (uint32_t)st_rd16(d + 2 * i) - ulo <= span;
-        else
-            for (uint32_t i = 0; i < n; i++) hit[i] = st_rd32(d + 4 * i) - ulo <= span;
-        m = st_mask_from_bytes(hit, 0, n);
+        uint8_t hit[ST_MASK_WORDS * 64]; /* 0 or 1 a row, in loops compilers turn into vectors */
+        uint32_t i = 0;
+        if (w == 8) {
+            uint8_t lo8 = (uint8_t)ulo, span8 = (uint8_t)span;
+#ifdef ST_SCAN_SSE2
+            /* s - lo <= span as unsigned bytes: min(s - lo, span) == s - lo; 64 rows a word */
+            __m128i vlo = _mm_set1_epi8((char)lo8), vspan = _mm_set1_epi8((char)span8);
+#define HITS(load) /* the 16 rows of the vector load: bit k = row k in range */          \
+    ((uint64_t)(uint16_t)_mm_movemask_epi8(                                             \
+        _mm_cmpeq_epi8(_mm_min_epu8(_mm_sub_epi8(load, vlo), vspan), _mm_sub_epi8(load, vlo))))
+#define HITS16(at) HITS(_mm_loadu_si128((const __m128i *)(d + (at))))
+            for (; i + 64 <= n; i += 64)
+                hits[i >> 6] = HITS16(i) | HITS16(i + 16) << 16 | HITS16(i + 32) << 32 | HITS16(i + 48) << 48;
+            for (; i + 16 <= n; i += 16) hits[i >> 6] |= HITS16(i) << (i & 63);
+            if (i < n) { /* the last 1..15 rows: the data is padded to 8 bytes, so 8 or 16 load */
+                uint64_t last = n - i <= 8 ? HITS(_mm_loadl_epi64((const __m128i *)(d + i)))
+                                           : HITS16(i);
+                hits[i >> 6] |= (last & ((1ull << (n - i)) - 1)) << (i & 63);
+                i = n;
+            }
+#undef HITS16
+#undef HITS
+#endif
+            for (uint32_t j = i; j < n; j++) hit[j] = (uint8_t)(d[j] - lo8) <= span8;
+        } else if (w == 16) {
+            for (; i < n; i++) hit[i] = (uint32_t)st_rd16(d + 2 * i) - ulo <= span;
+            i = 0;
+        } else {
+            for (; i < n; i++) hit[i] = st_rd32(d + 4 * i) - ulo <= span;
+            i = 0;
+        }
+        if (i < n) st_words_from_bytes(hit, i, n, hits);
+        m = st_mask_of_words(hits);
     }
     *out = neg ? st_mask_andnot(st_mask_first(n), m) : m;
     return true;

@@ -589,7 +589,7 @@ static int cmp_fast(exec *x, const rnode *r, const cluster_ctx *c, const st_rowm
         break;
     default: memset(hit, 0, n); break;
     }
-    hits = st_mask_from_bytes(hit, 0, n);
+    hits = st_mask_from_bytes(hit, n);
 nulls: /* a null row: != matches, nothing else does */
     *out = st_mask_andnot(st_mask_and(*in, hits), nulls);
     if (r->q->op == QO_NE) *out = st_mask_or(*out, st_mask_and(*in, nulls));
@@ -620,14 +620,15 @@ static int eval_cluster(exec *x, const rnode *r, const cluster_ctx *c, const st_
         return STRATA_OK;
     case QN_CMP:
         if (r->fast) return cmp_fast(x, r, c, in, out);
-        *out = st_mask_none();
+        uint64_t hits[ST_MASK_WORDS] = {0};
         for (int i = st_mask_next(*in, -1); i >= 0; i = st_mask_next(*in, i)) {
             st_objref ref = {NULL, (uint32_t)i, c->rec, c->rec_len};
             bool m;
             if (cmp_object(x, r, x->root, st_packed_at(c->keys, c->cr.n, (uint32_t)i), &ref, &m))
                 return x->rc;
-            out->w[i >> 6] |= (uint64_t)m << (i & 63);
+            hits[i >> 6] |= (uint64_t)m << (i & 63);
         }
+        *out = st_mask_of_words(hits);
         return STRATA_OK;
     }
     return STRATA_OK;

@@ -5,8 +5,12 @@
  * are word operations, a count is a population count, and the forms column leaves store —
  * packed bools and null bitmaps — already are row masks (st_mask_load).
  *
- * Invariant: bits at and past the cluster's row count n are 0 (every function here keeps it;
- * st_mask_load and st_mask_from_bytes make it).
+ * Invariants: bits at and past the cluster's row count n are 0 (every function here keeps it;
+ * the constructors make it). Words are read through .w but written only by these functions:
+ * on SSE2 they work on whole 16-byte halves, and a half written as two 8-byte words and then
+ * read as one 16-byte value stalls the processor (a failed store forward, ~12 cycles) — more
+ * than the whole AND costs. Code that builds a mask bit by bit does so in a uint64_t array and
+ * converts it once (st_mask_of_words).
  */
 #ifndef STRATA_ROWMASK_H
 #define STRATA_ROWMASK_H
@@ -23,46 +27,81 @@
 
 #define ST_MASK_WORDS 4 /* 256 rows: a cluster's most (objstore.h checks) */
 
-typedef struct st_rowmask {
+typedef union st_rowmask {
     uint64_t w[ST_MASK_WORDS];
+#ifdef ST_SCAN_SSE2
+    __m128i v[ST_MASK_WORDS / 2];
+#endif
 } st_rowmask;
+
+/* The mask with words w[0..ST_MASK_WORDS-1]. */
+static inline st_rowmask st_mask_of_words(const uint64_t *w) {
+    st_rowmask m;
+#ifdef ST_SCAN_SSE2
+    for (uint32_t h = 0; h < ST_MASK_WORDS / 2; h++) {
+        /* through registers: compilers would merge the two 8-byte loads into one 16-byte
+         * load of what was just stored word by word (the stall above) */
+        uint64_t lo = w[2 * h], hi = w[2 * h + 1];
+        __asm__("" : "+r"(lo), "+r"(hi));
+        m.v[h] = _mm_set_epi64x((long long)hi, (long long)lo);
+    }
+#else
+    for (uint32_t j = 0; j < ST_MASK_WORDS; j++) m.w[j] = w[j];
+#endif
+    return m;
+}
+
+static inline st_rowmask st_mask_none(void) {
+    st_rowmask m;
+    memset(&m, 0, sizeof m);
+    return m;
+}
 
 /* Rows 0 .. n-1. */
 static inline st_rowmask st_mask_first(uint32_t n) {
-    st_rowmask m;
-    if (n >= 64 * ST_MASK_WORDS) { /* a full cluster: one constant (no word-by-word stores) */
+    uint64_t w[ST_MASK_WORDS];
+    if (n >= 64 * ST_MASK_WORDS) { /* a full cluster: a constant */
+        st_rowmask m;
         memset(&m, 0xFF, sizeof m);
         return m;
     }
     for (uint32_t j = 0; j < ST_MASK_WORDS; j++) {
         uint32_t lo = 64 * j;
-        m.w[j] = n >= lo + 64 ? ~0ull : n > lo ? (1ull << (n - lo)) - 1 : 0;
+        w[j] = n >= lo + 64 ? ~0ull : n > lo ? (1ull << (n - lo)) - 1 : 0;
     }
-    return m;
+    return st_mask_of_words(w);
 }
 
-static inline st_rowmask st_mask_none(void) { return (st_rowmask){{0}}; }
-
-static inline st_rowmask st_mask_and(st_rowmask a, st_rowmask b) {
-    for (uint32_t j = 0; j < ST_MASK_WORDS; j++) a.w[j] &= b.w[j];
-    return a;
-}
-
-static inline st_rowmask st_mask_or(st_rowmask a, st_rowmask b) {
-    for (uint32_t j = 0; j < ST_MASK_WORDS; j++) a.w[j] |= b.w[j];
-    return a;
-}
-
-/* The rows of a that are not in b. */
-static inline st_rowmask st_mask_andnot(st_rowmask a, st_rowmask b) {
-    for (uint32_t j = 0; j < ST_MASK_WORDS; j++) a.w[j] &= ~b.w[j];
-    return a;
-}
+#ifdef ST_SCAN_SSE2
+#define ST_MASK_OP(name, expr)                                                      \
+    static inline st_rowmask name(st_rowmask a, st_rowmask b) {                     \
+        for (uint32_t h = 0; h < ST_MASK_WORDS / 2; h++) a.v[h] = (expr);           \
+        return a;                                                                   \
+    }
+ST_MASK_OP(st_mask_and, _mm_and_si128(a.v[h], b.v[h]))
+ST_MASK_OP(st_mask_or, _mm_or_si128(a.v[h], b.v[h]))
+ST_MASK_OP(st_mask_andnot, _mm_andnot_si128(b.v[h], a.v[h])) /* the rows of a not in b */
+#else
+#define ST_MASK_OP(name, expr)                                                      \
+    static inline st_rowmask name(st_rowmask a, st_rowmask b) {                     \
+        for (uint32_t j = 0; j < ST_MASK_WORDS; j++) a.w[j] = (expr);               \
+        return a;                                                                   \
+    }
+ST_MASK_OP(st_mask_and, a.w[j] & b.w[j])
+ST_MASK_OP(st_mask_or, a.w[j] | b.w[j])
+ST_MASK_OP(st_mask_andnot, a.w[j] & ~b.w[j]) /* the rows of a not in b */
+#endif
+#undef ST_MASK_OP
 
 static inline bool st_mask_any(st_rowmask a) {
+#ifdef ST_SCAN_SSE2
+    __m128i acc = _mm_or_si128(a.v[0], a.v[1]);
+    return _mm_movemask_epi8(_mm_cmpeq_epi8(acc, _mm_setzero_si128())) != 0xFFFF;
+#else
     uint64_t acc = 0;
     for (uint32_t j = 0; j < ST_MASK_WORDS; j++) acc |= a.w[j];
     return acc != 0;
+#endif
 }
 
 static inline uint32_t st_mask_count(st_rowmask a) {
@@ -95,29 +134,35 @@ static inline int st_mask_next(st_rowmask a, int after) {
 /* A leaf's bitmap of n bits (little-endian bytes, bit i of byte i / 8), as a mask. The bitmap
  * must be readable up to the next multiple of 8 bytes (column leaves pad it so). */
 static inline st_rowmask st_mask_load(const uint8_t *bits, uint32_t n) {
-    st_rowmask m = st_mask_first(n);
-    for (uint32_t j = 0; j < ST_MASK_WORDS && 64 * j < n; j++) m.w[j] &= st_rd64(bits + 8 * j);
-    return m;
+    uint64_t w[ST_MASK_WORDS] = {0};
+    for (uint32_t j = 0; j < ST_MASK_WORDS && 64 * j < n; j++) w[j] = st_rd64(bits + 8 * j);
+    if (n >= 64 * ST_MASK_WORDS) return st_mask_of_words(w);
+    return st_mask_and(st_mask_of_words(w), st_mask_first(n));
 }
 
 /* Rows from .. n-1 of bytes of 0 or 1, one per row (b[i] is row i; from a multiple of 16,
- * n <= 64 * ST_MASK_WORDS), as a mask. */
-static inline st_rowmask st_mask_from_bytes(const uint8_t *b, uint32_t from, uint32_t n) {
-    st_rowmask m = st_mask_none();
+ * n <= 64 * ST_MASK_WORDS), as words (or-ed into w). */
+static inline void st_words_from_bytes(const uint8_t *b, uint32_t from, uint32_t n, uint64_t *w) {
     uint32_t i = from;
 #ifdef ST_SCAN_SSE2
     for (; i + 16 <= n; i += 16) { /* the low bit of each byte to the top, then gather */
         __m128i v = _mm_slli_epi16(_mm_loadu_si128((const __m128i *)(b + i)), 7);
-        m.w[i >> 6] |= (uint64_t)(uint16_t)_mm_movemask_epi8(v) << (i & 63);
+        w[i >> 6] |= (uint64_t)(uint16_t)_mm_movemask_epi8(v) << (i & 63);
     }
 #else
     for (; i + 8 <= n; i += 8) { /* byte k's low bit to bit 56 + k, then down */
         uint64_t x = st_rd64(b + i) & 0x0101010101010101ull;
-        m.w[i >> 6] |= ((x * 0x0102040810204080ull) >> 56) << (i & 63);
+        w[i >> 6] |= ((x * 0x0102040810204080ull) >> 56) << (i & 63);
     }
 #endif
-    for (; i < n; i++) m.w[i >> 6] |= (uint64_t)(b[i] & 1) << (i & 63);
-    return m;
+    for (; i < n; i++) w[i >> 6] |= (uint64_t)(b[i] & 1) << (i & 63);
+}
+
+/* Rows 0 .. n-1 of bytes of 0 or 1, one per row, as a mask. */
+static inline st_rowmask st_mask_from_bytes(const uint8_t *b, uint32_t n) {
+    uint64_t w[ST_MASK_WORDS] = {0};
+    st_words_from_bytes(b, 0, n, w);
+    return st_mask_of_words(w);
 }
 
 #endif
