@@ -41,7 +41,7 @@ SRC := $(wildcard CCore/src/*.c)
 HDR := $(wildcard CCore/src/*.h) CCore/include/strata.h
 OBJ := $(SRC:CCore/src/%.c=$(B)/obj/%.o)
 PIC_OBJ := $(SRC:CCore/src/%.c=$(B)/pic/%.o)
-TESTS := test_engine test_objects test_query test_verify_objects test_index_scan test_btree_batch test_commitlog_io crashtest powerloss faults
+TESTS := test_engine test_objects test_query test_query_portable test_verify_objects test_index_scan test_btree_batch test_commitlog_io crashtest powerloss faults
 TEST_BIN := $(TESTS:%=$(B)/%)
 EXAMPLES := $(patsubst CCore/examples/%.c,$(B)/examples/%,$(wildcard CCore/examples/*.c))
 
@@ -109,9 +109,14 @@ $(B)/%: Tests/c/%.c Tests/c/testlib.h Tests/c/workload.h $(B)/libstrata.a
 	$(CC) $(CFLAGS_BASE) $(CFLAGS) -ITests/c $< -o $@ $(B)/libstrata.a $(LIBS)
 
 # White-box tests: built from the core's sources, they call internal functions.
-WHITEBOX := test_verify_objects test_index_scan test_btree_batch test_commitlog_io
+WHITEBOX := test_verify_objects test_index_scan test_btree_batch test_commitlog_io test_query_portable
 $(WHITEBOX:%=$(B)/%): $(B)/%: Tests/c/%.c Tests/c/testlib.h $(SRC) $(HDR)
 	$(CC) $(CFLAGS_BASE) $(CFLAGS) -ITests/c $< $(SRC) -o $@ $(LIBS)
+
+# The query tests on the scan's plain-C code (rowmask.h), which the SSE2 build does not run.
+$(B)/test_query_portable $(B)/asan/test_query_portable $(B)/tsan/test_query_portable: \
+  CFLAGS_BASE += -DST_PORTABLE_SCAN
+$(B)/test_query_portable $(B)/asan/test_query_portable: Tests/c/test_query.c
 
 $(B)/examples/%: CCore/examples/%.c $(B)/libstrata.a | $(B)/examples
 	$(CC) $(CFLAGS_BASE) $(CFLAGS) $< -o $@ $(B)/libstrata.a $(LIBS)
@@ -126,6 +131,7 @@ test-c: build
 	$(B)/test_engine
 	$(B)/test_objects
 	$(B)/test_query
+	$(B)/test_query_portable
 	$(B)/test_verify_objects
 	$(B)/test_index_scan
 	$(B)/test_btree_batch
@@ -172,6 +178,7 @@ asan: $(TESTS:%=$(B)/asan/%)
 	$(B)/asan/test_engine
 	$(B)/asan/test_objects
 	$(B)/asan/test_query
+	$(B)/asan/test_query_portable
 	$(B)/asan/test_verify_objects
 	$(B)/asan/test_index_scan
 	$(B)/asan/test_btree_batch
