@@ -105,6 +105,19 @@ static inline bool st_mask_any(st_rowmask a) {
 }
 
 static inline uint32_t st_mask_count(st_rowmask a) {
+#ifdef ST_SCAN_SSE2
+    /* bit counts per 2, 4, 8 bits, then the bytes summed by psadbw (no 64-bit multiply) */
+    const __m128i m1 = _mm_set1_epi8(0x55), m2 = _mm_set1_epi8(0x33), m4 = _mm_set1_epi8(0x0F);
+    __m128i sum = _mm_setzero_si128();
+    for (uint32_t h = 0; h < ST_MASK_WORDS / 2; h++) {
+        __m128i x = a.v[h];
+        x = _mm_sub_epi8(x, _mm_and_si128(_mm_srli_epi16(x, 1), m1));
+        x = _mm_add_epi8(_mm_and_si128(x, m2), _mm_and_si128(_mm_srli_epi16(x, 2), m2));
+        x = _mm_and_si128(_mm_add_epi8(x, _mm_srli_epi16(x, 4)), m4);
+        sum = _mm_add_epi64(sum, _mm_sad_epu8(x, _mm_setzero_si128()));
+    }
+    return (uint32_t)_mm_cvtsi128_si32(sum) + (uint32_t)_mm_cvtsi128_si32(_mm_srli_si128(sum, 8));
+#else
     uint32_t c = 0;
     for (uint32_t j = 0; j < ST_MASK_WORDS; j++) { /* in registers: x86-64 may lack popcnt */
         uint64_t x = a.w[j];
@@ -114,6 +127,7 @@ static inline uint32_t st_mask_count(st_rowmask a) {
         c += (uint32_t)((x * 0x0101010101010101ull) >> 56);
     }
     return c;
+#endif
 }
 
 static inline bool st_mask_has(st_rowmask a, uint32_t i) { return (a.w[i >> 6] >> (i & 63)) & 1; }
