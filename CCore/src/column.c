@@ -427,9 +427,8 @@ bool st_leaf_compare(const uint8_t *p, uint32_t n, int op, int64_t k0, int64_t k
     } else if (w == 0) { /* every stored value is 0 */
         m = lo == 0 ? st_mask_first(n) : st_mask_none();
     } else if (w == 1) { /* the bits are the mask, or its complement */
-        m = st_mask_load(d, n);
-        if (lo == 0 && hi == 0) m = st_mask_andnot(st_mask_first(n), m);
-        else if (lo == 0) m = st_mask_first(n); /* 0..1 */
+        m = lo == 1 ? st_mask_load(d, n, false) : hi == 0 ? st_mask_load(d, n, true)
+                    : st_mask_first(n); /* 0..1 */
     } else {
         uint8_t hit[ST_MASK_WORDS * 64]; /* 0 or 1 a row, in loops compilers turn into vectors */
         uint32_t i = 0;

@@ -553,7 +553,7 @@ static int cmp_fast(exec *x, const rnode *r, const cluster_ctx *c, const st_rowm
         if ((x->rc = st_leaf_header(x->txn, leaf, n, &seg, x->err))) return x->rc;
         if (!st_leaf_is_packed(seg))
             return x->rc = ST_CORRUPT(x->err, "query: a packed leaf was expected for '%s'", x->root->name);
-        if ((nb = st_leaf_nulls(seg))) nulls = st_mask_load(nb, n);
+        if ((nb = st_leaf_nulls(seg))) nulls = st_mask_load(nb, n, false);
         static const int ops[] = {[QO_EQ] = 0, [QO_NE] = 1, [QO_LT] = 2, [QO_LE] = 3, [QO_GT] = 4,
                                   [QO_GE] = 5, [QO_BETWEEN] = 6};
         if ((r->q->op <= QO_GE || r->q->op == QO_BETWEEN) &&

@@ -57,6 +57,13 @@ static inline st_rowmask st_mask_none(void) {
     return m;
 }
 
+/* Word j of the mask of rows 0 .. n-1 (branch-free: n differs from cluster to cluster). */
+static inline uint64_t st_word_rows(uint32_t n, uint32_t j) {
+    uint32_t r = n > 64 * j ? n - 64 * j : 0; /* rows in this word, up to 64 */
+    uint64_t part = (1ull << (r & 63)) - 1;
+    return r >= 64 ? ~0ull : part;
+}
+
 /* Rows 0 .. n-1. */
 static inline st_rowmask st_mask_first(uint32_t n) {
     uint64_t w[ST_MASK_WORDS];
@@ -65,10 +72,7 @@ static inline st_rowmask st_mask_first(uint32_t n) {
         memset(&m, 0xFF, sizeof m);
         return m;
     }
-    for (uint32_t j = 0; j < ST_MASK_WORDS; j++) {
-        uint32_t lo = 64 * j;
-        w[j] = n >= lo + 64 ? ~0ull : n > lo ? (1ull << (n - lo)) - 1 : 0;
-    }
+    for (uint32_t j = 0; j < ST_MASK_WORDS; j++) w[j] = st_word_rows(n, j);
     return st_mask_of_words(w);
 }
 
@@ -145,13 +149,14 @@ static inline int st_mask_next(st_rowmask a, int after) {
     return (int)(64 * j + (uint32_t)__builtin_ctzll(w));
 }
 
-/* A leaf's bitmap of n bits (little-endian bytes, bit i of byte i / 8), as a mask. The bitmap
- * must be readable up to the next multiple of 8 bytes (column leaves pad it so). */
-static inline st_rowmask st_mask_load(const uint8_t *bits, uint32_t n) {
-    uint64_t w[ST_MASK_WORDS] = {0};
-    for (uint32_t j = 0; j < ST_MASK_WORDS && 64 * j < n; j++) w[j] = st_rd64(bits + 8 * j);
-    if (n >= 64 * ST_MASK_WORDS) return st_mask_of_words(w);
-    return st_mask_and(st_mask_of_words(w), st_mask_first(n));
+/* A leaf's bitmap of n bits (little-endian bytes, bit i of byte i / 8), as a mask; with flip,
+ * its complement (within rows 0 .. n-1). The bitmap must be readable up to the next multiple
+ * of 8 bytes (column leaves pad it so). */
+static inline st_rowmask st_mask_load(const uint8_t *bits, uint32_t n, bool flip) {
+    uint64_t w[ST_MASK_WORDS] = {0}, x = flip ? ~0ull : 0;
+    for (uint32_t j = 0; j < ST_MASK_WORDS && 64 * j < n; j++)
+        w[j] = (st_rd64(bits + 8 * j) ^ x) & st_word_rows(n, j);
+    return st_mask_of_words(w);
 }
 
 /* Rows from .. n-1 of bytes of 0 or 1, one per row (b[i] is row i; from a multiple of 16,
