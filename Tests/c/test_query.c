@@ -480,7 +480,7 @@ static pred *gen(int depth) {
     if (kind >= 8) { /* near some object's c (in any cluster), or far from all */
         int64_t *ks[] = {&p->k, &p->k2, &p->k3};
         for (int i = 0; i < 3; i++)
-            *ks[i] = rnd() % 16 == 0 ? (int64_t)(rnd() % 2 ? 1 : -1) << 52
+            *ks[i] = rnd() % 16 == 0 ? (rnd() % 2 ? 1 : -1) * ((int64_t)1 << 52)
                                      : data[rnd() % RN].c + (int64_t)(rnd() % 3) - 1;
     }
     if (kind >= 4 && kind <= 5) p->l = gen(depth + 1), p->r = gen(depth + 1);
