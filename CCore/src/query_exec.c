@@ -5,13 +5,15 @@
  *  1. If the predicate is (or is ANDed with) a comparison on an indexed property — ==, IN,
  *     BEGINSWITH without [c]/[d], or a range — the index gives the candidates and the whole
  *     predicate is checked on each.
- *  2. Otherwise the clusters are scanned in key order. Each cluster is evaluated node by node on
- *     a selection of its rows: AND evaluates its right side only on the rows its left side kept,
- *     OR only on the rows it did not, so either side can end a cluster early. A comparison of a
- *     packed integer/bool property with constants runs on the leaf's stored numbers in a tight
- *     (vectorizable) loop, unpacking only the widths and forms st_leaf_compare does not take;
- *     anything else (paths through links, lists and backlinks, strings, aggregates, SUBQUERY)
- *     reads the row's values. Counting needs neither keys nor a result array.
+ *  2. Otherwise the clusters are scanned in key order, the cluster tree walked leaf by leaf
+ *     (st_bt_each). Each cluster is evaluated node by node on a mask of its rows (rowmask.h):
+ *     AND evaluates its right side only on the rows its left side kept, OR only on the rows it
+ *     did not, so either side can end a cluster early. A comparison of a packed integer/bool
+ *     property with constants runs on the leaf's stored numbers (st_leaf_compare: whole words
+ *     of bits, 16 rows a vector instruction for 8-bit values), unpacking only the widths and
+ *     forms it does not take; anything else (paths through links, lists and backlinks,
+ *     strings, aggregates, SUBQUERY) reads the row's values. Counting needs neither keys nor a
+ *     result array: a population count of each cluster's mask.
  *  3. SORT (stable; nulls first ascending; strings in code-point order; by an indexed property
  *     with LIMIT, a walk of the index in order), DISTINCT (first of each
  *     group, in order), LIMIT.
