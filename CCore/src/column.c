@@ -431,7 +431,7 @@ bool st_leaf_compare(const uint8_t *p, uint32_t n, int op, int64_t k0, int64_t k
                     : st_mask_first(n); /* 0..1 */
     } else {
         uint8_t hit[ST_MASK_WORDS * 64]; /* 0 or 1 a row, in loops compilers turn into vectors */
-        uint32_t i = 0;
+        uint32_t i = 0;                  /* rows before i are in hits already */
         if (w == 8) {
             uint8_t lo8 = (uint8_t)ulo, span8 = (uint8_t)span;
 #ifdef ST_SCAN_SSE2
@@ -455,11 +455,9 @@ bool st_leaf_compare(const uint8_t *p, uint32_t n, int op, int64_t k0, int64_t k
 #endif
             for (uint32_t j = i; j < n; j++) hit[j] = (uint8_t)(d[j] - lo8) <= span8;
         } else if (w == 16) {
-            for (; i < n; i++) hit[i] = (uint32_t)st_rd16(d + 2 * i) - ulo <= span;
-            i = 0;
+            for (uint32_t j = 0; j < n; j++) hit[j] = (uint32_t)st_rd16(d + 2 * j) - ulo <= span;
         } else {
-            for (; i < n; i++) hit[i] = st_rd32(d + 4 * i) - ulo <= span;
-            i = 0;
+            for (uint32_t j = 0; j < n; j++) hit[j] = st_rd32(d + 4 * j) - ulo <= span;
         }
         if (i < n) st_words_from_bytes(hit, i, n, hits);
         m = st_mask_of_words(hits);

@@ -17,9 +17,9 @@
 
 #include "internal.h"
 
-/* Vector instructions where the processor has them for sure (every x86-64 has SSE2); the
- * sanitizer build defines ST_PORTABLE_SCAN so the tests run the plain C that other processors
- * get, too. */
+/* Vector instructions where the processor has them for sure (every x86-64 has SSE2). The
+ * plain C below is what other processors (arm64) run: test_query_portable builds the core with
+ * ST_PORTABLE_SCAN, so every test run checks both. */
 #if defined(__SSE2__) && !defined(ST_PORTABLE_SCAN)
 #include <emmintrin.h>
 #define ST_SCAN_SSE2 1
@@ -133,8 +133,6 @@ static inline uint32_t st_mask_count(st_rowmask a) {
     return c;
 #endif
 }
-
-static inline bool st_mask_has(st_rowmask a, uint32_t i) { return (a.w[i >> 6] >> (i & 63)) & 1; }
 
 /* The first row of a after row `after` (after = -1: the first row); -1 when there is none. */
 static inline int st_mask_next(st_rowmask a, int after) {
