@@ -1,7 +1,9 @@
 /*
  * fuzz_open.c — libFuzzer target: open a mutated database file, verify it, and read every tree
- * the workload makes, and every object of the object seeds. Whatever the bytes, the result must be an error or success: never a
- * crash, a hang, or a sanitizer report. Seeded with real files (make_seeds.c).
+ * the workload makes, every object of the object seeds, and a counting and a listing scan of
+ * each int and bool property (the query engine's leaf reads). Whatever the bytes, the result
+ * must be an error or success: never a crash, a hang, or a sanitizer report. Seeded with real
+ * files (make_seeds.c).
  */
 #include "objops.h"
 

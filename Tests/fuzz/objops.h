@@ -156,6 +156,22 @@ __attribute__((unused)) static void objops_read_all(strata_txn_t *txn) {
         if (strata_table_name_at(txn, i, &name, NULL) || strata_table_open(txn, name, &t, NULL) ||
             strata_table_property_count(t, &nprops, NULL))
             continue;
+        for (size_t j = 0; j < nprops; j++) { /* a scan of each packed property: count and run */
+            strata_property_info info;
+            strata_query_t *q;
+            strata_results_t *r;
+            uint64_t n;
+            char text[160];
+            if (strata_table_property_at(t, j, &info, NULL) || (info.flags & STRATA_PROP_LIST) ||
+                (info.type != STRATA_TYPE_INT && info.type != STRATA_TYPE_BOOL))
+                continue;
+            if (info.type == STRATA_TYPE_BOOL) snprintf(text, sizeof text, "%.100s == true", info.name);
+            else snprintf(text, sizeof text, "%.60s > 1 AND %.60s != 3", info.name, info.name);
+            if (strata_query_compile(txn, name, text, &q, NULL)) continue;
+            strata_query_count(q, txn, NULL, 0, &n, NULL);
+            if (strata_query_run(q, txn, NULL, 0, &r, NULL) == STRATA_OK) strata_results_free(r);
+            strata_query_free(q);
+        }
         int objs = 0;
         for (strata_key_t k = -1; objs++ < 2000 && strata_obj_next(t, k, &k, NULL) == STRATA_OK;) {
             for (size_t j = 0; j < nprops; j++) {
