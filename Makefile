@@ -114,8 +114,7 @@ $(WHITEBOX:%=$(B)/%): $(B)/%: Tests/c/%.c Tests/c/testlib.h $(SRC) $(HDR)
 	$(CC) $(CFLAGS_BASE) $(CFLAGS) -ITests/c $< $(SRC) -o $@ $(LIBS)
 
 # The query tests on the scan's plain-C code (rowmask.h), which the SSE2 build does not run.
-$(B)/test_query_portable $(B)/asan/test_query_portable $(B)/tsan/test_query_portable: \
-  CFLAGS_BASE += -DST_PORTABLE_SCAN
+$(B)/test_query_portable $(B)/asan/test_query_portable: CFLAGS_BASE += -DST_PORTABLE_SCAN
 $(B)/test_query_portable $(B)/asan/test_query_portable: Tests/c/test_query.c
 
 $(B)/examples/%: CCore/examples/%.c $(B)/libstrata.a | $(B)/examples
