@@ -41,7 +41,7 @@ SRC := $(wildcard CCore/src/*.c)
 HDR := $(wildcard CCore/src/*.h) CCore/include/strata.h
 OBJ := $(SRC:CCore/src/%.c=$(B)/obj/%.o)
 PIC_OBJ := $(SRC:CCore/src/%.c=$(B)/pic/%.o)
-TESTS := test_engine test_objects test_query test_query_portable test_verify_objects test_index_scan test_btree_batch test_commitlog_io crashtest powerloss faults
+TESTS := test_engine test_objects test_query test_query_portable test_clusters test_verify_objects test_index_scan test_btree_batch test_commitlog_io crashtest powerloss faults
 TEST_BIN := $(TESTS:%=$(B)/%)
 EXAMPLES := $(patsubst CCore/examples/%.c,$(B)/examples/%,$(wildcard CCore/examples/*.c))
 
@@ -109,7 +109,7 @@ $(B)/%: Tests/c/%.c Tests/c/testlib.h Tests/c/workload.h $(B)/libstrata.a
 	$(CC) $(CFLAGS_BASE) $(CFLAGS) -ITests/c $< -o $@ $(B)/libstrata.a $(LIBS)
 
 # White-box tests: built from the core's sources, they call internal functions.
-WHITEBOX := test_verify_objects test_index_scan test_btree_batch test_commitlog_io test_query_portable
+WHITEBOX := test_verify_objects test_index_scan test_btree_batch test_commitlog_io test_query_portable test_clusters
 $(WHITEBOX:%=$(B)/%): $(B)/%: Tests/c/%.c Tests/c/testlib.h $(SRC) $(HDR)
 	$(CC) $(CFLAGS_BASE) $(CFLAGS) -ITests/c $< $(SRC) -o $@ $(LIBS)
 
@@ -131,6 +131,7 @@ test-c: build
 	$(B)/test_objects
 	$(B)/test_query
 	$(B)/test_query_portable
+	$(B)/test_clusters
 	$(B)/test_verify_objects
 	$(B)/test_index_scan
 	$(B)/test_btree_batch
@@ -178,6 +179,7 @@ asan: $(TESTS:%=$(B)/asan/%)
 	$(B)/asan/test_objects
 	$(B)/asan/test_query
 	$(B)/asan/test_query_portable
+	$(B)/asan/test_clusters
 	$(B)/asan/test_verify_objects
 	$(B)/asan/test_index_scan
 	$(B)/asan/test_btree_batch

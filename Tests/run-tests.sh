@@ -45,6 +45,10 @@ echo "== query tests on the portable (plain C) scan"
 "$B/test_query_portable" > "$log" 2>&1; tail -n 1 "$log"; count_line query-portable
 grep -q "FAIL" "$log" && grep "FAIL" "$log"
 
+echo "== the shape of clusters"
+"$B/test_clusters" > "$log" 2>&1; tail -n 1 "$log"; count_line clusters
+grep -q "FAIL" "$log" && grep "FAIL" "$log"
+
 echo "== index ranges and prefixes"
 "$B/test_index_scan" > "$log" 2>&1; tail -n 1 "$log"; count_line index-scan
 grep -q "FAIL" "$log" && grep "FAIL" "$log"

@@ -443,11 +443,17 @@ bool st_leaf_compare(const uint8_t *p, uint32_t n, int op, int64_t k0, int64_t k
 #define HITS16(at) HITS(_mm_loadu_si128((const __m128i *)(d + (at))))
             for (; i + 64 <= n; i += 64)
                 hits[i >> 6] = HITS16(i) | HITS16(i + 16) << 16 | HITS16(i + 32) << 32 | HITS16(i + 48) << 48;
-            for (; i + 16 <= n; i += 16) hits[i >> 6] |= HITS16(i) << (i & 63);
-            if (i < n) { /* the last 1..15 rows: the data is padded to 8 bytes, so 8 or 16 load */
-                uint64_t last = n - i <= 8 ? HITS(_mm_loadl_epi64((const __m128i *)(d + i)))
-                                           : HITS16(i);
-                hits[i >> 6] |= (last & ((1ull << (n - i)) - 1)) << (i & 63);
+            if (i < n) { /* the last word, in a register: 16 rows a step, then the last 1..15
+                          * (the data is padded to 8 bytes: an 8- or a 16-byte load) */
+                uint64_t word = 0;
+                uint32_t at = i;
+                for (; at + 16 <= n; at += 16) word |= HITS16(at) << (at - i);
+                if (at < n) {
+                    uint64_t last = n - at <= 8 ? HITS(_mm_loadl_epi64((const __m128i *)(d + at)))
+                                                : HITS16(at);
+                    word |= (last & ((1ull << (n - at)) - 1)) << (at - i);
+                }
+                hits[i >> 6] = word;
                 i = n;
             }
 #undef HITS16

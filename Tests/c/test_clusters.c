@@ -1,0 +1,145 @@
+/*
+ * test_clusters.c — the shape of a table's clusters: objects appended (in one transaction or one
+ * per commit) fill their clusters as far as their strings let a page hold them, instead of 256
+ * objects being halved when their strings outgrow a page; strings that grow past the guess still
+ * split cleanly; every object reads back and the file verifies. White-box: built with the core's
+ * sources, it reads the cluster records.
+ */
+#include "testlib.h"
+
+#include "../../CCore/src/btree.h"
+#include "../../CCore/src/objstore.h"
+
+typedef struct shape {
+    uint32_t n[4096]; /* objects in each cluster, in key order */
+    size_t count;
+} shape;
+
+static int record_shape(void *arg, const uint8_t *k, size_t kl, const uint8_t *rec, size_t rlen) {
+    shape *s = arg;
+    st_crec r;
+    strata_error err;
+    (void)kl;
+    int rc = st_crec_parse("T", st_rd64(k), rec, rlen, &r, &err);
+    if (rc == STRATA_OK && s->count < 4096) s->n[s->count++] = r.n;
+    return rc;
+}
+
+/* The cluster sizes of table T in a fresh read transaction. */
+static void shape_of(strata_db_t *db, shape *s) {
+    strata_txn_t *r;
+    strata_table_t *t;
+    strata_tree_t *tree;
+    memset(s, 0, sizeof *s);
+    OK(strata_txn_begin(db, STRATA_TXN_READ, &r, E));
+    OK(strata_table_open(r, "T", &t, E));
+    OK(st_table_tree(t, 'c', false, &tree, E));
+    OK(st_bt_each(tree, record_shape, s, E));
+    strata_txn_free(r);
+}
+
+/* "<i>:" then x up to len bytes. */
+static size_t text_of(int i, size_t len, char *out) {
+    int n = snprintf(out, len + 1, "%d:", i);
+    memset(out + n, 'x', len - (size_t)n);
+    out[len] = 0;
+    return len;
+}
+
+/* T {s string}; objects from..to-1 with strings of len bytes (len_at: a longer length from that
+ * object on), per_commit objects a transaction. */
+static void append(strata_db_t *db, int from, int to, size_t len, int len_at, size_t len2,
+                   int per_commit) {
+    for (int i = from; i < to;) {
+        strata_txn_t *w;
+        strata_table_t *t;
+        strata_col_t s;
+        OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
+        if (strata_table_open(w, "T", &t, NULL) != STRATA_OK) {
+            OK(strata_table_create(w, "T", &t, E));
+            OK(strata_table_add_property(t, "s", STRATA_TYPE_STRING, 0, NULL, &s, E));
+        }
+        OK(strata_table_find_property(t, "s", &s, E));
+        for (int j = 0; j < per_commit && i < to; j++, i++) {
+            char buf[512];
+            strata_key_t k;
+            size_t l = text_of(i, i >= len_at ? len2 : len, buf);
+            OK(strata_obj_create(t, &k, E));
+            CHECK(k == i);
+            OK(strata_obj_set(t, k, s, (strata_value[]){{.type = STRATA_TYPE_STRING, .u.bytes = {buf, l}}}, E));
+        }
+        OK(strata_txn_commit(w, E));
+        strata_txn_free(w);
+    }
+}
+
+/* Every object reads back its string; the file verifies. */
+static void check_all(strata_db_t *db, int n, size_t len, int len_at, size_t len2) {
+    strata_txn_t *r;
+    strata_table_t *t;
+    strata_col_t s;
+    OK(strata_db_verify(db, E));
+    OK(strata_txn_begin(db, STRATA_TXN_READ, &r, E));
+    OK(strata_table_open(r, "T", &t, E));
+    OK(strata_table_find_property(t, "s", &s, E));
+    for (int i = 0; i < n; i++) {
+        char want[512];
+        size_t l = text_of(i, i >= len_at ? len2 : len, want);
+        strata_value v;
+        OK(strata_obj_get(t, i, s, &v, E));
+        CHECK(v.type == STRATA_TYPE_STRING && v.u.bytes.len == l && memcmp(v.u.bytes.data, want, l) == 0);
+    }
+    strata_txn_free(r);
+}
+
+/* 40-byte strings: 44 bytes an object in the string leaf, so ~91 objects fit its page. Halving
+ * 256 (and then 128) would make clusters of 64; filling makes them 80 (checked every 16, with
+ * room for 24 more). */
+static void appended_clusters_fill_their_pages(void) {
+    for (int per_commit = 0; per_commit < 2; per_commit++) {
+        strata_db_t *db;
+        OK(strata_db_open(tl_path(per_commit ? "fill-commits.db" : "fill-one.db"), NULL, &db, E));
+        int n = per_commit ? 600 : 4000;
+        append(db, 0, n, 40, n, 40, per_commit ? 1 : n);
+        check_all(db, n, 40, n, 40);
+        shape s;
+        shape_of(db, &s);
+        CHECK(s.count >= 2);
+        uint32_t smallest = 256, total = 0;
+        for (size_t i = 0; i < s.count; i++) {
+            total += s.n[i];
+            if (i + 1 < s.count && s.n[i] < smallest) smallest = s.n[i];
+        }
+        if (smallest < 72)
+            fprintf(stderr, "  %s: a cluster of %u objects (of %zu clusters)\n",
+                    per_commit ? "one per commit" : "one transaction", smallest, s.count);
+        CHECK(total == (uint32_t)n);
+        CHECK(smallest >= 72);
+        OK(strata_db_close(db, E));
+    }
+}
+
+/* The guess is the average so far: strings that then grow fivefold overflow the cluster it left
+ * open, which is split when written. Nothing is lost and every leaf fits its page (verify). */
+static void strings_longer_than_the_guess_still_split_cleanly(void) {
+    strata_db_t *db;
+    OK(strata_db_open(tl_path("grow.db"), NULL, &db, E));
+    append(db, 0, 1000, 12, 150, 60, 1000);
+    check_all(db, 1000, 12, 150, 60);
+    shape s;
+    shape_of(db, &s);
+    uint32_t total = 0;
+    for (size_t i = 0; i < s.count; i++) total += s.n[i];
+    CHECK(total == 1000);
+    OK(strata_db_close(db, E));
+}
+
+static const tl_test tests[] = {
+    TL_TEST(appended_clusters_fill_their_pages),
+    TL_TEST(strings_longer_than_the_guess_still_split_cleanly),
+};
+
+int main(int argc, char **argv) {
+    tl_seed(0x9e3779b97f4a7c15ull);
+    return tl_run("clusters", tests, (int)(sizeof tests / sizeof tests[0]), argc, argv);
+}
