@@ -13,7 +13,8 @@
  * Invariants: a cluster covers the keys from its base up to the next cluster's base; its keys
  * are ascending, >= base; n >= 1; every leaf holds n values. A new object's key is at least the
  * table's next_key (a direct primary key may be larger), so new objects always go to the last
- * cluster.
+ * cluster — or start a new last cluster, when that one holds ST_CLUSTER_MAX objects or its
+ * leaves would outgrow a page with a few more objects like those it has (has_room).
  *
  * Writing: a fixed-size or packed value that fits its leaf is patched in place in a copy of the
  * leaf's page (st_cluster_patch). Otherwise the cluster is decoded into memory (st_dcluster) and
