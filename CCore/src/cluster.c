@@ -566,7 +566,7 @@ int st_obj_locate_write(strata_table_t *t, int64_t key, st_objref *ref, strata_e
  * what an object of the cluster has added on average? (Packed leaves always fit: 256 values
  * of 64 bits take 2 KiB.) Measuring takes a pass over the rows, so appends ask every
  * APPEND_CHECK objects. Without this, a cluster of 256 objects whose strings fill two pages
- * would be halved when written: clusters of 128 where ~165 fit, a third more clusters for
+ * would be halved when written: clusters of 128 where ~165 fit, ~30% more clusters for
  * every scan to visit. */
 #define APPEND_CHECK 16
 static bool has_room(const st_dcluster *dc, uint32_t ahead) {

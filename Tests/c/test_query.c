@@ -3,7 +3,7 @@
  * on the classic Person/Dog data (Chinese names, accented Latin for [c] and [d], nulls, empty
  * strings), paths through links and lists, SORT/DISTINCT/LIMIT, aggregates, errors, live
  * answers on newer versions, and a randomized test against a brute-force evaluator with and
- * without an index, sorted and unsorted.
+ * without an index, sorted and unsorted, listed and counted, over packed leaves of every width.
  */
 #include "testlib.h"
 
