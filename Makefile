@@ -33,14 +33,31 @@ N ?= 1000000
 DEB_PACKAGES := liblz4-dev libxxhash-dev libsqlite3-dev liblmdb-dev pkg-config
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
-CFLAGS_BASE := -std=c11 -D_GNU_SOURCE $(WARN) -ICCore/include -g
+CFLAGS_BASE := -std=c11 -D_GNU_SOURCE $(WARN) -ICCore/include -ICCore/src -g
 CFLAGS ?= -O2
 LIBS := -lxxhash -llz4 -lpthread
 
-SRC := $(wildcard CCore/src/*.c)
-HDR := $(wildcard CCore/src/*.h) CCore/include/strata.h
-OBJ := $(SRC:CCore/src/%.c=$(B)/obj/%.o)
-PIC_OBJ := $(SRC:CCore/src/%.c=$(B)/pic/%.o)
+# The core's layers are the folders of CCore/src (base, os, storage, btree, objects, query, api).
+SRC := $(wildcard CCore/src/*/*.c)
+HDR := $(wildcard CCore/src/*/*.h) CCore/include/strata.h
+# The core is compiled once per kind of build, and every program of that kind links the objects:
+#   obj   release (the libraries, bench, examples)     dbg    release + ST_DEBUG (ST_ASSERT on): tests
+#   pic   release, position independent (libstrata.so) port   dbg + ST_PORTABLE_SCAN (plain-C scan)
+#   asan  AddressSanitizer+UBSan, ST_CHECK_REUSE       tsan   ThreadSanitizer
+#   fuzzo libFuzzer's coverage + ASan/UBSan
+objs = $(SRC:CCore/src/%.c=$(B)/$(1)/%.o)
+OBJ := $(call objs,obj)
+PIC_OBJ := $(call objs,pic)
+DBG_OBJ := $(call objs,dbg)
+PORT_OBJ := $(call objs,port)
+ASAN_OBJ := $(call objs,asan-obj)
+TSAN_OBJ := $(call objs,tsan-obj)
+FUZZ_OBJ := $(call objs,fuzzo)
+DEBUG := -DST_DEBUG
+ASAN_FLAGS := -O1 $(DEBUG) -DST_CHECK_REUSE -fno-omit-frame-pointer -fsanitize=address,undefined \
+              -fno-sanitize-recover=undefined
+TSAN_FLAGS := -O1 $(DEBUG) -fsanitize=thread
+FUZZ_FLAGS := -O1 $(DEBUG) -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
 TESTS := test_engine test_objects test_query test_query_portable test_clusters test_verify_objects test_index_scan test_btree_batch test_commitlog_io crashtest powerloss faults
 TEST_BIN := $(TESTS:%=$(B)/%)
 EXAMPLES := $(patsubst CCore/examples/%.c,$(B)/examples/%,$(wildcard CCore/examples/*.c))
@@ -64,13 +81,35 @@ build: lib $(TEST_BIN) $(EXAMPLES) $(B)/bench $(B)/engine_bench
 
 # ---------------------------------------------------------------- the library
 
-$(B)/obj/%.o: CCore/src/%.c $(HDR) | $(B)/obj
+$(B)/obj/%.o: CCore/src/%.c $(HDR)
+	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_BASE) $(CFLAGS) -fvisibility=hidden -c $< -o $@
 
-$(B)/pic/%.o: CCore/src/%.c $(HDR) | $(B)/pic
+$(B)/pic/%.o: CCore/src/%.c $(HDR)
+	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_BASE) $(CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
 
-$(B)/obj $(B)/pic $(B)/examples $(B)/fuzz:
+$(B)/dbg/%.o: CCore/src/%.c $(HDR)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_BASE) $(CFLAGS) $(DEBUG) -c $< -o $@
+
+$(B)/port/%.o: CCore/src/%.c $(HDR)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_BASE) $(CFLAGS) $(DEBUG) -DST_PORTABLE_SCAN -c $< -o $@
+
+$(B)/asan-obj/%.o: CCore/src/%.c $(HDR)
+	@mkdir -p $(@D)
+	$(CLANG) $(CFLAGS_BASE) $(ASAN_FLAGS) -c $< -o $@
+
+$(B)/tsan-obj/%.o: CCore/src/%.c $(HDR)
+	@mkdir -p $(@D)
+	$(CLANG) $(CFLAGS_BASE) $(TSAN_FLAGS) -c $< -o $@
+
+$(B)/fuzzo/%.o: CCore/src/%.c $(HDR)
+	@mkdir -p $(@D)
+	$(CLANG) $(CFLAGS_BASE) $(FUZZ_FLAGS) -c $< -o $@
+
+$(B)/examples $(B)/fuzz:
 	mkdir -p $@
 
 # One relocatable object whose internal symbols are made local: only strata_* stay global.
@@ -105,17 +144,16 @@ install: lib
 
 # ---------------------------------------------------------------- tests and examples
 
-$(B)/%: Tests/c/%.c Tests/c/testlib.h Tests/c/workload.h $(B)/libstrata.a
-	$(CC) $(CFLAGS_BASE) $(CFLAGS) -ITests/c $< -o $@ $(B)/libstrata.a $(LIBS)
-
-# White-box tests: built from the core's sources, they call internal functions.
-WHITEBOX := test_verify_objects test_index_scan test_btree_batch test_commitlog_io test_query_portable test_clusters
-$(WHITEBOX:%=$(B)/%): $(B)/%: Tests/c/%.c Tests/c/testlib.h $(SRC) $(HDR)
-	$(CC) $(CFLAGS_BASE) $(CFLAGS) -ITests/c $< $(SRC) -o $@ $(LIBS)
+# Test programs link the core's debug objects (ST_ASSERT on); white-box tests (those that
+# include a layer's door) call internal functions, which the objects keep visible.
+$(B)/%: Tests/c/%.c Tests/c/testlib.h Tests/c/workload.h $(HDR) $(DBG_OBJ)
+	$(CC) $(CFLAGS_BASE) $(CFLAGS) $(DEBUG) -ITests/c $< -o $@ $(DBG_OBJ) $(LIBS)
 
 # The query tests on the scan's plain-C code (rowmask.h), which the SSE2 build does not run.
-$(B)/test_query_portable $(B)/asan/test_query_portable: CFLAGS_BASE += -DST_PORTABLE_SCAN
-$(B)/test_query_portable $(B)/asan/test_query_portable: Tests/c/test_query.c
+$(B)/test_query_portable: Tests/c/test_query_portable.c Tests/c/test_query.c Tests/c/testlib.h $(HDR) $(PORT_OBJ)
+	$(CC) $(CFLAGS_BASE) $(CFLAGS) $(DEBUG) -DST_PORTABLE_SCAN -ITests/c $< -o $@ $(PORT_OBJ) $(LIBS)
+$(B)/asan/test_query_portable: SAN_EXTRA := -DST_PORTABLE_SCAN
+$(B)/asan/test_query_portable: Tests/c/test_query.c
 
 $(B)/examples/%: CCore/examples/%.c $(B)/libstrata.a | $(B)/examples
 	$(CC) $(CFLAGS_BASE) $(CFLAGS) $< -o $@ $(B)/libstrata.a $(LIBS)
@@ -164,15 +202,15 @@ swift-test:
 
 # ---------------------------------------------------------------- sanitizers
 
-SAN_SRC := $(SRC)
-$(B)/asan/%: Tests/c/%.c Tests/c/testlib.h Tests/c/workload.h $(SRC) $(HDR)
+# The sanitizer builds of the portable scan compile the core with it (a few files differ).
+$(B)/asan/%: Tests/c/%.c Tests/c/testlib.h Tests/c/workload.h $(HDR) $(ASAN_OBJ)
 	@mkdir -p $(B)/asan
-	$(CLANG) $(CFLAGS_BASE) -O1 -DST_CHECK_REUSE -fno-omit-frame-pointer -fsanitize=address,undefined \
-	  -fno-sanitize-recover=undefined $(SAN_LD) -ITests/c $< $(SRC) -o $@ $(LIBS)
+	$(CLANG) $(CFLAGS_BASE) $(ASAN_FLAGS) $(SAN_EXTRA) $(SAN_LD) -ITests/c $< \
+	  $(if $(SAN_EXTRA),$(SRC),$(ASAN_OBJ)) -o $@ $(LIBS)
 
-$(B)/tsan/%: Tests/c/%.c Tests/c/testlib.h Tests/c/workload.h $(SRC) $(HDR)
+$(B)/tsan/%: Tests/c/%.c Tests/c/testlib.h Tests/c/workload.h $(HDR) $(TSAN_OBJ)
 	@mkdir -p $(B)/tsan
-	$(CLANG) $(CFLAGS_BASE) -O1 -fsanitize=thread $(SAN_LD) -ITests/c $< $(SRC) -o $@ $(LIBS) $(TSAN_LIBS)
+	$(CLANG) $(CFLAGS_BASE) $(TSAN_FLAGS) $(SAN_LD) -ITests/c $< $(TSAN_OBJ) -o $@ $(LIBS) $(TSAN_LIBS)
 
 asan: $(TESTS:%=$(B)/asan/%)
 	$(B)/asan/test_engine
@@ -195,9 +233,8 @@ tsan: $(B)/tsan/test_engine
 
 FUZZ_TARGETS := $(patsubst Tests/fuzz/%.c,%,$(wildcard Tests/fuzz/fuzz_*.c))
 
-$(B)/fuzz/%: Tests/fuzz/%.c Tests/fuzz/objops.h $(SRC) $(HDR) | $(B)/fuzz
-	$(CLANG) $(CFLAGS_BASE) -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	  $(SAN_LD) $< $(SRC) -o $@ $(LIBS)
+$(B)/fuzz/%: Tests/fuzz/%.c Tests/fuzz/objops.h $(HDR) $(FUZZ_OBJ) | $(B)/fuzz
+	$(CLANG) $(CFLAGS_BASE) $(FUZZ_FLAGS) -fsanitize=fuzzer $(SAN_LD) $< $(FUZZ_OBJ) -o $@ $(LIBS)
 
 $(B)/fuzz/make_seeds: Tests/fuzz/make_seeds.c Tests/fuzz/objops.h Tests/c/workload.h $(B)/libstrata.a | $(B)/fuzz
 	$(CC) $(CFLAGS_BASE) $(CFLAGS) $< -o $@ $(B)/libstrata.a $(LIBS)

@@ -8,8 +8,7 @@
  */
 #include "testlib.h"
 
-#include "../../CCore/src/btree.h"
-#include "../../CCore/src/objstore.h"
+#include "objects/objects.h"
 
 
 #define KEYS 6000

@@ -7,8 +7,7 @@
  */
 #include "testlib.h"
 
-#include "../../CCore/src/btree.h"
-#include "../../CCore/src/objstore.h"
+#include "objects/objects.h"
 
 typedef struct shape {
     uint32_t n[4096]; /* objects in each cluster, in key order */
@@ -33,7 +32,7 @@ static void shape_of(strata_db_t *db, shape *s) {
     memset(s, 0, sizeof *s);
     OK(strata_txn_begin(db, STRATA_TXN_READ, &r, E));
     OK(strata_table_open(r, "T", &t, E));
-    OK(st_table_tree(t, 'c', false, &tree, E));
+    OK(st_table_tree(t, ST_TABLE_CLUSTERS, false, &tree, E));
     OK(st_bt_each(tree, record_shape, s, E));
     strata_txn_free(r);
 }

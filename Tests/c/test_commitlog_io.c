@@ -8,7 +8,7 @@
  */
 #include "testlib.h"
 
-#include "../../CCore/src/internal.h"
+#include "storage/storage.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -49,7 +49,7 @@ typedef struct refusing {
 static ssize_t refusing_pwrite(void *ctx, int fd, const void *buf, size_t len, off_t off) {
     refusing *r = ctx;
     int fl = fcntl(fd, F_GETFL);
-    if (fd == r->db->log_fd && fl >= 0 && (fl & O_DIRECT)) {
+    if (fd == r->db->file.log_fd && fl >= 0 && (fl & O_DIRECT)) {
         r->refused++;
         errno = EINVAL;
         return -1;
@@ -86,14 +86,14 @@ static void test_a_refused_direct_log_write_goes_through_the_page_cache(void) {
     db = tl_open_db(path, STRATA_DURABILITY_FULL);
     CHECK(db);
     OK(put_one(db, 1, 101)); /* logged, the log opened for direct I/O */
-    CHECK(db->log_fd >= 0 && db->log_direct);
+    CHECK(db->file.log_fd >= 0 && db->file.log_direct);
     refusing r = {db, 0};
-    db->io.ctx = &r;
-    db->io.pwrite = refusing_pwrite;
+    db->file.io.ctx = &r;
+    db->file.io.pwrite = refusing_pwrite;
     for (uint64_t k = 2; k < 30; k++) OK(put_one(db, k, 100 + k));
     CHECK(r.refused == 1); /* refused once, then never tried again */
-    CHECK(!db->log_direct);
-    int fl = fcntl(db->log_fd, F_GETFL);
+    CHECK(!db->file.log_direct);
+    int fl = fcntl(db->file.log_fd, F_GETFL);
     CHECK(fl >= 0 && !(fl & O_DIRECT));
     strata_txn_t *rd;
     OK(strata_txn_begin(db, STRATA_TXN_READ, &rd, E));

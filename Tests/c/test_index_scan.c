@@ -7,8 +7,7 @@
  */
 #include "testlib.h"
 
-#include "../../CCore/src/btree.h"
-#include "../../CCore/src/objstore.h"
+#include "objects/objects.h"
 
 
 #define N 3000
@@ -164,14 +163,13 @@ static void the_leaf_directory_names_the_leaf_the_descent_reaches(void) {
     OK(st_prop_index_tree(t, st_prop_find(t, cs), false, &ix, E));
     for (int pass = 0; pass < 2; pass++) { /* the first pass builds it on the way */
         int named = 0, wrong = 0, entries = 0, rc;
-        strata_cursor_t c;
-        memset(&c, 0, sizeof c);
-        c.tree = ix;
-        for (rc = st_cur_first(&c, E); rc == STRATA_OK; rc = st_cur_next(&c, E)) {
+        st_iter c;
+        st_iter_init(&c, ix);
+        for (rc = st_iter_first(&c, E); rc == STRATA_OK; rc = st_iter_next(&c, E)) {
             const uint8_t *k;
             size_t kl;
             pgno_t leaf;
-            OK(st_cur_get(&c, &k, &kl, NULL, NULL, E));
+            OK(st_iter_get(&c, &k, &kl, NULL, NULL, E));
             OK(st_leafdir_leaf(ix, k, kl, &leaf, E));
             entries++;
             named += leaf != 0;

@@ -5,8 +5,7 @@
  */
 #include "testlib.h"
 
-#include "../../CCore/src/btree.h"
-#include "../../CCore/src/objstore.h"
+#include "objects/objects.h"
 
 static strata_value vstr(const char *s) {
     return (strata_value){.type = STRATA_TYPE_STRING, .u.bytes = {s, strlen(s)}};
@@ -98,7 +97,7 @@ static int orphan_list(fixture *f, strata_txn_t *w) {
     strata_table_t *p;
     strata_tree_t *lt;
     int rc;
-    if ((rc = strata_table_open(w, "Person", &p, E)) || (rc = st_table_tree(p, 'l', true, &lt, E))) return rc;
+    if ((rc = strata_table_open(w, "Person", &p, E)) || (rc = st_table_tree(p, ST_TABLE_LISTS, true, &lt, E))) return rc;
     uint8_t k[8];
     st_wr64(k, 999);
     return st_tree_put(lt, k, 8, (const uint8_t *)"\0\0\0\0", 4, E);

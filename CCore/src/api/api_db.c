@@ -1,0 +1,183 @@
+/*
+ * api_db.c — strata_db_* and strata_txn_*: argument checks and error reporting around the
+ * storage layer's handles (storage/db.c, storage/txn.c), with the trees (btree/tree.c) and the
+ * object store (objects/schema.c) begun, committed and ended alongside each transaction.
+ */
+#include "objects/objects.h"
+
+#include <stddef.h>
+
+#define DEFAULT_MAP_SIZE (64ull << 30)
+
+void strata_options_init(strata_options *opts) {
+    if (!opts) return;
+    memset(opts, 0, sizeof *opts);
+    opts->size = sizeof *opts;
+    opts->durability = STRATA_DURABILITY_FULL;
+    opts->create = true;
+    opts->map_size = DEFAULT_MAP_SIZE;
+    opts->max_readers = 126;
+}
+
+static int check_options(const strata_options *o, strata_error *err) {
+    if (o->durability < STRATA_DURABILITY_FULL || o->durability > STRATA_DURABILITY_MEMORY)
+        return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "unknown durability mode %d",
+                      (int)o->durability);
+    if (o->map_size < (1u << 20))
+        return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "map_size %llu is below 1 MiB",
+                      (unsigned long long)o->map_size);
+    if (o->max_readers < 1 || o->max_readers > 65536)
+        return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "max_readers %u is outside 1..65536",
+                      o->max_readers);
+    if (o->io && (o->io->size < sizeof(strata_io_methods) || !o->io->pwrite ||
+                  !o->io->fdatasync || !o->io->grow))
+        return st_err(err, STRATA_ERR_INVALID_ARGUMENT,
+                      "the I/O table is incomplete (size %zu, every call must be set)", o->io->size);
+    return STRATA_OK;
+}
+
+int strata_db_open(const char *path, const strata_options *opts, strata_db_t **out,
+                   strata_error *err) {
+    strata_error local;
+    if (!err) err = &local;
+    if (!out) return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "strata_db_open: out is NULL");
+    *out = NULL;
+    if (!path || !*path)
+        return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "strata_db_open: empty path");
+    strata_options o;
+    strata_options_init(&o);
+    if (opts) {
+        if (opts->size < offsetof(strata_options, io) + sizeof(void *) ||
+            opts->size > 4096)
+            return st_err(err, STRATA_ERR_INVALID_ARGUMENT,
+                          "strata_options.size is %zu: call strata_options_init first", opts->size);
+        memcpy(&o, opts, opts->size < sizeof o ? opts->size : sizeof o);
+        o.size = sizeof o;
+    }
+    int rc = check_options(&o, err);
+    if (rc) return rc;
+    return st_db_open(path, &o, st_verify_unsynced, out, err);
+}
+
+int strata_db_close(strata_db_t *db, strata_error *err) {
+    if (!db) return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "strata_db_close: db is NULL");
+    int open = st_db_open_txns(db);
+    if (open)
+        return st_err(err, STRATA_ERR_BUSY, "'%s' has %d transaction(s) not yet freed",
+                      db->file.path, open);
+    strata_error local;
+    return st_db_close(db, err ? err : &local);
+}
+
+int strata_db_sync(strata_db_t *db, strata_error *err) {
+    if (!db) return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "strata_db_sync: db is NULL");
+    strata_error local;
+    return st_db_sync(db, err ? err : &local);
+}
+
+/* ------------------------------------------------------------------ transactions */
+
+int strata_txn_begin(strata_db_t *db, unsigned flags, strata_txn_t **out, strata_error *err) {
+    strata_error local;
+    if (!err) err = &local;
+    if (!out) return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "strata_txn_begin: out is NULL");
+    *out = NULL;
+    if (!db) return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "strata_txn_begin: db is NULL");
+    if (flags & ~(unsigned)(STRATA_TXN_WRITE | STRATA_TXN_TRY))
+        return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "strata_txn_begin: unknown flags 0x%x",
+                      flags);
+    strata_txn_t *txn;
+    int rc = st_txn_begin(db, flags & STRATA_TXN_WRITE, !(flags & STRATA_TXN_TRY), &txn, err);
+    if (rc) return rc;
+    if ((rc = st_trees_begin(txn, err))) {
+        st_txn_free(txn);
+        return rc;
+    }
+    *out = txn;
+    return STRATA_OK;
+}
+
+/* The transaction ended (commit, abort, failure): the object layer lets go of its data. */
+static void txn_end(strata_txn_t *txn) {
+    st_txn_end(txn);
+    st_store_end(txn);
+}
+
+int strata_txn_commit(strata_txn_t *txn, strata_error *err) {
+    strata_error local;
+    if (!err) err = &local;
+    if (!txn) return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "strata_txn_commit: txn is NULL");
+    int rc = st_txn_check(txn, false, err);
+    if (rc) {
+        if (txn->state == ST_TXN_FAILED) txn_end(txn);
+        return rc;
+    }
+    if (txn->write && (rc = st_store_flush(txn, err)) == STRATA_OK)
+        rc = st_trees_commit(txn, err); /* ends it */
+    txn_end(txn);
+    return rc;
+}
+
+void strata_txn_abort(strata_txn_t *txn) {
+    if (txn && txn->state != ST_TXN_ENDED) txn_end(txn);
+}
+
+void strata_txn_free(strata_txn_t *txn) {
+    if (!txn) return;
+    strata_txn_abort(txn);
+    st_store_free(txn);
+    st_trees_free(txn);
+    st_txn_free(txn);
+}
+
+int strata_txn_refresh(strata_txn_t *txn, strata_error *err) {
+    strata_error local;
+    if (!err) err = &local;
+    int rc = st_txn_check(txn, false, err);
+    if (rc) return rc;
+    if (txn->write)
+        return st_err(err, STRATA_ERR_TXN_STATE, "refresh is for read transactions");
+    st_store_stale(txn);
+    if ((rc = st_txn_refresh(txn, err))) {
+        st_store_end(txn);
+        return rc;
+    }
+    st_trees_refresh(txn);
+    return STRATA_OK;
+}
+
+uint64_t strata_txn_version(const strata_txn_t *txn) {
+    if (!txn) return 0;
+    return txn->write ? txn->new_version : txn->meta.version;
+}
+
+/* ------------------------------------------------------------------ information */
+
+int strata_db_info_get(strata_db_t *db, strata_db_info *info, strata_error *err) {
+    strata_error local;
+    if (!err) err = &local;
+    if (!db || !info)
+        return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "strata_db_info_get: NULL argument");
+    return st_db_info(db, info, err);
+}
+
+int strata_db_live_versions(strata_db_t *db, uint64_t *versions, size_t cap, size_t *count,
+                            strata_error *err) {
+    if (!db || !count || (cap && !versions))
+        return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "strata_db_live_versions: NULL argument");
+    *count = st_db_live_versions(db, versions, cap);
+    return STRATA_OK;
+}
+
+int strata_db_verify(strata_db_t *db, strata_error *err) {
+    strata_error local;
+    if (!err) err = &local;
+    if (!db) return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "strata_db_verify: db is NULL");
+    strata_txn_t *txn;
+    int rc = strata_txn_begin(db, STRATA_TXN_READ, &txn, err);
+    if (rc) return rc;
+    rc = st_verify_pages(txn, err);
+    if (rc == STRATA_OK) rc = st_verify_objects(txn, err);
+    strata_txn_free(txn);
+    return rc;
+}

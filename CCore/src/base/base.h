@@ -1,0 +1,84 @@
+/*
+ * base.h — the door of the base layer, which every layer of the core may use: filling
+ * strata_error (error.c), the one corruption path, debug assertions, and byte helpers.
+ *
+ * The core's layers, bottom up (each a folder of CCore/src, each with one door header):
+ *   base → os → storage → btree → objects → query → api
+ * A layer includes only the doors of the layers below it; nothing calls up. Where a lower layer
+ * needs knowledge from above (recovery checking the pages of a version), the higher layer hands
+ * it a function (a hook) through the call that needs it.
+ */
+#ifndef STRATA_BASE_H
+#define STRATA_BASE_H
+
+#include "strata.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef uint64_t pgno_t;
+
+#define ST_PAGE_SIZE 4096u
+#define ST_MAX_DEPTH 32              /* levels of a B+tree (cursors keep a path this long) */
+
+/* ------------------------------------------------------------------ errors (error.c) */
+
+/* Fill err (never NULL inside the core) and return code. */
+int st_err(strata_error *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Errno of a failed system call → STRATA_ERR_NO_SPACE or STRATA_ERR_IO, with the message. */
+int st_err_errno(strata_error *err, int errnum, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* The one corruption path: every failed check of on-disk data goes through it (one breakpoint). */
+int st_corrupt_at(strata_error *err, const char *file, int line, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+#define ST_CORRUPT(err, ...) st_corrupt_at((err), __FILE__, __LINE__, __VA_ARGS__)
+
+/* ------------------------------------------------------------------ debug assertions */
+
+/* An internal precondition (a finger's validity, a cache's invalidation rule, a page's kind
+ * after it was checked): never a check of input or of on-disk data, which gets an error. On in
+ * test and sanitizer builds (ST_DEBUG, set by the Makefile for them and by SwiftPM's debug
+ * configuration), compiled out in release builds. A failure prints the rule and aborts. */
+#ifdef ST_DEBUG
+_Noreturn void st_assert_fail(const char *cond, const char *file, int line);
+#define ST_ASSERT(cond) ((cond) ? (void)0 : st_assert_fail(#cond, __FILE__, __LINE__))
+#else
+#define ST_ASSERT(cond) ((void)0)
+#endif
+
+/* ------------------------------------------------------------------ bytes */
+
+static inline uint64_t st_rd64(const void *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+static inline uint32_t st_rd32(const void *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+static inline uint16_t st_rd16(const void *p) { uint16_t v; memcpy(&v, p, 2); return v; }
+static inline void st_wr64(void *p, uint64_t v) { memcpy(p, &v, 8); }
+static inline void st_wr32(void *p, uint32_t v) { memcpy(p, &v, 4); }
+static inline void st_wr16(void *p, uint16_t v) { memcpy(p, &v, 2); }
+
+/* Big-endian numbers: index and backlink keys sort like memcmp. */
+static inline void st_wr_be64(uint8_t *o, uint64_t v) {
+    for (int i = 7; i >= 0; i--, v >>= 8) o[i] = (uint8_t)v;
+}
+static inline void st_wr_be32(uint8_t *o, uint32_t v) {
+    for (int i = 3; i >= 0; i--, v >>= 8) o[i] = (uint8_t)v;
+}
+static inline uint64_t st_rd_be64(const uint8_t *p) {
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++) v = v << 8 | p[i];
+    return v;
+}
+static inline uint32_t st_rd_be32(const uint8_t *p) {
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* A byte key's first 8 bytes as a big-endian number, zero past its end: a < b gives
+ * head(a) <= head(b), so comparing heads first reads the keys only on ties. */
+static inline uint64_t st_key_head8(const uint8_t *k, size_t len) {
+    uint64_t h = 0;
+    for (size_t i = 0; i < 8; i++) h = h << 8 | (i < len ? k[i] : 0);
+    return h;
+}
+
+#endif

@@ -1,0 +1,61 @@
+/*
+ * error.c — filling strata_error, the one corruption path, and failed debug assertions.
+ *
+ * Every failed check of on-disk data calls st_corrupt_at (through ST_CORRUPT), so a single
+ * breakpoint there catches all corruption, and the message records the source line.
+ */
+#include "base/base.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static void st_vfill(strata_error *err, int code, const char *fmt, va_list ap) {
+    if (!err) return;
+    err->code = code;
+    vsnprintf(err->message, sizeof err->message, fmt, ap);
+}
+
+int st_err(strata_error *err, int code, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    st_vfill(err, code, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+int st_err_errno(strata_error *err, int errnum, const char *fmt, ...) {
+    int code = (errnum == ENOSPC || errnum == EDQUOT) ? STRATA_ERR_NO_SPACE
+             : (errnum == ENOMEM) ? STRATA_ERR_NO_MEMORY : STRATA_ERR_IO;
+    if (!err) return code;
+    char what[200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    err->code = code;
+    snprintf(err->message, sizeof err->message, "%s: %s", what, strerror(errnum));
+    return code;
+}
+
+int st_corrupt_at(strata_error *err, const char *file, int line, const char *fmt, ...) {
+    if (!err) return STRATA_ERR_CORRUPT;
+    char what[220];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    const char *base = strrchr(file, '/');
+    err->code = STRATA_ERR_CORRUPT;
+    snprintf(err->message, sizeof err->message, "corrupt database: %s [%s:%d]", what,
+             base ? base + 1 : file, line);
+    return STRATA_ERR_CORRUPT;
+}
+
+#ifdef ST_DEBUG
+_Noreturn void st_assert_fail(const char *cond, const char *file, int line) {
+    fprintf(stderr, "strata: internal assertion failed: %s [%s:%d]\n", cond, file, line);
+    abort();
+}
+#endif

@@ -1,0 +1,458 @@
+/*
+ * os.c — files, the map, locks and in-memory stores.
+ *
+ * The map: one range of opts.map_size bytes is reserved once (PROT_READ, MAP_SHARED over the
+ * file). The file grows underneath it in chunks; the mapping never moves, so readers keep raw
+ * pointers while writers grow the file. Pages past the end of the file are never touched: every
+ * page number is checked against the meta's page_count, and page_count * page size never
+ * exceeds the file size (checked at open).
+ *
+ * Writes never go through the map: they use the I/O table (pwrite, fdatasync, grow), which tests
+ * replace to inject faults or to simulate power loss. A read-only map protects committed pages
+ * from stray writes.
+ *
+ * Memory mode: a store is an anonymous read-write range plus a reader table, registered by
+ * identifier; handles opened with the same identifier share it; the last close frees it.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "os/os.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------------ default I/O table */
+
+static ssize_t io_pwrite(void *ctx, int fd, const void *buf, size_t len, off_t off) {
+    (void)ctx;
+    return pwrite(fd, buf, len, off);
+}
+
+static int io_fdatasync(void *ctx, int fd) {
+    (void)ctx;
+    return fdatasync(fd);
+}
+
+static int io_grow(void *ctx, int fd, off_t new_size) {
+    (void)ctx;
+    struct stat sb;
+    if (fstat(fd, &sb) != 0) return -1;
+    if (sb.st_size >= new_size) return 0;
+    /* fallocate reserves the blocks now, so a full disk is reported here and not later when
+     * the kernel writes back a dirty page of the map. */
+    if (fallocate(fd, 0, sb.st_size, new_size - sb.st_size) == 0) return 0;
+    if (errno != EOPNOTSUPP && errno != ENOSYS) return -1;
+    return ftruncate(fd, new_size);
+}
+
+static const strata_io_methods default_io = {
+    .size = sizeof(strata_io_methods),
+    .ctx = NULL,
+    .pwrite = io_pwrite,
+    .fdatasync = io_fdatasync,
+    .grow = io_grow,
+};
+
+const strata_io_methods *strata_io_default(void) { return &default_io; }
+
+/* ------------------------------------------------------------------ memory stores */
+
+struct st_memstore {
+    char *id;
+    uint8_t *map;
+    uint64_t map_size;
+    uint8_t *lock_region;
+    size_t lock_size;
+    int refs;
+    pthread_mutex_t writer;
+    pthread_mutex_t meta;
+    st_memstore *next;
+};
+
+static pthread_mutex_t mem_registry_mutex = PTHREAD_MUTEX_INITIALIZER;
+static st_memstore *mem_registry;
+
+static int mem_attach(st_file *f, bool *created, strata_error *err) {
+    pthread_mutex_lock(&mem_registry_mutex);
+    st_memstore *m = mem_registry;
+    while (m && strcmp(m->id, f->path) != 0) m = m->next;
+    if (m) {
+        m->refs++;
+        *created = false;
+    } else {
+        m = calloc(1, sizeof *m);
+        if (!m) goto nomem;
+        m->id = strdup(f->path);
+        m->map_size = f->map_size;
+        m->map = mmap(NULL, m->map_size, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        m->lock_size = 64 + 64 * (size_t)f->opts.max_readers;
+        m->lock_region = mmap(NULL, m->lock_size, PROT_READ | PROT_WRITE,
+                              MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (!m->id || m->map == MAP_FAILED || m->lock_region == MAP_FAILED) {
+            if (m->map != MAP_FAILED && m->map) munmap(m->map, m->map_size);
+            if (m->lock_region != MAP_FAILED && m->lock_region) munmap(m->lock_region, m->lock_size);
+            free(m->id);
+            free(m);
+            goto nomem;
+        }
+        pthread_mutex_init(&m->writer, NULL);
+        pthread_mutex_init(&m->meta, NULL);
+        m->refs = 1;
+        m->next = mem_registry;
+        mem_registry = m;
+        *created = true;
+    }
+    pthread_mutex_unlock(&mem_registry_mutex);
+    f->mem = m;
+    f->map = m->map;
+    f->map_size = m->map_size;
+    atomic_store(&f->file_size, m->map_size);
+    return STRATA_OK;
+nomem:
+    pthread_mutex_unlock(&mem_registry_mutex);
+    return st_err(err, STRATA_ERR_NO_MEMORY, "in-memory database '%s': cannot reserve %llu bytes",
+                  f->path, (unsigned long long)f->map_size);
+}
+
+static void mem_detach(st_file *f) {
+    st_memstore *m = f->mem;
+    if (!m) return;
+    pthread_mutex_lock(&mem_registry_mutex);
+    if (--m->refs == 0) {
+        st_memstore **pp = &mem_registry;
+        while (*pp != m) pp = &(*pp)->next;
+        *pp = m->next;
+        munmap(m->map, m->map_size);
+        munmap(m->lock_region, m->lock_size);
+        pthread_mutex_destroy(&m->writer);
+        pthread_mutex_destroy(&m->meta);
+        free(m->id);
+        free(m);
+    }
+    pthread_mutex_unlock(&mem_registry_mutex);
+    f->mem = NULL;
+    f->map = NULL;
+}
+
+void st_os_meta_lock(st_file *f) {
+    if (f->mem) pthread_mutex_lock(&f->mem->meta);
+}
+
+void st_os_meta_unlock(st_file *f) {
+    if (f->mem) pthread_mutex_unlock(&f->mem->meta);
+}
+
+pthread_mutex_t *st_os_mem_writer_mutex(st_file *f) {
+    return f->mem ? &f->mem->writer : NULL;
+}
+
+uint8_t *st_os_mem_lock_region(st_file *f, size_t *size) {
+    *size = f->mem->lock_size;
+    return f->mem->lock_region;
+}
+
+/* ------------------------------------------------------------------ files */
+
+static int map_file(st_file *f, strata_error *err) {
+    struct stat sb;
+    if (fstat(f->fd, &sb) != 0) return st_err_errno(err, errno, "cannot stat '%s'", f->path);
+    if (!S_ISREG(sb.st_mode))
+        return st_err(err, STRATA_ERR_NOT_STRATA, "'%s' is not a regular file", f->path);
+    atomic_store(&f->file_size, (uint64_t)sb.st_size);
+    f->map = mmap(NULL, f->map_size, PROT_READ, MAP_SHARED, f->fd, 0);
+    if (f->map == MAP_FAILED) {
+        f->map = NULL;
+        return st_err_errno(err, errno, "cannot map %llu bytes of '%s'",
+                            (unsigned long long)f->map_size, f->path);
+    }
+    return STRATA_OK;
+}
+
+int st_os_open(st_file *f, bool *missing, strata_error *err) {
+    *missing = false;
+    if (f->opts.durability == STRATA_DURABILITY_MEMORY) return mem_attach(f, missing, err);
+    bool may_create = f->opts.create && !f->opts.read_only;
+    f->fd = open(f->path, (f->opts.read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC);
+    if (f->fd < 0) {
+        if (errno == ENOENT && may_create) {
+            *missing = true;
+            return STRATA_OK;
+        }
+        if (errno == ENOENT)
+            return st_err(err, STRATA_ERR_NOT_FOUND, "database file '%s' does not exist", f->path);
+        return st_err_errno(err, errno, "cannot open database file '%s'", f->path);
+    }
+    struct stat sb;
+    if (fstat(f->fd, &sb) != 0) return st_err_errno(err, errno, "cannot stat '%s'", f->path);
+    if (S_ISREG(sb.st_mode) && sb.st_size == 0) {
+        if (!may_create)
+            return st_err(err, STRATA_ERR_NOT_STRATA, "'%s' is empty", f->path);
+        close(f->fd);
+        f->fd = -1;
+        *missing = true;
+        return STRATA_OK;
+    }
+    return map_file(f, err);
+}
+
+static void creating_path(const st_file *f, char *buf, size_t len) {
+    snprintf(buf, len, "%s.creating", f->path);
+}
+
+int st_os_create_begin(st_file *f, strata_error *err) {
+    if (f->mem) return STRATA_OK;
+    char tmp[4200];
+    creating_path(f, tmp, sizeof tmp);
+    f->fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (f->fd < 0) return st_err_errno(err, errno, "cannot create '%s'", tmp);
+    atomic_store(&f->file_size, 0);
+    return STRATA_OK;
+}
+
+/* Make a new name in path's directory durable. */
+static void sync_parent_dir(const char *path) {
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash == dir) slash[1] = 0;
+    else if (slash) *slash = 0;
+    else snprintf(dir, sizeof dir, ".");
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+        fsync(dfd);
+        close(dfd);
+    }
+}
+
+int st_os_create_commit(st_file *f, strata_error *err) {
+    if (f->mem) return STRATA_OK;
+    char tmp[4200];
+    creating_path(f, tmp, sizeof tmp);
+    if (rename(tmp, f->path) != 0)
+        return st_err_errno(err, errno, "cannot rename '%s' to '%s'", tmp, f->path);
+    sync_parent_dir(f->path);
+    return map_file(f, err);
+}
+
+void st_os_close(st_file *f) {
+    if (f->mem) {
+        mem_detach(f);
+        return;
+    }
+    if (f->map) munmap(f->map, f->map_size);
+    f->map = NULL;
+    if (f->fd >= 0) close(f->fd);
+    f->fd = -1;
+    if (f->log_fd >= 0) close(f->log_fd);
+    f->log_fd = -1;
+}
+
+void st_os_log_path(const st_file *f, char *buf, size_t len) {
+    snprintf(buf, len, "%s.log", f->path);
+}
+
+/* A writable log written through the default I/O table bypasses the page cache (O_DIRECT): its
+ * records then go to the device in the write and the sync only flushes the device's cache
+ * (about 10% faster per commit). Every log access is in whole ST_LOG_BLOCKs at aligned offsets
+ * from aligned buffers either way (commitlog.c), so a file system without direct I/O keeps
+ * the page cache, and a custom I/O table sees the same writes. */
+static void log_direct(st_file *f) {
+    f->log_direct = false;
+    if (f->opts.read_only || f->io.pwrite != io_pwrite) return;
+    int fl = fcntl(f->log_fd, F_GETFL);
+    f->log_direct = fl >= 0 && fcntl(f->log_fd, F_SETFL, fl | O_DIRECT) == 0;
+}
+
+int st_os_open_log(st_file *f, uint64_t min_size, uint64_t create_size, strata_error *err) {
+    if (f->log_fd >= 0) return STRATA_OK;
+    char path[4200], tmp[4220];
+    st_os_log_path(f, path, sizeof path);
+    f->log_fd = open(path, (f->opts.read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC);
+    if (f->log_fd >= 0) {
+        struct stat sb;
+        if (fstat(f->log_fd, &sb) == 0 && (uint64_t)sb.st_size >= min_size) {
+            f->log_bytes = (uint64_t)sb.st_size;
+            log_direct(f);
+            return STRATA_OK;
+        }
+        /* Shorter than a log: not one this library made (a log is renamed into place only
+         * when complete). Nothing to replay; a writer makes a new one. */
+        close(f->log_fd);
+        f->log_fd = -1;
+    } else if (errno != ENOENT) {
+        return st_err_errno(err, errno, "cannot open the commit log '%s'", path);
+    }
+    if (!create_size) return STRATA_OK;
+    /* Written in full (zeros) before use, so that appending a record later changes no file
+     * metadata and its sync writes only the record; renamed into place once synced. */
+    snprintf(tmp, sizeof tmp, "%s.creating", path);
+    int fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return st_err_errno(err, errno, "cannot create the commit log '%s'", tmp);
+    int rc = STRATA_OK;
+    uint8_t *zeros = calloc(1, 1u << 16);
+    if (!zeros) rc = st_err(err, STRATA_ERR_NO_MEMORY, "out of memory creating '%s'", tmp);
+    for (uint64_t off = 0; off < create_size && rc == STRATA_OK; off += 1u << 16) {
+        size_t n = create_size - off < (1u << 16) ? (size_t)(create_size - off) : 1u << 16;
+        rc = st_os_write_fd(f, fd, tmp, off, zeros, n, err);
+    }
+    free(zeros);
+    if (rc == STRATA_OK) rc = st_os_sync_fd(f, fd, tmp, err);
+    if (rc == STRATA_OK && rename(tmp, path) != 0)
+        rc = st_err_errno(err, errno, "cannot rename '%s' to '%s'", tmp, path);
+    if (rc) {
+        close(fd);
+        unlink(tmp);
+        return rc;
+    }
+    sync_parent_dir(path);
+    f->log_fd = fd;
+    f->log_bytes = create_size;
+    log_direct(f);
+    return STRATA_OK;
+}
+
+int st_os_write(st_file *f, uint64_t off, const void *buf, size_t len, strata_error *err) {
+    if (off + len > f->map_size)
+        return st_err(err, STRATA_ERR_MAP_FULL, "write at %llu past the map size %llu of '%s'",
+                      (unsigned long long)off, (unsigned long long)f->map_size, f->path);
+    if (f->mem) {
+        memcpy(f->map + off, buf, len);
+        return STRATA_OK;
+    }
+    return st_os_write_fd(f, f->fd, f->path, off, buf, len, err);
+}
+
+int st_os_write_gather(st_file *f, uint64_t off, const struct iovec *iov, int n,
+                       strata_error *err) {
+    size_t len = 0;
+    for (int i = 0; i < n; i++) len += iov[i].iov_len;
+    if (off + len > f->map_size)
+        return st_err(err, STRATA_ERR_MAP_FULL, "write at %llu past the map size %llu of '%s'",
+                      (unsigned long long)off, (unsigned long long)f->map_size, f->path);
+    if (f->mem) { /* copied into the store */
+        for (int i = 0; i < n; off += iov[i++].iov_len)
+            memcpy(f->map + off, iov[i].iov_base, iov[i].iov_len);
+        return STRATA_OK;
+    }
+    if (f->io.pwrite != io_pwrite) { /* through one buffer */
+        uint8_t *buf = malloc(len ? len : 1);
+        if (!buf) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory writing '%s'", f->path);
+        size_t at = 0;
+        for (int i = 0; i < n; i++) {
+            memcpy(buf + at, iov[i].iov_base, iov[i].iov_len);
+            at += iov[i].iov_len;
+        }
+        int rc = st_os_write(f, off, buf, len, err);
+        free(buf);
+        return rc;
+    }
+    ssize_t k;
+    do k = pwritev(f->fd, iov, n, (off_t)off);
+    while (k < 0 && errno == EINTR);
+    if (k < 0)
+        return st_err_errno(err, errno, "write of %zu bytes at offset %llu of '%s' failed", len,
+                            (unsigned long long)off, f->path);
+    for (int i = 0; i < n; i++) { /* a short write (rare): the rest buffer by buffer */
+        size_t l = iov[i].iov_len, done = (size_t)k < l ? (size_t)k : l;
+        k -= (ssize_t)done;
+        int rc = done == l ? STRATA_OK
+                           : st_os_write(f, off + done, (const uint8_t *)iov[i].iov_base + done,
+                                         l - done, err);
+        if (rc) return rc;
+        off += l;
+    }
+    return STRATA_OK;
+}
+
+int st_os_write_fd(st_file *f, int fd, const char *name, uint64_t off, const void *buf,
+                   size_t len, strata_error *err) {
+    const uint8_t *p = buf;
+    while (len > 0) {
+        ssize_t n = f->io.pwrite(f->io.ctx, fd, p, len, (off_t)off);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            if (errno == EINVAL && fd == f->log_fd && f->log_direct) {
+                /* a device whose blocks are larger than the log's: through the page cache */
+                int fl = fcntl(fd, F_GETFL);
+                if (fl >= 0 && fcntl(fd, F_SETFL, fl & ~O_DIRECT) == 0) {
+                    f->log_direct = false;
+                    continue;
+                }
+            }
+            return st_err_errno(err, errno, "write of %zu bytes at offset %llu of '%s' failed",
+                                len, (unsigned long long)off, name);
+        }
+        if (n == 0) return st_err(err, STRATA_ERR_IO, "write to '%s' made no progress", name);
+        p += n;
+        off += (uint64_t)n;
+        len -= (size_t)n;
+    }
+    return STRATA_OK;
+}
+
+int st_os_sync(st_file *f, strata_error *err) {
+    if (f->mem) return STRATA_OK;
+    return st_os_sync_fd(f, f->fd, f->path, err);
+}
+
+int st_os_sync_fd(st_file *f, int fd, const char *name, strata_error *err) {
+    for (;;) {
+        if (f->io.fdatasync(f->io.ctx, fd) == 0) return STRATA_OK;
+        if (errno != EINTR) return st_err_errno(err, errno, "fdatasync of '%s' failed", name);
+    }
+}
+
+int st_os_ensure_size(st_file *f, uint64_t needed, strata_error *err) {
+    if (needed > f->map_size)
+        return st_err(err, STRATA_ERR_MAP_FULL,
+                      "'%s' needs %llu bytes but map_size is %llu; reopen with a larger map_size",
+                      f->path, (unsigned long long)needed, (unsigned long long)f->map_size);
+    uint64_t have = atomic_load(&f->file_size);
+    if (f->mem || needed <= have) return STRATA_OK;
+    /* Grow by an eighth of the file, at least 1 MiB, at most 256 MiB, in whole MiB. */
+    uint64_t chunk = have / 8;
+    if (chunk < (1u << 20)) chunk = 1u << 20;
+    if (chunk > (256u << 20)) chunk = 256u << 20;
+    uint64_t target = needed + chunk;
+    target = (target + (1u << 20) - 1) & ~(uint64_t)((1u << 20) - 1);
+    if (target > f->map_size) target = needed;
+    for (;;) {
+        if (f->io.grow(f->io.ctx, f->fd, (off_t)target) == 0) break;
+        if (errno == EINTR) continue;
+        int e = errno;
+        if (target > needed && (e == ENOSPC || e == EDQUOT)) { /* the bare minimum may fit */
+            target = needed;
+            if (f->io.grow(f->io.ctx, f->fd, (off_t)target) == 0) break;
+            e = errno;
+        }
+        return st_err_errno(err, e, "cannot grow '%s' to %llu bytes", f->path,
+                            (unsigned long long)target);
+    }
+    atomic_store(&f->file_size, target);
+    return STRATA_OK;
+}
+
+/* ------------------------------------------------------------------ locks */
+
+int st_os_lock_byte(int fd, off_t byte, bool exclusive, bool wait) {
+    struct flock fl = {.l_type = exclusive ? F_WRLCK : F_RDLCK, .l_whence = SEEK_SET,
+                       .l_start = byte, .l_len = 1, .l_pid = 0};
+    for (;;) {
+        if (fcntl(fd, wait ? F_OFD_SETLKW : F_OFD_SETLK, &fl) == 0) return 0;
+        if (errno == EINTR) continue;
+        return (errno == EACCES) ? EAGAIN : errno;
+    }
+}
+
+int st_os_unlock_byte(int fd, off_t byte) {
+    struct flock fl = {.l_type = F_UNLCK, .l_whence = SEEK_SET, .l_start = byte, .l_len = 1,
+                       .l_pid = 0};
+    return fcntl(fd, F_OFD_SETLK, &fl) == 0 ? 0 : errno;
+}

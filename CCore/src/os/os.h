@@ -1,0 +1,80 @@
+/*
+ * os.h — the door of the os layer: the database file and its map, the swappable write/sync/
+ * grow table, byte-range locks, and in-memory stores shared by identifier within a process.
+ * It knows files, not pages: the storage layer above decides what the bytes mean.
+ */
+#ifndef STRATA_OS_H
+#define STRATA_OS_H
+
+#include "base/base.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/types.h>
+
+#include <sys/uio.h>
+
+typedef struct st_memstore st_memstore; /* an in-memory database shared by identifier */
+
+/* The files of one database handle: the database file and its map, and the commit log. */
+typedef struct st_file {
+    char *path;
+    strata_options opts;
+    strata_io_methods io;
+    int fd;                  /* database file, -1 in memory mode */
+    uint8_t *map;            /* reserved range; the file (or memory store) mapped at its start */
+    uint64_t map_size;
+    _Atomic uint64_t file_size; /* bytes the file has (grown in chunks) */
+    st_memstore *mem;        /* memory mode only */
+    int log_fd;              /* the commit log (<path>.log), opened by the first logged commit */
+    bool log_direct;         /* log_fd bypasses the page cache */
+    uint64_t log_bytes;      /* the open log file's size */
+} st_file;
+
+/* Open f->path if it exists and map it (fd, map, file_size). *missing is set instead when there
+ * is no file or an empty one and opts allow creating it: then create it with
+ * st_os_create_begin (a temporary file), write it, and st_os_create_commit (rename into place).
+ * In memory mode, attaches to (or creates, *missing) the store named f->path. */
+int st_os_open(st_file *f, bool *missing, strata_error *err);
+int st_os_create_begin(st_file *f, strata_error *err);
+int st_os_create_commit(st_file *f, strata_error *err);
+void st_os_close(st_file *f);
+
+/* Write len bytes at off through the I/O table (memory mode: copy into the store). */
+int st_os_write(st_file *f, uint64_t off, const void *buf, size_t len, strata_error *err);
+/* Write n buffers back to back from off: one pwritev with the default I/O table, else copied
+ * into one buffer for the table's pwrite (tests count and fail writes through it). */
+int st_os_write_gather(st_file *f, uint64_t off, const struct iovec *iov, int n,
+                       strata_error *err);
+/* fdatasync through the I/O table; nothing in memory mode. */
+int st_os_sync(st_file *f, strata_error *err);
+/* The same on another file of the database (the commit log); name is for messages. */
+int st_os_write_fd(st_file *f, int fd, const char *name, uint64_t off, const void *buf,
+                   size_t len, strata_error *err);
+int st_os_sync_fd(st_file *f, int fd, const char *name, strata_error *err);
+
+/* The commit log's path, "<path>.log". */
+void st_os_log_path(const st_file *f, char *buf, size_t len);
+/* Open the commit log into f->log_fd (nothing if open already) and set f->log_bytes to its
+ * size. A missing log, or one shorter than min_size, is left closed (log_fd
+ * -1) unless create_size: then it is made that many bytes of zeros, synced, and renamed into
+ * place (so appending to it never changes its size). */
+int st_os_open_log(st_file *f, uint64_t min_size, uint64_t create_size, strata_error *err);
+
+/* Grow the file in chunks so that it holds at least `needed` bytes. */
+int st_os_ensure_size(st_file *f, uint64_t needed, strata_error *err);
+
+/* Meta slots of an in-memory store are copied under a mutex (a file's go through the kernel). */
+void st_os_meta_lock(st_file *f);
+void st_os_meta_unlock(st_file *f);
+
+/* The writer lock shared by every handle of a memory store; NULL for files. */
+pthread_mutex_t *st_os_mem_writer_mutex(st_file *f);
+/* The reader-table region of a memory store (allocated with it), and its size. */
+uint8_t *st_os_mem_lock_region(st_file *f, size_t *size);
+
+/* Open-file-description locks on one byte of fd: 0 or an errno (EAGAIN when busy). */
+int st_os_lock_byte(int fd, off_t byte, bool exclusive, bool wait);
+int st_os_unlock_byte(int fd, off_t byte);
+
+#endif

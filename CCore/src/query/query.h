@@ -1,0 +1,140 @@
+/*
+ * query.h — the query engine's shared types: the parsed predicate (query_parse.c), its execution
+ * (query_exec.c) and text matching (text.c).
+ *
+ * A compiled query names properties by id, so it stays valid across transactions as long as the
+ * properties it uses exist with the same types (each run checks that).
+ */
+#ifndef STRATA_QUERY_H
+#define STRATA_QUERY_H
+
+#include "objects/objects.h"
+
+enum { Q_MAX_PATH = 8, Q_MAX_SORT = 8 };
+
+/* One step of a key path: a property of a table (a link or list of links continues the path). */
+typedef struct q_step {
+    uint32_t table;          /* table id the step reads (back: the origin table) */
+    uint32_t col;            /* property id (back: the origin's link property) */
+    uint8_t type, flags;     /* the property's, checked again at run time */
+    bool back;               /* @links.Table.property: the objects linking here through it */
+} q_step;
+
+/* A step yields several objects: a list of links, or backlinks. */
+static inline bool q_step_many(const q_step *s) { return s->back || (s->flags & STRATA_PROP_LIST); }
+
+typedef enum q_agg { QA_NONE, QA_COUNT, QA_SUM, QA_AVG, QA_MIN, QA_MAX } q_agg;
+
+typedef enum q_expr_kind { QE_PATH, QE_CONST, QE_ARG, QE_LIST, QE_SUBQUERY } q_expr_kind;
+
+typedef struct q_expr {
+    q_expr_kind kind;
+    /* QE_PATH (QE_SUBQUERY: the path to the collection) */
+    q_step steps[Q_MAX_PATH];
+    int nsteps;
+    q_agg agg;               /* @count/@size, @sum, @avg, @min, @max on the last step */
+    struct q_node *sub;      /* QE_SUBQUERY: the predicate on each object of the collection */
+    /* QE_CONST (strings point into the query's own storage) */
+    strata_value value;
+    /* QE_ARG */
+    int arg;
+    /* QE_LIST: {a, b, ...} of constants or arguments */
+    struct q_expr *items;
+    int nitems;
+    int column;              /* 1-based position in the text, for errors */
+} q_expr;
+
+typedef enum q_op {
+    QO_EQ, QO_NE, QO_LT, QO_LE, QO_GT, QO_GE, QO_BEGINS, QO_ENDS, QO_CONTAINS, QO_LIKE, QO_IN,
+    QO_BETWEEN
+} q_op;
+
+enum { QF_CASE = 1, QF_DIACRITIC = 2 };        /* [c], [d] */
+typedef enum q_quant { QQ_ANY, QQ_ALL, QQ_NONE } q_quant;
+
+typedef enum q_node_kind { QN_AND, QN_OR, QN_NOT, QN_TRUE, QN_FALSE, QN_CMP } q_node_kind;
+
+typedef struct q_node {
+    q_node_kind kind;
+    struct q_node *a, *b;    /* AND/OR: both; NOT: a */
+    q_op op;
+    unsigned flags;
+    q_quant quant;
+    q_expr lhs, rhs;         /* rhs is a list for IN {..} and BETWEEN */
+} q_node;
+
+typedef struct q_sort {
+    q_step steps[Q_MAX_PATH];
+    int nsteps;
+    bool desc;
+} q_sort;
+
+struct strata_query {
+    char table[STRATA_MAX_NAME + 1];
+    uint32_t table_id;
+    q_node *root;
+    int nargs;               /* $0..$n-1 and %@ */
+    q_sort sort[Q_MAX_SORT];
+    int nsort;
+    q_sort distinct[Q_MAX_SORT];
+    int ndistinct;
+    int64_t limit;           /* -1: none */
+    char *text;              /* the source and its string literals' bytes */
+    /* allocation of nodes and expression lists */
+    void **owned;
+    size_t nowned, capowned;
+};
+
+/* Types, shared by the parser's checks and the run's checks of arguments. */
+static inline bool q_numeric(strata_type t) {
+    return t == STRATA_TYPE_INT || t == STRATA_TYPE_FLOAT || t == STRATA_TYPE_DOUBLE;
+}
+
+/* Can a property of type prop be compared with a value of type v? */
+static inline bool q_comparable(strata_type prop, strata_type v) {
+    if (v == STRATA_TYPE_NULL || prop == STRATA_TYPE_MIXED) return true;
+    if (q_numeric(prop) && q_numeric(v)) return true;
+    if (prop == STRATA_TYPE_LINK) return v == STRATA_TYPE_LINK || v == STRATA_TYPE_INT;
+    return prop == v;
+}
+
+/* The type of what a path (after its aggregate) or a SUBQUERY(...).@count yields. */
+static inline strata_type q_expr_type(const q_expr *e) {
+    if (e->kind == QE_SUBQUERY) return STRATA_TYPE_INT;
+    const q_step *last = &e->steps[e->nsteps - 1];
+    switch (e->agg) {
+    case QA_COUNT: return STRATA_TYPE_INT;
+    case QA_AVG: return STRATA_TYPE_DOUBLE;
+    case QA_NONE: return (strata_type)last->type;
+    default: return last->type == STRATA_TYPE_INT ? STRATA_TYPE_INT : STRATA_TYPE_DOUBLE;
+    }
+}
+
+struct strata_results {
+    int64_t *keys;
+    size_t n;
+    uint32_t table_id;
+};
+
+int st_query_parse(strata_txn_t *txn, const char *table, const char *text, strata_query_t **out,
+                   strata_error *err);
+void st_query_free(strata_query_t *q);
+
+/* Execution: the matching keys of txn's snapshot (sorted, distinct, limited) or their count. */
+int st_query_run(strata_query_t *q, strata_txn_t *txn, const strata_value *args, size_t nargs,
+                 strata_results_t **out, strata_error *err);
+int st_query_count(strata_query_t *q, strata_txn_t *txn, const strata_value *args, size_t nargs,
+                   uint64_t *count, strata_error *err);
+
+/* text.c: UTF-8 strings compared with [c] (Unicode simple case folding for Latin, Greek,
+ * Cyrillic) and [d] (Latin diacritics removed, combining marks dropped). */
+typedef struct st_text {
+    uint32_t *cp;
+    size_t n;
+} st_text;
+int st_text_fold(const uint8_t *s, size_t len, unsigned flags, st_text *out);
+void st_text_free(st_text *t);
+bool st_text_like(const st_text *s, const st_text *pattern); /* '*' any run, '?' one */
+size_t st_utf8_length(const uint8_t *s, size_t len);
+
+#endif

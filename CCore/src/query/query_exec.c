@@ -1,0 +1,1020 @@
+/*
+ * query_exec.c — running a compiled query on one snapshot.
+ *
+ * Plan:
+ *  1. If the predicate is (or is ANDed with) a comparison on an indexed property — ==, IN,
+ *     BEGINSWITH without [c]/[d], or a range — the index gives the candidates and the whole
+ *     predicate is checked on each.
+ *  2. Otherwise the clusters are scanned in key order, the cluster tree walked leaf by leaf
+ *     (st_bt_each). Each cluster is evaluated node by node on a mask of its rows (rowmask.h):
+ *     AND evaluates its right side only on the rows its left side kept, OR only on the rows it
+ *     did not, so either side can end a cluster early. A comparison of a packed integer/bool
+ *     property with constants runs on the leaf's stored numbers (st_leaf_compare: whole words
+ *     of bits, 16 rows a vector instruction for 8-bit values), unpacking only the widths and
+ *     forms it does not take; anything else (paths through links, lists and backlinks,
+ *     strings, aggregates, SUBQUERY) reads the row's values. Counting needs neither keys nor a
+ *     result array: a population count of each cluster's mask.
+ *  3. SORT (stable; nulls first ascending; strings in code-point order; by an indexed property
+ *     with LIMIT, a walk of the index in order), DISTINCT (first of each
+ *     group, in order), LIMIT.
+ * Null semantics: == null / != null test nullness; ordering comparisons with null are false.
+ * A to-one link that is null yields null for the rest of its path; an empty list yields nothing
+ * (ANY false, ALL true, NONE true).
+ */
+#include "query/query.h"
+
+#include <stdlib.h>
+
+/* ------------------------------------------------------------------ bound nodes */
+
+typedef struct rnode {
+    const q_node *q;
+    struct rnode *a, *b;
+    strata_value *vals;      /* the right side: 1 value, or the IN/BETWEEN list */
+    int nvals;
+    st_text *folded;         /* string right sides under [c]/[d] or LIKE: folded code points */
+    bool fast;               /* packed integer comparison on the root table's column */
+    struct rnode *sub;       /* SUBQUERY: the bound inner predicate */
+} rnode;
+
+typedef struct exec {
+    strata_txn_t *txn;
+    st_store *store;
+    strata_table_t *root;
+    strata_error *err;
+    int rc;
+    int64_t ints[ST_CLUSTER_MAX];
+} exec;
+
+static void rnode_free(rnode *r) {
+    if (!r) return;
+    rnode_free(r->a);
+    rnode_free(r->b);
+    rnode_free(r->sub);
+    if (r->folded) {
+        for (int i = 0; i < r->nvals; i++) st_text_free(&r->folded[i]);
+        free(r->folded);
+    }
+    free(r->vals);
+    free(r);
+}
+
+
+/* The property a path step names, checked against the schema of this snapshot. */
+static int step_prop(exec *x, const q_step *s, strata_table_t **t, st_prop **p) {
+    *t = st_table_by_id(x->store, s->table);
+    *p = *t ? st_prop_find(*t, s->col) : NULL;
+    if (!*p || (*p)->type != s->type ||
+        (((*p)->flags ^ s->flags) & STRATA_PROP_LIST))
+        return x->rc = st_err(x->err, STRATA_ERR_NOT_FOUND,
+                              "query: a property it uses was removed or changed type since it "
+                              "was compiled");
+    return STRATA_OK;
+}
+
+static int bind_value(exec *x, const q_expr *e, const strata_value *args, size_t nargs,
+                      strata_value *out) {
+    if (e->kind == QE_CONST) {
+        *out = e->value;
+        return STRATA_OK;
+    }
+    if ((size_t)e->arg >= nargs)
+        return x->rc = st_err(x->err, STRATA_ERR_INVALID_ARGUMENT,
+                              "query: argument $%d is missing (%zu given)", e->arg, nargs);
+    *out = args[e->arg];
+    if (out->type == STRATA_TYPE_BOOL) out->u.b = st_bool_of(&args[e->arg]);
+    return STRATA_OK;
+}
+
+
+
+static int bind(exec *x, const q_node *q, const strata_value *args, size_t nargs, rnode **out) {
+    rnode *r = calloc(1, sizeof *r);
+    if (!r) return x->rc = st_err(x->err, STRATA_ERR_NO_MEMORY, "out of memory");
+    *out = r;
+    r->q = q;
+    if (q->kind == QN_AND || q->kind == QN_OR) {
+        if (bind(x, q->a, args, nargs, &r->a)) return x->rc;
+        return bind(x, q->b, args, nargs, &r->b);
+    }
+    if (q->kind == QN_NOT) return bind(x, q->a, args, nargs, &r->a);
+    if (q->kind != QN_CMP) return STRATA_OK;
+    for (int i = 0; i < q->lhs.nsteps; i++) {
+        strata_table_t *t;
+        st_prop *p;
+        if (step_prop(x, &q->lhs.steps[i], &t, &p)) return x->rc;
+    }
+    if (q->lhs.kind == QE_SUBQUERY && bind(x, q->lhs.sub, args, nargs, &r->sub)) return x->rc;
+    /* the right side's values */
+    const q_expr *rhs = &q->rhs;
+    if (rhs->kind == QE_LIST) {
+        r->nvals = rhs->nitems;
+        r->vals = calloc((size_t)r->nvals + 1, sizeof *r->vals);
+        if (!r->vals) return x->rc = st_err(x->err, STRATA_ERR_NO_MEMORY, "out of memory");
+        for (int i = 0; i < r->nvals; i++)
+            if (bind_value(x, &rhs->items[i], args, nargs, &r->vals[i])) return x->rc;
+    } else {
+        strata_value v;
+        if (bind_value(x, rhs, args, nargs, &v)) return x->rc;
+        if (v.type == STRATA_TYPE_LIST) {
+            if (q->op != QO_IN)
+                return x->rc = st_err(x->err, STRATA_ERR_WRONG_TYPE,
+                                      "query: argument $%d is a list; only IN takes a list", rhs->arg);
+            r->nvals = (int)v.u.list.count;
+            r->vals = calloc(v.u.list.count + 1, sizeof *r->vals);
+            if (!r->vals) return x->rc = st_err(x->err, STRATA_ERR_NO_MEMORY, "out of memory");
+            if (v.u.list.count) memcpy(r->vals, v.u.list.items, v.u.list.count * sizeof *r->vals);
+            for (int i = 0; i < r->nvals; i++)
+                if (r->vals[i].type == STRATA_TYPE_BOOL) r->vals[i].u.b = st_bool_of(&r->vals[i]);
+        } else {
+            if (q->op == QO_IN && rhs->kind == QE_ARG)
+                return x->rc = st_err(x->err, STRATA_ERR_WRONG_TYPE,
+                                      "query: IN $%d needs a list argument, not a %s", rhs->arg,
+                                      st_type_name(v.type));
+            r->nvals = 1;
+            r->vals = calloc(1, sizeof *r->vals);
+            if (!r->vals) return x->rc = st_err(x->err, STRATA_ERR_NO_MEMORY, "out of memory");
+            r->vals[0] = v;
+        }
+    }
+    strata_type pt = q_expr_type(&q->lhs);
+    for (int i = 0; i < r->nvals; i++) {
+        strata_type vt = r->vals[i].type;
+        if (!q_comparable(pt, vt) ||
+            (q->op >= QO_BEGINS && q->op <= QO_LIKE && vt != STRATA_TYPE_NULL &&
+             vt != STRATA_TYPE_STRING && vt != STRATA_TYPE_BINARY))
+            return x->rc = st_err(x->err, STRATA_ERR_WRONG_TYPE,
+                                  "query: cannot compare a %s property with a %s (argument or "
+                                  "value %d)", st_type_name(pt), st_type_name(vt), i);
+    }
+    bool strings = pt == STRATA_TYPE_STRING || pt == STRATA_TYPE_MIXED;
+    if (strings && (q->flags || q->op == QO_LIKE)) {
+        r->folded = calloc((size_t)r->nvals + 1, sizeof *r->folded);
+        if (!r->folded) return x->rc = st_err(x->err, STRATA_ERR_NO_MEMORY, "out of memory");
+        for (int i = 0; i < r->nvals; i++)
+            if (r->vals[i].type == STRATA_TYPE_STRING &&
+                st_text_fold(r->vals[i].u.bytes.data, r->vals[i].u.bytes.len, q->flags, &r->folded[i]))
+                return x->rc = st_err(x->err, STRATA_ERR_NO_MEMORY, "out of memory");
+    }
+    /* the fast path: one step on the root table, packed, non-list, integer constants */
+    const q_step *s0 = &q->lhs.steps[0];
+    r->fast = q->lhs.kind == QE_PATH && q->lhs.nsteps == 1 && q->lhs.agg == QA_NONE &&
+              !q_step_many(s0) &&
+              (s0->type == STRATA_TYPE_INT || s0->type == STRATA_TYPE_BOOL) &&
+              q->op != QO_BEGINS && q->op != QO_ENDS && q->op != QO_CONTAINS && q->op != QO_LIKE;
+    for (int i = 0; r->fast && i < r->nvals; i++)
+        r->fast = r->vals[i].type == (s0->type == STRATA_TYPE_BOOL ? STRATA_TYPE_BOOL : STRATA_TYPE_INT);
+    return STRATA_OK;
+}
+
+/* ------------------------------------------------------------------ comparing one value */
+
+static int num_cmp(const strata_value *a, const strata_value *b) {
+    if (a->type == STRATA_TYPE_INT && b->type == STRATA_TYPE_INT)
+        return (a->u.i > b->u.i) - (a->u.i < b->u.i);
+    double x = a->type == STRATA_TYPE_INT ? (double)a->u.i : a->type == STRATA_TYPE_FLOAT ? a->u.f : a->u.d;
+    double y = b->type == STRATA_TYPE_INT ? (double)b->u.i : b->type == STRATA_TYPE_FLOAT ? b->u.f : b->u.d;
+    return (x > y) - (x < y);
+}
+
+/* Order of a and b when comparable: *ok false when they are not (different kinds). */
+static int value_order(const strata_value *a, const strata_value *b, bool *ok) {
+    *ok = true;
+    if (q_numeric(a->type) && q_numeric(b->type)) return num_cmp(a, b);
+    if (a->type == STRATA_TYPE_LINK || b->type == STRATA_TYPE_LINK) {
+        int64_t x = a->type == STRATA_TYPE_LINK ? a->u.link : a->u.i;
+        int64_t y = b->type == STRATA_TYPE_LINK ? b->u.link : b->u.i;
+        *ok = (a->type == STRATA_TYPE_LINK || a->type == STRATA_TYPE_INT) &&
+              (b->type == STRATA_TYPE_LINK || b->type == STRATA_TYPE_INT);
+        return (x > y) - (x < y);
+    }
+    if (a->type != b->type) {
+        *ok = false;
+        return 0;
+    }
+    if (a->type == STRATA_TYPE_DECIMAL128) {
+        *ok = a->u.decimal.low == b->u.decimal.low && a->u.decimal.high == b->u.decimal.high;
+        return *ok ? 0 : 1; /* only equality is defined for decimal128 here */
+    }
+    return st_value_cmp(a, b);
+}
+
+static bool text_eq(const st_text *a, const st_text *b, size_t off) {
+    for (size_t i = 0; i < b->n; i++)
+        if (a->cp[off + i] != b->cp[i]) return false;
+    return true;
+}
+
+/* A string operator on v (string or binary) against constant i of r. */
+static bool string_match(const rnode *r, const strata_value *v, int i) {
+    const strata_value *c = &r->vals[i];
+    q_op op = r->q->op;
+    if (r->folded && c->type == STRATA_TYPE_STRING && v->type == STRATA_TYPE_STRING) {
+        st_text s;
+        if (st_text_fold(v->u.bytes.data, v->u.bytes.len, r->q->flags, &s)) return false;
+        const st_text *p = &r->folded[i];
+        bool m = false;
+        switch (op) {
+        case QO_EQ: case QO_NE: case QO_IN: m = s.n == p->n && text_eq(&s, p, 0); break;
+        case QO_BEGINS: m = s.n >= p->n && text_eq(&s, p, 0); break;
+        case QO_ENDS: m = s.n >= p->n && text_eq(&s, p, s.n - p->n); break;
+        case QO_CONTAINS:
+            for (size_t o = 0; !m && o + p->n <= s.n; o++) m = text_eq(&s, p, o);
+            break;
+        case QO_LIKE: m = st_text_like(&s, p); break;
+        default: break;
+        }
+        st_text_free(&s);
+        return op == QO_NE ? !m : m;
+    }
+    const uint8_t *a = v->u.bytes.data, *b = c->u.bytes.data;
+    size_t al = v->u.bytes.len, bl = c->u.bytes.len;
+    switch (op) {
+    case QO_BEGINS: return al >= bl && memcmp(a, b, bl) == 0;
+    case QO_ENDS: return al >= bl && memcmp(a + al - bl, b, bl) == 0;
+    case QO_CONTAINS:
+        if (bl == 0) return true;
+        for (size_t o = 0; o + bl <= al; o++)
+            if (memcmp(a + o, b, bl) == 0) return true;
+        return false;
+    default: return false;
+    }
+}
+
+static bool match_one(const rnode *r, const strata_value *v, int i) {
+    const strata_value *c = &r->vals[i];
+    q_op op = r->q->op == QO_IN ? QO_EQ : r->q->op;
+    if (c->type == STRATA_TYPE_NULL || v->type == STRATA_TYPE_NULL) {
+        bool both = c->type == v->type;
+        if (op == QO_EQ) return both;
+        if (op == QO_NE) return !both;
+        return false;
+    }
+    bool textual = (v->type == STRATA_TYPE_STRING || v->type == STRATA_TYPE_BINARY) &&
+                   (c->type == STRATA_TYPE_STRING || c->type == STRATA_TYPE_BINARY);
+    if (op >= QO_BEGINS && op <= QO_LIKE) return textual && string_match(r, v, i);
+    if (textual && r->folded && (op == QO_EQ || op == QO_NE)) return string_match(r, v, i);
+    bool ok;
+    int o = value_order(v, c, &ok);
+    if (!ok) return op == QO_NE;
+    switch (op) {
+    case QO_EQ: return o == 0;
+    case QO_NE: return o != 0;
+    case QO_LT: return o < 0;
+    case QO_LE: return o <= 0;
+    case QO_GT: return o > 0;
+    case QO_GE: return o >= 0;
+    default: return false;
+    }
+}
+
+static bool matches(const rnode *r, const strata_value *v) {
+    switch (r->q->op) {
+    case QO_IN:
+        for (int i = 0; i < r->nvals; i++)
+            if (match_one(r, v, i)) return true;
+        return false;
+    case QO_BETWEEN: {
+        if (v->type == STRATA_TYPE_NULL) return false;
+        bool ok1, ok2;
+        int lo = value_order(v, &r->vals[0], &ok1), hi = value_order(v, &r->vals[1], &ok2);
+        return ok1 && ok2 && lo >= 0 && hi <= 0;
+    }
+    default: return match_one(r, v, 0);
+    }
+}
+
+/* ------------------------------------------------------------------ walking paths */
+
+typedef struct qstate {
+    const rnode *r;
+    int seen, hits;
+} qstate;
+
+/* Feed every value the path yields from object (t, key) at step i to the quantifier state;
+ * returns 1 when the answer is known. */
+static int feed(exec *x, qstate *st, const strata_value *v) {
+    st->seen++;
+    bool m = matches(st->r, v);
+    st->hits += m;
+    switch (st->r->q->quant) {
+    case QQ_ANY: return m;
+    case QQ_ALL: return !m;
+    case QQ_NONE: return m;
+    }
+    (void)x;
+    return 0;
+}
+
+static int aggregate(exec *x, const q_expr *e, st_prop *p, strata_table_t *t, const strata_value *v,
+                     strata_value *out) {
+    if (!(p->flags & STRATA_PROP_LIST)) { /* @count/@size of a string */
+        out->type = STRATA_TYPE_INT;
+        out->u.i = v->type == STRATA_TYPE_STRING ? (int64_t)st_utf8_length(v->u.bytes.data, v->u.bytes.len)
+                 : v->type == STRATA_TYPE_BINARY ? (int64_t)v->u.bytes.len : 0;
+        return STRATA_OK;
+    }
+    strata_value *el;
+    size_t n;
+    if ((x->rc = st_list_load(t, p, (uint64_t)v->u.i, &el, &n, x->err))) return x->rc;
+    double sum = 0;
+    int64_t isum = 0;
+    size_t cnt = 0;
+    strata_value best = {.type = STRATA_TYPE_NULL};
+    for (size_t i = 0; i < n; i++) {
+        if (el[i].type == STRATA_TYPE_NULL) continue;
+        cnt++;
+        double d = el[i].type == STRATA_TYPE_INT ? (double)el[i].u.i
+                 : el[i].type == STRATA_TYPE_FLOAT ? el[i].u.f : el[i].u.d;
+        sum += d;
+        if (el[i].type == STRATA_TYPE_INT) isum += el[i].u.i;
+        bool ok;
+        if (best.type == STRATA_TYPE_NULL ||
+            (e->agg == QA_MIN && value_order(&el[i], &best, &ok) < 0) ||
+            (e->agg == QA_MAX && value_order(&el[i], &best, &ok) > 0))
+            best = el[i];
+    }
+    switch (e->agg) {
+    case QA_COUNT: *out = (strata_value){.type = STRATA_TYPE_INT, .u.i = (int64_t)n}; break;
+    case QA_SUM:
+        *out = p->type == STRATA_TYPE_INT ? (strata_value){.type = STRATA_TYPE_INT, .u.i = isum}
+                                          : (strata_value){.type = STRATA_TYPE_DOUBLE, .u.d = sum};
+        break;
+    case QA_AVG:
+        *out = cnt ? (strata_value){.type = STRATA_TYPE_DOUBLE, .u.d = sum / (double)cnt}
+                   : (strata_value){.type = STRATA_TYPE_NULL};
+        break;
+    default: *out = best; break;
+    }
+    if (out->type == STRATA_TYPE_FLOAT) *out = (strata_value){.type = STRATA_TYPE_DOUBLE, .u.d = out->u.f};
+    free(el);
+    return STRATA_OK;
+}
+
+/* The keys of the objects of `origin` linking to (t, key) through property col. */
+static int backlink_keys(exec *x, strata_table_t *t, int64_t key, strata_table_t *origin,
+                         uint32_t col, int64_t **out, size_t *n) {
+    *out = NULL;
+    if ((x->rc = st_backlinks_list(t, key, origin, col, NULL, 0, n, x->err))) return -1;
+    if (!*n) return 0;
+    *out = malloc(*n * sizeof **out);
+    if (!*out) return x->rc = st_err(x->err, STRATA_ERR_NO_MEMORY, "out of memory"), -1;
+    size_t again;
+    if ((x->rc = st_backlinks_list(t, key, origin, col, *out, *n, &again, x->err))) return -1;
+    return 0;
+}
+
+static int walk(exec *x, qstate *st, const q_expr *e, int i, strata_table_t *t, int64_t key,
+                const st_objref *ref) {
+    strata_table_t *pt;
+    st_prop *p;
+    if (step_prop(x, &e->steps[i], &pt, &p)) return -1;
+    bool last = i == e->nsteps - 1;
+    if (e->steps[i].back) { /* the objects of pt linking here through p */
+        int64_t *keys;
+        size_t n;
+        if (backlink_keys(x, t, key, pt, p->id, &keys, &n)) return -1;
+        int rc = 0;
+        if (last && e->agg == QA_COUNT) {
+            strata_value c = {.type = STRATA_TYPE_INT, .u.i = (int64_t)n};
+            rc = feed(x, st, &c);
+        }
+        for (size_t j = 0; rc == 0 && !(last && e->agg == QA_COUNT) && j < n; j++) {
+            strata_value l = {.type = STRATA_TYPE_LINK, .u.link = keys[j]};
+            rc = last ? feed(x, st, &l) : walk(x, st, e, i + 1, pt, keys[j], NULL);
+        }
+        free(keys);
+        return rc;
+    }
+    st_objref own;
+    if (!ref) {
+        if ((x->rc = st_obj_locate(t, key, &own, x->err))) return -1;
+        ref = &own;
+    }
+    strata_value v;
+    if ((x->rc = st_obj_read(t, ref, p, &v, x->err))) return -1;
+    if (last && e->agg != QA_NONE) {
+        strata_value a;
+        if (aggregate(x, e, p, t, &v, &a)) return -1;
+        return feed(x, st, &a);
+    }
+    if (!(p->flags & STRATA_PROP_LIST)) {
+        if (last || v.type == STRATA_TYPE_NULL) {
+            strata_value null = {.type = STRATA_TYPE_NULL};
+            return feed(x, st, last ? &v : &null);
+        }
+        strata_table_t *next = st_table_by_id(x->store, p->target);
+        return walk(x, st, e, i + 1, next, v.u.link, NULL);
+    }
+    strata_value *el;
+    size_t n;
+    if ((x->rc = st_list_load(t, p, (uint64_t)v.u.i, &el, &n, x->err))) return -1;
+    int rc = 0;
+    strata_table_t *next = last ? NULL : st_table_by_id(x->store, p->target);
+    for (size_t j = 0; rc == 0 && j < n; j++) {
+        if (last) rc = feed(x, st, &el[j]);
+        else if (el[j].type == STRATA_TYPE_LINK) rc = walk(x, st, e, i + 1, next, el[j].u.link, NULL);
+    }
+    free(el);
+    return rc;
+}
+
+/* Visit the objects at the end of steps [i, n) (links, lists of links, backlinks) from object
+ * (t, key); fn returns 1 to stop, -1 on error. */
+typedef int (*obj_visit)(exec *x, void *arg, strata_table_t *t, int64_t key);
+
+static int walk_objects(exec *x, const q_step *steps, int n, int i, strata_table_t *t, int64_t key,
+                        const st_objref *ref, obj_visit fn, void *arg) {
+    strata_table_t *pt, *next;
+    st_prop *p;
+    if (step_prop(x, &steps[i], &pt, &p)) return -1;
+    int64_t *keys = NULL, one;
+    size_t nk = 0;
+    strata_value *el = NULL;
+    if (steps[i].back) {
+        next = pt;
+        if (backlink_keys(x, t, key, pt, p->id, &keys, &nk)) return -1;
+    } else {
+        st_objref own;
+        if (!ref) {
+            if ((x->rc = st_obj_locate(t, key, &own, x->err))) return -1;
+            ref = &own;
+        }
+        strata_value v;
+        if ((x->rc = st_obj_read(t, ref, p, &v, x->err))) return -1;
+        next = st_table_by_id(x->store, p->target);
+        if (p->flags & STRATA_PROP_LIST) {
+            if ((x->rc = st_list_load(t, p, (uint64_t)v.u.i, &el, &nk, x->err))) return -1;
+            keys = malloc((nk ? nk : 1) * sizeof *keys);
+            if (!keys) {
+                free(el);
+                return x->rc = st_err(x->err, STRATA_ERR_NO_MEMORY, "out of memory"), -1;
+            }
+            size_t m = 0;
+            for (size_t j = 0; j < nk; j++)
+                if (el[j].type == STRATA_TYPE_LINK) keys[m++] = el[j].u.link;
+            nk = m;
+            free(el);
+        } else if (v.type == STRATA_TYPE_LINK) {
+            one = v.u.link;
+            nk = 1;
+        }
+    }
+    int rc = 0;
+    const int64_t *ks = keys ? keys : &one;
+    for (size_t j = 0; rc == 0 && j < nk; j++)
+        rc = i == n - 1 ? fn(x, arg, next, ks[j])
+                        : walk_objects(x, steps, n, i + 1, next, ks[j], NULL, fn, arg);
+    free(keys);
+    return rc;
+}
+
+static int eval_object(exec *x, const rnode *r, strata_table_t *t, int64_t key,
+                       const st_objref *ref, bool *out);
+
+typedef struct sub_count {
+    const rnode *sub;
+    int64_t count;
+} sub_count;
+
+static int sub_visit(exec *x, void *arg, strata_table_t *t, int64_t key) {
+    sub_count *c = arg;
+    bool m;
+    if (eval_object(x, c->sub, t, key, NULL, &m)) return -1;
+    c->count += m;
+    return 0;
+}
+
+/* The comparison on one object of table t. */
+static int cmp_object(exec *x, const rnode *r, strata_table_t *t, int64_t key, const st_objref *ref,
+                      bool *out) {
+    qstate st = {r, 0, 0};
+    if (r->q->lhs.kind == QE_SUBQUERY) {
+        sub_count c = {r->sub, 0};
+        if (walk_objects(x, r->q->lhs.steps, r->q->lhs.nsteps, 0, t, key, ref, sub_visit, &c) < 0)
+            return x->rc;
+        strata_value v = {.type = STRATA_TYPE_INT, .u.i = c.count};
+        *out = matches(r, &v);
+        return STRATA_OK;
+    }
+    if (walk(x, &st, &r->q->lhs, 0, t, key, ref) < 0) return x->rc;
+    switch (r->q->quant) {
+    case QQ_ANY: *out = st.hits > 0; break;
+    case QQ_ALL: *out = st.hits == st.seen; break;
+    case QQ_NONE: *out = st.hits == 0; break;
+    }
+    return STRATA_OK;
+}
+
+static int eval_object(exec *x, const rnode *r, strata_table_t *t, int64_t key,
+                       const st_objref *ref, bool *out) {
+    bool a;
+    switch (r->q->kind) {
+    case QN_TRUE: *out = true; return STRATA_OK;
+    case QN_FALSE: *out = false; return STRATA_OK;
+    case QN_NOT:
+        if (eval_object(x, r->a, t, key, ref, &a)) return x->rc;
+        *out = !a;
+        return STRATA_OK;
+    case QN_AND:
+    case QN_OR:
+        if (eval_object(x, r->a, t, key, ref, &a)) return x->rc;
+        if (a == (r->q->kind == QN_OR)) return *out = a, STRATA_OK;
+        return eval_object(x, r->b, t, key, ref, out);
+    case QN_CMP: return cmp_object(x, r, t, key, ref, out);
+    }
+    return STRATA_OK;
+}
+
+/* ------------------------------------------------------------------ clusters */
+
+typedef struct cluster_ctx {
+    const uint8_t *rec;
+    size_t rec_len;
+    st_crec cr;
+    const uint8_t *keys;     /* keys leaf; NULL when nothing needs it (find_matches) */
+} cluster_ctx;
+
+/* A bool or int constant as the number a packed leaf stores. */
+static int64_t packed_const(const strata_value *v) {
+    return v->type == STRATA_TYPE_BOOL ? v->u.b : v->u.i;
+}
+
+/* The packed comparison on a whole leaf, on the rows of in. */
+static int cmp_fast(exec *x, const rnode *r, const cluster_ctx *c, const st_rowmask *in,
+                    st_rowmask *out) {
+    const q_step *s = &r->q->lhs.steps[0];
+    uint32_t n = c->cr.n;
+    st_leafref leaf = st_crec_col(&c->cr, s->col);
+    st_rowmask hits, nulls = st_mask_none();
+    int64_t *v = x->ints;
+    int64_t k0 = packed_const(&r->vals[0]), k1 = r->nvals > 1 ? packed_const(&r->vals[1]) : 0;
+    if (leaf.pgno) {
+        const uint8_t *seg, *nb;
+        if ((x->rc = st_leaf_header(x->txn, leaf, n, &seg, x->err))) return x->rc;
+        if (!st_leaf_is_packed(seg))
+            return x->rc = ST_CORRUPT(x->err, "query: a packed leaf was expected for '%s'", x->root->name);
+        if ((nb = st_leaf_nulls(seg))) nulls = st_mask_load(nb, n, false);
+        static const int ops[] = {[QO_EQ] = 0, [QO_NE] = 1, [QO_LT] = 2, [QO_LE] = 3, [QO_GT] = 4,
+                                  [QO_GE] = 5, [QO_BETWEEN] = 6};
+        if ((r->q->op <= QO_GE || r->q->op == QO_BETWEEN) &&
+            st_leaf_compare(seg, n, ops[r->q->op], k0, k1, &hits))
+            goto nulls; /* no unpacking */
+        st_leaf_unpack(seg, n, v);
+    } else { /* the property's default in every row */
+        strata_table_t *t;
+        st_prop *p;
+        if (step_prop(x, s, &t, &p)) return x->rc;
+        if (p->flags & STRATA_PROP_NULLABLE) {
+            strata_value nv = {.type = STRATA_TYPE_NULL};
+            *out = matches(r, &nv) ? *in : st_mask_none();
+            return STRATA_OK;
+        }
+        for (uint32_t i = 0; i < n; i++) v[i] = 0;
+    }
+    uint8_t hit[ST_MASK_WORDS * 64];
+    switch (r->q->op) { /* tight loops, no calls */
+    case QO_EQ: for (uint32_t i = 0; i < n; i++) hit[i] = v[i] == k0; break;
+    case QO_NE: for (uint32_t i = 0; i < n; i++) hit[i] = v[i] != k0; break;
+    case QO_LT: for (uint32_t i = 0; i < n; i++) hit[i] = v[i] < k0; break;
+    case QO_LE: for (uint32_t i = 0; i < n; i++) hit[i] = v[i] <= k0; break;
+    case QO_GT: for (uint32_t i = 0; i < n; i++) hit[i] = v[i] > k0; break;
+    case QO_GE: for (uint32_t i = 0; i < n; i++) hit[i] = v[i] >= k0; break;
+    case QO_BETWEEN: for (uint32_t i = 0; i < n; i++) hit[i] = v[i] >= k0 && v[i] <= k1; break;
+    case QO_IN:
+        for (uint32_t i = 0; i < n; i++) {
+            bool any = false;
+            for (int j = 0; j < r->nvals; j++) any |= v[i] == packed_const(&r->vals[j]);
+            hit[i] = any;
+        }
+        break;
+    default: memset(hit, 0, n); break;
+    }
+    hits = st_mask_from_bytes(hit, n);
+nulls: /* a null row: != matches, nothing else does */
+    *out = st_mask_andnot(st_mask_and(*in, hits), nulls);
+    if (r->q->op == QO_NE) *out = st_mask_or(*out, st_mask_and(*in, nulls));
+    return STRATA_OK;
+}
+
+/* Evaluate r on the rows of c in `in`: *out = the rows of in where it holds. */
+static int eval_cluster(exec *x, const rnode *r, const cluster_ctx *c, const st_rowmask *in,
+                        st_rowmask *out) {
+    st_rowmask a, b;
+    switch (r->q->kind) {
+    case QN_TRUE: *out = *in; return STRATA_OK;
+    case QN_FALSE: *out = st_mask_none(); return STRATA_OK;
+    case QN_NOT:
+        if (eval_cluster(x, r->a, c, in, &a)) return x->rc;
+        *out = st_mask_andnot(*in, a);
+        return STRATA_OK;
+    case QN_AND: /* the right side only on the rows the left kept */
+        if (eval_cluster(x, r->a, c, in, &a)) return x->rc;
+        if (!st_mask_any(a)) return *out = a, STRATA_OK;
+        return eval_cluster(x, r->b, c, &a, out);
+    case QN_OR: /* the right side only on the rows the left did not keep */
+        if (eval_cluster(x, r->a, c, in, &a)) return x->rc;
+        st_rowmask rest = st_mask_andnot(*in, a);
+        if (!st_mask_any(rest)) return *out = a, STRATA_OK;
+        if (eval_cluster(x, r->b, c, &rest, &b)) return x->rc;
+        *out = st_mask_or(a, b);
+        return STRATA_OK;
+    case QN_CMP:
+        if (r->fast) return cmp_fast(x, r, c, in, out);
+        uint64_t hits[ST_MASK_WORDS] = {0};
+        for (int i = st_mask_next(*in, -1); i >= 0; i = st_mask_next(*in, i)) {
+            st_objref ref = {NULL, (uint32_t)i, c->rec, c->rec_len};
+            bool m;
+            if (cmp_object(x, r, x->root, st_packed_at(c->keys, c->cr.n, (uint32_t)i), &ref, &m))
+                return x->rc;
+            hits[i >> 6] |= (uint64_t)m << (i & 63);
+        }
+        *out = st_mask_of_words(hits);
+        return STRATA_OK;
+    }
+    return STRATA_OK;
+}
+
+/* ------------------------------------------------------------------ candidates from an index */
+
+typedef struct keyvec {
+    int64_t *v;
+    size_t n, cap;
+} keyvec;
+
+static int keyvec_push(keyvec *k, int64_t key) {
+    if (k->n == k->cap) {
+        size_t cap = k->cap ? 2 * k->cap : 256;
+        int64_t *g = realloc(k->v, cap * sizeof *g);
+        if (!g) return STRATA_ERR_NO_MEMORY;
+        k->v = g;
+        k->cap = cap;
+    }
+    k->v[k->n++] = key;
+    return 0;
+}
+
+static int visit_push(void *arg, int64_t key) { return keyvec_push(arg, key); }
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* A comparison the index can answer (candidates that then face the whole predicate). */
+static const rnode *index_node(exec *x, const rnode *r) {
+    if (r->q->kind == QN_AND) {
+        const rnode *a = index_node(x, r->a);
+        return a ? a : index_node(x, r->b);
+    }
+    if (r->q->kind != QN_CMP) return NULL;
+    const q_node *q = r->q;
+    if (q->lhs.kind != QE_PATH || q->lhs.nsteps != 1 || q->lhs.agg != QA_NONE ||
+        q->quant != QQ_ANY || q->flags || q->lhs.steps[0].back)
+        return NULL;
+    strata_table_t *t;
+    st_prop *p;
+    if (step_prop(x, &q->lhs.steps[0], &t, &p) || !(p->flags & STRATA_PROP_INDEXED)) return NULL;
+    for (int i = 0; i < r->nvals; i++)
+        if (r->vals[i].type != p->type && !(q->op == QO_EQ || q->op == QO_IN ? r->vals[i].type == STRATA_TYPE_NULL : false))
+            return NULL;
+    if (!st_index_complete(p) && q->op != QO_EQ && q->op != QO_IN) return NULL; /* partial */
+    switch (q->op) {
+    case QO_EQ: case QO_IN: case QO_LT: case QO_LE: case QO_GT: case QO_GE: case QO_BETWEEN:
+        return r;
+    case QO_BEGINS: return p->type == STRATA_TYPE_STRING ? r : NULL;
+    default: return NULL;
+    }
+}
+
+static int index_candidates(exec *x, const rnode *r, keyvec *out) {
+    strata_table_t *t;
+    st_prop *p;
+    if (step_prop(x, &r->q->lhs.steps[0], &t, &p)) return x->rc;
+    if (r->q->op == QO_EQ || r->q->op == QO_IN) {
+        for (int i = 0; i < r->nvals; i++) {
+            size_t n;
+            if ((x->rc = st_index_find(t, p, &r->vals[i], NULL, 0, &n, x->err))) return x->rc;
+            size_t at = out->n;
+            for (size_t j = 0; j < n; j++)
+                if (keyvec_push(out, 0)) return x->rc = st_err(x->err, STRATA_ERR_NO_MEMORY, "out of memory");
+            if ((x->rc = st_index_find(t, p, &r->vals[i], out->v + at, n, &n, x->err))) return x->rc;
+        }
+    } else {
+        st_index_bounds b = {NULL, NULL, false, false, NULL, false, NULL};
+        switch (r->q->op) {
+        case QO_LT: b.hi = &r->vals[0]; break;
+        case QO_LE: b.hi = &r->vals[0]; b.hi_incl = true; break;
+        case QO_GT: b.lo = &r->vals[0]; break;
+        case QO_GE: b.lo = &r->vals[0]; b.lo_incl = true; break;
+        case QO_BETWEEN: b.lo = &r->vals[0]; b.hi = &r->vals[1]; b.lo_incl = b.hi_incl = true; break;
+        case QO_BEGINS: b.prefix = &r->vals[0]; break;
+        default: break;
+        }
+        if ((x->rc = st_index_scan(t, p, &b, visit_push, out, x->err))) return x->rc;
+    }
+    if (out->n) qsort(out->v, out->n, sizeof *out->v, cmp_i64);
+    size_t m = 0; /* IN lists may name a value twice */
+    for (size_t i = 0; i < out->n; i++)
+        if (i == 0 || out->v[i] != out->v[i - 1]) out->v[m++] = out->v[i];
+    out->n = m;
+    return STRATA_OK;
+}
+
+/* ------------------------------------------------------------------ the run */
+
+/* Does evaluating r read objects row by row (and so need the cluster's keys)? */
+static bool reads_rows(const rnode *r) {
+    if (!r) return false;
+    if (r->q->kind == QN_CMP) return !r->fast;
+    return reads_rows(r->a) || reads_rows(r->b);
+}
+
+typedef struct scan {
+    exec *x;
+    const rnode *root;
+    keyvec *out;       /* the matching keys, or NULL */
+    uint64_t *count;   /* how many match, or NULL */
+    bool want_keys;    /* read each cluster's keys leaf */
+} scan;
+
+/* One cluster of a scan (st_bt_visit). */
+static int scan_cluster(void *arg, const uint8_t *k, size_t kl, const uint8_t *rec, size_t rec_len) {
+    scan *s = arg;
+    exec *x = s->x;
+    cluster_ctx c = {rec, rec_len, {0}, NULL};
+    (void)kl; /* 8: an integer-key tree (checked by the tree) */
+    if ((x->rc = st_crec_parse(x->root->name, st_rd64(k), rec, rec_len, &c.cr, x->err)) ||
+        (s->want_keys &&
+         (x->rc = st_leaf_header(x->txn, st_crec_entry(&c.cr, 0, NULL), c.cr.n, &c.keys, x->err))))
+        return x->rc;
+    st_rowmask all = st_mask_first(c.cr.n), sel;
+    if (eval_cluster(x, s->root, &c, &all, &sel)) return x->rc;
+    if (s->count) *s->count += st_mask_count(sel);
+    for (int i = s->out ? st_mask_next(sel, -1) : -1; i >= 0; i = st_mask_next(sel, i))
+        if (keyvec_push(s->out, st_packed_at(c.keys, c.cr.n, (uint32_t)i)))
+            return x->rc = st_err(x->err, STRATA_ERR_NO_MEMORY, "out of memory");
+    return STRATA_OK;
+}
+
+static int find_matches(exec *x, const rnode *root, keyvec *out, uint64_t *count) {
+    const rnode *ix = index_node(x, root);
+    if (x->rc) return x->rc;
+    if (ix) {
+        keyvec cand = {0};
+        if (index_candidates(x, ix, &cand)) {
+            free(cand.v);
+            return x->rc;
+        }
+        for (size_t i = 0; i < cand.n; i++) {
+            st_objref ref;
+            bool m;
+            if ((x->rc = st_obj_locate(x->root, cand.v[i], &ref, x->err)) ||
+                eval_object(x, root, x->root, cand.v[i], &ref, &m))
+                break;
+            if (!m) continue;
+            if (count) (*count)++;
+            if (out && keyvec_push(out, cand.v[i])) x->rc = st_err(x->err, STRATA_ERR_NO_MEMORY, "out of memory");
+            if (x->rc) break;
+        }
+        free(cand.v);
+        return x->rc;
+    }
+    strata_tree_t *tree;
+    int rc = st_table_tree(x->root, ST_TABLE_CLUSTERS, false, &tree, x->err);
+    if (rc == STRATA_ERR_NOT_FOUND) return STRATA_OK;
+    if (rc) return x->rc = rc;
+    scan s = {x, root, out, count, out || reads_rows(root)}; /* a count of packed comparisons needs no keys */
+    if ((rc = st_bt_each(tree, scan_cluster, &s, x->err)) && !x->rc) x->rc = rc;
+    return x->rc;
+}
+
+static int exec_begin(exec *x, strata_query_t *q, strata_txn_t *txn, strata_error *err) {
+    memset(x, 0, sizeof *x);
+    x->txn = txn;
+    x->err = err;
+    int rc = st_txn_check(txn, false, err);
+    if (rc || (rc = st_store_get(txn, &x->store, err))) return rc;
+    x->root = st_table_by_id(x->store, q->table_id);
+    if (!x->root || strcmp(x->root->name, q->table) != 0)
+        return st_err(err, STRATA_ERR_NOT_FOUND, "query: table '%s' no longer exists", q->table);
+    /* a write transaction's pending changes go to the tree first */
+    if (txn->write) {
+        for (size_t i = 0; i < x->store->ntables; i++)
+            if (!x->store->tables[i]->dropped && (rc = st_clusters_flush(x->store->tables[i], err))) return rc;
+    }
+    return STRATA_OK;
+}
+
+int st_query_count(strata_query_t *q, strata_txn_t *txn, const strata_value *args, size_t nargs,
+                   uint64_t *count, strata_error *err) {
+    if (q->nsort || q->ndistinct || q->limit >= 0) {
+        strata_results_t *r;
+        int rc = st_query_run(q, txn, args, nargs, &r, err);
+        if (rc) return rc;
+        *count = r->n;
+        free(r->keys);
+        free(r);
+        return STRATA_OK;
+    }
+    exec x;
+    int rc = exec_begin(&x, q, txn, err);
+    if (rc) return rc;
+    rnode *root = NULL;
+    *count = 0;
+    if (bind(&x, q->root, args, nargs, &root) == STRATA_OK) find_matches(&x, root, NULL, count);
+    rnode_free(root);
+    return x.rc;
+}
+
+/* ------------------------------------------------------------------ sort and distinct */
+
+typedef struct sortrow {
+    int64_t key;
+    size_t pos;
+    strata_value *vals;      /* one per sort (or distinct) key */
+} sortrow;
+
+typedef struct sortspec {
+    const q_sort *keys;
+    int n;
+} sortspec;
+
+static _Thread_local const sortspec *g_spec;
+
+static int sort_value_cmp(const strata_value *a, const strata_value *b) {
+    if (a->type == STRATA_TYPE_NULL || b->type == STRATA_TYPE_NULL)
+        return (a->type != STRATA_TYPE_NULL) - (b->type != STRATA_TYPE_NULL); /* nulls first */
+    bool ok;
+    int o = value_order(a, b, &ok);
+    if (!ok) return (a->type > b->type) - (a->type < b->type);
+    if (a->type == STRATA_TYPE_DECIMAL128) /* bits order: stable, not numeric */
+        return a->u.decimal.high != b->u.decimal.high ? (a->u.decimal.high > b->u.decimal.high ? 1 : -1)
+                                                        : (a->u.decimal.low > b->u.decimal.low) - (a->u.decimal.low < b->u.decimal.low);
+    return o;
+}
+
+static int sortrow_cmp(const void *pa, const void *pb) {
+    const sortrow *a = pa, *b = pb;
+    for (int i = 0; i < g_spec->n; i++) {
+        int c = sort_value_cmp(&a->vals[i], &b->vals[i]);
+        if (c) return g_spec->keys[i].desc ? -c : c;
+    }
+    return (a->pos > b->pos) - (a->pos < b->pos); /* stable */
+}
+
+/* The single value of a sort/distinct key path for object key (null through a null link). */
+static int key_value(exec *x, const q_sort *s, int64_t key, strata_value *out) {
+    strata_table_t *t = x->root;
+    for (int i = 0; i < s->nsteps; i++) {
+        strata_table_t *pt;
+        st_prop *p;
+        st_objref ref;
+        if (step_prop(x, &s->steps[i], &pt, &p)) return x->rc;
+        if ((x->rc = st_obj_locate(t, key, &ref, x->err)) || (x->rc = st_obj_read(t, &ref, p, out, x->err)))
+            return x->rc;
+        if (i == s->nsteps - 1) return STRATA_OK;
+        if (out->type == STRATA_TYPE_NULL) return STRATA_OK;
+        key = out->u.link;
+        t = st_table_by_id(x->store, p->target);
+    }
+    return STRATA_OK;
+}
+
+static int load_rows(exec *x, const keyvec *k, const q_sort *keys, int nkeys, sortrow **rows) {
+    *rows = calloc(k->n + 1, sizeof **rows);
+    strata_value *vals = calloc(k->n * (size_t)nkeys + 1, sizeof *vals);
+    if (!*rows || !vals) {
+        free(*rows);
+        free(vals);
+        return x->rc = st_err(x->err, STRATA_ERR_NO_MEMORY, "out of memory");
+    }
+    for (size_t i = 0; i < k->n; i++) {
+        (*rows)[i] = (sortrow){k->v[i], i, vals + i * (size_t)nkeys};
+        for (int j = 0; j < nkeys; j++)
+            if (key_value(x, &keys[j], k->v[i], &(*rows)[i].vals[j])) return x->rc;
+    }
+    return STRATA_OK;
+}
+
+/* (sorting moves rows: the value block starts at the smallest vals pointer) */
+static void free_rows(sortrow *rows, size_t n) {
+    if (!rows) return;
+    strata_value *base = rows[0].vals;
+    for (size_t i = 1; i < n; i++)
+        if (rows[i].vals < base) base = rows[i].vals;
+    free(base);
+    free(rows);
+}
+
+static int apply_sort(exec *x, strata_query_t *q, keyvec *k) {
+    if (!q->nsort || k->n < 2) return STRATA_OK;
+    sortrow *rows;
+    if (load_rows(x, k, q->sort, q->nsort, &rows)) return free_rows(rows, k->n), x->rc;
+    sortspec spec = {q->sort, q->nsort};
+    g_spec = &spec;
+    qsort(rows, k->n, sizeof *rows, sortrow_cmp);
+    for (size_t i = 0; i < k->n; i++) k->v[i] = rows[i].key;
+    free_rows(rows, k->n);
+    return STRATA_OK;
+}
+
+static int apply_distinct(exec *x, strata_query_t *q, keyvec *k) {
+    if (!q->ndistinct || k->n < 2) return STRATA_OK;
+    sortrow *rows;
+    if (load_rows(x, k, q->distinct, q->ndistinct, &rows)) return free_rows(rows, k->n), x->rc;
+    q_sort asc[Q_MAX_SORT];
+    for (int i = 0; i < q->ndistinct; i++) asc[i] = q->distinct[i], asc[i].desc = false;
+    sortspec spec = {asc, q->ndistinct};
+    g_spec = &spec;
+    qsort(rows, k->n, sizeof *rows, sortrow_cmp); /* groups, each in original order */
+    uint8_t *keep = calloc(k->n, 1);
+    if (!keep) return free_rows(rows, k->n), x->rc = st_err(x->err, STRATA_ERR_NO_MEMORY, "out of memory");
+    for (size_t i = 0; i < k->n; i++) {
+        bool first = i == 0;
+        for (int j = 0; !first && j < q->ndistinct; j++)
+            first = sort_value_cmp(&rows[i].vals[j], &rows[i - 1].vals[j]) != 0;
+        if (first) keep[rows[i].pos] = 1;
+    }
+    size_t m = 0;
+    for (size_t i = 0; i < k->n; i++)
+        if (keep[i]) k->v[m++] = k->v[i];
+    free(keep);
+    free_rows(rows, k->n);
+    k->n = m;
+    return STRATA_OK;
+}
+
+/* SORT(p ASC) LIMIT(n) on an indexed p: walk the index in order and stop at n matches (the
+ * index order is the sort order: nulls first, then values, equal values by key). */
+typedef struct ordered_walk {
+    exec *x;
+    const rnode *root;
+    keyvec *out;
+    size_t limit;
+} ordered_walk;
+
+static int ordered_visit(void *arg, int64_t key) {
+    ordered_walk *w = arg;
+    st_objref ref;
+    bool m;
+    if ((w->x->rc = st_obj_locate(w->x->root, key, &ref, w->x->err)) ||
+        eval_object(w->x, w->root, w->x->root, key, &ref, &m))
+        return w->x->rc;
+    if (m && keyvec_push(w->out, key)) return w->x->rc = st_err(w->x->err, STRATA_ERR_NO_MEMORY, "out of memory");
+    return w->out->n >= w->limit ? 1 : 0;
+}
+
+/* *used false: the plan does not apply (the caller sorts). */
+static int sorted_by_index(exec *x, strata_query_t *q, const rnode *root, keyvec *k, bool *used) {
+    *used = false;
+    if (q->nsort != 1 || q->ndistinct || q->limit < 0 || q->sort[0].desc || q->sort[0].nsteps != 1)
+        return STRATA_OK;
+    strata_table_t *t;
+    st_prop *p;
+    if (step_prop(x, &q->sort[0].steps[0], &t, &p) || !(p->flags & STRATA_PROP_INDEXED) ||
+        !st_index_complete(p)) {
+        x->rc = STRATA_OK;
+        return STRATA_OK;
+    }
+    if (q->limit == 0) return *used = true, STRATA_OK;
+    bool truncated = false;
+    st_index_bounds b = {NULL, NULL, false, false, NULL, true, &truncated};
+    ordered_walk w = {x, root, k, (size_t)q->limit};
+    int rc = st_index_scan(t, p, &b, ordered_visit, &w, x->err);
+    if (rc < 0 || rc > 1) return x->rc = rc;
+    if (truncated) { /* long strings: the index order is not the value order there */
+        k->n = 0;
+        return STRATA_OK;
+    }
+    *used = true;
+    return STRATA_OK;
+}
+
+int st_query_run(strata_query_t *q, strata_txn_t *txn, const strata_value *args, size_t nargs,
+                 strata_results_t **out, strata_error *err) {
+    exec x;
+    int rc = exec_begin(&x, q, txn, err);
+    if (rc) return rc;
+    rnode *root = NULL;
+    keyvec k = {0};
+    bool ordered = false;
+    if (bind(&x, q->root, args, nargs, &root) == STRATA_OK &&
+        sorted_by_index(&x, q, root, &k, &ordered) == STRATA_OK &&
+        (ordered || (find_matches(&x, root, &k, NULL) == STRATA_OK &&
+                     apply_sort(&x, q, &k) == STRATA_OK && apply_distinct(&x, q, &k) == STRATA_OK))) {
+        if (q->limit >= 0 && (uint64_t)q->limit < k.n) k.n = (size_t)q->limit;
+        strata_results_t *r = calloc(1, sizeof *r);
+        if (!r) x.rc = st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
+        else {
+            r->keys = k.v;
+            r->n = k.n;
+            r->table_id = q->table_id;
+            k.v = NULL;
+            *out = r;
+        }
+    }
+    free(k.v);
+    rnode_free(root);
+    return x.rc;
+}

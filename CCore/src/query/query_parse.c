@@ -1,0 +1,822 @@
+/*
+ * query_parse.c — the predicate language, parsed into q_node trees against a table's schema.
+ *
+ *   query      := or-expr suffix*
+ *   or-expr    := and-expr (("OR" | "||") and-expr)*
+ *   and-expr   := unary (("AND" | "&&") unary)*
+ *   unary      := ("NOT" | "!") unary | "(" or-expr ")" | "TRUEPREDICATE" | "FALSEPREDICATE"
+ *               | comparison
+ *   comparison := ["ANY" | "SOME" | "ALL" | "NONE"] operand op operand
+ *               | operand "BETWEEN" "{" operand "," operand "}"
+ *               | operand "IN" ( "{" operand, ... "}" | argument )
+ *   op         := "==" | "=" | "!=" | "<>" | "<" | "<=" | ">" | ">=" | "BEGINSWITH" | "ENDSWITH"
+ *               | "CONTAINS" | "LIKE", each optionally followed by "[c]", "[d]" or "[cd]"
+ *   operand    := keypath ["." ("@count" | "@size" | "@sum" | "@avg" | "@min" | "@max")]
+ *               | "SUBQUERY" "(" keypath "," "$"name "," or-expr ")" "." "@count"
+ *               | literal | "$" digits | "%@"
+ *   keypath    := step ("." step)*;  step := property | "@links" "." Table "." property
+ *               (inside a SUBQUERY, a keypath may start with its $name)
+ *   literal    := 'string' | "string" | number | true | false | nil | null
+ *               | T<seconds>:<nanoseconds> | YYYY-MM-DD@HH:MM:SS | oid(24 hex) | uuid(8-4-4-4-12)
+ *   suffix     := "SORT" "(" keypath ["ASC" | "DESC"], ... ")" | "DISTINCT" "(" keypath, ... ")"
+ *               | "LIMIT" "(" integer ")"
+ *
+ * Keywords are case-insensitive. Errors give the 1-based column and what was expected there;
+ * unknown properties name the table and the property; a constant of the wrong type names both
+ * types. Paths follow links and lists of links (ANY by default).
+ */
+#include "query/query.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+typedef enum tok_kind {
+    T_END, T_IDENT, T_STRING, T_INT, T_FLOAT, T_ARG, T_TIMESTAMP, T_OP, T_LPAREN, T_RPAREN,
+    T_LBRACE, T_RBRACE, T_COMMA, T_DOT, T_FLAGS, T_OID, T_UUID
+} tok_kind;
+
+typedef struct token {
+    tok_kind kind;
+    const char *p;           /* start in the text */
+    size_t len;
+    int column;
+    /* decoded */
+    char *str;               /* T_STRING: unescaped bytes (owned by the query) */
+    size_t slen;
+    int64_t i;
+    double d;
+    int64_t secs;
+    int32_t nanos;
+    uint8_t bytes[16];
+    unsigned flags;          /* T_FLAGS */
+} token;
+
+typedef struct parser {
+    strata_txn_t *txn;
+    st_store *store;
+    strata_query_t *q;
+    const char *text;
+    token tok;
+    int next_arg;            /* for %@ */
+    const char *var;         /* the innermost SUBQUERY's variable ("$d"), or NULL */
+    size_t var_len;
+    strata_table_t *var_table;
+    strata_error *err;
+    int rc;
+} parser;
+
+static int perr(parser *ps, int column, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int perr(parser *ps, int column, const char *fmt, ...) {
+    if (ps->rc) return ps->rc;
+    char msg[200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    ps->rc = st_err(ps->err, STRATA_ERR_INVALID_ARGUMENT, "query on '%s', column %d: %s",
+                    ps->q->table, column, msg);
+    return ps->rc;
+}
+
+static void *own(parser *ps, size_t size) {
+    strata_query_t *q = ps->q;
+    if (q->nowned == q->capowned) {
+        size_t cap = q->capowned ? 2 * q->capowned : 16;
+        void **g = realloc(q->owned, cap * sizeof *g);
+        if (!g) return NULL;
+        q->owned = g;
+        q->capowned = cap;
+    }
+    void *p = calloc(1, size ? size : 1);
+    if (p) q->owned[q->nowned++] = p;
+    return p;
+}
+
+/* ------------------------------------------------------------------ lexer */
+
+static bool word_is(const token *t, const char *w) {
+    size_t n = strlen(w);
+    if (t->kind != T_IDENT || t->len != n) return false;
+    for (size_t i = 0; i < n; i++)
+        if (tolower((unsigned char)t->p[i]) != tolower((unsigned char)w[i])) return false;
+    return true;
+}
+
+static int hexval(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    c = (char)tolower((unsigned char)c);
+    return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+static void put_utf8(char *o, size_t *n, uint32_t cp) {
+    if (cp < 0x80) o[(*n)++] = (char)cp;
+    else if (cp < 0x800) o[(*n)++] = (char)(0xC0 | cp >> 6), o[(*n)++] = (char)(0x80 | (cp & 0x3F));
+    else {
+        o[(*n)++] = (char)(0xE0 | cp >> 12);
+        o[(*n)++] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        o[(*n)++] = (char)(0x80 | (cp & 0x3F));
+    }
+}
+
+static int lex_string(parser *ps, const char *s, int col) {
+    char quote = *s++;
+    char *out = own(ps, strlen(s) + 1);
+    if (!out) return perr(ps, col, "out of memory");
+    size_t n = 0;
+    while (*s && *s != quote) {
+        if (*s != '\\') {
+            out[n++] = *s++;
+            continue;
+        }
+        s++;
+        switch (*s) {
+        case 'n': out[n++] = '\n'; s++; break;
+        case 't': out[n++] = '\t'; s++; break;
+        case 'r': out[n++] = '\r'; s++; break;
+        case '0': out[n++] = '\0'; s++; break;
+        case '\\': case '\'': case '"': out[n++] = *s++; break;
+        case 'u': {
+            uint32_t cp = 0;
+            for (int i = 1; i <= 4; i++) {
+                int h = hexval(s[i]);
+                if (h < 0) return perr(ps, col + (int)(s - ps->tok.p) + i, "expected 4 hex digits after \\u");
+                cp = cp << 4 | (uint32_t)h;
+            }
+            put_utf8(out, &n, cp);
+            s += 5;
+            break;
+        }
+        default:
+            return perr(ps, col, "unknown escape '\\%c' in a string", *s ? *s : ' ');
+        }
+    }
+    if (*s != quote) return perr(ps, col, "unterminated string: expected a closing %c", quote);
+    ps->tok.kind = T_STRING;
+    ps->tok.str = out;
+    ps->tok.slen = n;
+    ps->tok.len = (size_t)(s + 1 - ps->tok.p);
+    return STRATA_OK;
+}
+
+static int64_t days_from_civil(int64_t y, unsigned m, unsigned d) { /* Howard Hinnant's */
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    unsigned yoe = (unsigned)(y - era * 400);
+    unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + (int64_t)doe - 719468;
+}
+
+static int lex(parser *ps) {
+    const char *s = ps->tok.p + ps->tok.len;
+    while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r') s++;
+    token *t = &ps->tok;
+    memset(t, 0, sizeof *t);
+    t->p = s;
+    t->column = (int)(s - ps->text) + 1;
+    int col = t->column;
+    char c = *s;
+    if (!c) return t->kind = T_END, STRATA_OK;
+    t->len = 1;
+    switch (c) {
+    case '(': t->kind = T_LPAREN; return STRATA_OK;
+    case ')': t->kind = T_RPAREN; return STRATA_OK;
+    case '{': t->kind = T_LBRACE; return STRATA_OK;
+    case '}': t->kind = T_RBRACE; return STRATA_OK;
+    case ',': t->kind = T_COMMA; return STRATA_OK;
+    case '.': if (!isdigit((unsigned char)s[1])) { t->kind = T_DOT; return STRATA_OK; } break;
+    case '\'': case '"': return lex_string(ps, s, col);
+    case '[': {
+        unsigned f = 0;
+        size_t i = 1;
+        for (; s[i] && s[i] != ']'; i++) {
+            if (s[i] == 'c' || s[i] == 'C') f |= QF_CASE;
+            else if (s[i] == 'd' || s[i] == 'D') f |= QF_DIACRITIC;
+            else return perr(ps, col + (int)i, "expected 'c' or 'd' in a [flags] modifier");
+        }
+        if (s[i] != ']' || i == 1) return perr(ps, col, "expected a modifier like [c], [d] or [cd]");
+        t->kind = T_FLAGS;
+        t->flags = f;
+        t->len = i + 1;
+        return STRATA_OK;
+    }
+    case '$':
+        if (isalpha((unsigned char)s[1]) || s[1] == '_') { /* a SUBQUERY variable */
+            size_t i = 1;
+            while (isalnum((unsigned char)s[i]) || s[i] == '_') i++;
+            t->kind = T_IDENT;
+            t->len = i;
+            return STRATA_OK;
+        }
+        if (isdigit((unsigned char)s[1])) {
+            size_t i = 1;
+            int64_t v = 0;
+            while (isdigit((unsigned char)s[i]) && v < 100000) v = v * 10 + (s[i++] - '0');
+            t->kind = T_ARG;
+            t->i = v;
+            t->len = i;
+            return STRATA_OK;
+        }
+        break;
+    case '%':
+        if (s[1] == '@') {
+            t->kind = T_ARG;
+            t->i = -1;
+            t->len = 2;
+            return STRATA_OK;
+        }
+        break;
+    }
+    /* operators */
+    static const char *const ops[] = {"==", "!=", "<>", "<=", ">=", "&&", "||", "=", "<", ">", "!"};
+    for (size_t i = 0; i < sizeof ops / sizeof *ops; i++) {
+        size_t n = strlen(ops[i]);
+        if (strncmp(s, ops[i], n) == 0) {
+            t->kind = T_OP;
+            t->len = n;
+            return STRATA_OK;
+        }
+    }
+    /* timestamps: T<secs>:<nanos> */
+    if (c == 'T' && (isdigit((unsigned char)s[1]) || (s[1] == '-' && isdigit((unsigned char)s[2])))) {
+        char *end;
+        long long secs = strtoll(s + 1, &end, 10);
+        if (*end == ':') {
+            char *end2;
+            long nanos = strtol(end + 1, &end2, 10);
+            if (end2 == end + 1 || nanos <= -1000000000L || nanos >= 1000000000L)
+                return perr(ps, col, "expected nanoseconds (0..999999999) after ':' in a timestamp");
+            t->kind = T_TIMESTAMP;
+            t->secs = secs;
+            t->nanos = (int32_t)nanos;
+            t->len = (size_t)(end2 - s);
+            return STRATA_OK;
+        }
+    }
+    /* numbers and dates */
+    if (isdigit((unsigned char)c) || ((c == '-' || c == '+' || c == '.') &&
+                                      (isdigit((unsigned char)s[1]) || s[1] == '.'))) {
+        unsigned y, mo, d, h = 0, mi = 0;
+        double sec = 0;
+        int n = 0;
+        if (isdigit((unsigned char)c) && sscanf(s, "%4u-%2u-%2u%n", &y, &mo, &d, &n) == 3 && n == 10) {
+            size_t len = 10;
+            if (s[10] == '@' || s[10] == 'T') {
+                int n2 = 0;
+                if (sscanf(s + 11, "%2u:%2u:%lf%n", &h, &mi, &sec, &n2) != 3)
+                    return perr(ps, col + 11, "expected HH:MM:SS after '@' in a date");
+                len = 11 + (size_t)n2;
+            }
+            if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec < 0 || sec >= 61)
+                return perr(ps, col, "'%.*s' is not a valid date", (int)len, s);
+            int64_t whole = (int64_t)sec;
+            t->kind = T_TIMESTAMP;
+            t->secs = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + whole;
+            t->nanos = (int32_t)((sec - (double)whole) * 1e9 + 0.5);
+            t->len = len;
+            return STRATA_OK;
+        }
+        char *end;
+        errno = 0;
+        long long iv = strtoll(s, &end, 10);
+        if (*end == '.' || *end == 'e' || *end == 'E' || errno) {
+            t->d = strtod(s, &end);
+            t->kind = T_FLOAT;
+        } else {
+            t->i = iv;
+            t->kind = T_INT;
+        }
+        t->len = (size_t)(end - s);
+        if (isalpha((unsigned char)*end) || *end == '_')
+            return perr(ps, col, "unexpected '%c' after a number", *end);
+        return STRATA_OK;
+    }
+    if (isalpha((unsigned char)c) || c == '_' || c == '@') {
+        size_t i = 1;
+        while (isalnum((unsigned char)s[i]) || s[i] == '_') i++;
+        t->kind = T_IDENT;
+        t->len = i;
+        /* oid(...) and uuid(...) */
+        if ((word_is(t, "oid") || word_is(t, "uuid")) && s[i] == '(') {
+            bool is_uuid = word_is(t, "uuid");
+            const char *e = strchr(s + i, ')');
+            if (!e) return perr(ps, col, "expected ')' to close %s(", is_uuid ? "uuid" : "oid");
+            size_t nb = 0, want = is_uuid ? 16 : 12;
+            for (const char *h = s + i + 1; h < e; h++) {
+                if (*h == '-' && is_uuid) continue;
+                int hi = hexval(*h), lo = h + 1 < e ? hexval(h[1]) : -1;
+                if (hi < 0 || lo < 0 || nb == want)
+                    return perr(ps, (int)(h - ps->text) + 1, "expected %zu hex bytes in %s(...)",
+                                want, is_uuid ? "uuid" : "oid");
+                t->bytes[nb++] = (uint8_t)(hi << 4 | lo);
+                h++;
+            }
+            if (nb != want)
+                return perr(ps, col, "%s(...) needs %zu bytes, got %zu", is_uuid ? "uuid" : "oid",
+                            want, nb);
+            t->kind = is_uuid ? T_UUID : T_OID;
+            t->len = (size_t)(e + 1 - s);
+        }
+        return STRATA_OK;
+    }
+    return perr(ps, col, "unexpected character '%c'", c);
+}
+
+static bool is_op(const token *t, const char *op) {
+    return t->kind == T_OP && t->len == strlen(op) && strncmp(t->p, op, t->len) == 0;
+}
+
+static int expect(parser *ps, tok_kind k, const char *what) {
+    if (ps->tok.kind != k) return perr(ps, ps->tok.column, "expected %s", what);
+    return lex(ps);
+}
+
+/* ------------------------------------------------------------------ paths */
+
+static strata_table_t *table_of(parser *ps, uint32_t id) { return st_table_by_id(ps->store, id); }
+
+/* keypath: ident ("." ident)*, resolved from table t; an aggregate suffix is allowed at the end
+ * when allow_agg. */
+static int parse_path(parser *ps, strata_table_t *t, q_step *steps, int *nsteps, q_agg *agg,
+                      bool allow_agg) {
+    *nsteps = 0;
+    if (agg) *agg = QA_NONE;
+    strata_table_t *cur = t;
+    if (ps->var && ps->tok.kind == T_IDENT && ps->tok.len == ps->var_len &&
+        memcmp(ps->tok.p, ps->var, ps->var_len) == 0) { /* $d.property inside SUBQUERY */
+        cur = ps->var_table;
+        if ((ps->rc = lex(ps))) return ps->rc;
+        if (ps->tok.kind != T_DOT)
+            return perr(ps, ps->tok.column, "expected '.' and a property after %.*s",
+                        (int)ps->var_len, ps->var);
+        if ((ps->rc = lex(ps))) return ps->rc;
+    } else if (ps->var) {
+        return perr(ps, ps->tok.column, "inside SUBQUERY, a key path starts with %.*s",
+                    (int)ps->var_len, ps->var);
+    }
+    for (;;) {
+        if (ps->tok.kind != T_IDENT) return perr(ps, ps->tok.column, "expected a property name");
+        int col = ps->tok.column;
+        char name[STRATA_MAX_NAME + 2];
+        size_t n = ps->tok.len < sizeof name - 1 ? ps->tok.len : sizeof name - 1;
+        memcpy(name, ps->tok.p, n);
+        name[n] = 0;
+        if (name[0] == '@') {
+            static const struct { const char *w; q_agg a; } aggs[] = {
+                {"@count", QA_COUNT}, {"@size", QA_COUNT}, {"@sum", QA_SUM},
+                {"@avg", QA_AVG}, {"@min", QA_MIN}, {"@max", QA_MAX}};
+            q_agg a = QA_NONE;
+            for (size_t i = 0; i < sizeof aggs / sizeof *aggs; i++)
+                if (word_is(&ps->tok, aggs[i].w)) a = aggs[i].a;
+            if (word_is(&ps->tok, "@links")) { /* @links.Table.property */
+                if (*nsteps == Q_MAX_PATH)
+                    return perr(ps, col, "a key path of more than %d steps", Q_MAX_PATH);
+                if (!cur) return perr(ps, col, "@links follows a property that is not a link");
+                if ((ps->rc = lex(ps)) || (ps->rc = expect(ps, T_DOT, "'.' after @links")))
+                    return ps->rc;
+                if (ps->tok.kind != T_IDENT) return perr(ps, ps->tok.column, "expected a table name after @links.");
+                char tname[STRATA_MAX_NAME + 2];
+                size_t tl = ps->tok.len < sizeof tname - 1 ? ps->tok.len : sizeof tname - 1;
+                memcpy(tname, ps->tok.p, tl);
+                tname[tl] = 0;
+                strata_table_t *origin = st_table_by_name(ps->store, tname);
+                if (!origin) return perr(ps, ps->tok.column, "no table named '%s'", tname);
+                if ((ps->rc = lex(ps)) || (ps->rc = expect(ps, T_DOT, "'.' and a property")))
+                    return ps->rc;
+                if (ps->tok.kind != T_IDENT) return perr(ps, ps->tok.column, "expected a property of '%s'", tname);
+                int pcol = ps->tok.column;
+                char pname[STRATA_MAX_NAME + 2];
+                size_t pl = ps->tok.len < sizeof pname - 1 ? ps->tok.len : sizeof pname - 1;
+                memcpy(pname, ps->tok.p, pl);
+                pname[pl] = 0;
+                st_prop *lp = NULL;
+                for (uint32_t i = 0; i < origin->nprops; i++)
+                    if (strcmp(origin->props[i].name, pname) == 0) lp = &origin->props[i];
+                if (!lp) return perr(ps, pcol, "table '%s' has no property '%s'", tname, pname);
+                if (lp->type != STRATA_TYPE_LINK || lp->target != cur->id)
+                    return perr(ps, pcol, "'%s.%s' does not link to '%s'", tname, pname, cur->name);
+                steps[(*nsteps)++] = (q_step){origin->id, lp->id, lp->type, lp->flags, true};
+                cur = origin;
+                if ((ps->rc = lex(ps))) return ps->rc;
+                if (ps->tok.kind != T_DOT) break;
+                if ((ps->rc = lex(ps))) return ps->rc;
+                continue;
+            }
+            if (a == QA_NONE || !allow_agg || *nsteps == 0)
+                return perr(ps, col, "unexpected '%s': expected a property name", name);
+            const q_step *last = &steps[*nsteps - 1];
+            bool list = q_step_many(last);
+            bool text = last->type == STRATA_TYPE_STRING || last->type == STRATA_TYPE_BINARY;
+            if (a == QA_COUNT ? !(list || text) : !list)
+                return perr(ps, col, "%s needs a list%s, and '%s' is not one", name,
+                            a == QA_COUNT ? " or a string" : "", table_of(ps, last->table) ?
+                            st_prop_find(table_of(ps, last->table), last->col)->name : "?");
+            if (a != QA_COUNT && a != QA_NONE && (last->back || (last->type != STRATA_TYPE_INT &&
+                last->type != STRATA_TYPE_DOUBLE && last->type != STRATA_TYPE_FLOAT)))
+                return perr(ps, col, "%s needs a list of numbers", name);
+            *agg = a;
+            return lex(ps);
+        }
+        if (*nsteps == Q_MAX_PATH) return perr(ps, col, "a key path of more than %d steps", Q_MAX_PATH);
+        if (!cur) return perr(ps, col, "'%s' follows a property that is not a link", name);
+        st_prop *p = NULL;
+        for (uint32_t i = 0; i < cur->nprops; i++)
+            if (strcmp(cur->props[i].name, name) == 0) p = &cur->props[i];
+        if (!p) return perr(ps, col, "table '%s' has no property '%s'", cur->name, name);
+        steps[(*nsteps)++] = (q_step){cur->id, p->id, p->type, p->flags, false};
+        if ((ps->rc = lex(ps))) return ps->rc;
+        cur = p->type == STRATA_TYPE_LINK ? table_of(ps, p->target) : NULL;
+        if (ps->tok.kind != T_DOT) break;
+        if ((ps->rc = lex(ps))) return ps->rc;
+    }
+    return STRATA_OK;
+}
+
+/* ------------------------------------------------------------------ operands */
+
+static int parse_operand(parser *ps, q_expr *e);
+
+static int parse_constant(parser *ps, q_expr *e) {
+    token *t = &ps->tok;
+    e->column = t->column;
+    e->kind = QE_CONST;
+    strata_value *v = &e->value;
+    switch (t->kind) {
+    case T_STRING: v->type = STRATA_TYPE_STRING; v->u.bytes.data = t->str; v->u.bytes.len = t->slen; break;
+    case T_INT: v->type = STRATA_TYPE_INT; v->u.i = t->i; break;
+    case T_FLOAT: v->type = STRATA_TYPE_DOUBLE; v->u.d = t->d; break;
+    case T_TIMESTAMP: v->type = STRATA_TYPE_TIMESTAMP; v->u.timestamp.seconds = t->secs; v->u.timestamp.nanoseconds = t->nanos; break;
+    case T_OID: v->type = STRATA_TYPE_OBJECT_ID; memcpy(v->u.object_id, t->bytes, 12); break;
+    case T_UUID: v->type = STRATA_TYPE_UUID; memcpy(v->u.uuid, t->bytes, 16); break;
+    case T_ARG:
+        e->kind = QE_ARG;
+        e->arg = t->i < 0 ? ps->next_arg++ : (int)t->i;
+        if (e->arg + 1 > ps->q->nargs) ps->q->nargs = e->arg + 1;
+        break;
+    case T_IDENT:
+        if (word_is(t, "true") || word_is(t, "false")) {
+            v->type = STRATA_TYPE_BOOL;
+            v->u.b = word_is(t, "true");
+        } else if (word_is(t, "nil") || word_is(t, "null")) {
+            v->type = STRATA_TYPE_NULL;
+        } else {
+            return perr(ps, t->column, "expected a value");
+        }
+        break;
+    default: return perr(ps, t->column, "expected a value");
+    }
+    return lex(ps);
+}
+
+static int parse_list(parser *ps, q_expr *e) {
+    e->kind = QE_LIST;
+    e->column = ps->tok.column;
+    if ((ps->rc = lex(ps))) return ps->rc; /* { */
+    q_expr items[64];
+    int n = 0;
+    if (ps->tok.kind != T_RBRACE)
+        for (;;) {
+            if (n == 64) return perr(ps, ps->tok.column, "a list of more than 64 values");
+            memset(&items[n], 0, sizeof items[n]);
+            if (parse_constant(ps, &items[n])) return ps->rc;
+            n++;
+            if (ps->tok.kind == T_COMMA) {
+                if ((ps->rc = lex(ps))) return ps->rc;
+                continue;
+            }
+            break;
+        }
+    if (ps->tok.kind != T_RBRACE) return perr(ps, ps->tok.column, "expected ',' or '}'");
+    e->items = own(ps, (size_t)n * sizeof *items);
+    if (!e->items) return perr(ps, e->column, "out of memory");
+    memcpy(e->items, items, (size_t)n * sizeof *items);
+    e->nitems = n;
+    return lex(ps);
+}
+
+static q_node *parse_or(parser *ps);
+
+/* SUBQUERY(collection, $name, predicate).@count */
+static int parse_subquery(parser *ps, q_expr *e) {
+    e->kind = QE_SUBQUERY;
+    int col = ps->tok.column;
+    if ((ps->rc = lex(ps)) || (ps->rc = expect(ps, T_LPAREN, "'(' after SUBQUERY"))) return ps->rc;
+    strata_table_t *root = st_table_by_id(ps->store, ps->q->table_id);
+    if (parse_path(ps, root, e->steps, &e->nsteps, NULL, false)) return ps->rc;
+    const q_step *last = &e->steps[e->nsteps - 1];
+    if (!q_step_many(last) || last->type != STRATA_TYPE_LINK)
+        return perr(ps, col, "SUBQUERY needs a list of links or @links as its collection");
+    strata_table_t *elem = last->back ? st_table_by_id(ps->store, last->table)
+                                      : st_table_by_id(ps->store, st_prop_find(st_table_by_id(ps->store, last->table), last->col)->target);
+    if ((ps->rc = expect(ps, T_COMMA, "',' after the collection"))) return ps->rc;
+    if (ps->tok.kind != T_IDENT || ps->tok.p[0] != '$')
+        return perr(ps, ps->tok.column, "expected a variable like $d");
+    const char *saved_var = ps->var;
+    size_t saved_len = ps->var_len;
+    strata_table_t *saved_table = ps->var_table;
+    ps->var = ps->tok.p;
+    ps->var_len = ps->tok.len;
+    ps->var_table = elem;
+    if ((ps->rc = lex(ps)) || (ps->rc = expect(ps, T_COMMA, "',' after the variable"))) return ps->rc;
+    e->sub = parse_or(ps);
+    ps->var = saved_var;
+    ps->var_len = saved_len;
+    ps->var_table = saved_table;
+    if (!e->sub) return ps->rc;
+    if ((ps->rc = expect(ps, T_RPAREN, "')' to close SUBQUERY"))) return ps->rc;
+    if (ps->tok.kind != T_DOT) return perr(ps, ps->tok.column, "expected .@count after SUBQUERY(...)");
+    if ((ps->rc = lex(ps))) return ps->rc;
+    if (!word_is(&ps->tok, "@count") && !word_is(&ps->tok, "@size"))
+        return perr(ps, ps->tok.column, "expected @count after SUBQUERY(...).");
+    e->agg = QA_COUNT;
+    return lex(ps);
+}
+
+static int parse_operand(parser *ps, q_expr *e) {
+    memset(e, 0, sizeof *e);
+    token *t = &ps->tok;
+    e->column = t->column;
+    if (t->kind == T_LBRACE) return parse_list(ps, e);
+    if (t->kind == T_IDENT && !word_is(t, "true") && !word_is(t, "false") && !word_is(t, "nil") &&
+        !word_is(t, "null")) {
+        if (word_is(t, "SUBQUERY")) return parse_subquery(ps, e);
+        e->kind = QE_PATH;
+        strata_table_t *root = st_table_by_id(ps->store, ps->q->table_id);
+        return parse_path(ps, root, e->steps, &e->nsteps, &e->agg, true);
+    }
+    return parse_constant(ps, e);
+}
+
+/* ------------------------------------------------------------------ type checks */
+
+/* The type a path yields (after its aggregate). */
+
+
+
+static int check_const(parser *ps, const q_expr *path, const q_expr *c, q_op op) {
+    if (c->kind == QE_ARG) return STRATA_OK; /* checked when the query runs */
+    if (c->kind == QE_LIST) {
+        for (int i = 0; i < c->nitems; i++)
+            if (check_const(ps, path, &c->items[i], QO_EQ)) return ps->rc;
+        return STRATA_OK;
+    }
+    strata_type pt = q_expr_type(path), vt = c->value.type;
+    if (!q_comparable(pt, vt))
+        return perr(ps, c->column, "cannot compare %s (a %s) with a %s",
+                    path->kind == QE_SUBQUERY ? "SUBQUERY(...).@count"
+                    : st_prop_find(table_of(ps, path->steps[path->nsteps - 1].table),
+                                   path->steps[path->nsteps - 1].col)->name,
+                    st_type_name(pt), st_type_name(vt));
+    if (op >= QO_BEGINS && op <= QO_LIKE && vt != STRATA_TYPE_NULL && vt != STRATA_TYPE_STRING &&
+        vt != STRATA_TYPE_BINARY)
+        return perr(ps, c->column, "a string operator needs a string, not a %s", st_type_name(vt));
+    return STRATA_OK;
+}
+
+/* ------------------------------------------------------------------ predicates */
+
+static q_node *new_node(parser *ps, q_node_kind k) {
+    q_node *n = own(ps, sizeof *n);
+    if (!n) perr(ps, ps->tok.column, "out of memory");
+    else n->kind = k;
+    return n;
+}
+
+static q_node *parse_or(parser *ps);
+
+static bool parse_op(parser *ps, q_op *op) {
+    token *t = &ps->tok;
+    static const struct { const char *s; q_op op; } sym[] = {
+        {"==", QO_EQ}, {"=", QO_EQ}, {"!=", QO_NE}, {"<>", QO_NE}, {"<=", QO_LE}, {">=", QO_GE},
+        {"<", QO_LT}, {">", QO_GT}};
+    static const struct { const char *w; q_op op; } words[] = {
+        {"BEGINSWITH", QO_BEGINS}, {"ENDSWITH", QO_ENDS}, {"CONTAINS", QO_CONTAINS},
+        {"LIKE", QO_LIKE}, {"IN", QO_IN}, {"BETWEEN", QO_BETWEEN}};
+    for (size_t i = 0; i < sizeof sym / sizeof *sym; i++)
+        if (is_op(t, sym[i].s)) return *op = sym[i].op, true;
+    for (size_t i = 0; i < sizeof words / sizeof *words; i++)
+        if (word_is(t, words[i].w)) return *op = words[i].op, true;
+    return false;
+}
+
+static q_op mirror(q_op op) {
+    switch (op) {
+    case QO_LT: return QO_GT;
+    case QO_LE: return QO_GE;
+    case QO_GT: return QO_LT;
+    case QO_GE: return QO_LE;
+    default: return op;
+    }
+}
+
+static q_node *parse_comparison(parser *ps) {
+    q_node *n = new_node(ps, QN_CMP);
+    if (!n) return NULL;
+    n->quant = QQ_ANY;
+    bool quantified = false;
+    if (word_is(&ps->tok, "ANY") || word_is(&ps->tok, "SOME")) quantified = true;
+    else if (word_is(&ps->tok, "ALL")) n->quant = QQ_ALL, quantified = true;
+    else if (word_is(&ps->tok, "NONE")) n->quant = QQ_NONE, quantified = true;
+    int qcol = ps->tok.column;
+    if (quantified && lex(ps)) return NULL;
+    if (parse_operand(ps, &n->lhs)) return NULL;
+    int opcol = ps->tok.column;
+    if (!parse_op(ps, &n->op)) {
+        perr(ps, opcol, "expected a comparison operator (==, !=, <, <=, >, >=, BEGINSWITH, "
+                        "ENDSWITH, CONTAINS, LIKE, IN, BETWEEN)");
+        return NULL;
+    }
+    if (lex(ps)) return NULL;
+    if (ps->tok.kind == T_FLAGS) {
+        if (n->op != QO_EQ && n->op != QO_NE && (n->op < QO_BEGINS || n->op > QO_LIKE) && n->op != QO_IN) {
+            perr(ps, ps->tok.column, "[c] and [d] apply to string comparisons");
+            return NULL;
+        }
+        n->flags = ps->tok.flags;
+        if (lex(ps)) return NULL;
+    }
+    if (n->op == QO_BETWEEN) {
+        if (ps->tok.kind != T_LBRACE) {
+            perr(ps, ps->tok.column, "expected '{' after BETWEEN");
+            return NULL;
+        }
+        if (parse_list(ps, &n->rhs)) return NULL;
+        if (n->rhs.nitems != 2) {
+            perr(ps, n->rhs.column, "BETWEEN takes {low, high}: 2 values, not %d", n->rhs.nitems);
+            return NULL;
+        }
+    } else if (n->op == QO_IN) {
+        if (ps->tok.kind == T_LBRACE) {
+            if (parse_list(ps, &n->rhs)) return NULL;
+        } else if (ps->tok.kind == T_ARG) {
+            if (parse_constant(ps, &n->rhs)) return NULL;
+        } else {
+            perr(ps, ps->tok.column, "expected '{' or an argument after IN");
+            return NULL;
+        }
+    } else if (parse_operand(ps, &n->rhs)) {
+        return NULL;
+    }
+    /* the property on the left */
+    if (n->lhs.kind != QE_PATH && n->lhs.kind != QE_SUBQUERY &&
+        (n->rhs.kind == QE_PATH || n->rhs.kind == QE_SUBQUERY) && n->op <= QO_GE) {
+        q_expr tmp = n->lhs;
+        n->lhs = n->rhs;
+        n->rhs = tmp;
+        n->op = mirror(n->op);
+    }
+    if (n->lhs.kind != QE_PATH && n->lhs.kind != QE_SUBQUERY) {
+        perr(ps, n->lhs.column, "expected a property on one side of the comparison");
+        return NULL;
+    }
+    if (n->rhs.kind == QE_PATH || n->rhs.kind == QE_SUBQUERY) {
+        perr(ps, n->rhs.column, "comparing two properties is not supported yet");
+        return NULL;
+    }
+    bool through_list = false;
+    for (int i = 0; n->lhs.kind == QE_PATH && i < n->lhs.nsteps; i++)
+        through_list |= q_step_many(&n->lhs.steps[i]) && !(i == n->lhs.nsteps - 1 && n->lhs.agg);
+    if (quantified && !through_list) {
+        perr(ps, qcol, "ANY, ALL and NONE need a path through a list");
+        return NULL;
+    }
+    if (check_const(ps, &n->lhs, &n->rhs, n->op)) return NULL;
+    return n;
+}
+
+static q_node *parse_unary(parser *ps) {
+    token *t = &ps->tok;
+    if (word_is(t, "NOT") || is_op(t, "!")) {
+        q_node *n = new_node(ps, QN_NOT);
+        if (!n || lex(ps) || !(n->a = parse_unary(ps))) return NULL;
+        return n;
+    }
+    if (t->kind == T_LPAREN) {
+        if (lex(ps)) return NULL;
+        q_node *n = parse_or(ps);
+        if (!n) return NULL;
+        if (ps->tok.kind != T_RPAREN) {
+            perr(ps, ps->tok.column, "expected ')'");
+            return NULL;
+        }
+        return lex(ps) ? NULL : n;
+    }
+    if (word_is(t, "TRUEPREDICATE") || word_is(t, "FALSEPREDICATE")) {
+        q_node *n = new_node(ps, word_is(t, "TRUEPREDICATE") ? QN_TRUE : QN_FALSE);
+        return !n || lex(ps) ? NULL : n;
+    }
+    if (t->kind == T_END) {
+        perr(ps, t->column, "expected a predicate");
+        return NULL;
+    }
+    return parse_comparison(ps);
+}
+
+static q_node *parse_and(parser *ps) {
+    q_node *l = parse_unary(ps);
+    while (l && (word_is(&ps->tok, "AND") || is_op(&ps->tok, "&&"))) {
+        q_node *n = new_node(ps, QN_AND);
+        if (!n || lex(ps)) return NULL;
+        n->a = l;
+        if (!(n->b = parse_unary(ps))) return NULL;
+        l = n;
+    }
+    return l;
+}
+
+static q_node *parse_or(parser *ps) {
+    q_node *l = parse_and(ps);
+    while (l && (word_is(&ps->tok, "OR") || is_op(&ps->tok, "||"))) {
+        q_node *n = new_node(ps, QN_OR);
+        if (!n || lex(ps)) return NULL;
+        n->a = l;
+        if (!(n->b = parse_and(ps))) return NULL;
+        l = n;
+    }
+    return l;
+}
+
+/* SORT(a ASC, b DESC) / DISTINCT(a, b) */
+static int parse_keylist(parser *ps, q_sort *out, int *n, bool sort) {
+    if ((ps->rc = lex(ps))) return ps->rc;
+    if ((ps->rc = expect(ps, T_LPAREN, "'('"))) return ps->rc;
+    strata_table_t *root = st_table_by_id(ps->store, ps->q->table_id);
+    for (;;) {
+        if (*n == Q_MAX_SORT) return perr(ps, ps->tok.column, "more than %d keys", Q_MAX_SORT);
+        q_sort *s = &out[(*n)++];
+        memset(s, 0, sizeof *s);
+        int col = ps->tok.column;
+        if (parse_path(ps, root, s->steps, &s->nsteps, NULL, false)) return ps->rc;
+        for (int i = 0; i < s->nsteps; i++)
+            if (q_step_many(&s->steps[i]))
+                return perr(ps, col, "cannot %s by a list", sort ? "sort" : "be distinct");
+        if (sort) {
+            if (word_is(&ps->tok, "ASC") || word_is(&ps->tok, "ASCENDING")) {
+                if ((ps->rc = lex(ps))) return ps->rc;
+            } else if (word_is(&ps->tok, "DESC") || word_is(&ps->tok, "DESCENDING")) {
+                s->desc = true;
+                if ((ps->rc = lex(ps))) return ps->rc;
+            }
+        }
+        if (ps->tok.kind == T_COMMA) {
+            if ((ps->rc = lex(ps))) return ps->rc;
+            continue;
+        }
+        return expect(ps, T_RPAREN, sort ? "',' or ')' (or ASC/DESC)" : "',' or ')'");
+    }
+}
+
+int st_query_parse(strata_txn_t *txn, const char *table, const char *text, strata_query_t **out,
+                   strata_error *err) {
+    strata_table_t *t;
+    int rc = st_table_open(txn, table, &t, err);
+    if (rc) return rc;
+    strata_query_t *q = calloc(1, sizeof *q);
+    if (!q) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
+    snprintf(q->table, sizeof q->table, "%s", table);
+    q->table_id = t->id;
+    q->limit = -1;
+    parser ps = {txn, t->store, q, text, {0}, 0, NULL, 0, NULL, err, 0};
+    ps.tok.p = text;
+    ps.tok.len = 0;
+    if (lex(&ps) == STRATA_OK) {
+        q->root = parse_or(&ps);
+        while (!ps.rc && ps.tok.kind != T_END) {
+            if (word_is(&ps.tok, "SORT")) {
+                parse_keylist(&ps, q->sort, &q->nsort, true);
+            } else if (word_is(&ps.tok, "DISTINCT")) {
+                parse_keylist(&ps, q->distinct, &q->ndistinct, false);
+            } else if (word_is(&ps.tok, "LIMIT")) {
+                if (lex(&ps) || expect(&ps, T_LPAREN, "'('")) break;
+                if (ps.tok.kind != T_INT || ps.tok.i < 0) {
+                    perr(&ps, ps.tok.column, "expected a non-negative integer in LIMIT(...)");
+                    break;
+                }
+                q->limit = ps.tok.i;
+                if (lex(&ps) || expect(&ps, T_RPAREN, "')'")) break;
+            } else {
+                perr(&ps, ps.tok.column, "expected AND, OR, SORT, DISTINCT, LIMIT or the end");
+            }
+        }
+    }
+    if (ps.rc || !q->root) {
+        if (!ps.rc) st_err(err, STRATA_ERR_INVALID_ARGUMENT, "query on '%s': no predicate", table);
+        rc = ps.rc ? ps.rc : STRATA_ERR_INVALID_ARGUMENT;
+        st_query_free(q);
+        return rc;
+    }
+    *out = q;
+    return STRATA_OK;
+}
+
+void st_query_free(strata_query_t *q) {
+    if (!q) return;
+    for (size_t i = 0; i < q->nowned; i++) free(q->owned[i]);
+    free(q->owned);
+    free(q->text);
+    free(q);
+}

@@ -1,0 +1,447 @@
+/*
+ * commitlog.c — the commit log: a durable (FULL) commit syncs one small record instead of its
+ * pages, and the first open after a crash replays the records onto the last durable version.
+ *
+ * File `<path>.log`, ST_LOG_BYTES long (a log made before was 4 MiB: its own size is used),
+ * written in full (zeros) when created, so that a record never changes the file's size or
+ * extents and its fdatasync writes only the record:
+ *   header at 0 (40 bytes):  "STRATLOG" | u64 salt | u64 base version | u64 the database's id
+ *                            (st_meta.db_id) | u64 XXH3-64 of bytes 0..31
+ *   records from ST_LOG_FIRST on, back to back (each a multiple of 8 bytes):
+ *     0    u64 XXH3-64 of bytes [8, len)
+ *     8    u64 salt (the header's: a record of an older generation fails it)
+ *     16   u64 version
+ *     24   u32 len              28 u32 number of page entries
+ *     32   st_meta (128 bytes): the meta the commit wrote (flag ST_META_LOGGED)
+ *     160  page entries: u64 pgno | u64 base | u32 npages | u32 nranges,
+ *          then nranges times: u32 offset | u32 length | length bytes, padded to 8
+ *   A page's content is its base page's (zeros when base is 0) with the ranges written over it.
+ *   A copy of a committed page differs from it in a few places (a changed cell, a child number,
+ *   the header's checksum and version); rewritten column and free-list pages shift more. A
+ *   one-object Person commit's ~13 pages take 10-12 KB (the free list's repacked leaves ~4 KB).
+ *
+ * The log is read and written in whole ST_LOG_BLOCKs (aligned, so that it can bypass the page
+ * cache, os.c): a record is written with the blocks it covers, the bytes before it in its first
+ * block rewritten as they are (the handle keeps the block its last record ended in; else it reads
+ * it), the rest of its last block zeros; a new generation's header is written with its first
+ * record.
+ *
+ * Commit (pager.c): write the pages without sync, append the record, fdatasync the log, write
+ * the meta without sync, publish. The record is durable before the meta exists anywhere, so every
+ * meta a later writer builds on has its record.
+ *
+ * Invariants:
+ *  1. The valid records after the header (salt, checksum, consecutive versions, up to the first
+ *     that fails) are versions base+1, base+2, ...; the meta's log_base/log_salt/log_end name the
+ *     generation and where the next record goes.
+ *  2. Version `base` is durable and its pages stay intact while its log is in use: a page freed
+ *     after base is reused only if it was written after base (freelist.c), so every page a
+ *     record names as a base holds, at replay, what that record was built from (it was reachable
+ *     from the version before, hence written by base or by a record replayed before).
+ *  3. Every version after base in the log was logged: a logged commit never follows an unsynced
+ *     NO_SYNC one (begin_write makes that durable first).
+ *  4. The log starts over (new salt, new base) when the durable version moves; it is made
+ *     durable by the sync of the next record, before which nothing depends on it. It never
+ *     starts over while versions after the durable one live only in it: a handle appends to
+ *     the generation the log's header names, and a commit that finds the header naming another
+ *     (the log was replaced) is synced instead of logged.
+ */
+#include "storage/commitlog.h"
+
+#include "storage/pager.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+static const char LOG_MAGIC[8] = {'S', 'T', 'R', 'A', 'T', 'L', 'O', 'G'};
+
+enum { REC_META = 32, REC_ENTRIES = 32 + 128, ENTRY_HEAD = 24,
+       RANGE_HEAD = 8 };
+
+static size_t pad8(size_t n) { return (n + 7) & ~(size_t)7; }
+
+/* ------------------------------------------------------------------ building a record */
+
+static size_t round_block(size_t n) { return (n + ST_LOG_BLOCK - 1) & ~(size_t)(ST_LOG_BLOCK - 1); }
+
+/* db->log_buf holds at least `need` bytes (aligned; the first `keep` kept). */
+static int reserve(strata_db_t *db, size_t need, size_t keep, strata_error *err) {
+    if (need <= db->log_buf_cap) return STRATA_OK;
+    size_t cap = db->log_buf_cap ? db->log_buf_cap : 8 * ST_LOG_BLOCK;
+    while (cap < need) cap *= 2;
+    void *b;
+    if (posix_memalign(&b, ST_LOG_BLOCK, cap))
+        return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory building a commit record");
+    if (db->log_buf) memcpy(b, db->log_buf, keep);
+    free(db->log_buf);
+    db->log_buf = b;
+    db->log_buf_cap = cap;
+    return STRATA_OK;
+}
+
+/* Read the log's block at `off` into buf (ST_LOG_BLOCK bytes, aligned). */
+static int read_block(strata_db_t *db, uint64_t off, uint8_t *buf, const char *name,
+                      strata_error *err) {
+    ssize_t k;
+    do k = pread(db->file.log_fd, buf, ST_LOG_BLOCK, (off_t)off);
+    while (k < 0 && errno == EINTR);
+    if (k == (ssize_t)ST_LOG_BLOCK) return STRATA_OK;
+    if (k < 0) return st_err_errno(err, errno, "cannot read the commit log '%s'", name);
+    return st_err(err, STRATA_ERR_IO, "the commit log '%s' ends at block %llu", name,
+                  (unsigned long long)off);
+}
+
+static inline uint64_t word(const uint8_t *p, size_t i) {
+    uint64_t w;
+    memcpy(&w, p + i, 8);
+    return w;
+}
+
+/* The ranges where page (len bytes) differs from base (zeros when NULL), appended at *at;
+ * returns the count. Differences less than 16 bytes apart share a range (a range costs 8). */
+static uint32_t add_ranges(uint8_t *out, size_t *at, const uint8_t *page, const uint8_t *base,
+                           size_t len) {
+    uint32_t n = 0;
+    size_t i = 0;
+    while (i < len) {
+        while (i < len && word(page, i) == (base ? word(base, i) : 0)) i += 8;
+        if (i >= len) break;
+        size_t start = i, end = i + 8;
+        for (i = end; i < len && i < end + 16; i += 8)
+            if (word(page, i) != (base ? word(base, i) : 0)) end = i + 8;
+        i = end;
+        st_wr32(out + *at, (uint32_t)start);
+        st_wr32(out + *at + 4, (uint32_t)(end - start));
+        memcpy(out + *at + RANGE_HEAD, page + start, end - start);
+        *at += RANGE_HEAD + (end - start);
+        n++;
+    }
+    return n;
+}
+
+static int cmp_freed(const void *a, const void *b) {
+    pgno_t x = ((const st_free_entry *)a)->pgno, y = ((const st_free_entry *)b)->pgno;
+    return x < y ? -1 : x > y;
+}
+
+/* Whether `base` is a committed page this transaction stopped using (txn->freed, sorted): only
+ * such a page is sure to hold, at replay, what the record was built from (invariant 2). */
+static bool usable_base(const strata_txn_t *txn, pgno_t base) {
+    size_t lo = 0, hi = txn->freed.n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (txn->freed.v[mid].pgno < base) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < txn->freed.n && txn->freed.v[lo].pgno == base;
+}
+
+/* The log's size: its file's (in whole blocks) once open, else what a new one gets. */
+static uint64_t log_bytes(const strata_db_t *db) {
+    return db->file.log_fd >= 0 ? db->file.log_bytes & ~(uint64_t)(ST_LOG_BLOCK - 1) : ST_LOG_BYTES;
+}
+
+/* Whether a commit after meta m may append to m's log generation: the durable version it was
+ * based on is still the durable one and its end lies inside the log. */
+static bool generation_goes_on(const strata_txn_t *txn, const st_meta *m) {
+    return m->log_salt && m->log_base == txn->durable_version && m->log_end >= ST_LOG_FIRST &&
+           m->log_end <= log_bytes(txn->db);
+}
+
+uint64_t st_log_checkpoint_at(const strata_db_t *db) { return log_bytes(db) / 2; }
+
+/* *yes = the log's header names m's generation (salt, base, database id); read from the file
+ * unless it is the one this handle last wrote or read. */
+static int header_names(strata_db_t *db, const st_meta *m, const char *name, bool *yes,
+                        strata_error *err) {
+    if (db->log_header_salt != m->log_salt) {
+        _Alignas(ST_LOG_BLOCK) uint8_t h[ST_LOG_BLOCK];
+        int rc = read_block(db, 0, h, name, err);
+        if (rc) return rc;
+        bool valid = memcmp(h, LOG_MAGIC, 8) == 0 && st_rd64(h + 32) == st_checksum(h, 32);
+        db->log_header_salt = valid ? st_rd64(h + 8) : 0;
+        db->log_header_base = st_rd64(h + 16);
+        db->log_header_id = st_rd64(h + 24);
+    }
+    *yes = db->log_header_salt == m->log_salt && db->log_header_base == m->log_base &&
+           db->log_header_id == m->db_id;
+    return STRATA_OK;
+}
+
+/* Whether the pages list[0..n) are few enough to log and likely to fit after the log's end:
+ * a page takes about 0.3-1 KiB of record in a small commit (a fresh page more), so one that
+ * would need less than 1 KiB a page to fit is not tried (a record is built before its size
+ * is known). */
+static bool worth_logging(const strata_txn_t *txn, st_dirty *const *list, size_t n,
+                          const st_meta *m) {
+    uint64_t pages = 0;
+    for (size_t i = 0; i < n; i++) pages += list[i]->npages;
+    uint64_t end = generation_goes_on(txn, m) ? m->log_end : ST_LOG_FIRST;
+    return pages <= ST_LOG_MAX_PAGES && pages * 1024 <= log_bytes(txn->db) - end;
+}
+
+int st_log_commit(strata_txn_t *txn, st_dirty *const *list, size_t n, st_meta *m, bool *logged,
+                  uint64_t *record_at, strata_error *err) {
+    strata_db_t *db = txn->db;
+    *logged = false;
+    if (!worth_logging(txn, list, n, m)) return STRATA_OK;
+    char name[4200];
+    st_os_log_path(&db->file, name, sizeof name);
+    int rc = st_os_open_log(&db->file, ST_LOG_MIN_BYTES, ST_LOG_BYTES, err);
+    if (rc) return rc;
+    /* A new generation when the durable version moved, or when the log's header does not name
+     * the generation the meta does (the file was replaced, or is new). */
+    uint64_t d = txn->durable_version;
+    bool joins = false;
+    if (generation_goes_on(txn, m) && (rc = header_names(db, m, name, &joins, err))) return rc;
+    bool reset = !joins;
+    /* Starting over drops the records after the durable version: only when there are none
+     * (the version this commit follows is durable). Else (this log lost them) the commit is
+     * not logged: its sync makes every version before it durable too. */
+    if (reset && d != m->version - 1) return STRATA_OK;
+    uint64_t at = reset ? ST_LOG_FIRST : m->log_end;
+    uint64_t room = log_bytes(db) - at;
+    /* The log is written in whole blocks: the record goes into log_buf at its offset in its
+     * first block (`lead`), after the bytes the log holds there. */
+    size_t lead = (size_t)(at % ST_LOG_BLOCK), head = ST_LOG_BLOCK + lead;
+    bool tail_known = !reset && db->log_tail_version == m->version - 1 &&
+                      db->log_tail_salt == m->log_salt && db->log_tail_end == at;
+    db->log_tail_version = 0; /* block 1 is overwritten below */
+
+    size_t len = REC_ENTRIES;
+    if ((rc = reserve(db, head + len, tail_known ? head : 0, err))) return rc;
+    if (lead && !tail_known &&
+        (rc = read_block(db, at - lead, db->log_buf + ST_LOG_BLOCK, name, err)))
+        return rc;
+    if (txn->freed.n > 1) qsort(txn->freed.v, txn->freed.n, sizeof *txn->freed.v, cmp_freed);
+    for (size_t i = 0; i < n && len <= room; i++) {
+        const st_dirty *dp = list[i];
+        size_t bytes = (size_t)dp->npages * ST_PAGE_SIZE;
+        /* A page's ranges take at most its size plus one range header; the last block is
+         * padded. */
+        if ((rc = reserve(db, round_block(head + len + ENTRY_HEAD + bytes + RANGE_HEAD),
+                          head + len, err)))
+            return rc;
+        uint8_t *r = db->log_buf + head;
+        pgno_t b = dp->base && dp->npages == 1 && usable_base(txn, dp->base) ? dp->base : 0;
+        size_t end = len + ENTRY_HEAD;
+        uint32_t nr = add_ranges(r, &end, dp->buf, b ? db->file.map + b * ST_PAGE_SIZE : NULL, bytes);
+        st_wr64(r + len, dp->pgno);
+        st_wr64(r + len + 8, b);
+        st_wr32(r + len + 16, dp->npages);
+        st_wr32(r + len + 20, nr);
+        memset(r + end, 0, pad8(end) - end);
+        len = pad8(end);
+    }
+    if (len > room) return STRATA_OK; /* does not fit: the caller syncs the pages instead */
+    if ((rc = reserve(db, round_block(head + len), head + len, err))) return rc;
+
+    if (reset) {
+        m->log_salt = st_random_id(m->log_salt ^ m->version);
+        m->log_base = d;
+    }
+    m->log_end = at + len;
+    m->flags = ST_META_LOGGED;
+    st_meta_seal(m);
+    uint8_t *r = db->log_buf + head;
+    st_wr64(r + 8, m->log_salt);
+    st_wr64(r + 16, m->version);
+    st_wr32(r + 24, (uint32_t)len);
+    st_wr32(r + 28, (uint32_t)n);
+    memcpy(r + REC_META, m, sizeof *m);
+    st_wr64(r, st_checksum(r + 8, len - 8));
+    size_t stop = round_block(head + len);
+    memset(db->log_buf + head + len, 0, stop - (head + len));
+
+    /* A new generation's header goes in block 0, written with the record (which then starts
+     * at block 1, ST_LOG_FIRST). A failed write leaves at most part of the record, which fails
+     * its checksum; the bytes before it in its first block are rewritten unchanged. */
+    size_t from = ST_LOG_BLOCK;
+    if (reset) {
+        uint8_t *h = db->log_buf;
+        memset(h, 0, ST_LOG_BLOCK);
+        memcpy(h, LOG_MAGIC, 8);
+        st_wr64(h + 8, m->log_salt);
+        st_wr64(h + 16, d);
+        st_wr64(h + 24, m->db_id);
+        st_wr64(h + 32, st_checksum(h, 32));
+        from = 0;
+        db->log_header_salt = 0; /* unknown until written */
+    }
+    if ((rc = st_os_write_fd(&db->file, db->file.log_fd, name, at - lead - (ST_LOG_BLOCK - from),
+                             db->log_buf + from, stop - from, err)))
+        return rc;
+    if (reset) {
+        db->log_header_salt = m->log_salt;
+        db->log_header_base = d;
+        db->log_header_id = m->db_id;
+    }
+    if (at == db->log_retract_at) db->log_retract_at = 0; /* overwritten: gone */
+    if ((rc = st_os_sync_fd(&db->file, db->file.log_fd, name, err))) {
+        /* The record may still reach the disk: it must never be replayed. */
+        strata_error e2 = {0};
+        st_log_retract(db, at, &e2);
+        return rc;
+    }
+    /* The block the record ends in becomes block 1: the next record's lead-in. */
+    memmove(db->log_buf + ST_LOG_BLOCK, db->log_buf + stop - ST_LOG_BLOCK, ST_LOG_BLOCK);
+    db->log_tail_version = m->version;
+    db->log_tail_salt = m->log_salt;
+    db->log_tail_end = m->log_end;
+    *logged = true;
+    *record_at = at;
+    return STRATA_OK;
+}
+
+int st_log_retract(strata_db_t *db, uint64_t at, strata_error *err) {
+    char name[4200];
+    st_os_log_path(&db->file, name, sizeof name);
+    db->log_tail_version = 0;
+    _Alignas(ST_LOG_BLOCK) uint8_t block[ST_LOG_BLOCK];
+    uint64_t off = at - at % ST_LOG_BLOCK;
+    int rc = read_block(db, off, block, name, err);
+    if (rc == STRATA_OK) {
+        memset(block + at % ST_LOG_BLOCK, 0, 8); /* the record's checksum */
+        rc = st_os_write_fd(&db->file, db->file.log_fd, name, off, block, sizeof block, err);
+    }
+    if (rc == STRATA_OK) rc = st_os_sync_fd(&db->file, db->file.log_fd, name, err);
+    db->log_retract_at = rc ? at : 0; /* else the next write transaction tries again */
+    return rc;
+}
+
+/* ------------------------------------------------------------------ replay */
+
+static int read_all(int fd, uint8_t *buf, size_t len) {
+    size_t got = 0;
+    while (got < len) {
+        ssize_t k = pread(fd, buf + got, len - got, (off_t)got);
+        if (k < 0) return -1;
+        if (k == 0) break;
+        got += (size_t)k;
+    }
+    memset(buf + got, 0, len - got);
+    return 0;
+}
+
+/* Why record r (at most `avail` bytes) cannot follow `prev` in generation salt, or NULL. */
+static const char *record_problem(const uint8_t *r, size_t avail, uint64_t salt,
+                                  const st_meta *prev, st_meta *m) {
+    if (avail < REC_ENTRIES) return "end of the log";
+    uint32_t len = st_rd32(r + 24);
+    if (len < REC_ENTRIES || len > avail || len % 8) return "length";
+    if (st_rd64(r + 8) != salt) return "salt";
+    if (st_rd64(r) != st_checksum(r + 8, len - 8)) return "checksum";
+    if (st_rd64(r + 16) != prev->version + 1) return "version";
+    memcpy(m, r + REC_META, sizeof *m);
+    if (!st_meta_valid(m) || m->version != prev->version + 1 || !(m->flags & ST_META_LOGGED) ||
+        m->page_size != ST_PAGE_SIZE || m->page_count < 2 || m->db_id != prev->db_id)
+        return "meta";
+    return NULL;
+}
+
+/* Rebuild and write the pages of record r (valid as a whole) onto the file. */
+static int apply_record(strata_db_t *db, const uint8_t *r, const st_meta *prev, const st_meta *m,
+                        uint8_t **page, size_t *page_cap, strata_error *err) {
+    uint32_t len = st_rd32(r + 24), count = st_rd32(r + 28);
+    int rc = st_os_ensure_size(&db->file, m->page_count * ST_PAGE_SIZE, err);
+    if (rc) return rc;
+    size_t at = REC_ENTRIES;
+    for (uint32_t i = 0; i < count; i++) {
+        if (at + ENTRY_HEAD > len)
+            return ST_CORRUPT(err, "commit log record of version %llu ends inside page entry %u",
+                              (unsigned long long)m->version, i);
+        pgno_t pgno = st_rd64(r + at), base = st_rd64(r + at + 8);
+        uint32_t npages = st_rd32(r + at + 16), nr = st_rd32(r + at + 20);
+        at += ENTRY_HEAD;
+        if (pgno < 2 || npages == 0 || npages > m->page_count || pgno > m->page_count - npages ||
+            (base && (base < 2 || npages != 1 || base >= prev->page_count)))
+            return ST_CORRUPT(err, "commit log record of version %llu: page %llu (base %llu, "
+                              "%u pages) is out of range", (unsigned long long)m->version,
+                              (unsigned long long)pgno, (unsigned long long)base, npages);
+        size_t bytes = (size_t)npages * ST_PAGE_SIZE;
+        if (bytes > *page_cap) {
+            uint8_t *p = realloc(*page, bytes);
+            if (!p) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory replaying the log");
+            *page = p;
+            *page_cap = bytes;
+        }
+        if (base) memcpy(*page, db->file.map + base * ST_PAGE_SIZE, bytes);
+        else memset(*page, 0, bytes);
+        for (uint32_t k = 0; k < nr; k++) {
+            if (at + RANGE_HEAD > len) goto bad_range;
+            uint32_t off = st_rd32(r + at), n = st_rd32(r + at + 4);
+            if (n > len - at - RANGE_HEAD || off > bytes || n > bytes - off) goto bad_range;
+            memcpy(*page + off, r + at + RANGE_HEAD, n);
+            at += RANGE_HEAD + n;
+        }
+        at = pad8(at);
+        if (st_rd64(*page + PH_CHECKSUM) != st_checksum(*page + 8, bytes - 8))
+            return ST_CORRUPT(err, "commit log record of version %llu rebuilds page %llu (from "
+                              "page %llu) with a wrong checksum", (unsigned long long)m->version,
+                              (unsigned long long)pgno, (unsigned long long)base);
+        if ((rc = st_os_write(&db->file, pgno * ST_PAGE_SIZE, *page, bytes, err))) return rc;
+        continue;
+    bad_range:
+        return ST_CORRUPT(err, "commit log record of version %llu: a range of page %llu lies "
+                          "outside it", (unsigned long long)m->version, (unsigned long long)pgno);
+    }
+    return STRATA_OK;
+}
+
+int st_log_replay(strata_db_t *db, const st_meta *base, st_meta *out, uint64_t *replayed,
+                  strata_error *err) {
+    *out = *base;
+    *replayed = 0;
+    int rc = st_os_open_log(&db->file, ST_LOG_MIN_BYTES, 0, err);
+    if (rc || db->file.log_fd < 0) return rc;
+    char name[4200];
+    st_os_log_path(&db->file, name, sizeof name);
+    /* The header first: after a clean close it names an older durable version (nothing to
+     * read further); a log of another database is never replayed. */
+    _Alignas(ST_LOG_BLOCK) uint8_t h[ST_LOG_BLOCK]; /* whole blocks: the log may be O_DIRECT */
+    if (pread(db->file.log_fd, h, sizeof h, 0) != (ssize_t)sizeof h || memcmp(h, LOG_MAGIC, 8) != 0 ||
+        st_rd64(h + 32) != st_checksum(h, 32) || st_rd64(h + 16) != base->version ||
+        !base->db_id || st_rd64(h + 24) != base->db_id)
+        return STRATA_OK;
+    uint64_t salt = st_rd64(h + 8);
+    void *log_mem = NULL;
+    size_t bytes = (size_t)log_bytes(db);
+    uint8_t *log = posix_memalign(&log_mem, ST_LOG_BLOCK, bytes) ? NULL : log_mem;
+    if (!log) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory reading the commit log");
+    if (read_all(db->file.log_fd, log, bytes)) {
+        rc = st_err_errno(err, errno, "cannot read the commit log '%s'", name);
+        goto done;
+    }
+    uint8_t *page = NULL;
+    size_t page_cap = 0;
+    st_meta prev = *base, m;
+    for (size_t at = ST_LOG_FIRST; at < bytes;) {
+        if (record_problem(log + at, bytes - at, salt, &prev, &m)) break;
+        if (db->file.opts.read_only) {
+            rc = st_err(err, STRATA_ERR_READ_ONLY,
+                        "'%s' has commits after version %llu in its commit log '%s' that a "
+                        "read-only open cannot replay; open it writable once",
+                        db->file.path, (unsigned long long)base->version, name);
+            break;
+        }
+        /* A record that fails to rebuild ends the replay at the version before it: its pages
+         * are free in that version, so what it wrote does no harm. */
+        strata_error why = {0};
+        int arc = apply_record(db, log + at, &prev, &m, &page, &page_cap, &why);
+        if (arc == STRATA_ERR_CORRUPT) break;
+        if (arc) {
+            rc = st_err(err, arc, "%s", why.message);
+            break;
+        }
+        prev = m;
+        (*replayed)++;
+        at += st_rd32(log + at + 24);
+    }
+    free(page);
+    if (rc == STRATA_OK) *out = prev;
+done:
+    free(log);
+    return rc;
+}

@@ -1,0 +1,42 @@
+/*
+ * commitlog.h — the commit log of durable commits (layout and invariants in commitlog.c). Private to storage/.
+ */
+#ifndef STRATA_COMMITLOG_H
+#define STRATA_COMMITLOG_H
+
+#include "storage/storage.h"
+
+#define ST_LOG_BYTES (16u << 20)      /* the size of a new log file (fixed once made) */
+#define ST_LOG_MIN_BYTES (4u << 20)   /* the smallest log this library made (before 16 MiB) */
+#define ST_LOG_BLOCK 4096u            /* the unit of every log read and write (aligned) */
+#define ST_LOG_FIRST ST_LOG_BLOCK     /* where the first record of a generation goes */
+/* A write transaction that finds the log filled past half its size makes the current version
+ * durable first (syncs the database file) and the log starts over. */
+uint64_t st_log_checkpoint_at(const strata_db_t *db);
+
+/* A transaction of more pages than this is not logged: its pages are written and synced
+ * (ST_META_SYNCED). Logging them would write every byte twice (record, then checkpoint) and
+ * build a record of megabytes first. */
+#define ST_LOG_MAX_PAGES 1024u
+
+/* Append the record of txn's commit: the pages list[0..n) (written to the file already) and
+ * the meta *m, whose log fields and flags (ST_META_LOGGED) are set and which is sealed here;
+ * then sync the log. *logged = false, nothing written, when the record would not fit (or the
+ * transaction is too big to log, above): the caller then syncs the pages themselves; else
+ * *record_at = where the record went. A failed sync retracts the record. */
+int st_log_commit(strata_txn_t *txn, st_dirty *const *list, size_t n, st_meta *m, bool *logged,
+                  uint64_t *record_at, strata_error *err);
+
+/* Make the record at `at` of the log unreplayable (its checksum zeroed, synced): for a commit
+ * that failed after its record was written. If even that fails, db->log_retract_at keeps `at`
+ * and the next write transaction (or close) must retract it before anything else. */
+int st_log_retract(strata_db_t *db, uint64_t at, strata_error *err);
+
+/* Recovery (first opener, writer lock held): rebuild onto the file the pages of every logged
+ * version after `base`, the durable version. *out = the newest version rebuilt (its meta as
+ * the commit wrote it, not yet in a slot) or *base; *replayed = how many. A read-only handle
+ * gets STRATA_ERR_READ_ONLY when there is something to replay. */
+int st_log_replay(strata_db_t *db, const st_meta *base, st_meta *out, uint64_t *replayed,
+                  strata_error *err);
+
+#endif

@@ -1,0 +1,127 @@
+/*
+ * db.c — the life of a database handle in the storage layer: open (the lock file, then the
+ * database file, made whole under a temporary name if missing), recovery by the first handle
+ * after every handle closed, close (syncing what the handle committed without sync), and what
+ * the handle can tell about its file (versions, pages, readers).
+ */
+#include "storage/freelist.h"
+#include "storage/pager.h"
+#include "storage/readers.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+static void db_free(strata_db_t *db) {
+    st_readers_close(db);
+    st_os_close(&db->file);
+    st_freelist_clear(&db->free_cache);
+    st_reuse_map_clear(&db->reuse_map);
+    free(db->log_buf);
+    pthread_mutex_destroy(&db->write_mutex);
+    pthread_mutex_destroy(&db->state_mutex);
+    free(db->file.path);
+    free(db);
+}
+
+/* A new file (or store): write the first two meta slots, once, under the writer lock. A file
+ * is written under a temporary name and renamed into place once synced, so a crash while
+ * creating leaves no half-made database behind. */
+static int create_file(strata_db_t *db, strata_error *err) {
+    pthread_mutex_t *mm = st_os_mem_writer_mutex(&db->file);
+    if (mm) pthread_mutex_lock(mm);
+    int rc = st_readers_writer_lock(db, true, err);
+    if (rc == STRATA_OK) {
+        bool missing = true;
+        if (!db->file.mem) rc = st_os_open(&db->file, &missing, err); /* another process may have won */
+        else missing = !st_meta_valid((const st_meta *)db->file.map);
+        if (rc == STRATA_OK && missing) {
+            rc = st_os_create_begin(&db->file, err);
+            if (rc == STRATA_OK) rc = st_pager_create(db, err);
+            if (rc == STRATA_OK) rc = st_os_create_commit(&db->file, err);
+        }
+        st_readers_writer_unlock(db);
+    }
+    if (mm) pthread_mutex_unlock(mm);
+    return rc;
+}
+
+int st_db_open(const char *path, const strata_options *opts, st_check_unsynced_fn check,
+               strata_db_t **out, strata_error *err) {
+    *out = NULL;
+    strata_db_t *db = calloc(1, sizeof *db);
+    if (!db || !(db->file.path = strdup(path))) {
+        free(db);
+        return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory opening '%s'", path);
+    }
+    db->file.opts = *opts;
+    db->file.io = opts->io ? *opts->io : *strata_io_default();
+    db->file.fd = -1;
+    db->file.log_fd = -1;
+    db->file.map_size = (opts->map_size + ST_PAGE_SIZE - 1) & ~(uint64_t)(ST_PAGE_SIZE - 1);
+    pthread_mutex_init(&db->write_mutex, NULL);
+    pthread_mutex_init(&db->state_mutex, NULL);
+
+    bool missing;
+    int rc;
+    /* Files: the lock file first, as it serialises creating the database file. */
+    if (opts->durability == STRATA_DURABILITY_MEMORY) {
+        if ((rc = st_os_open(&db->file, &missing, err)) || (rc = st_readers_open(db, err)))
+            goto fail;
+    } else {
+        if ((rc = st_readers_open(db, err)) || (rc = st_os_open(&db->file, &missing, err)))
+            goto fail;
+    }
+    if (missing && (rc = create_file(db, err))) goto fail;
+    st_meta m;
+    if (st_readers_fresh(db)) { /* the first handle: maybe after a crash */
+        if ((rc = st_pager_recover(db, check, &m, err))) goto fail;
+        st_readers_publish(db, m.version);
+    } else if ((rc = st_pager_latest_meta(db, &m, err))) { /* others keep it current */
+        goto fail;
+    }
+    *out = db;
+    return STRATA_OK;
+fail:
+    db_free(db);
+    return rc;
+}
+
+int st_db_open_txns(strata_db_t *db) {
+    pthread_mutex_lock(&db->state_mutex);
+    int open = db->open_txns;
+    pthread_mutex_unlock(&db->state_mutex);
+    return open;
+}
+
+int st_db_close(strata_db_t *db, strata_error *err) {
+    /* NO_SYNC commits become durable at close, so the next open need not check them. */
+    int rc = db->unsynced ? st_pager_sync(db, err) : STRATA_OK;
+    db_free(db);
+    return rc;
+}
+
+int st_db_sync(strata_db_t *db, strata_error *err) { return st_pager_sync(db, err); }
+
+int st_db_info(strata_db_t *db, strata_db_info *info, strata_error *err) {
+    strata_txn_t *txn;
+    int rc = st_txn_begin(db, false, true, &txn, err);
+    if (rc) return rc;
+    memset(info, 0, sizeof *info);
+    info->version = txn->meta.version;
+    info->page_size = ST_PAGE_SIZE;
+    info->page_count = txn->meta.page_count;
+    info->free_pages = txn->meta.free_count;
+    st_txn_free(txn);
+    if (db->file.mem) {
+        info->file_size = info->page_count * ST_PAGE_SIZE;
+    } else {
+        off_t size = lseek(db->file.fd, 0, SEEK_END);
+        info->file_size = size > 0 ? (uint64_t)size : 0;
+    }
+    info->oldest_version = st_readers_oldest(db, info->version, &info->live_readers);
+    return STRATA_OK;
+}
+
+size_t st_db_live_versions(strata_db_t *db, uint64_t *versions, size_t cap) {
+    return st_readers_list(db, versions, cap);
+}

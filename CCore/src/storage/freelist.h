@@ -1,0 +1,42 @@
+/*
+ * freelist.h — free space tagged by the version that freed it (layout in freelist.c). Private
+ * to storage/.
+ */
+#ifndef STRATA_FREELIST_H
+#define STRATA_FREELIST_H
+
+#include "storage/storage.h"
+
+int st_free_vec_push(st_free_vec *fv, pgno_t pgno, uint64_t version);
+void st_free_vec_clear(st_free_vec *fv);
+void st_freelist_clear(st_freelist *fl);
+
+/* Read the free list of `meta` from the file, checking every bound and the version order. */
+int st_freelist_load(strata_db_t *db, const st_meta *meta, st_freelist *out, strata_error *err);
+/* A small transaction takes runs of at least half what the last commit took, capped at this
+ * (and at least 2): it grows the file by a run rather than scatter its writes, because each
+ * separate write costs the sync about as much as a whole run (see freelist.c). */
+#define ST_REUSE_MIN_RUN 8
+/* A transaction that has taken this many pages may take free pages one by one. */
+#define ST_REUSE_SCATTER_AFTER 64
+/* A page last written more than this many versions ago is cold when copied. */
+#define ST_REUSE_HOT_VERSIONS 16
+
+/* A page a write transaction may reuse (no reader can still see it); false when none fits the
+ * policy (the caller grows the file). For a copy of a cold page, a lone free page (no free
+ * neighbour) first, else a page of a run too short for a small commit's run, so that pages
+ * changing every commit keep the runs; otherwise the next of the transaction's run of adjacent
+ * free pages, else the start of a new run long enough, else, in a big transaction or once a
+ * quarter of the file is reusable (see freelist.c), a shorter run or any free page. */
+bool st_freelist_take(strata_txn_t *txn, bool cold, pgno_t *pgno);
+void st_reuse_clear(st_reuse *r);
+void st_reuse_map_clear(st_reuse_map *m);
+/* Where this transaction's searches stopped, into txn->hints_out (the free list saved, the map
+ * about to go); the pager makes them the handle's hints if the commit succeeds. Only ever a
+ * hint: a stale one costs a missed run, never a wrong page. */
+void st_reuse_hints_save(strata_txn_t *txn);
+/* Commit step: lay the new free list out in pages taken from itself; *head and *count for the
+ * meta. Afterwards txn->fl is the new list. */
+int st_freelist_save(strata_txn_t *txn, pgno_t *head, uint64_t *count, strata_error *err);
+
+#endif

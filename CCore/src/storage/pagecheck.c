@@ -1,0 +1,101 @@
+/*
+ * pagecheck.c — the page accounting of an integrity walk (strata_db_verify, and recovery's
+ * check of a version written without sync). The layers above walk their trees and mark every
+ * page they reach; this file proves, for one version:
+ *  - every page of [2, page_count) is reached exactly once: from a tree, as part of an overflow
+ *    run, as a free-list page, or as a free-list entry (invariant 3);
+ *  - every reached page carries its own number, a version no newer than the snapshot and a
+ *    matching checksum;
+ *  - during recovery, a page stamped with a version up to the durable one belongs to the
+ *    durable version (else its newer contents were lost).
+ * The first failure is reported through ST_CORRUPT, naming the page and what was wrong.
+ */
+#include "storage/freelist.h"
+
+#include <stdlib.h>
+
+int st_pagecheck_init(st_pagecheck *pc, strata_txn_t *txn, strata_error *err) {
+    memset(pc, 0, sizeof *pc);
+    pc->txn = txn;
+    pc->err = err;
+    pc->page_count = txn->meta.page_count;
+    pc->seen = calloc(pc->page_count ? pc->page_count : 1, 1);
+    if (!pc->seen)
+        return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory verifying '%s'",
+                      txn->db->file.path);
+    return STRATA_OK;
+}
+
+void st_pagecheck_free(st_pagecheck *pc) {
+    free(pc->seen);
+    pc->seen = NULL;
+}
+
+int st_pagecheck_mark(st_pagecheck *pc, pgno_t pg, uint32_t run, int reach, const char *what) {
+    ST_ASSERT(reach == ST_REACH_USED || reach == ST_REACH_FREE);
+    if (pg < 2 || pg + run > pc->page_count || pg + run < pg)
+        return ST_CORRUPT(pc->err, "%s page %llu (run %u) out of range [2, %llu)", what,
+                          (unsigned long long)pg, run, (unsigned long long)pc->page_count);
+    for (uint32_t i = 0; i < run; i++) {
+        if (pc->seen[pg + i])
+            return ST_CORRUPT(pc->err, "page %llu is reached twice (as %s, and earlier as %s)",
+                              (unsigned long long)(pg + i), what,
+                              pc->seen[pg + i] == ST_REACH_USED ? "a used page" : "free space");
+        pc->seen[pg + i] = (uint8_t)reach;
+    }
+    return STRATA_OK;
+}
+
+int st_pagecheck_sum(st_pagecheck *pc, const uint8_t *p, pgno_t pg, uint32_t run) {
+    uint64_t want = st_checksum(p + 8, (size_t)run * ST_PAGE_SIZE - 8);
+    if (st_rd64(p + PH_CHECKSUM) != want)
+        return ST_CORRUPT(pc->err, "page %llu: checksum mismatch", (unsigned long long)pg);
+    if (st_rd64(p + PH_PGNO) != pg)
+        return ST_CORRUPT(pc->err, "page %llu: header says it is page %llu",
+                          (unsigned long long)pg, (unsigned long long)st_rd64(p + PH_PGNO));
+    uint64_t written = st_rd64(p + PH_VERSION);
+    uint64_t snapshot = pc->txn->meta.version;
+    if (written > snapshot)
+        return ST_CORRUPT(pc->err, "page %llu: written by version %llu, newer than the snapshot %llu",
+                          (unsigned long long)pg, (unsigned long long)written,
+                          (unsigned long long)snapshot);
+    if (pc->durable_seen && written <= pc->durable_version &&
+        (pg >= pc->durable_pages || pc->durable_seen[pg] != ST_REACH_USED))
+        return ST_CORRUPT(pc->err, "page %llu: holds version %llu bytes outside durable version "
+                          "%llu: its newer contents were lost", (unsigned long long)pg,
+                          (unsigned long long)written, (unsigned long long)pc->durable_version);
+    return STRATA_OK;
+}
+
+/* The free list's directory and leaf pages (used), then its entries (free). */
+static int mark_freelist(st_pagecheck *pc) {
+    strata_db_t *db = pc->txn->db;
+    st_freelist fl;
+    int rc = st_freelist_load(db, &pc->txn->meta, &fl, pc->err);
+    if (rc) return rc;
+    for (size_t i = 0; rc == STRATA_OK && i < fl.ndirs; i++) {
+        rc = st_pagecheck_mark(pc, fl.dir_pgno[i], 1, ST_REACH_USED, "free-list");
+        if (rc == STRATA_OK)
+            rc = st_pagecheck_sum(pc, db->file.map + fl.dir_pgno[i] * ST_PAGE_SIZE,
+                                  fl.dir_pgno[i], 1);
+    }
+    for (size_t i = 0; rc == STRATA_OK && i < fl.nleaves; i++) {
+        rc = st_pagecheck_mark(pc, fl.leaf_pgno[i], 1, ST_REACH_USED, "free-list");
+        if (rc == STRATA_OK)
+            rc = st_pagecheck_sum(pc, db->file.map + fl.leaf_pgno[i] * ST_PAGE_SIZE,
+                                  fl.leaf_pgno[i], 1);
+    }
+    for (size_t i = 0; rc == STRATA_OK && i < fl.entries.n; i++)
+        rc = st_pagecheck_mark(pc, fl.entries.v[i].pgno, 1, ST_REACH_FREE, "free");
+    st_freelist_clear(&fl);
+    return rc;
+}
+
+int st_pagecheck_finish(st_pagecheck *pc) {
+    int rc = mark_freelist(pc);
+    for (uint64_t pg = 2; rc == STRATA_OK && pg < pc->page_count; pg++)
+        if (!pc->seen[pg])
+            rc = ST_CORRUPT(pc->err, "page %llu is neither reachable nor free (leaked)",
+                            (unsigned long long)pg);
+    return rc;
+}

@@ -1,0 +1,747 @@
+/*
+ * pager.c — meta slots, page access, free space tagged by version, and the commit protocol.
+ *
+ * File: pages of ST_PAGE_SIZE bytes. Page 0 holds meta slot 0, page 1 meta slot 1 (st_meta in
+ * internal.h, 128 bytes at the start of the page, rest zero). Pages [2, page_count) are tree
+ * pages, overflow runs, free-list pages or free.
+ *
+ * Durable versions: a meta flagged ST_META_DURABLE was written after every page it reaches was
+ * synced (memory mode, strata_db_sync, close, a checkpoint). A FULL commit on a file writes its
+ * pages and meta without sync and syncs one record in the commit log (ST_META_LOGGED,
+ * commitlog.c): durable when published; after a crash the first opener replays the log onto the
+ * durable version. A FULL commit whose record does not fit the log writes its pages and meta and
+ * syncs the file once (ST_META_SYNCED): durable when published, but checked after a crash like a
+ * NO_SYNC one, since a power cut during that sync may leave the meta without some pages. A
+ * non-durable meta records the newest durable version D. A new meta never goes into D's slot;
+ * pages freed after D are not reused (NO_SYNC), or only those written after D (logged), so D's
+ * pages stay intact until the next sync. After a crash the first opener checks an unsynced
+ * newest version page by page (verify.c) and falls back to D if any of its pages did not reach
+ * the disk. NO_SYNC makes the current version durable by itself every ST_NO_SYNC_EVERY commits,
+ * a logged handle when the log passes half its size, and both at close.
+ *
+ * Invariants (checked by verify.c):
+ *  1. A page reachable from a committed version is never written in place: a write transaction
+ *     copies it to a page it allocated (st_page_touch) and frees the old one.
+ *  2. A commit exists exactly when its meta slot and every page it wrote are durable, or its
+ *     record in the commit log is and its base (the durable version) is. A torn meta fails its
+ *     checksum; a meta whose pages did not all arrive fails the recovery check (verify.c) or is
+ *     rebuilt from the log: open falls back to the other slot, whose pages this commit never
+ *     touched, and replays the log onto it.
+ *  3. Every page of [2, page_count) is reachable from the latest version or in its free list
+ *     (tagged with the version that freed it), exactly one of these.
+ *  4. A page freed by version v is reused only when no reader holds a version older than v
+ *     (v <= oldest held version); pages freed by the transaction that made them are reused at
+ *     once.
+ *  5. Readers never block and never take the writer lock (st_pager_snapshot).
+ *
+ * Commit, step by step:
+ *   a. save the free list (freelist.c): only its consumed leaves, its last leaf and its
+ *      directory are rewritten, in pages taken from the free space itself;
+ *   b. checksum every dirty page; grow the file in chunks if needed;
+ *   c. pwrite every dirty page, in page order (adjacent ones together), without sync;
+ *   d. logged: append the record and fdatasync the log, then pwrite the meta into
+ *      txn->meta_slot; else pwrite the meta and (FULL) fdatasync the file;
+ *   e. publish the version in the lock file; keep the new free list as the next base.
+ *  A failure in a..c leaves the file at the previous commit (only free pages were written). A
+ *  failed log sync, or a failed meta write after it, retracts the record (commitlog.c). A failed
+ *  meta write of the unlogged way leaves at worst a torn slot that held the version before the
+ *  latest (which is durable and stays the newest valid slot); a failed sync there rewrites the
+ *  slot's previous bytes and syncs, since the new meta may still reach the disk; if even that
+ *  fails, the handle refuses writes until reopened.
+ *  A new file is written as `<path>.creating`, synced, and renamed into place (api_db.c).
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "storage/pager.h"
+
+#include "storage/commitlog.h"
+#include "storage/freelist.h"
+#include "storage/readers.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+static const char META_MAGIC[8] = {'S', 'T', 'R', 'A', 'T', 'A', 'D', 'B'};
+
+uint64_t st_checksum(const void *data, size_t len) { return XXH3_64bits(data, len); }
+
+uint64_t st_random_id(uint64_t seed) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    static _Atomic uint64_t calls;
+    uint64_t in[5] = {seed, (uint64_t)ts.tv_sec, (uint64_t)ts.tv_nsec, (uint64_t)getpid(),
+                      atomic_fetch_add(&calls, 1)};
+    uint64_t id = st_checksum(in, sizeof in);
+    return id ? id : 1;
+}
+
+/* ------------------------------------------------------------------ free vectors */
+
+int st_free_vec_push(st_free_vec *fv, pgno_t pgno, uint64_t version) {
+    if (fv->n == fv->cap) {
+        size_t cap = fv->cap ? fv->cap * 2 : 64;
+        st_free_entry *v = realloc(fv->v, cap * sizeof *v);
+        if (!v) return STRATA_ERR_NO_MEMORY;
+        fv->v = v;
+        fv->cap = cap;
+    }
+    fv->v[fv->n++] = (st_free_entry){pgno, version};
+    return STRATA_OK;
+}
+
+void st_free_vec_clear(st_free_vec *fv) {
+    free(fv->v);
+    fv->v = NULL;
+    fv->n = fv->cap = 0;
+}
+
+/* ------------------------------------------------------------------ dirty map */
+
+static size_t dirty_hash(pgno_t p, size_t cap) {
+    return (size_t)((p * 0x9E3779B97F4A7C15ull) >> 17) & (cap - 1);
+}
+
+static st_dirty *dirty_find(st_dirty_map *m, pgno_t pgno) {
+    if (!m->cap || pgno < 2) return NULL; /* 0 marks an empty slot; 0 and 1 are meta pages */
+    for (size_t i = dirty_hash(pgno, m->cap);; i = (i + 1) & (m->cap - 1)) {
+        if (m->slots[i].pgno == pgno) return &m->slots[i];
+        if (m->slots[i].pgno == 0) return NULL;
+    }
+}
+
+static int dirty_insert(st_dirty_map *m, st_dirty d) {
+    if ((m->count + 1) * 4 > m->cap * 3) {
+        size_t cap = m->cap ? m->cap * 2 : 256;
+        st_dirty *slots = calloc(cap, sizeof *slots);
+        if (!slots) return STRATA_ERR_NO_MEMORY;
+        for (size_t i = 0; i < m->cap; i++) {
+            if (!m->slots[i].pgno) continue;
+            size_t j = dirty_hash(m->slots[i].pgno, cap);
+            while (slots[j].pgno) j = (j + 1) & (cap - 1);
+            slots[j] = m->slots[i];
+        }
+        free(m->slots);
+        m->slots = slots;
+        m->cap = cap;
+    }
+    size_t j = dirty_hash(d.pgno, m->cap);
+    while (m->slots[j].pgno) j = (j + 1) & (m->cap - 1);
+    m->slots[j] = d;
+    m->count++;
+    return STRATA_OK;
+}
+
+/* Remove by backward-shift deletion (no tombstones). */
+static void dirty_remove(st_dirty_map *m, st_dirty *d) {
+    size_t i = (size_t)(d - m->slots);
+    m->slots[i].pgno = 0;
+    m->count--;
+    for (size_t j = (i + 1) & (m->cap - 1); m->slots[j].pgno; j = (j + 1) & (m->cap - 1)) {
+        size_t home = dirty_hash(m->slots[j].pgno, m->cap);
+        /* Move j into the hole i when its home is not in (i, j] cyclically. */
+        bool between = (i <= j) ? (home > i && home <= j) : (home > i || home <= j);
+        if (!between) {
+            m->slots[i] = m->slots[j];
+            m->slots[j].pgno = 0;
+            i = j;
+        }
+    }
+}
+
+static void dirty_free_all(st_dirty_map *m) {
+    for (size_t i = 0; i < m->cap; i++)
+        if (m->slots[i].pgno) free(m->slots[i].buf);
+    free(m->slots);
+    memset(m, 0, sizeof *m);
+}
+
+/* ------------------------------------------------------------------ meta slots */
+
+void st_meta_seal(st_meta *m) {
+    m->checksum = st_checksum((const uint8_t *)m + 8, sizeof *m - 8);
+}
+
+bool st_meta_valid(const st_meta *m) {
+    return memcmp(m->magic, META_MAGIC, 8) == 0 &&
+           m->checksum == st_checksum((const uint8_t *)m + 8, sizeof *m - 8);
+}
+
+static void meta_copy(strata_db_t *db, int slot, st_meta *out) {
+    st_os_meta_lock(&db->file);
+    memcpy(out, db->file.map + (size_t)slot * ST_PAGE_SIZE, sizeof *out);
+    st_os_meta_unlock(&db->file);
+}
+
+static int meta_write(strata_db_t *db, int slot, const st_meta *m, strata_error *err) {
+    uint8_t page[ST_PAGE_SIZE];
+    memset(page, 0, sizeof page);
+    memcpy(page, m, sizeof *m);
+    st_os_meta_lock(&db->file);
+    int rc = st_os_write(&db->file, (uint64_t)slot * ST_PAGE_SIZE, page, sizeof page, err);
+    st_os_meta_unlock(&db->file);
+    return rc;
+}
+
+int st_pager_create(strata_db_t *db, strata_error *err) {
+    st_meta m;
+    memset(&m, 0, sizeof m);
+    memcpy(m.magic, META_MAGIC, 8);
+    m.format_version = ST_FORMAT_VERSION;
+    m.page_size = ST_PAGE_SIZE;
+    m.page_count = 2;
+    m.flags = ST_META_DURABLE;
+    m.db_id = st_random_id(0);
+    int rc = st_os_ensure_size(&db->file, 2 * ST_PAGE_SIZE, err);
+    for (uint64_t v = 0; v < 2 && rc == STRATA_OK; v++) {
+        m.version = m.durable_version = v;
+        st_meta_seal(&m);
+        rc = meta_write(db, (int)v, &m, err);
+    }
+    if (rc == STRATA_OK) rc = st_os_sync(&db->file, err);
+    return rc;
+}
+
+/* Another handle may have grown the file: ask the kernel. */
+static uint64_t file_size_now(strata_db_t *db) {
+    if (db->file.mem) return atomic_load(&db->file.file_size);
+    struct stat sb;
+    if (fstat(db->file.fd, &sb) == 0 && (uint64_t)sb.st_size > atomic_load(&db->file.file_size))
+        atomic_store(&db->file.file_size, (uint64_t)sb.st_size);
+    return atomic_load(&db->file.file_size);
+}
+
+/* Why a slot cannot be used (META_OK: it can); meta_problem_name gives the words. */
+typedef enum meta_problem_t {
+    META_OK, META_NO_MAGIC, META_FORMAT, META_PAGE_SIZE, META_CHECKSUM, META_FLAGS,
+    META_BEYOND_MAP, META_TOO_FEW_PAGES, META_FILE_SHORT, META_CATALOG, META_FREELIST,
+    META_FREE_COUNT
+} meta_problem_t;
+
+static const char *meta_problem_name(meta_problem_t p) {
+    static const char *const names[] = {
+        [META_OK] = "usable", [META_NO_MAGIC] = "no magic", [META_FORMAT] = "format version",
+        [META_PAGE_SIZE] = "page size", [META_CHECKSUM] = "checksum mismatch",
+        [META_FLAGS] = "bad flags", [META_BEYOND_MAP] = "page count beyond map_size",
+        [META_TOO_FEW_PAGES] = "page count below 2",
+        [META_FILE_SHORT] = "file shorter than page count",
+        [META_CATALOG] = "catalog root out of range", [META_FREELIST] = "free list out of range",
+        [META_FREE_COUNT] = "free count above page count",
+    };
+    return names[p];
+}
+
+static meta_problem_t meta_problem(strata_db_t *db, const st_meta *m) {
+    if (memcmp(m->magic, META_MAGIC, 8) != 0) return META_NO_MAGIC;
+    /* A newer format may checksum differently: name the version before the checksum. */
+    if (m->format_version < ST_FORMAT_OLDEST_READ || m->format_version > ST_FORMAT_VERSION)
+        return META_FORMAT;
+    if (m->page_size != ST_PAGE_SIZE) return META_PAGE_SIZE;
+    if (m->checksum != st_checksum((const uint8_t *)m + 8, sizeof *m - 8)) return META_CHECKSUM;
+    if (m->durable_version > m->version || (m->flags & ~(ST_META_DURABLE | ST_META_SYNCED | ST_META_LOGGED)))
+        return META_FLAGS;
+    if (m->page_count > db->file.map_size / ST_PAGE_SIZE) return META_BEYOND_MAP;
+    if (m->page_count < 2) return META_TOO_FEW_PAGES;
+    if (m->page_count > atomic_load(&db->file.file_size) / ST_PAGE_SIZE &&
+        m->page_count > file_size_now(db) / ST_PAGE_SIZE)
+        return META_FILE_SHORT;
+    if (m->catalog_root == 1 || m->catalog_root >= m->page_count ||
+        (m->catalog_root == 0) != (m->catalog_count == 0))
+        return META_CATALOG;
+    if (m->freelist_head == 1 || m->freelist_head >= m->page_count) return META_FREELIST;
+    if (m->free_count > m->page_count) return META_FREE_COUNT;
+    return META_OK;
+}
+
+int st_pager_latest_meta(strata_db_t *db, st_meta *out, strata_error *err) {
+    uint64_t size = atomic_load(&db->file.file_size);
+    if (size < 16 || memcmp(db->file.map + 8, META_MAGIC, 8) != 0) {
+        if (size >= 2 * ST_PAGE_SIZE && memcmp(db->file.map + ST_PAGE_SIZE + 8, META_MAGIC, 8) == 0)
+            goto slots; /* slot 0 torn, slot 1 may do */
+        return st_err(err, STRATA_ERR_NOT_STRATA, "'%s' is not a Strata database (no magic)",
+                      db->file.path);
+    }
+    if (size < 2 * ST_PAGE_SIZE)
+        return ST_CORRUPT(err, "'%s' is truncated: %llu bytes, a Strata file has at least %u",
+                          db->file.path, (unsigned long long)size, 2 * ST_PAGE_SIZE);
+slots:;
+    st_meta m[2];
+    meta_problem_t why[2];
+    for (int s = 0; s < 2; s++) {
+        meta_copy(db, s, &m[s]);
+        why[s] = meta_problem(db, &m[s]);
+    }
+    int best = -1;
+    for (int s = 0; s < 2; s++)
+        if (why[s] == META_OK && (best < 0 || m[s].version > m[best].version ||
+                        (m[s].version == m[best].version && (m[s].flags & ST_META_DURABLE))))
+            best = s;
+    if (best >= 0) {
+        *out = m[best];
+        return STRATA_OK;
+    }
+    /* Neither slot is usable: name the most telling reason. */
+    for (int s = 0; s < 2; s++) {
+        if (why[s] == META_FORMAT)
+            return st_err(err, STRATA_ERR_FORMAT_VERSION,
+                          "'%s' has file format version %u; this library reads versions %u to %u",
+                          db->file.path, m[s].format_version, ST_FORMAT_OLDEST_READ, ST_FORMAT_VERSION);
+        if (why[s] == META_PAGE_SIZE)
+            return st_err(err, STRATA_ERR_FORMAT_VERSION,
+                          "'%s' has page size %u; this library reads %u", db->file.path,
+                          m[s].page_size, ST_PAGE_SIZE);
+        if (why[s] == META_BEYOND_MAP)
+            return st_err(err, STRATA_ERR_MAP_FULL,
+                          "'%s' has %llu pages, more than map_size %llu holds; reopen with a "
+                          "larger map_size", db->file.path, (unsigned long long)m[s].page_count,
+                          (unsigned long long)db->file.map_size);
+        if (why[s] == META_FILE_SHORT)
+            return ST_CORRUPT(err, "'%s' is truncated: meta slot %d (version %llu) needs %llu "
+                              "pages, the file has %llu bytes", db->file.path, s,
+                              (unsigned long long)m[s].version,
+                              (unsigned long long)m[s].page_count,
+                              (unsigned long long)atomic_load(&db->file.file_size));
+    }
+    return ST_CORRUPT(err, "'%s': no usable meta slot (slot 0: %s; slot 1: %s)", db->file.path,
+                      meta_problem_name(why[0]), meta_problem_name(why[1]));
+}
+
+/* The slot holding a valid meta of `version` (its durable copy if both do), or -1. */
+static int find_slot(strata_db_t *db, uint64_t version, st_meta *out) {
+    int found = -1;
+    for (int s = 0; s < 2; s++) {
+        st_meta m;
+        meta_copy(db, s, &m);
+        if (m.version != version || meta_problem(db, &m) != META_OK) continue;
+        if (found < 0 || (m.flags & ST_META_DURABLE)) {
+            *out = m;
+            found = s;
+        }
+    }
+    return found;
+}
+
+int st_pager_snapshot(strata_db_t *db, int slot, st_meta *out, strata_error *err) {
+    for (long attempt = 0; attempt < 1000000; attempt++) {
+        uint64_t v = st_readers_current(db);
+        st_readers_hold(db, slot, v);
+        if (st_readers_current(db) != v) continue; /* a writer published meanwhile */
+        if (find_slot(db, v, out) >= 0) return STRATA_OK;
+        /* A NO_SYNC commit overwrites the slot of the version it replaces, just before it
+         * publishes (or its writer died just before): the next version is complete, and the
+         * hold on v protects it too. */
+        if (find_slot(db, v + 1, out) >= 0) return STRATA_OK;
+        if (attempt > 8) sched_yield();
+    }
+    st_readers_hold(db, slot, UINT64_MAX);
+    return ST_CORRUPT(err, "'%s': the lock file's current version %llu has no valid meta slot",
+                      db->file.path, (unsigned long long)st_readers_current(db));
+}
+
+static int mark_durable(strata_db_t *db, int slot, st_meta *m, strata_error *err);
+
+/* The version recovery starts from before the commit log: the newest, if durable or intact. */
+static int recover_base(strata_db_t *db, st_check_unsynced_fn check, const st_meta *newest,
+                        st_meta *out, strata_error *err) {
+    st_meta durable;
+    if (newest->flags & ST_META_DURABLE) {
+        *out = *newest;
+        return STRATA_OK;
+    }
+    int ds = find_slot(db, newest->durable_version, &durable);
+    /* a SYNCED version that a later commit names as durable was published, hence synced */
+    bool have_durable = ds >= 0 && (durable.flags & (ST_META_DURABLE | ST_META_SYNCED));
+    if (newest->flags & ST_META_LOGGED) { /* rebuilt from the log, if at all */
+        if (!have_durable)
+            return ST_CORRUPT(err, "'%s': version %llu was logged after version %llu, which is "
+                              "gone", db->file.path, (unsigned long long)newest->version,
+                              (unsigned long long)newest->durable_version);
+        *out = durable;
+        return STRATA_OK;
+    }
+    /* Written in NO_SYNC mode (or SYNCED): its pages may not all have reached the disk. */
+    strata_error why = {0};
+    int rc = check(db, newest, have_durable ? &durable : NULL, &why);
+    if (rc == STRATA_OK) {
+        *out = *newest;
+        return STRATA_OK;
+    }
+    if (rc != STRATA_ERR_CORRUPT) return st_err(err, rc, "%s", why.message);
+    if (!have_durable)
+        return ST_CORRUPT(err, "'%s': version %llu was written without sync and is damaged (%.100s); "
+                          "its durable version %llu is gone", db->file.path,
+                          (unsigned long long)newest->version, why.message,
+                          (unsigned long long)newest->durable_version);
+    *out = durable; /* the commits after the last sync were lost with the power */
+    return STRATA_OK;
+}
+
+int st_pager_recover(strata_db_t *db, st_check_unsynced_fn check, st_meta *out,
+                     strata_error *err) {
+    st_meta newest, base, rebuilt;
+    int rc = st_pager_latest_meta(db, &newest, err);
+    if (rc || (rc = recover_base(db, check, &newest, &base, err))) return rc;
+    uint64_t replayed;
+    if ((rc = st_log_replay(db, &base, &rebuilt, &replayed, err))) return rc;
+    if (replayed == 0) {
+        *out = base;
+        return STRATA_OK;
+    }
+    /* The rebuilt version goes into the slot it was written for (never the base's), then
+     * becomes durable: a sync, and its durable copy in the base's slot. */
+    int base_slot = find_slot(db, base.version, &newest);
+    if (base_slot < 0)
+        return ST_CORRUPT(err, "'%s': the durable version %llu vanished during recovery",
+                          db->file.path, (unsigned long long)base.version);
+    if ((rc = meta_write(db, 1 - base_slot, &rebuilt, err)) ||
+        (rc = mark_durable(db, 1 - base_slot, &rebuilt, err)))
+        return rc;
+    *out = rebuilt;
+    return STRATA_OK;
+}
+
+/* With the writer lock held: sync, then write a durable copy of the current version's meta
+ * (in `slot`) into the other slot, and sync again. *m becomes the durable copy. */
+static int mark_durable(strata_db_t *db, int slot, st_meta *m, strata_error *err) {
+    db->reuse_hints.valid = false; /* pages held back for the old durable version come free */
+    int rc = st_os_sync(&db->file, err);
+    if (rc || ((m->flags & ST_META_DURABLE) && m->db_id)) return rc;
+    m->flags |= ST_META_DURABLE;
+    if (!m->db_id) m->db_id = st_random_id(m->version); /* a file of format 3 or older */
+    m->durable_version = m->version;
+    st_meta_seal(m);
+    if ((rc = meta_write(db, 1 - slot, m, err))) return rc;
+    return st_os_sync(&db->file, err);
+}
+
+int st_pager_sync(strata_db_t *db, strata_error *err) {
+    if (db->file.mem) return STRATA_OK;
+    if (db->file.opts.read_only) return st_os_sync(&db->file, err);
+    pthread_mutex_lock(&db->write_mutex);
+    int rc = st_readers_writer_lock(db, true, err);
+    if (rc == STRATA_OK && db->log_retract_at) {
+        rc = st_log_retract(db, db->log_retract_at, err);
+        if (rc) st_readers_writer_unlock(db);
+    }
+    if (rc == STRATA_OK) {
+        st_meta m;
+        int slot = find_slot(db, st_readers_current(db), &m);
+        rc = slot >= 0 ? mark_durable(db, slot, &m, err) : st_os_sync(&db->file, err);
+        st_readers_writer_unlock(db);
+    }
+    pthread_mutex_unlock(&db->write_mutex);
+    if (rc == STRATA_OK) db->unsynced = false;
+    return rc;
+}
+
+/* ------------------------------------------------------------------ pages */
+
+static uint64_t txn_page_count(const strata_txn_t *txn) {
+    return txn->write ? txn->page_count : txn->meta.page_count;
+}
+
+int st_page_get(strata_txn_t *txn, pgno_t pgno, const uint8_t **page, strata_error *err) {
+    if (txn->write) {
+        st_dirty *d = dirty_find(&txn->dirty, pgno);
+        if (d) {
+            *page = d->buf;
+            return STRATA_OK;
+        }
+    }
+    if (pgno < 2 || pgno >= txn_page_count(txn))
+        return ST_CORRUPT(err, "page number %llu out of range [2, %llu)",
+                          (unsigned long long)pgno, (unsigned long long)txn_page_count(txn));
+    *page = txn->db->file.map + pgno * ST_PAGE_SIZE;
+    return STRATA_OK;
+}
+
+/* cold: see st_freelist_take. */
+static int take_pages(strata_txn_t *txn, uint32_t npages, bool cold, pgno_t *pgno,
+                      strata_error *err) {
+    if (npages == 1) {
+        if (txn->own.n > 0) {
+            *pgno = txn->own.v[--txn->own.n].pgno;
+            return STRATA_OK;
+        }
+        if (st_freelist_take(txn, cold, pgno)) {
+            txn->pages_taken++;
+            return STRATA_OK;
+        }
+    }
+    /* Runs (overflow values) come from the end of the file; freed runs return as single pages. */
+    uint64_t end = txn->page_count + npages;
+    if (end * ST_PAGE_SIZE > txn->db->file.map_size)
+        return st_err(err, STRATA_ERR_MAP_FULL,
+                      "'%s' would need %llu bytes, over map_size %llu; reopen with a larger map_size",
+                      txn->db->file.path, (unsigned long long)(end * ST_PAGE_SIZE),
+                      (unsigned long long)txn->db->file.map_size);
+    *pgno = txn->page_count;
+    txn->page_count = end;
+    txn->pages_taken += npages;
+    return STRATA_OK;
+}
+
+/* base: the committed page the new one copies (0: none), for the commit log. */
+static int alloc_pages(strata_txn_t *txn, uint32_t npages, bool cold, pgno_t base, uint8_t **page,
+                       pgno_t *pgno, strata_error *err) {
+    int rc = take_pages(txn, npages, cold, pgno, err);
+    if (rc) return st_txn_fail(txn, rc);
+    uint8_t *buf = calloc(npages, ST_PAGE_SIZE);
+    if (!buf || dirty_insert(&txn->dirty, (st_dirty){*pgno, npages, buf, base}) != STRATA_OK) {
+        free(buf);
+        return st_txn_fail(txn, st_err(err, STRATA_ERR_NO_MEMORY, "out of memory for %u pages", npages));
+    }
+    st_wr64(buf + PH_VERSION, txn->new_version);
+    st_wr64(buf + PH_PGNO, *pgno);
+    *page = buf;
+    return STRATA_OK;
+}
+
+int st_page_alloc(strata_txn_t *txn, uint32_t npages, uint8_t **page, pgno_t *pgno,
+                  strata_error *err) {
+    return alloc_pages(txn, npages, false, 0, page, pgno, err);
+}
+
+void st_page_resembles(strata_txn_t *txn, pgno_t pgno, pgno_t like) {
+    st_dirty *d = dirty_find(&txn->dirty, pgno);
+    if (d && d->npages == 1) d->base = like;
+}
+
+int st_page_touch(strata_txn_t *txn, pgno_t pgno, uint8_t **page, pgno_t *newp,
+                  strata_error *err) {
+    st_dirty *d = dirty_find(&txn->dirty, pgno);
+    if (d) {
+        *page = d->buf;
+        *newp = pgno;
+        return STRATA_OK;
+    }
+    const uint8_t *src;
+    int rc = st_page_get(txn, pgno, &src, err);
+    if (rc) return rc;
+    uint8_t *buf;
+    bool cold = txn->new_version - st_rd64(src + PH_VERSION) > ST_REUSE_HOT_VERSIONS;
+    if ((rc = alloc_pages(txn, 1, cold, pgno, &buf, newp, err))) return rc;
+    if (*newp == pgno) /* a damaged free list: freeing the original would free its own copy */
+        return st_txn_fail(txn, ST_CORRUPT(err, "page %llu is in use but listed as free",
+                                           (unsigned long long)pgno));
+    memcpy(buf + PH_KIND, src + PH_KIND, ST_PAGE_SIZE - PH_KIND);
+    if ((rc = st_page_free(txn, pgno, 1, err))) return rc;
+    *page = buf;
+    return STRATA_OK;
+}
+
+int st_page_free(strata_txn_t *txn, pgno_t pgno, uint32_t npages, strata_error *err) {
+    st_dirty *d = dirty_find(&txn->dirty, pgno);
+    int rc = STRATA_OK;
+    if (d) {
+        free(d->buf);
+        dirty_remove(&txn->dirty, d);
+        for (uint32_t i = 0; i < npages && rc == STRATA_OK; i++)
+            rc = st_free_vec_push(&txn->own, pgno + i, 0);
+    } else {
+        for (uint32_t i = 0; i < npages && rc == STRATA_OK; i++)
+            rc = st_free_vec_push(&txn->freed, pgno + i, txn->new_version);
+    }
+    if (rc) return st_txn_fail(txn, st_err(err, rc, "out of memory freeing page %llu",
+                                           (unsigned long long)pgno));
+    return STRATA_OK;
+}
+
+/* ------------------------------------------------------------------ write transactions */
+
+int st_pager_begin_write(strata_txn_t *txn, strata_error *err) {
+    strata_db_t *db = txn->db;
+    int rc;
+    /* A failed commit whose log record could not be retracted then: first of all. */
+    if (db->log_retract_at && (rc = st_log_retract(db, db->log_retract_at, err))) return rc;
+    uint64_t v = st_readers_current(db);
+    int slot = find_slot(db, v, &txn->meta);
+    if (slot < 0 && (slot = find_slot(db, v + 1, &txn->meta)) >= 0)
+        st_readers_publish(db, v + 1); /* its writer died between meta and publish */
+    if (slot < 0)
+        return ST_CORRUPT(err, "'%s': the lock file's current version %llu has no valid meta slot",
+                          db->file.path, (unsigned long long)v);
+    bool full = db->file.opts.durability != STRATA_DURABILITY_NO_SYNC; /* memory: nothing to lose */
+    txn->logged = db->file.opts.durability == STRATA_DURABILITY_FULL && !db->file.mem;
+    const st_meta *cm = &txn->meta;
+    bool synced = cm->flags & (ST_META_DURABLE | ST_META_SYNCED);
+    /* NO_SYNC: make the current version durable now and then, so that the space it holds back
+     * is reused and a power loss costs at most this many commits. FULL: when the log has filled,
+     * and before logging on top of an unsynced NO_SYNC commit (the log holds only logged ones). */
+    bool checkpoint;
+    if (txn->logged)
+        checkpoint = !cm->db_id || /* a file of format 3 or older gets its id */
+                     (!synced && (!(cm->flags & ST_META_LOGGED) ||
+                                  cm->log_end > st_log_checkpoint_at(db)));
+    else
+        checkpoint = !full && !synced && cm->version - cm->durable_version >= ST_NO_SYNC_EVERY;
+    if (checkpoint) {
+        if ((rc = mark_durable(db, slot, &txn->meta, err))) return rc;
+        slot = 1 - slot;
+        db->unsynced = false;
+    }
+    /* The new meta never overwrites the durable version's slot; pages freed after the durable
+     * version are not reused until it moves on (a crash may fall back to it), except, for a
+     * logged commit, those written after it (freelist.c). */
+    st_meta d;
+    int durable_slot = slot;
+    if (txn->meta.flags & (ST_META_DURABLE | ST_META_SYNCED)) { /* published: synced */
+        txn->durable_version = txn->meta.version;
+    } else {
+        txn->durable_version = txn->meta.durable_version;
+        int ds = find_slot(db, txn->durable_version, &d);
+        if (ds >= 0 && (d.flags & (ST_META_DURABLE | ST_META_SYNCED))) durable_slot = ds;
+    }
+    txn->meta_slot = 1 - durable_slot;
+    txn->new_version = txn->meta.version + 1;
+    txn->page_count = txn->meta.page_count;
+    txn->oldest_reader = st_readers_oldest(db, txn->meta.version, NULL);
+    if (db->file.opts.max_versions && txn->new_version - txn->oldest_reader > db->file.opts.max_versions)
+        return st_err(err, STRATA_ERR_TOO_MANY_VERSIONS,
+                      "'%s': a reader holds version %llu; committing version %llu would keep %llu "
+                      "versions alive, over max_versions %llu", db->file.path,
+                      (unsigned long long)txn->oldest_reader,
+                      (unsigned long long)txn->new_version,
+                      (unsigned long long)(txn->new_version - txn->oldest_reader),
+                      (unsigned long long)db->file.opts.max_versions);
+
+    if (!full && txn->durable_version < txn->oldest_reader) txn->oldest_reader = txn->durable_version;
+
+    /* The cached list is handed over, not copied (a copy cost a few microseconds a commit with
+     * ~9,000 entries): a transaction that does not commit leaves the next to load it. */
+    pthread_mutex_lock(&db->state_mutex);
+    bool cached = db->free_cache_valid && db->free_cache_version == txn->meta.version;
+    if (cached) { /* with its page maps (freelist.c decides whether they still hold) */
+        txn->fl = db->free_cache;
+        memset(&db->free_cache, 0, sizeof db->free_cache);
+        txn->reuse.map = db->reuse_map;
+        memset(&db->reuse_map, 0, sizeof db->reuse_map);
+    } else {
+        st_freelist_clear(&db->free_cache);
+        st_reuse_map_clear(&db->reuse_map);
+    }
+    db->free_cache_valid = false;
+    pthread_mutex_unlock(&db->state_mutex);
+    if (!cached) return st_freelist_load(db, &txn->meta, &txn->fl, err);
+    return STRATA_OK;
+}
+
+void st_pager_end_write(strata_txn_t *txn) {
+    dirty_free_all(&txn->dirty);
+    st_freelist_clear(&txn->fl);
+    st_reuse_clear(&txn->reuse);
+    st_reuse_map_clear(&txn->reuse_out);
+    st_free_vec_clear(&txn->own);
+    st_free_vec_clear(&txn->freed);
+}
+
+static int cmp_dirty(const void *a, const void *b) {
+    pgno_t x = (*(st_dirty *const *)a)->pgno, y = (*(st_dirty *const *)b)->pgno;
+    return x < y ? -1 : x > y;
+}
+
+int st_pager_commit(strata_txn_t *txn, pgno_t catalog_root, uint64_t catalog_count,
+                    strata_error *err) {
+    strata_db_t *db = txn->db;
+    if (db->broken)
+        return st_err(err, STRATA_ERR_IO, "'%s' must be reopened: %s", db->file.path, db->broken_why);
+    st_meta m = txn->meta;
+    m.format_version = ST_FORMAT_VERSION; /* an older file becomes the current format */
+    txn->hints_out.valid = false;
+    int rc = st_freelist_save(txn, &m.freelist_head, &m.free_count, err);
+    if (rc) return rc;
+
+    st_dirty **list = malloc((txn->dirty.count + 1) * sizeof *list);
+    if (!list) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
+    size_t n = 0;
+    for (size_t i = 0; i < txn->dirty.cap; i++)
+        if (txn->dirty.slots[i].pgno) list[n++] = &txn->dirty.slots[i];
+    qsort(list, n, sizeof *list, cmp_dirty);
+    for (size_t i = 0; i < n; i++) {
+        size_t len = (size_t)list[i]->npages * ST_PAGE_SIZE;
+        st_wr64(list[i]->buf + PH_CHECKSUM, st_checksum(list[i]->buf + 8, len - 8));
+    }
+    rc = st_os_ensure_size(&db->file, txn->page_count * ST_PAGE_SIZE, err);
+    /* Adjacent pages go out in one write (up to WRITE_BATCH buffers): fewer system calls. */
+    enum { WRITE_BATCH = 64 };
+    struct iovec iov[WRITE_BATCH];
+    for (size_t i = 0; i < n && rc == STRATA_OK;) {
+        size_t j = i;
+        for (; j < n && j - i < WRITE_BATCH &&
+               (j == i || list[j]->pgno == list[j - 1]->pgno + list[j - 1]->npages); j++)
+            iov[j - i] = (struct iovec){list[j]->buf, (size_t)list[j]->npages * ST_PAGE_SIZE};
+        rc = st_os_write_gather(&db->file, list[i]->pgno * ST_PAGE_SIZE, iov, (int)(j - i), err);
+        i = j;
+    }
+    bool sync = db->file.opts.durability == STRATA_DURABILITY_FULL;
+    bool memory = db->file.opts.durability == STRATA_DURABILITY_MEMORY; /* nothing to lose */
+    if (rc) {
+        free(list);
+        return rc;
+    }
+
+    m.version = txn->new_version;
+    m.page_count = txn->page_count;
+    m.catalog_root = catalog_root;
+    m.catalog_count = catalog_count;
+    m.flags = memory ? ST_META_DURABLE : sync ? ST_META_SYNCED : 0;
+    m.durable_version = memory ? m.version : txn->durable_version;
+    bool logged = false;
+    uint64_t record_at = 0;
+    if (txn->logged) rc = st_log_commit(txn, list, n, &m, &logged, &record_at, err);
+    free(list);
+    if (rc) return rc;
+    if (logged) {
+        /* Durable now; the meta only tells readers and later writers. A failed write must not
+         * leave a record that a recovery would replay. */
+        if ((rc = meta_write(db, txn->meta_slot, &m, err))) {
+            strata_error e2 = {0};
+            st_log_retract(db, record_at, &e2);
+            return rc;
+        }
+    } else {
+        st_meta_seal(&m);
+        st_meta previous;
+        meta_copy(db, txn->meta_slot, &previous);
+        /* A failed meta write leaves the slot torn at worst: it never holds the durable version. */
+        if ((rc = meta_write(db, txn->meta_slot, &m, err))) return rc;
+        if (sync) rc = st_os_sync(&db->file, err);
+        if (rc) {
+            /* The new meta sits in the page cache and may still reach the disk: put the slot's
+             * old bytes back so that the failed commit never appears. */
+            strata_error e2 = {0};
+            if (meta_write(db, txn->meta_slot, &previous, &e2) || st_os_sync(&db->file, &e2)) {
+                db->broken = true;
+                snprintf(db->broken_why, sizeof db->broken_why,
+                         "a failed commit could not be rolled back (%.150s)", e2.message);
+            }
+            return rc;
+        }
+        if (txn->logged) db->reuse_hints.valid = false; /* synced: the durable version moved */
+    }
+    st_readers_publish(db, m.version);
+    txn->meta = m;
+    if (!memory) db->unsynced = true; /* close leaves a durable meta: no check at next open */
+
+    pthread_mutex_lock(&db->state_mutex);
+    st_freelist_clear(&db->free_cache);
+    db->free_cache = txn->fl; /* the list just written */
+    memset(&txn->fl, 0, sizeof txn->fl);
+    st_reuse_map_clear(&db->reuse_map);
+    db->reuse_map = txn->reuse_out;
+    memset(&txn->reuse_out, 0, sizeof txn->reuse_out);
+    db->free_cache_version = m.version;
+    db->free_cache_valid = true;
+    db->last_write_pages = txn->pages_taken;
+    if (txn->hints_out.valid) db->reuse_hints = txn->hints_out;
+    pthread_mutex_unlock(&db->state_mutex);
+    return STRATA_OK;
+}
+
+

@@ -1,0 +1,38 @@
+/*
+ * pager.h — meta slots and the commit protocol (page access is in the door, storage.h).
+ * Private to storage/.
+ */
+#ifndef STRATA_PAGER_H
+#define STRATA_PAGER_H
+
+#include "storage/storage.h"
+
+/* Write the two meta slots of a new, empty database (version 0 and 1) and sync. */
+int st_pager_create(strata_db_t *db, strata_error *err);
+/* The newest valid meta of the file, with the checks of open (magic, format, sizes). */
+int st_pager_latest_meta(strata_db_t *db, st_meta *out, strata_error *err);
+/* The reader protocol: hold `slot` at the current version and copy its meta. */
+int st_pager_snapshot(strata_db_t *db, int slot, st_meta *out, strata_error *err);
+
+int st_pager_begin_write(strata_txn_t *txn, strata_error *err);
+/* Write the transaction durably (per the durability mode), its meta recording the catalog's
+ * root and count, and publish it. On failure the transaction's pages are discarded and the file
+ * is left at its previous commit. */
+int st_pager_commit(strata_txn_t *txn, pgno_t catalog_root, uint64_t catalog_count,
+                    strata_error *err);
+void st_pager_end_write(strata_txn_t *txn);
+
+bool st_meta_valid(const st_meta *m);
+/* A random nonzero number (time, process, a counter and seed mixed): database ids, log salts. */
+uint64_t st_random_id(uint64_t seed);
+/* Set m's checksum over its other bytes. */
+void st_meta_seal(st_meta *m);
+/* At the first open after every handle closed (perhaps by a crash): the version to start from.
+ * A newest version written without sync is checked page by page, and if its pages did not all
+ * reach the disk, the last durable version is used instead; then the commit log's records
+ * after that version are replayed (commitlog.c) and the newest of them made durable. */
+int st_pager_recover(strata_db_t *db, st_check_unsynced_fn check, st_meta *out,
+                     strata_error *err);
+/* fdatasync, then mark the current version durable (strata_db_sync). */
+int st_pager_sync(strata_db_t *db, strata_error *err);
+#endif

@@ -1,0 +1,292 @@
+/*
+ * readers.c — the lock file `<path>.lock` (memory mode: an anonymous region of the store).
+ *
+ * Layout (little-endian, native atomics; the file is shared through MAP_SHARED):
+ *
+ *   offset  size  field
+ *   0       8     magic "STRATALK"
+ *   8       4     lock format version (1)
+ *   12      4     slot count N
+ *   16      8     current version: the latest commit published by a writer (atomic)
+ *   24      40    reserved, zero
+ *   64      64*N  reader slots: u32 pid (atomic, 0 = free), u32 reserved,
+ *                 u64 version (atomic, UINT64_MAX = none), 48 reserved
+ *
+ * Byte-range locks (open-file-description locks, so they are per handle, survive other
+ * descriptors closing, and vanish when the process dies):
+ *   byte 0  writer lock (exclusive while a write transaction runs)
+ *   byte 1  alive lock (shared while a handle is open; whoever gets it exclusive is alone and
+ *           resets the table)
+ *   byte 2  open lock (exclusive while a handle opens, so resets never race)
+ *
+ * Invariants:
+ *  - A slot whose pid is not 0 belongs to a live read transaction, or to a dead process; dead
+ *    owners are found with kill(pid, 0) == ESRCH and their slots freed.
+ *  - A reader stores its version before checking that it is still the current one; a writer
+ *    reads the slots after publishing. Both use sequentially consistent atomics, so a writer
+ *    either sees the reader's version or the reader sees the newer current version and retries.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "storage/readers.h"
+
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define LOCK_MAGIC "STRATALK"
+#define LOCK_FORMAT 1u
+
+typedef struct lock_header {
+    char magic[8];
+    uint32_t format;
+    uint32_t nslots;
+    _Atomic uint64_t current;
+    uint64_t reserved[5];
+} lock_header;
+_Static_assert(sizeof(lock_header) == 64, "lock header is 64 bytes");
+
+typedef struct reader_slot {
+    _Atomic uint32_t pid;
+    uint32_t reserved0;
+    _Atomic uint64_t version;
+    uint64_t reserved[6];
+} reader_slot;
+_Static_assert(sizeof(reader_slot) == 64, "reader slot is 64 bytes");
+
+struct st_readers {
+    int fd;               /* -1 in memory mode */
+    uint8_t *region;
+    size_t size;
+    bool region_owned;    /* munmap at close (files) */
+    lock_header *hdr;
+    reader_slot *slots;
+    uint32_t nslots;
+    bool fresh;           /* this handle reset the table */
+    pid_t pid;
+};
+
+static void table_reset(st_readers *r, uint32_t nslots) {
+    memset(r->region, 0, r->size);
+    lock_header *h = (lock_header *)r->region;
+    memcpy(h->magic, LOCK_MAGIC, 8);
+    h->format = LOCK_FORMAT;
+    h->nslots = nslots;
+    reader_slot *s = (reader_slot *)(r->region + sizeof(lock_header));
+    for (uint32_t i = 0; i < nslots; i++) atomic_store(&s[i].version, ST_NO_VERSION);
+}
+
+static int open_lock_file(strata_db_t *db, st_readers *r, strata_error *err) {
+    char path[4096];
+    if (snprintf(path, sizeof path, "%s.lock", db->file.path) >= (int)sizeof path)
+        return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "path '%s' is too long", db->file.path);
+    r->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (r->fd < 0) return st_err_errno(err, errno, "cannot open lock file '%s'", path);
+    int e = st_os_lock_byte(r->fd, 2, true, true);
+    if (e) return st_err_errno(err, e, "cannot take the open lock of '%s'", path);
+    int rc = STRATA_OK;
+    bool alone = st_os_lock_byte(r->fd, 1, true, false) == 0;
+    uint32_t nslots = db->file.opts.max_readers;
+    struct stat sb;
+    if (fstat(r->fd, &sb) != 0) {
+        rc = st_err_errno(err, errno, "cannot stat lock file '%s'", path);
+        goto out;
+    }
+    if (!alone) {
+        /* Others have it open: it must be ours and well formed. */
+        lock_header h;
+        if (sb.st_size < (off_t)sizeof h || pread(r->fd, &h, sizeof h, 0) != (ssize_t)sizeof h ||
+            memcmp(h.magic, LOCK_MAGIC, 8) != 0) {
+            rc = st_err(err, STRATA_ERR_FORMAT_VERSION,
+                        "lock file '%s' is in use but is not a Strata lock file", path);
+            goto out;
+        }
+        if (h.format != LOCK_FORMAT) {
+            rc = st_err(err, STRATA_ERR_FORMAT_VERSION,
+                        "lock file '%s' is owned by an incompatible Strata (lock format %u, this "
+                        "library uses %u)", path, h.format, LOCK_FORMAT);
+            goto out;
+        }
+        if (h.nslots == 0 || h.nslots > 65536 ||
+            (off_t)(64 + 64 * (uint64_t)h.nslots) > sb.st_size) {
+            rc = st_err(err, STRATA_ERR_FORMAT_VERSION,
+                        "lock file '%s' has a bad slot count %u", path, h.nslots);
+            goto out;
+        }
+        nslots = h.nslots;
+    }
+    r->size = 64 + 64 * (size_t)nslots;
+    if (alone && ftruncate(r->fd, (off_t)r->size) != 0) {
+        rc = st_err_errno(err, errno, "cannot size lock file '%s'", path);
+        goto out;
+    }
+    r->region = mmap(NULL, r->size, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
+    if (r->region == MAP_FAILED) {
+        r->region = NULL;
+        rc = st_err_errno(err, errno, "cannot map lock file '%s'", path);
+        goto out;
+    }
+    r->region_owned = true;
+    if (alone) {
+        table_reset(r, nslots);
+        r->fresh = true;
+    }
+    e = st_os_lock_byte(r->fd, 1, false, true); /* shared alive lock (downgrade if exclusive) */
+    if (e) rc = st_err_errno(err, e, "cannot take the alive lock of '%s'", path);
+out:
+    st_os_unlock_byte(r->fd, 2);
+    return rc;
+}
+
+int st_readers_open(strata_db_t *db, strata_error *err) {
+    st_readers *r = calloc(1, sizeof *r);
+    if (!r) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory opening '%s'", db->file.path);
+    r->fd = -1;
+    r->pid = getpid();
+    db->readers = r;
+    int rc;
+    if (db->file.mem) {
+        r->region = st_os_mem_lock_region(&db->file, &r->size);
+        if (memcmp(r->region, LOCK_MAGIC, 8) != 0) {
+            table_reset(r, (uint32_t)((r->size - 64) / 64));
+            r->fresh = true;
+        }
+        rc = STRATA_OK;
+    } else {
+        rc = open_lock_file(db, r, err);
+    }
+    if (rc == STRATA_OK) {
+        r->hdr = (lock_header *)r->region;
+        r->slots = (reader_slot *)(r->region + sizeof(lock_header));
+        r->nslots = r->hdr->nslots;
+    }
+    return rc;
+}
+
+bool st_readers_fresh(strata_db_t *db) { return db->readers->fresh; }
+
+void st_readers_close(strata_db_t *db) {
+    st_readers *r = db->readers;
+    if (!r) return;
+    if (r->region_owned && r->region) munmap(r->region, r->size);
+    if (r->fd >= 0) close(r->fd); /* drops this description's locks */
+    free(r);
+    db->readers = NULL;
+}
+
+uint64_t st_readers_current(strata_db_t *db) { return atomic_load(&db->readers->hdr->current); }
+
+void st_readers_publish(strata_db_t *db, uint64_t version) {
+    atomic_store(&db->readers->hdr->current, version);
+}
+
+static bool owner_dead(st_readers *r, uint32_t pid) {
+    if (pid == 0 || (pid_t)pid == r->pid) return false;
+    return kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+}
+
+static void reap_slot(st_readers *r, uint32_t i, uint32_t pid) {
+    atomic_store(&r->slots[i].version, ST_NO_VERSION);
+    uint32_t expect = pid;
+    atomic_compare_exchange_strong(&r->slots[i].pid, &expect, 0);
+}
+
+int st_readers_acquire(strata_db_t *db, int *slot, strata_error *err) {
+    st_readers *r = db->readers;
+    for (int pass = 0; pass < 2; pass++) {
+        for (uint32_t i = 0; i < r->nslots; i++) {
+            uint32_t expect = 0;
+            if (atomic_load(&r->slots[i].pid) == 0 &&
+                atomic_compare_exchange_strong(&r->slots[i].pid, &expect, (uint32_t)r->pid)) {
+                atomic_store(&r->slots[i].version, ST_NO_VERSION);
+                *slot = (int)i;
+                return STRATA_OK;
+            }
+        }
+        /* Full: free the slots of dead processes and try once more. */
+        for (uint32_t i = 0; i < r->nslots; i++) {
+            uint32_t pid = atomic_load(&r->slots[i].pid);
+            if (owner_dead(r, pid)) reap_slot(r, i, pid);
+        }
+    }
+    return st_err(err, STRATA_ERR_READERS_FULL,
+                  "all %u reader slots of '%s.lock' are held by live read transactions",
+                  r->nslots, db->file.path);
+}
+
+void st_readers_hold(strata_db_t *db, int slot, uint64_t version) {
+    atomic_store(&db->readers->slots[slot].version, version);
+}
+
+void st_readers_release(strata_db_t *db, int slot) {
+    st_readers *r = db->readers;
+    atomic_store(&r->slots[slot].version, ST_NO_VERSION);
+    atomic_store(&r->slots[slot].pid, 0);
+}
+
+uint64_t st_readers_oldest(strata_db_t *db, uint64_t latest, uint32_t *live) {
+    st_readers *r = db->readers;
+    uint64_t oldest = latest;
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < r->nslots; i++) {
+        uint32_t pid = atomic_load(&r->slots[i].pid);
+        if (pid == 0) continue;
+        if (owner_dead(r, pid)) {
+            reap_slot(r, i, pid);
+            continue;
+        }
+        n++;
+        uint64_t v = atomic_load(&r->slots[i].version);
+        if (v < oldest) oldest = v;
+    }
+    if (live) *live = n;
+    return oldest;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+size_t st_readers_list(strata_db_t *db, uint64_t *versions, size_t cap) {
+    st_readers *r = db->readers;
+    uint64_t *all = malloc(sizeof(uint64_t) * (r->nslots ? r->nslots : 1));
+    if (!all) return 0;
+    size_t n = 0;
+    for (uint32_t i = 0; i < r->nslots; i++) {
+        uint32_t pid = atomic_load(&r->slots[i].pid);
+        if (pid == 0 || owner_dead(r, pid)) continue;
+        uint64_t v = atomic_load(&r->slots[i].version);
+        if (v != ST_NO_VERSION) all[n++] = v;
+    }
+    qsort(all, n, sizeof *all, cmp_u64);
+    size_t distinct = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0 && all[i] == all[i - 1]) continue;
+        if (distinct < cap) versions[distinct] = all[i];
+        distinct++;
+    }
+    free(all);
+    return distinct;
+}
+
+int st_readers_writer_lock(strata_db_t *db, bool wait, strata_error *err) {
+    st_readers *r = db->readers;
+    if (r->fd < 0) return STRATA_OK; /* memory mode: the store's mutex is enough */
+    int e = st_os_lock_byte(r->fd, 0, true, wait);
+    if (e == EAGAIN)
+        return st_err(err, STRATA_ERR_BUSY, "another writer holds '%s'", db->file.path);
+    if (e) return st_err_errno(err, e, "cannot take the writer lock of '%s.lock'", db->file.path);
+    return STRATA_OK;
+}
+
+void st_readers_writer_unlock(strata_db_t *db) {
+    if (db->readers->fd >= 0) st_os_unlock_byte(db->readers->fd, 0);
+}

@@ -1,0 +1,41 @@
+/*
+ * readers.h — the lock file `<path>.lock`: reader slots shared by all processes, the latest
+ * published version, and the writer lock. Private to storage/.
+ */
+#ifndef STRATA_READERS_H
+#define STRATA_READERS_H
+
+#include "storage/storage.h"
+
+#define ST_NO_VERSION UINT64_MAX
+
+/* Open or create the lock file (memory mode: the store's region). */
+int st_readers_open(strata_db_t *db, strata_error *err);
+/* Whether this handle reset the table at open: no other handle was open, so the file may need
+ * recovering from a crash (pager.c: st_pager_recover). */
+bool st_readers_fresh(strata_db_t *db);
+void st_readers_close(strata_db_t *db);
+
+/* The latest committed version, as published by the last writer. */
+uint64_t st_readers_current(strata_db_t *db);
+/* Publish a new latest version (the writer, after its meta is durable). */
+void st_readers_publish(strata_db_t *db, uint64_t version);
+
+/* Take a free slot for a read transaction (freeing slots of dead processes if needed). */
+int st_readers_acquire(strata_db_t *db, int *slot, strata_error *err);
+/* Record that `slot` holds `version` (sequentially consistent: see pager's reader protocol). */
+void st_readers_hold(strata_db_t *db, int slot, uint64_t version);
+void st_readers_release(strata_db_t *db, int slot);
+
+/* The oldest version held by a live reader, or `latest` when none; frees dead slots.
+ * *live receives the number of slots in use (may be NULL). */
+uint64_t st_readers_oldest(strata_db_t *db, uint64_t latest, uint32_t *live);
+/* The held versions, ascending and distinct, up to cap; returns how many there are in all. */
+size_t st_readers_list(strata_db_t *db, uint64_t *versions, size_t cap);
+
+/* The writer lock: exclusive across the processes (OFD lock on byte 0 of the lock file) and
+ * threads (the caller also holds the handle's write mutex). */
+int st_readers_writer_lock(strata_db_t *db, bool wait, strata_error *err);
+void st_readers_writer_unlock(strata_db_t *db);
+
+#endif

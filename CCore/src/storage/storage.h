@@ -1,0 +1,302 @@
+/*
+ * storage.h — the door of the storage layer: pages of one file in copy-on-write versions. It
+ * owns the meta slots and the commit protocol (pager.c), free space tagged by version
+ * (freelist.c), the commit log (commitlog.c), the lock file's reader slots and writer lock
+ * (readers.c), the life of a database handle (db.c) and of a transaction (txn.c), and the page
+ * accounting of an integrity walk (pagecheck.c). The page format it exports is in page.h.
+ *
+ * Private to the folder: pager.h, freelist.h, commitlog.h, readers.h.
+ *
+ * The transaction handle is defined here; the layers above keep their state in it behind the
+ * pointers at its end (storage never looks inside them).
+ */
+#ifndef STRATA_STORAGE_H
+#define STRATA_STORAGE_H
+
+#include "base/base.h"
+#include "os/os.h"
+#include "storage/page.h"
+
+#define ST_FORMAT_VERSION 4u         /* written by every commit; 4 adds the commit log */
+#define ST_FORMAT_OLDEST_READ 1u     /* read: 1 lacks direct primary keys, 1 and 2 key heads */
+
+/* ------------------------------------------------------------------ on-disk meta (pager.c) */
+
+/* One meta slot: page 0 holds slot 0, page 1 holds slot 1. Layout in FORMAT.md. */
+typedef struct st_meta {
+    uint64_t checksum;       /* XXH3-64 of bytes [8, sizeof(st_meta)) */
+    char magic[8];           /* "STRATADB" */
+    uint32_t format_version;
+    uint32_t page_size;
+    uint64_t version;        /* the transaction that wrote this slot */
+    uint64_t page_count;     /* pages [0, page_count) are in use or free */
+    uint64_t catalog_root;   /* root page of the catalog tree, 0 when empty */
+    uint64_t catalog_count;  /* entries in the catalog (trees) */
+    uint64_t freelist_head;  /* first free-list page, 0 when none */
+    uint64_t free_count;     /* free page entries in the free list */
+    uint64_t durable_version; /* the newest version known durable when this one was written */
+    uint32_t flags;          /* ST_META_DURABLE: every page was synced before this meta */
+    uint32_t reserved0;
+    uint64_t log_salt;       /* the commit log's generation (commitlog.c), 0 before any */
+    uint64_t log_end;        /* where the log's next record goes */
+    uint64_t log_base;       /* the durable version the log's records start from */
+    uint64_t db_id;          /* random, made with the file (or its first checkpoint of format
+                                4): a commit log of another database is never replayed */
+    uint64_t reserved[1];
+} st_meta;
+_Static_assert(sizeof(st_meta) == 128, "st_meta is 128 bytes on disk");
+
+/* ------------------------------------------------------------------ meta flags */
+
+#define ST_META_DURABLE 1u
+/* A FULL commit written with one sync: pages and meta, then one fdatasync before it is
+ * published. Durable once published; the first open after a crash checks its pages. */
+#define ST_META_SYNCED 2u
+/* A FULL commit whose pages were written without sync and whose record in the commit log was
+ * synced (commitlog.c): durable once published; after a crash the first open replays the log
+ * onto the durable version. */
+#define ST_META_LOGGED 4u
+/* NO_SYNC mode makes the current version durable after this many commits without a sync. */
+#define ST_NO_SYNC_EVERY 256u
+
+typedef struct st_readers st_readers;   /* the lock file (readers.c) */
+
+/* ------------------------------------------------------------------ dirty pages (pager.c) */
+
+typedef struct st_dirty {
+    pgno_t pgno;      /* 0 = empty slot */
+    uint32_t npages;  /* 1, or the length of an overflow run */
+    uint8_t *buf;     /* npages * page size bytes */
+    pgno_t base;      /* the committed page this one is a copy of, 0 for a new page */
+} st_dirty;
+
+typedef struct st_dirty_map {
+    st_dirty *slots;
+    size_t cap;       /* power of two */
+    size_t count;
+} st_dirty_map;
+
+typedef struct st_free_entry {
+    pgno_t pgno;
+    uint64_t version; /* the version that freed it */
+} st_free_entry;
+
+typedef struct st_free_vec {
+    st_free_entry *v;
+    size_t n, cap;
+} st_free_vec;
+
+/* The free list of one version as loaded (layout in pager.c): entries in chain order, split
+ * into leaves, listed by directory pages. */
+typedef struct st_freelist {
+    st_free_vec entries;
+    size_t *leaf_start;      /* nleaves + 1 offsets into entries */
+    pgno_t *leaf_pgno;
+    size_t nleaves;
+    pgno_t *dir_pgno;
+    size_t ndirs;
+} st_freelist;
+
+/* The page maps below (bits, held, leaf_of) are kept by the handle between its commits and
+ * extended by each write transaction with the entries that became reusable since (`mapped`):
+ * building them from the whole list cost ~7 us a commit with 9,000 free pages. */
+typedef struct st_reuse_map {
+    uint64_t *bits;        /* bit p: page p is a reusable entry not taken yet */
+    uint64_t *held;        /* bit p: a reusable-by-age entry held for the durable version */
+    pgno_t *leaf_of;       /* page -> the list leaf holding its entry (where bits or held) */
+    size_t npages;         /* pages the maps cover */
+    uint64_t mapped;       /* entries freed by versions up to this one are in the maps */
+    uint64_t durable;      /* the durable version `held` was decided for */
+} st_reuse_map;
+
+typedef struct st_leaf_ref {
+    pgno_t pgno;           /* a free-list leaf's page */
+    size_t index;          /* its place in the list */
+} st_leaf_ref;
+
+/* How a write transaction reuses free pages (freelist.c), built on its first take. Small
+ * transactions take runs of adjacent pages so that a commit's writes stay few and contiguous. */
+typedef struct st_reuse {
+    bool ready;
+    size_t reusable;       /* entries [0, reusable) are old enough to reuse */
+    st_reuse_map map;
+    uint32_t *leaf_taken;  /* per leaf of the list: entries taken from it */
+    st_leaf_ref *leaf_by_pgno; /* the leaves sorted by page (take_bit finds leaf_of's) */
+    size_t ntaken;         /* pages taken from the list */
+    pgno_t run_next, run_end; /* the run of adjacent free pages being used */
+    /* Searches: no run of at least m free pages starts before run_scan[m] (m = 1..8, the
+     * longest run looked for, ST_REUSE_MIN_RUN) other than the one being used; no lone page
+     * is left before lone_scan. */
+    pgno_t run_scan[9];
+    pgno_t lone_scan;
+    pgno_t short_scan;     /* no run shorter than the small-commit run starts before it */
+    /* Pages that became reusable since those positions were found: runs and lone pages through
+     * them are looked for first (nfresh < 0: too many; the positions were moved back instead). */
+    pgno_t fresh[32];
+    int nfresh;
+} st_reuse;
+
+/* Where the last commit's searches for free pages stopped, so the next transaction need not
+ * scan again past what it already found unusable (freelist.c, st_reuse_hints_save). */
+typedef struct st_reuse_hints {
+    bool valid;
+    pgno_t run_scan[9], lone_scan;
+    uint64_t cutoff;       /* entries freed by versions up to this one were in that map */
+} st_reuse_hints;
+
+/* ------------------------------------------------------------------ handles */
+
+struct strata_db {
+    st_file file;            /* the database file, its map and the commit log (os layer) */
+    st_readers *readers;     /* the lock file (or its in-memory twin) */
+    pthread_mutex_t write_mutex; /* writer exclusion between this handle's threads */
+    pthread_mutex_t state_mutex; /* guards open_txns, broken and the free-list cache */
+    int open_txns;
+    bool broken;             /* a failed meta rollback: writes refused until reopen */
+    bool unsynced;           /* this handle committed without syncing the file (NO_SYNC or
+                                logged) since its last sync */
+    char broken_why[200];
+    /* Free-list cache: the free list of version `free_cache_version`, as the last commit of
+     * this handle wrote it, handed to the next write transaction so that it need not read it
+     * back (that transaction's commit hands its own back; an abort leaves none). */
+    uint64_t free_cache_version;
+    st_freelist free_cache;
+    bool free_cache_valid;
+    uint64_t last_write_pages; /* pages the last committed write transaction took (a hint) */
+    st_reuse_hints reuse_hints; /* guarded by the writer lock */
+    st_reuse_map reuse_map;  /* the free-list cache's page maps, handed over with it */
+    /* The record being built (commitlog.c), aligned to ST_LOG_BLOCK: block 0 for the log's
+     * header, then the record from its offset in its first block on. After a commit its last
+     * block is moved to block 1: the log's bytes before the next record (log_tail_*). */
+    uint8_t *log_buf;
+    size_t log_buf_cap;
+    uint64_t log_retract_at; /* a failed commit's record not yet retracted (0: none) */
+    uint64_t log_tail_version, log_tail_salt, log_tail_end; /* the record ending in block 1 */
+    /* The log's header as this handle last wrote or read it (salt 0: unknown). */
+    uint64_t log_header_salt, log_header_base, log_header_id;
+};
+
+enum { ST_TXN_ACTIVE = 1, ST_TXN_ENDED = 2, ST_TXN_FAILED = 3 };
+
+struct strata_txn {
+    strata_db_t *db;
+    bool write;
+    int state;
+    char failed_why[200];
+    st_meta meta;            /* the version read (for a write: the base, updated at commit) */
+    int reader_slot;         /* read transactions: the slot in the lock file, -1 for none */
+    /* write transactions only */
+    uint64_t new_version;
+    uint64_t page_count;     /* grows as pages are taken from the end */
+    uint64_t oldest_reader;  /* pages freed by versions <= this may be reused */
+    uint64_t durable_version; /* newest version whose pages are all on disk */
+    int meta_slot;           /* where the new meta goes: never the durable version's slot */
+    bool logged;             /* FULL on a file: the commit syncs a log record (commitlog.c) */
+    st_dirty_map dirty;
+    st_freelist fl;          /* the base version's free list */
+    st_reuse reuse;          /* which of its entries this transaction has taken */
+    st_reuse_hints hints_out; /* where its searches stopped: the handle's hints if it commits */
+    st_reuse_map reuse_out;  /* the page maps after its list was saved: the handle's if it commits */
+    uint64_t pages_taken;    /* pages taken from free space or the end of the file */
+    st_free_vec own;         /* pages this transaction made and then freed: reusable at once */
+    st_free_vec freed;       /* committed pages this transaction stopped using */
+    bool holds_lock;
+    /* Owned by the layers above (storage never looks inside): */
+    struct st_txn_trees *trees;  /* btree/: the catalog, the open trees and cursors */
+    struct st_store *store;      /* objects/: the object layer's state, loaded on first use */
+    struct st_store *store_dead; /* states replaced by refresh (their handles answer "stale") */
+};
+
+
+/* ------------------------------------------------------------------ pages (pager.c) */
+
+/* A page for reading: the transaction's own copy if it has one, else the map. Bounds-checked. */
+int st_page_get(strata_txn_t *txn, pgno_t pgno, const uint8_t **page, strata_error *err);
+/* A page for writing (copy-on-write): *newp is its number in this transaction. */
+int st_page_touch(strata_txn_t *txn, pgno_t pgno, uint8_t **page, pgno_t *newp,
+                  strata_error *err);
+/* A new zeroed run of npages pages, stamped with its number and version. */
+int st_page_alloc(strata_txn_t *txn, uint32_t npages, uint8_t **page, pgno_t *pgno,
+                  strata_error *err);
+/* A hint for the commit log: page pgno (allocated by this transaction) will hold much what
+ * committed page `like` held, so the log records it as changes to that page. Used only if
+ * `like` is a page this transaction stopped using (st_page_free); else the page is logged whole. */
+void st_page_resembles(strata_txn_t *txn, pgno_t pgno, pgno_t like);
+/* Stop using a page (or a run): reused at once if this transaction made it, else freed by the
+ * new version. */
+int st_page_free(strata_txn_t *txn, pgno_t pgno, uint32_t npages, strata_error *err);
+
+/* ------------------------------------------------------------------ transactions (txn.c) */
+
+/* Begin a read transaction on the latest version (a reader slot holds it), or a write
+ * transaction (the writer lock; wait: block for it, else STRATA_ERR_BUSY). The caller owns
+ * *out and frees it with st_txn_free. */
+int st_txn_begin(strata_db_t *db, bool write, bool wait, strata_txn_t **out, strata_error *err);
+/* A read view of version m for an integrity walk during recovery: no reader slot, so the caller
+ * must hold the writer lock with no other handle open (nothing can reuse m's pages). Free with
+ * st_txn_free. */
+int st_txn_view(strata_db_t *db, const st_meta *m, strata_txn_t **out, strata_error *err);
+/* A txn that must be active (and writable when `write`); fills err otherwise. */
+int st_txn_check(const strata_txn_t *txn, bool write, strata_error *err);
+/* Mark a write transaction failed: from now on it can only be aborted. Returns code. */
+int st_txn_fail(strata_txn_t *txn, int code);
+/* Write the transaction durably (per the durability mode) and publish it, with the catalog
+ * tree's root and entry count in its meta; then end it. On failure the file is left at its
+ * previous commit and the transaction ends too. */
+int st_txn_commit(strata_txn_t *txn, pgno_t catalog_root, uint64_t catalog_count,
+                  strata_error *err);
+/* End the transaction without committing (nothing if it ended): its lock or reader slot goes. */
+void st_txn_end(strata_txn_t *txn);
+/* A read transaction moves to the latest version (same reader slot); on failure it ends. */
+int st_txn_refresh(strata_txn_t *txn, strata_error *err);
+/* End it if need be and free it; the layers above freed their state (trees, store) first. */
+void st_txn_free(strata_txn_t *txn);
+
+/* ------------------------------------------------------------------ database handles (db.c) */
+
+/* Recovery's check of a version written without sync (m) against the durable version d (may
+ * be NULL): every page m reaches must be intact, and any page from d's time must belong to d.
+ * Reaching every page needs the layers above (trees, cluster records), so they hand it in. */
+typedef int (*st_check_unsynced_fn)(strata_db_t *db, const st_meta *m, const st_meta *d,
+                                    strata_error *err);
+/* Open (or create) the database at path with options already checked and completed; the first
+ * handle after every handle closed recovers the file, checking unsynced versions with check. */
+int st_db_open(const char *path, const strata_options *opts, st_check_unsynced_fn check,
+               strata_db_t **out, strata_error *err);
+/* Free the handle (its transactions are freed): unsynced commits are synced first. */
+int st_db_close(strata_db_t *db, strata_error *err);
+/* fdatasync, then mark the current version durable (strata_db_sync). */
+int st_db_sync(strata_db_t *db, strata_error *err);
+/* Transactions of this handle not yet freed. */
+int st_db_open_txns(strata_db_t *db);
+int st_db_info(strata_db_t *db, strata_db_info *info, strata_error *err);
+/* The held versions, ascending and distinct, up to cap; returns how many there are in all. */
+size_t st_db_live_versions(strata_db_t *db, uint64_t *versions, size_t cap);
+
+/* ------------------------------------------------------------------ page accounting (pagecheck.c) */
+
+/* An integrity walk's map of the pages of one version: each reached exactly once, each with
+ * its own number, a version no newer than the snapshot and a matching checksum (invariants 1
+ * and 3). The trees are walked by the layers above; the free list and leaks are checked here. */
+typedef struct st_pagecheck {
+    strata_txn_t *txn;       /* the version walked */
+    uint64_t page_count;
+    uint8_t *seen;           /* per page: 0 unseen, 1 used, 2 free */
+    strata_error *err;
+    /* Recovery of a version written without sync: a page stamped with a version up to the
+     * durable one must be one of the durable version's used pages (else its new contents were
+     * lost and an older page's bytes are there). NULL: no such rule. */
+    const uint8_t *durable_seen;
+    uint64_t durable_pages, durable_version;
+} st_pagecheck;
+int st_pagecheck_init(st_pagecheck *pc, strata_txn_t *txn, strata_error *err);
+void st_pagecheck_free(st_pagecheck *pc);
+/* Page [pg, pg + run) is reached as `what` (ST_REACH_*): in range, not reached before. */
+enum { ST_REACH_USED = 1, ST_REACH_FREE = 2 };
+int st_pagecheck_mark(st_pagecheck *pc, pgno_t pg, uint32_t run, int reach, const char *what);
+/* The page's checksum over its run, its number, and the version rules. */
+int st_pagecheck_sum(st_pagecheck *pc, const uint8_t *p, pgno_t pg, uint32_t run);
+/* The version's free-list pages and free pages, then every page reached (no leak). */
+int st_pagecheck_finish(st_pagecheck *pc);
+
+#endif

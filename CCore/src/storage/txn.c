@@ -1,0 +1,147 @@
+/*
+ * txn.c — the life of a transaction in the storage layer: a read transaction holds a reader
+ * slot at one version (the pager's reader protocol); a write transaction holds the writer lock
+ * (the handle's mutex for its threads, the lock file's OFD lock for processes) from begin to
+ * end, and commits through the pager.
+ *
+ * States: ACTIVE → ENDED (commit, abort, a failed refresh), or ACTIVE → FAILED (a write whose
+ * change failed half-way: it can only be aborted) → ENDED. The layers above keep their state in
+ * the handle (trees, store) and end or free it before calling st_txn_end / st_txn_free.
+ */
+#include "storage/pager.h"
+#include "storage/readers.h"
+
+#include <stdlib.h>
+
+static void txn_register(strata_db_t *db, int delta) {
+    pthread_mutex_lock(&db->state_mutex);
+    db->open_txns += delta;
+    pthread_mutex_unlock(&db->state_mutex);
+}
+
+static void writer_unlock(strata_txn_t *txn) {
+    if (!txn->holds_lock) return;
+    st_readers_writer_unlock(txn->db);
+    pthread_mutex_t *mm = st_os_mem_writer_mutex(&txn->db->file);
+    pthread_mutex_unlock(mm ? mm : &txn->db->write_mutex);
+    txn->holds_lock = false;
+}
+
+static int writer_lock(strata_txn_t *txn, bool wait, strata_error *err) {
+    strata_db_t *db = txn->db;
+    pthread_mutex_t *mm = st_os_mem_writer_mutex(&db->file);
+    pthread_mutex_t *mx = mm ? mm : &db->write_mutex;
+    if (wait) pthread_mutex_lock(mx);
+    else if (pthread_mutex_trylock(mx) != 0)
+        return st_err(err, STRATA_ERR_BUSY, "another writer holds '%s'", db->file.path);
+    int rc = st_readers_writer_lock(db, wait, err);
+    if (rc) {
+        pthread_mutex_unlock(mx);
+        return rc;
+    }
+    txn->holds_lock = true;
+    return STRATA_OK;
+}
+
+static int read_begin(strata_txn_t *txn, strata_error *err) {
+    int rc = STRATA_OK;
+    if (txn->reader_slot < 0) rc = st_readers_acquire(txn->db, &txn->reader_slot, err);
+    if (rc == STRATA_OK) rc = st_pager_snapshot(txn->db, txn->reader_slot, &txn->meta, err);
+    return rc;
+}
+
+int st_txn_begin(strata_db_t *db, bool write, bool wait, strata_txn_t **out, strata_error *err) {
+    *out = NULL;
+    if (write && db->file.opts.read_only)
+        return st_err(err, STRATA_ERR_READ_ONLY, "'%s' is open read-only", db->file.path);
+    if (write && db->broken)
+        return st_err(err, STRATA_ERR_IO, "'%s' must be reopened: %s", db->file.path,
+                      db->broken_why);
+    strata_txn_t *txn = calloc(1, sizeof *txn);
+    if (!txn) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
+    txn->db = db;
+    txn->write = write;
+    txn->reader_slot = -1;
+    int rc;
+    if (write) {
+        if ((rc = writer_lock(txn, wait, err))) goto fail;
+        if ((rc = st_pager_begin_write(txn, err))) goto fail;
+    } else if ((rc = read_begin(txn, err))) {
+        goto fail;
+    }
+    txn->state = ST_TXN_ACTIVE;
+    txn_register(db, 1);
+    *out = txn;
+    return STRATA_OK;
+fail:
+    if (write) {
+        st_pager_end_write(txn);
+        writer_unlock(txn);
+    }
+    if (txn->reader_slot >= 0) st_readers_release(db, txn->reader_slot);
+    free(txn);
+    return rc;
+}
+
+int st_txn_view(strata_db_t *db, const st_meta *m, strata_txn_t **out, strata_error *err) {
+    strata_txn_t *txn = calloc(1, sizeof *txn);
+    if (!txn) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
+    txn->db = db;
+    txn->reader_slot = -1;
+    txn->meta = *m;
+    txn->state = ST_TXN_ACTIVE;
+    txn_register(db, 1);
+    *out = txn;
+    return STRATA_OK;
+}
+
+int st_txn_check(const strata_txn_t *txn, bool write, strata_error *err) {
+    if (!txn) return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "the transaction is NULL");
+    if (txn->state == ST_TXN_ENDED)
+        return st_err(err, STRATA_ERR_TXN_STATE, "the transaction has ended");
+    if (txn->state == ST_TXN_FAILED)
+        return st_err(err, STRATA_ERR_TXN_STATE,
+                      "the transaction failed earlier and can only be aborted");
+    if (write && !txn->write)
+        return st_err(err, STRATA_ERR_READ_ONLY, "a write in a read transaction");
+    return STRATA_OK;
+}
+
+int st_txn_fail(strata_txn_t *txn, int code) {
+    if (txn->write && txn->state == ST_TXN_ACTIVE) txn->state = ST_TXN_FAILED;
+    return code;
+}
+
+void st_txn_end(strata_txn_t *txn) {
+    if (txn->state == ST_TXN_ENDED) return;
+    if (txn->write) {
+        st_pager_end_write(txn);
+        writer_unlock(txn);
+    } else if (txn->reader_slot >= 0) {
+        st_readers_release(txn->db, txn->reader_slot);
+        txn->reader_slot = -1;
+    }
+    txn->state = ST_TXN_ENDED;
+}
+
+int st_txn_commit(strata_txn_t *txn, pgno_t catalog_root, uint64_t catalog_count,
+                  strata_error *err) {
+    ST_ASSERT(txn->state == ST_TXN_ACTIVE);
+    int rc = txn->write ? st_pager_commit(txn, catalog_root, catalog_count, err) : STRATA_OK;
+    st_txn_end(txn);
+    return rc;
+}
+
+int st_txn_refresh(strata_txn_t *txn, strata_error *err) {
+    ST_ASSERT(!txn->write && txn->state == ST_TXN_ACTIVE);
+    int rc = read_begin(txn, err);
+    if (rc) st_txn_end(txn);
+    return rc;
+}
+
+void st_txn_free(strata_txn_t *txn) {
+    st_txn_end(txn);
+    ST_ASSERT(txn->trees == NULL && txn->store == NULL);
+    txn_register(txn->db, -1);
+    free(txn);
+}
