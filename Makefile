@@ -58,6 +58,8 @@ ASAN_FLAGS := -O1 $(DEBUG) -DST_CHECK_REUSE -fno-omit-frame-pointer -fsanitize=a
               -fno-sanitize-recover=undefined
 TSAN_FLAGS := -O1 $(DEBUG) -fsanitize=thread
 FUZZ_FLAGS := -O1 $(DEBUG) -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
+# Objects that only pattern rules name would be deleted as intermediate files after each build.
+.SECONDARY: $(DBG_OBJ) $(PORT_OBJ) $(ASAN_OBJ) $(TSAN_OBJ) $(FUZZ_OBJ)
 TESTS := test_engine test_objects test_query test_query_portable test_clusters test_verify_objects test_index_scan test_btree_batch test_commitlog_io crashtest powerloss faults
 TEST_BIN := $(TESTS:%=$(B)/%)
 EXAMPLES := $(patsubst CCore/examples/%.c,$(B)/examples/%,$(wildcard CCore/examples/*.c))

@@ -15,7 +15,13 @@ let package = Package(
             exclude: ["examples", "FORMAT.md"],
             sources: ["src"],
             publicHeadersPath: "include",
-            cSettings: [.define("_GNU_SOURCE")],
+            cSettings: [
+                .define("_GNU_SOURCE"),
+                // The layers include each other's doors as "<layer>/<door>.h".
+                .headerSearchPath("src"),
+                // Internal assertions (ST_ASSERT) in debug builds, as in the Makefile's test builds.
+                .define("ST_DEBUG", .when(configuration: .debug)),
+            ],
             linkerSettings: [
                 .linkedLibrary("xxhash"),
                 .linkedLibrary("lz4"),

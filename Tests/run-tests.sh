@@ -65,6 +65,7 @@ echo "== verify catches broken object invariants"
 "$B/test_verify_objects" > "$log" 2>&1; tail -n 1 "$log"; count_line verify-objects
 grep -q "FAIL" "$log" && grep "FAIL" "$log"
 
+one "layers (nothing calls or includes up)" Tests/check-layers.sh "$B/dbg"
 one "crashtest ($RUNS runs)" "$B/crashtest" "$RUNS"
 one "powerloss ($PL_RUNS runs)" "$B/powerloss" "$PL_RUNS"
 one "faults" "$B/faults"

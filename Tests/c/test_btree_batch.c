@@ -8,7 +8,7 @@
  */
 #include "testlib.h"
 
-#include "objects/objects.h"
+#include "objects/private.h"
 
 
 #define KEYS 6000

@@ -7,7 +7,7 @@
  */
 #include "testlib.h"
 
-#include "objects/objects.h"
+#include "objects/private.h"
 
 typedef struct shape {
     uint32_t n[4096]; /* objects in each cluster, in key order */

@@ -7,7 +7,7 @@
  */
 #include "testlib.h"
 
-#include "objects/objects.h"
+#include "objects/private.h"
 
 
 #define N 3000

@@ -5,7 +5,7 @@
  */
 #include "testlib.h"
 
-#include "objects/objects.h"
+#include "objects/private.h"
 
 static strata_value vstr(const char *s) {
     return (strata_value){.type = STRATA_TYPE_STRING, .u.bytes = {s, strlen(s)}};

@@ -34,7 +34,7 @@
  * its keys leaf; the directory keeps each cluster's n too, so asking whether such a key is
  * there (ST_READS_NOTHING) reads no record at all.
  */
-#include "objects/objects.h"
+#include "objects/private.h"
 
 #include <stdlib.h>
 

@@ -36,7 +36,7 @@
  * count; null values are stored as zero (packed: as base). Every offset read is checked
  * (ST_CORRUPT otherwise).
  */
-#include "objects/objects.h"
+#include "objects/private.h"
 
 #include <stdlib.h>
 

@@ -21,7 +21,7 @@
  * its indexes (none in a direct primary key's index when its key is its value), and it encodes
  * the object's current value; a primary-key index has no two entries with the same value.
  */
-#include "objects/objects.h"
+#include "objects/private.h"
 
 #include <stdio.h>
 #include <stdlib.h>

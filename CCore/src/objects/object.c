@@ -18,7 +18,7 @@
  * anything is written; a failure after that fails the transaction (it can only be aborted), so
  * no half-applied change can be committed.
  */
-#include "objects/objects.h"
+#include "objects/private.h"
 
 #include <stdlib.h>
 

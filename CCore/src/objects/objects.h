@@ -4,6 +4,7 @@
  * (cluster.c), indexes (index.c), links, lists and deletes (object.c), the object-level
  * integrity walk (verify_objects.c) and the page walk of clusters (verify_pages.c). Row masks
  * (rowmask.h) live here because column leaves compare into them; the query layer uses them too.
+ * Private to the folder: private.h (decoded clusters, the column codec, index maintenance).
  *
  * Trees the object layer keeps in the catalog (names starting with '$' are reserved):
  *   "$schema"       byte keys: "v" → u64 schema version, "n" → u32 next table id,
@@ -46,44 +47,6 @@ typedef struct st_leafref {
     uint16_t off, len;
 } st_leafref;
 
-/* A string/binary/mixed element of a decoded column: inline bytes (in the transaction's arena,
- * or the map) or a big value in an overflow run. Mixed elements are a type tag + payload. */
-typedef struct st_var {
-    const uint8_t *p;
-    uint32_t len;
-    pgno_t big;              /* first page of the overflow run, 0 when inline */
-} st_var;
-
-typedef struct st_dcol {
-    uint32_t col_id;
-    uint8_t enc;             /* ST_ENC_* */
-    uint8_t slot;            /* fixed encoding: bytes per value */
-    bool dirty;              /* values changed since decode */
-    st_leafref old;          /* the leaf it was decoded from (pgno 0: none) */
-    bool old_own;            /* ... alone on its page (it can stay there if clean) */
-    uint8_t nulls[ST_CLUSTER_MAX];
-    int64_t *ints;           /* packed encoding */
-    uint8_t *fixed;          /* fixed encoding: ST_CLUSTER_MAX * slot bytes */
-    st_var *var;             /* var encoding */
-} st_dcol;
-
-typedef struct st_dcluster {
-    uint64_t base;           /* key of the cluster in the cluster tree */
-    bool in_tree;            /* the tree has a record under `base` */
-    bool shape_dirty;        /* objects were added or removed */
-    uint32_t n;
-    int64_t keys[ST_CLUSTER_MAX];
-    st_leafref old_keys;
-    bool keys_own;           /* the keys leaf was alone on its page */
-    bool stale_entries;      /* the record has leaves of properties that no longer exist */
-    st_dcol *cols;           /* one per property of the table, in schema order */
-    uint32_t ncols;
-    pgno_t *old_pages;       /* the distinct pages of the record it was decoded from */
-    uint32_t nold_pages;
-} st_dcluster;
-
-enum { ST_ENC_PACKED = 1, ST_ENC_FIXED = 2, ST_ENC_VAR = 3 };
-
 /* ------------------------------------------------------------------ schema */
 
 /* A property flag kept in the table record but never shown to users: the integer primary key
@@ -94,13 +57,8 @@ enum { ST_ENC_PACKED = 1, ST_ENC_FIXED = 2, ST_ENC_VAR = 3 };
  * that index is empty every object's key is its value, so a read of it needs only the key. */
 #define ST_PROP_PK_DIRECT 0x80u
 
-/* Index changes a write transaction has made but not yet applied to the index tree (index.c):
- * records {u16 key length | u8 remove | key}, in the order they were made. */
-typedef struct st_index_pending {
-    uint8_t *buf;
-    size_t len, cap;
-    size_t n;                /* records */
-} st_index_pending;
+typedef struct st_index_pending st_index_pending; /* private.h */
+typedef struct st_dcluster st_dcluster;           /* private.h */
 
 typedef struct st_prop {
     uint32_t id;
@@ -113,11 +71,6 @@ typedef struct st_prop {
 } st_prop;
 
 typedef struct st_store st_store;
-
-/* The object keeps no entry in p's index: p is a direct primary key and its value is the key. */
-static inline bool st_pk_is_key(const st_prop *p, const strata_value *v, int64_t key) {
-    return (p->flags & ST_PROP_PK_DIRECT) && v->type == STRATA_TYPE_INT && v->u.i == key;
-}
 
 struct strata_table {
     st_store *store;
@@ -189,7 +142,6 @@ int st_store_flush(strata_txn_t *txn, strata_error *err); /* before commit */
 void st_store_end(strata_txn_t *txn);   /* the transaction ended: free data, keep handles */
 void st_store_stale(strata_txn_t *txn); /* refresh: handles go stale */
 void st_store_free(strata_txn_t *txn);  /* strata_txn_free */
-void *st_arena_alloc(st_store *store, size_t n);
 /* schema.c */
 st_prop *st_prop_find(const strata_table_t *t, uint32_t col);
 strata_table_t *st_table_by_name(st_store *store, const char *name);
@@ -211,67 +163,16 @@ int st_table_check(strata_table_t *t, bool write, strata_error *err);
 typedef enum st_table_tree_kind { ST_TABLE_CLUSTERS, ST_TABLE_LISTS, ST_TABLE_BACKLINKS } st_table_tree_kind;
 int st_table_tree(strata_table_t *t, st_table_tree_kind which, bool create, strata_tree_t **out,
                   strata_error *err);
-/* The index tree of p, with the transaction's pending changes applied (index.c). */
-int st_prop_index_tree(strata_table_t *t, st_prop *p, bool create, strata_tree_t **out,
-                       strata_error *err);
-/* ... as it is on the tree: only index.c's apply and discard use this. */
-int st_prop_index_tree_raw(strata_table_t *t, st_prop *p, bool create, strata_tree_t **out,
-                           strata_error *err);
-/* The byte width of a fixed-size type, 0 for others. */
-unsigned st_type_fixed_size(uint8_t type);
-bool st_type_packed(uint8_t type, uint8_t flags);
-bool st_type_var(uint8_t type, uint8_t flags);
 
-/* column.c: leaves <-> decoded columns, and reading one value of a leaf in place */
-int st_col_decode(strata_txn_t *txn, st_leafref ref, const st_prop *p, uint32_t n, st_dcol *out,
-                  st_store *store, strata_error *err);
-void st_col_default(const st_prop *p, uint32_t from, uint32_t to, st_dcol *c);
-/* How rows [from, to) of a column are laid out as a leaf: measured once, then encoded. */
-typedef struct st_col_plan {
-    size_t size;   /* bytes of the leaf; 0 when it cannot fit in a page */
-    uint8_t flags; /* leaf flags: 1 nulls bitmap, 2 big-values bitmap, 4 packed by row */
-    uint8_t width; /* packed: bits per value */
-    int64_t base;  /* packed: the value (or value - row) stored as 0 */
-} st_col_plan;
-/* Measure the range [from, to) of c as a leaf; returns plan->size (0: it does not fit a page). */
-size_t st_col_measure(const st_dcol *c, uint32_t from, uint32_t to, st_col_plan *plan);
-/* Write the leaf of rows [from, to) to out (plan->size bytes), as measured by st_col_measure. */
-void st_col_encode(const st_dcol *c, uint32_t from, uint32_t to, const st_col_plan *plan,
-                   uint8_t *out);
-/* Ask for the cache lines a read will need (a leaf's header; value i of a leaf whose header is
- * already on its way), so that the misses of several leaves overlap. Never fails. */
-void st_leaf_prefetch_header(strata_txn_t *txn, st_leafref ref);
-void st_col_prefetch(strata_txn_t *txn, st_leafref ref, uint32_t n, uint32_t i);
-/* The bytes of element i of a variable-size leaf (reads its offset: call after st_col_prefetch). */
-void st_col_prefetch_element(strata_txn_t *txn, st_leafref ref, uint32_t n, uint32_t i);
-int st_col_read(strata_txn_t *txn, st_leafref ref, uint32_t n, uint32_t i, const st_prop *p,
-                strata_value *out, strata_error *err);
-/* The i-th value of a decoded column as a strata_value (big values are read from their run). */
-int st_dcol_value(strata_txn_t *txn, const st_dcol *c, const st_prop *p, uint32_t i,
-                  strata_value *out, strata_error *err);
-/* Store a checked value into row i of a decoded column (copies bytes into the arena; writes a
- * big value's run). */
-int st_dcol_store(strata_txn_t *txn, st_store *store, st_dcol *c, const st_prop *p, uint32_t i,
-                  const strata_value *v, strata_error *err);
-int st_dcol_alloc(st_dcol *c, const st_prop *p);
-void st_dcol_release(st_dcol *c);
-/* Free the big-value run of row i, if any. */
-int st_dcol_free_big(strata_txn_t *txn, st_dcol *c, uint32_t i, strata_error *err);
-/* Packed-integer leaf reading shared with verify */
+/* Reading leaves in place (the query scan, verify): */
 /* The leaf at ref, checked (kind, bounds, n, sizes): *seg points at its first byte. */
 int st_leaf_header(strata_txn_t *txn, st_leafref ref, uint32_t n, const uint8_t **seg,
                    strata_error *err);
 int64_t st_packed_at(const uint8_t *page, uint32_t n, uint32_t i);
 void st_leaf_unpack(const uint8_t *seg, uint32_t n, int64_t *out);
-uint32_t st_packed_lower_bound(const uint8_t *seg, uint32_t n, int64_t key);
 const uint8_t *st_leaf_nulls(const uint8_t *seg);  /* the null bitmap, NULL when none is null */
 bool st_leaf_compare(const uint8_t *seg, uint32_t n, int op, int64_t k0, int64_t k1, st_rowmask *out);
 bool st_leaf_is_packed(const uint8_t *seg);
-bool st_leaf_can_patch(const uint8_t *seg, uint32_t n, uint32_t i, const st_prop *p,
-                       const strata_value *v);
-void st_leaf_patch(uint8_t *seg, uint32_t n, uint32_t i, const st_prop *p, const strata_value *v);
-/* Every element offset of a var leaf (verify; reads check only the element they read). */
-int st_leaf_check_all(const uint8_t *page, uint32_t n, strata_error *err);
 /* The big-value runs a leaf refers to (at most n). */
 int st_leaf_big_runs(const uint8_t *page, uint32_t n, pgno_t *runs, uint32_t *lens, uint32_t *count,
                      strata_error *err);
@@ -290,28 +191,14 @@ int st_obj_locate_for(strata_table_t *t, int64_t key, const st_prop *only, st_ob
                       strata_error *err);
 extern const st_prop st_reads_nothing;
 #define ST_READS_NOTHING (&st_reads_nothing)
-/* The decoded (writable) cluster holding key. */
-int st_obj_locate_write(strata_table_t *t, int64_t key, st_objref *ref, strata_error *err);
 int st_obj_read(strata_table_t *t, const st_objref *ref, const st_prop *p, strata_value *out,
                 strata_error *err);
 /* Several properties of one object: its cluster record is parsed once. */
 int st_obj_read_many(strata_table_t *t, const st_objref *ref, st_prop *const *props, size_t n,
                      strata_value *out, strata_error *err);
-int st_cluster_append(strata_table_t *t, int64_t key, st_objref *ref, strata_error *err);
-/* Write v into a cluster that is not decoded, in place in its leaf, when the leaf can take it
- * (*done); otherwise the caller goes through st_obj_locate_write. */
-int st_cluster_patch(strata_table_t *t, int64_t key, const st_prop *p, const strata_value *v,
-                     bool *done, strata_error *err);
-int st_cluster_remove_row(strata_table_t *t, st_objref *ref, strata_error *err);
 int st_clusters_flush(strata_table_t *t, strata_error *err);
-void st_clusters_forget(strata_table_t *t);
-void st_cdir_free(strata_table_t *t); /* the read transaction's cluster directory */
 /* Next key after `after` (flushes first). */
 int st_cluster_next_key(strata_table_t *t, int64_t after, int64_t *key, strata_error *err);
-/* Drop a column's leaves from every cluster (flushes first). */
-int st_clusters_drop_column(strata_table_t *t, uint32_t col, strata_error *err);
-/* Free every page of every cluster and empty the tree. */
-int st_clusters_drop_all(strata_table_t *t, strata_error *err);
 /* Parsed cluster record (layout in cluster.c). */
 typedef struct st_crec {
     uint32_t n, nentries;    /* entry 0 is the keys leaf */
@@ -324,27 +211,11 @@ st_leafref st_crec_entry(const st_crec *r, uint32_t i, uint32_t *col);
 st_leafref st_crec_col(const st_crec *r, uint32_t col);
 
 /* index.c */
-int st_index_key(const st_prop *p, const strata_value *v, int64_t key, uint8_t *out, size_t *len,
-                 bool *truncated);
-/* Insert and remove are queued in the property's pending changes and applied, sorted, when the
- * index is next read (st_prop_index_tree), when many are queued, or before commit (st_store_flush):
- * index pages are then touched in key order, once each, instead of at random. */
-int st_index_insert(strata_table_t *t, st_prop *p, const strata_value *v, int64_t key,
-                    strata_error *err);
-int st_index_remove(strata_table_t *t, st_prop *p, const strata_value *v, int64_t key,
-                    strata_error *err);
-int st_index_apply(strata_table_t *t, st_prop *p, strata_error *err);
-/* Forget the pending changes (the index is dropped, or the transaction ended). */
-void st_index_discard(st_prop *p);
-/* *found: p is a direct primary key and the object at key == v holds v (it has no entry). */
-int st_pk_direct_holder(strata_table_t *t, st_prop *p, const strata_value *v, bool *found,
-                        strata_error *err);
 /* p is a direct primary key whose index is empty: every object's value of p is its key. */
 bool st_pk_always_key(strata_table_t *t, st_prop *p);
 /* Keys with value v, ascending; *n receives the count, up to cap written. */
 int st_index_find(strata_table_t *t, st_prop *p, const strata_value *v, int64_t *keys,
                   size_t cap, size_t *n, strata_error *err);
-int st_index_build(strata_table_t *t, st_prop *p, bool unique, strata_error *err);
 /* The index holds every object (false for a direct primary key: only ==/IN lookups apply). */
 static inline bool st_index_complete(const st_prop *p) { return !(p->flags & ST_PROP_PK_DIRECT); }
 /* Index range and prefix walks for the query engine: lo/hi (NULL: unbounded, nulls excluded)
@@ -363,8 +234,6 @@ int st_index_scan(strata_table_t *t, st_prop *p, const st_index_bounds *b, st_in
                   void *arg, strata_error *err);
 /* Order of two values of one indexable type (strings: bytes, i.e. code points). */
 int st_value_cmp(const strata_value *a, const strata_value *b);
-bool st_type_indexable(uint8_t type);
-bool st_value_equal(const strata_value *a, const strata_value *b);
 /* A short printable form of a value for error messages. */
 void st_value_describe(const strata_value *v, char *buf, size_t cap);
 
@@ -375,8 +244,6 @@ int st_obj_set_value(strata_table_t *t, int64_t key, st_prop *p, const strata_va
                      strata_error *err);
 int st_obj_delete(strata_table_t *t, int64_t key, strata_error *err);
 int st_obj_create(strata_table_t *t, const strata_value *pk, int64_t *key, strata_error *err);
-int st_backlink_add(strata_table_t *target, int64_t tkey, uint32_t origin_table,
-                    uint32_t origin_col, int64_t okey, int delta, strata_error *err);
 int st_list_load(strata_table_t *t, const st_prop *p, uint64_t list_id, strata_value **vals,
                  size_t *n, strata_error *err);
 /* One operation on the list property col of object key: its size, the element at a, insert at
@@ -389,9 +256,6 @@ int st_list_op(strata_table_t *t, int64_t key, uint32_t col, st_list_edit op, si
                const strata_value *value, size_t *size_out, strata_value *out, strata_error *err);
 int st_backlinks_list(strata_table_t *t, int64_t key, strata_table_t *origin, uint32_t col,
                       int64_t *keys, size_t cap, size_t *count, strata_error *err);
-int st_list_free_storage(strata_table_t *t, const st_prop *p, uint64_t list_id, int64_t okey,
-                         strata_error *err);
-
 
 /* verify_objects.c: tables, indexes, links, backlinks and lists of txn's snapshot agree. */
 int st_verify_objects(strata_txn_t *txn, strata_error *err);

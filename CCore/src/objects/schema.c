@@ -16,7 +16,7 @@
  * have it as their key (format 2).
  * The table record is rewritten at commit when the table changed (count, next key, schema).
  */
-#include "objects/objects.h"
+#include "objects/private.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -10,7 +10,7 @@
  *    are exactly the links that exist (entry by entry, with their counts);
  *  - every list id is used once and the list tree holds exactly the lists in use.
  */
-#include "objects/objects.h"
+#include "objects/private.h"
 
 #include <stdlib.h>
 

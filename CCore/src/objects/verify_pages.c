@@ -6,7 +6,7 @@
  * latest version; recovery runs it (st_verify_unsynced, the hook st_db_open takes) on a version
  * written without sync.
  */
-#include "objects/objects.h"
+#include "objects/private.h"
 
 #include <stdlib.h>
 
