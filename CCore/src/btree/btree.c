@@ -11,7 +11,7 @@
  *   overflow run: header (kind 3, u32 run length at 28), then the value from byte 32 on,
  *                 spanning run length contiguous pages.
  *
- * Invariants (checked by verify.c):
+ * Invariants (checked by strata_db_verify: storage/pagecheck.c, btree/treecheck.c):
  *  - Keys in a page are strictly ascending; integer-key trees have 8-byte keys compared as
  *    uint64_t, byte-key trees compare like memcmp then by length.
  *  - Branch cell i covers keys in [key_i, key_{i+1}); cell 0 has an empty key (minus infinity).
@@ -651,7 +651,10 @@ static int finger_find(const st_tree_state *t, st_bt_finger *f, const uint8_t *k
     pgno_t root = f->root;
     f->root = 0;
     if (!root || root != t->root) return STRATA_OK;
+    /* the kept path is the transaction's writable copies, root to leaf (finger_keep) */
+    ST_ASSERT(f->depth > 0 && f->depth <= ST_MAX_DEPTH);
     wlevel *leaf = &f->path[f->depth - 1];
+    ST_ASSERT(pg_kind(leaf->page) == ST_PAGE_LEAF);
     int n = pg_nkeys(leaf->page), idx;
     int rc = leaf_search(leaf->page, leaf->pgno, t->kind, key, klen, &idx, exact, err);
     if (rc) return rc;

@@ -187,7 +187,7 @@ struct st_leaf_cell {
     size_t size;        /* bytes the cell takes */
 };
 
-/* Checked accessors shared with verify.c. */
+/* Checked accessors shared with the page walk (treecheck.c). */
 int st_node_check(const uint8_t *p, pgno_t pgno, uint8_t key_kind, strata_error *err);
 int st_leaf_cell_at(const uint8_t *p, pgno_t pgno, int i, st_leaf_cell *c, strata_error *err);
 int st_branch_cell_at(const uint8_t *p, pgno_t pgno, int i, pgno_t *child, const uint8_t **key,

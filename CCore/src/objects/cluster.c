@@ -89,6 +89,7 @@ void st_cdir_free(strata_table_t *t) {
 /* Every cluster of the (read transaction's) tree into t->cdir. Out of memory leaves it unbuilt:
  * lookups keep descending the tree. */
 static int cdir_build(strata_table_t *t, strata_tree_t *tree, strata_error *err) {
+    ST_ASSERT(!t->txn->write && !t->cdir.built); /* a read transaction's tree never changes */
     size_t cap = tree->st.count;
     t->cdir.base = malloc(cap * sizeof *t->cdir.base);
     t->cdir.rec = malloc(cap * sizeof *t->cdir.rec);
@@ -289,6 +290,7 @@ static bool rcache_usable(const strata_table_t *t) {
 
 /* Row of key in the cached cluster's keys leaf (the first row with a key >= key: *exact). */
 static uint32_t rcache_row(const strata_table_t *t, int64_t key, bool *exact) {
+    ST_ASSERT(rcache_usable(t));
     uint32_t lo = st_packed_lower_bound(t->rcache.keys, t->rcache.n, key);
     *exact = lo < t->rcache.n && st_packed_at(t->rcache.keys, t->rcache.n, lo) == key;
     return lo;

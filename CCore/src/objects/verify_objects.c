@@ -1,6 +1,6 @@
 /*
  * verify_objects.c — the object layer's part of strata_db_verify, run after the page walk of
- * verify.c has proved every page well formed. For every table it reads every object and checks:
+ * verify_pages.c has proved every page well formed. For every table it reads every object and checks:
  *  - the object count and the keys (ascending, below the table's next key);
  *  - every value decodes as its property's type;
  *  - every index holds exactly one entry per object, encoding the object's current value, and a

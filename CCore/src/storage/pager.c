@@ -2,7 +2,7 @@
  * pager.c — meta slots, page access, free space tagged by version, and the commit protocol.
  *
  * File: pages of ST_PAGE_SIZE bytes. Page 0 holds meta slot 0, page 1 meta slot 1 (st_meta in
- * internal.h, 128 bytes at the start of the page, rest zero). Pages [2, page_count) are tree
+ * storage.h, 128 bytes at the start of the page, rest zero). Pages [2, page_count) are tree
  * pages, overflow runs, free-list pages or free.
  *
  * Durable versions: a meta flagged ST_META_DURABLE was written after every page it reaches was
@@ -15,16 +15,17 @@
  * non-durable meta records the newest durable version D. A new meta never goes into D's slot;
  * pages freed after D are not reused (NO_SYNC), or only those written after D (logged), so D's
  * pages stay intact until the next sync. After a crash the first opener checks an unsynced
- * newest version page by page (verify.c) and falls back to D if any of its pages did not reach
- * the disk. NO_SYNC makes the current version durable by itself every ST_NO_SYNC_EVERY commits,
- * a logged handle when the log passes half its size, and both at close.
+ * newest version page by page (the hook st_db_open takes: objects/verify_pages.c) and falls
+ * back to D if any of its pages did not reach the disk. NO_SYNC makes the current version
+ * durable by itself every ST_NO_SYNC_EVERY commits, a logged handle when the log passes half
+ * its size, and both at close.
  *
- * Invariants (checked by verify.c):
+ * Invariants (checked by strata_db_verify: storage/pagecheck.c, btree/treecheck.c):
  *  1. A page reachable from a committed version is never written in place: a write transaction
  *     copies it to a page it allocated (st_page_touch) and frees the old one.
  *  2. A commit exists exactly when its meta slot and every page it wrote are durable, or its
  *     record in the commit log is and its base (the durable version) is. A torn meta fails its
- *     checksum; a meta whose pages did not all arrive fails the recovery check (verify.c) or is
+ *     checksum; a meta whose pages did not all arrive fails the recovery check (the hook) or is
  *     rebuilt from the log: open falls back to the other slot, whose pages this commit never
  *     touched, and replays the log onto it.
  *  3. Every page of [2, page_count) is reachable from the latest version or in its free list
@@ -48,7 +49,7 @@
  *  latest (which is durable and stays the newest valid slot); a failed sync there rewrites the
  *  slot's previous bytes and syncs, since the new meta may still reach the disk; if even that
  *  fails, the handle refuses writes until reopened.
- *  A new file is written as `<path>.creating`, synced, and renamed into place (api_db.c).
+ *  A new file is written as `<path>.creating`, synced, and renamed into place (db.c).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -505,6 +506,7 @@ static int alloc_pages(strata_txn_t *txn, uint32_t npages, bool cold, pgno_t bas
 
 int st_page_alloc(strata_txn_t *txn, uint32_t npages, uint8_t **page, pgno_t *pgno,
                   strata_error *err) {
+    ST_ASSERT(txn->write && txn->state != ST_TXN_ENDED && npages > 0);
     return alloc_pages(txn, npages, false, 0, page, pgno, err);
 }
 
@@ -515,6 +517,7 @@ void st_page_resembles(strata_txn_t *txn, pgno_t pgno, pgno_t like) {
 
 int st_page_touch(strata_txn_t *txn, pgno_t pgno, uint8_t **page, pgno_t *newp,
                   strata_error *err) {
+    ST_ASSERT(txn->write && txn->state != ST_TXN_ENDED);
     st_dirty *d = dirty_find(&txn->dirty, pgno);
     if (d) {
         *page = d->buf;
@@ -537,6 +540,7 @@ int st_page_touch(strata_txn_t *txn, pgno_t pgno, uint8_t **page, pgno_t *newp,
 }
 
 int st_page_free(strata_txn_t *txn, pgno_t pgno, uint32_t npages, strata_error *err) {
+    ST_ASSERT(txn->write && txn->state != ST_TXN_ENDED);
     st_dirty *d = dirty_find(&txn->dirty, pgno);
     int rc = STRATA_OK;
     if (d) {
