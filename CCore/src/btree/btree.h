@@ -25,7 +25,7 @@ struct strata_tree {
     bool dirty;              /* state changed: written to the catalog at commit */
     bool dropped;
     bool stale;              /* its read transaction was refreshed */
-    uint64_t mod_count;      /* bumped by every change; cursors re-seek when it moves */
+    uint64_t mod_count;      /* bumped by every change; iterators re-seek when it moves */
     struct st_leafdir *leafdir; /* read transactions: its leaves, for searches (leafdir.c) */
 };
 
@@ -55,7 +55,6 @@ struct strata_cursor {
     st_iter it;
     struct strata_cursor *next;
 };
-
 
 /* ------------------------------------------------------------------ named trees (tree.c) */
 
