@@ -94,13 +94,17 @@ echo "== swift test"
 if command -v swift >/dev/null; then
   swift test > "$log" 2>&1
   rc=$?
-  grep -E "Executed [0-9]+ tests" "$log" | tail -1
-  n=$(grep -Eo "Executed [0-9]+ tests, with [0-9]+ failures" "$log" | tail -1)
-  if [ -n "$n" ] && [ $rc -eq 0 ]; then
-    passed=$((passed + $(echo "$n" | awk '{print $2}')))
-    failed=$((failed + $(echo "$n" | awk '{print $5}')))
+  # XCTest: "Executed N tests, with F failures"; Swift Testing: "Test run with N tests ... passed"
+  # or "... with F issues".
+  grep -E "Executed [0-9]+ tests|Test run with [0-9]+ test" "$log" | tail -2
+  x=$(grep -Eo "Executed [0-9]+ tests, with [0-9]+ failures" "$log" | tail -1)
+  t=$(grep -E "Test run with [0-9]+ tests? in [0-9]+ suites? (passed|failed)" "$log" | tail -1)
+  if [ -n "$x" ] && [ -n "$t" ] && [ $rc -eq 0 ]; then
+    passed=$((passed + $(echo "$x" | awk '{print $2}')))
+    failed=$((failed + $(echo "$x" | awk '{print $5}')))
+    passed=$((passed + $(echo "$t" | sed -E 's/.*Test run with ([0-9]+) tests?.*/\1/')))
   else
-    failed=$((failed + 1)); tail -n 40 "$log"
+    failed=$((failed + 1)); grep -E "✘|error|Fatal|fatal" "$log" | head -40; tail -n 20 "$log"
   fi
 else
   echo "swift not found"; failed=$((failed + 1))

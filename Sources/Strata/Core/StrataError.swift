@@ -1,4 +1,5 @@
 import CCore
+import Foundation
 
 /// The one error type of Strata: the core's status code and its message, which names the
 /// offending thing (file, page, tree, key).
@@ -7,13 +8,17 @@ import CCore
 /// do { try db.write { txn in try txn.tree("t", keys: .int).put(1, Array("x".utf8)) } }
 /// catch let error as StrataError where error.code == .busy { /* another writer */ }
 /// ```
-public struct StrataError: Error, CustomStringConvertible, Equatable {
+public struct StrataError: Error, CustomStringConvertible, Equatable, LocalizedError {
     public struct Code: RawRepresentable, Hashable, Sendable {
         public let rawValue: Int32
         public init(rawValue: Int32) { self.rawValue = rawValue }
 
         public static let invalidArgument = Code(rawValue: Int32(STRATA_ERR_INVALID_ARGUMENT.rawValue))
         public static let notFound = Code(rawValue: Int32(STRATA_ERR_NOT_FOUND.rawValue))
+        public static let exists = Code(rawValue: Int32(STRATA_ERR_EXISTS.rawValue))
+        public static let noMemory = Code(rawValue: Int32(STRATA_ERR_NO_MEMORY.rawValue))
+        public static let readersFull = Code(rawValue: Int32(STRATA_ERR_READERS_FULL.rawValue))
+        public static let mapFull = Code(rawValue: Int32(STRATA_ERR_MAP_FULL.rawValue))
         public static let io = Code(rawValue: Int32(STRATA_ERR_IO.rawValue))
         public static let noSpace = Code(rawValue: Int32(STRATA_ERR_NO_SPACE.rawValue))
         public static let corrupt = Code(rawValue: Int32(STRATA_ERR_CORRUPT.rawValue))
@@ -29,6 +34,8 @@ public struct StrataError: Error, CustomStringConvertible, Equatable {
 
     public let code: Code
     public let message: String
+
+    public var errorDescription: String? { description }
 
     public var description: String {
         "\(String(cString: strata_status_name(code.rawValue))): \(message)"

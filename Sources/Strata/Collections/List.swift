@@ -1,0 +1,161 @@
+import Foundation
+
+/// An ordered list property: of primitives (`List<Int>`, `List<String?>`, …) or of objects
+/// (`List<Dog>`). Unmanaged, it is an array in the object; managed, every read and change goes
+/// to the file (changes inside a write).
+///
+/// ```swift
+/// class Person: Object { @Persisted var dogs: List<Dog> }
+/// try realm.write { person.dogs.append(dog); person.dogs.move(from: 0, to: 2) }
+/// ```
+public final class List<Element: RealmCollectionValue>: RandomAccessCollection, CustomStringConvertible {
+    private var items: [Element]
+    private let managed: _ManagedProperty?
+
+    /// An empty, unmanaged list.
+    public init() {
+        items = []
+        managed = nil
+    }
+
+    init(managed: _ManagedProperty) {
+        items = []
+        self.managed = managed
+    }
+
+    private var context: _ElementContext {
+        let a = managed!.accessor
+        return _ElementContext(realm: a.realm, what: "\(a.info.name).\(a.info.properties[managed!.index].name)")
+    }
+
+    /// The Realm of the object holding the list, or nil while unmanaged.
+    public var realm: Realm? { managed.map { Realm($0.accessor.realm) } }
+
+    /// True once the object holding the list was deleted.
+    public var isInvalidated: Bool { managed?.accessor.isInvalidated ?? false }
+
+    // MARK: reading
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { count }
+
+    public var count: Int {
+        guard let m = managed else { return items.count }
+        return m.accessor.listCount(m.index)
+    }
+
+    public subscript(position: Int) -> Element {
+        get {
+            guard let m = managed else { return items[position] }
+            checkIndex(position, count)
+            return Element._strataElement(_Stored(m.accessor.listGet(m.index, position)), context)
+        }
+        set { replace(index: position, object: newValue) }
+    }
+
+    /// The first index of an element equal to `object` (objects: the same object), or nil.
+    public func index(of object: Element) -> Int? { firstIndex(of: object) }
+
+    // MARK: changing
+
+    /// Append at the end.
+    public func append(_ object: Element) { insert(object, at: count) }
+
+    public func append<S: Sequence>(contentsOf objects: S) where S.Element == Element {
+        for o in objects { append(o) }
+    }
+
+    /// Insert before `index` (`count` appends).
+    public func insert(_ object: Element, at index: Int) {
+        guard let m = managed else { items.insert(object, at: index); return }
+        checkIndex(index, count + 1)
+        let ctx = context
+        let v = Element._strataStore(object, ctx).value
+        m.accessor.listEdit(m.index) { t, key, col in try t.listInsert(key, col, index, v) }
+    }
+
+    /// Replace the element at `index`.
+    public func replace(index: Int, object: Element) {
+        guard let m = managed else { items[index] = object; return }
+        checkIndex(index, count)
+        let v = Element._strataStore(object, context).value
+        m.accessor.listEdit(m.index) { t, key, col in try t.listSet(key, col, index, v) }
+    }
+
+    @discardableResult
+    public func remove(at index: Int) -> Element {
+        guard let m = managed else { return items.remove(at: index) }
+        let old = self[index]
+        m.accessor.listEdit(m.index) { t, key, col in try t.listRemove(key, col, index) }
+        return old
+    }
+
+    @discardableResult
+    public func removeLast() -> Element {
+        precondition(count > 0, "removeLast on an empty List")
+        return remove(at: count - 1)
+    }
+
+    @discardableResult
+    public func removeFirst() -> Element {
+        precondition(count > 0, "removeFirst on an empty List")
+        return remove(at: 0)
+    }
+
+    public func removeAll() {
+        guard let m = managed else { items.removeAll(); return }
+        m.accessor.listEdit(m.index) { t, key, col in try t.listClear(key, col) }
+    }
+
+    /// Move the element at `from` so that it ends up at `to`.
+    public func move(from: Int, to: Int) {
+        guard let m = managed else {
+            let x = items.remove(at: from)
+            items.insert(x, at: to)
+            return
+        }
+        let n = count
+        checkIndex(from, n)
+        checkIndex(to, n)
+        m.accessor.listEdit(m.index) { t, key, col in try t.listMove(key, col, from: from, to: to) }
+    }
+
+    /// Exchange the elements at `index1` and `index2`.
+    public func swapAt(_ index1: Int, _ index2: Int) {
+        guard managed != nil else { items.swapAt(index1, index2); return }
+        if index1 == index2 { return }
+        let (lo, hi) = (Swift.min(index1, index2), Swift.max(index1, index2))
+        move(from: lo, to: hi)
+        move(from: hi - 1, to: lo)
+    }
+
+    private func checkIndex(_ i: Int, _ n: Int) {
+        if i < 0 || i >= n {
+            strataTrap("Index \(i) is out of bounds (must be less than \(n)) in \(context.what).")
+        }
+    }
+
+    public var description: String {
+        "List<\(Element.self)> [" + map { "\($0)" }.joined(separator: ", ") + "]"
+    }
+}
+
+extension List: _Persistable {
+    public static var _strataKind: _PersistedKind {
+        let e = Element._strataElementKind
+        return _PersistedKind(e.type, optional: e.optional, target: e.target, collection: .list)
+    }
+
+    public static func _strataDefault() -> List<Element> { List() }
+
+    public static func _strataGet(_ at: _ManagedProperty) -> List<Element> { List(managed: at) }
+
+    /// Assigning a list copies its elements (a list of another object, or an unmanaged one).
+    public static func _strataSet(_ at: _ManagedProperty, _ value: List<Element>) {
+        if let m = value.managed, m.object === at.object, m.index == at.index { return }
+        let elements = Array(value)
+        let target = List(managed: at)
+        target.removeAll()
+        for e in elements { target.append(e) }
+    }
+}

@@ -1,0 +1,232 @@
+import CCore
+
+/// One transaction of the core for the object layer (`strata_txn_*`), owned by one thread at a
+/// time. Table handles it opens die with it; `generation` moves whenever that happens (commit,
+/// abort, refresh), so that callers know to open them again.
+final class CoreTxn {
+    let handle: OpaquePointer
+    let isWrite: Bool
+    private var freed = false
+
+    init(db: Database, write: Bool) throws {
+        isWrite = write
+        var txn: OpaquePointer?
+        let flags = write ? UInt32(STRATA_TXN_WRITE) : UInt32(STRATA_TXN_READ)
+        try StrataError.check { strata_txn_begin(db.handle, flags, &txn, $0) }
+        handle = txn!
+    }
+
+    deinit { if !freed { strata_txn_free(handle) } }
+
+    /// Commit (write) or end (read); either way the handle is freed.
+    func commit() throws {
+        defer { free() }
+        try StrataError.check { strata_txn_commit(handle, $0) }
+    }
+
+    func free() {
+        if freed { return }
+        freed = true
+        strata_txn_free(handle)
+    }
+
+    /// A read transaction moves to the latest version.
+    func refresh() throws { try StrataError.check { strata_txn_refresh(handle, $0) } }
+
+    var version: UInt64 { strata_txn_version(handle) }
+
+    func schemaVersion() throws -> UInt64 {
+        var v: UInt64 = 0
+        try StrataError.check { strata_schema_version(handle, &v, $0) }
+        return v
+    }
+
+    func setSchemaVersion(_ v: UInt64) throws {
+        try StrataError.check { strata_schema_set_version(handle, v, $0) }
+    }
+
+    func tableNames() throws -> [String] {
+        var n = 0
+        try StrataError.check { strata_table_count_all(handle, &n, $0) }
+        return try (0..<n).map { i in
+            var name: UnsafePointer<CChar>?
+            try StrataError.check { strata_table_name_at(handle, i, &name, $0) }
+            return String(cString: name!)
+        }
+    }
+
+    /// The table, or nil when the file has none of that name.
+    func table(_ name: String) throws -> CoreTable? {
+        var t: OpaquePointer?
+        guard try StrataError.found({ strata_table_open(handle, name, &t, $0) }) else { return nil }
+        return CoreTable(handle: t!)
+    }
+
+    func dropTable(_ name: String) throws {
+        try StrataError.check { strata_table_drop(handle, name, $0) }
+    }
+
+    func createTable(_ name: String) throws -> CoreTable {
+        var t: OpaquePointer?
+        try StrataError.check { strata_table_create(handle, name, &t, $0) }
+        return CoreTable(handle: t!)
+    }
+}
+
+/// A property as the core has it.
+struct CoreProperty {
+    let col: UInt32
+    let name: String
+    let type: CoreType
+    let flags: CoreFlags
+    let linkTarget: String?
+}
+
+/// A table handle of one transaction (`strata_table_*`, `strata_obj_*`, `strata_list_*`).
+struct CoreTable {
+    let handle: OpaquePointer
+
+    var name: String { String(cString: strata_table_name(handle)) }
+
+    func properties() throws -> [CoreProperty] {
+        var n = 0
+        try StrataError.check { strata_table_property_count(handle, &n, $0) }
+        return try (0..<n).map { i in
+            var info = strata_property_info()
+            try StrataError.check { strata_table_property_at(handle, i, &info, $0) }
+            return CoreProperty(col: info.col, name: String(cString: info.name),
+                                type: CoreType(rawValue: info.type.rawValue) ?? .null,
+                                flags: CoreFlags(rawValue: UInt32(info.flags)),
+                                linkTarget: info.link_target.map { String(cString: $0) })
+        }
+    }
+
+    func addProperty(_ name: String, type: CoreType, flags: CoreFlags, linkTarget: String?) throws -> UInt32 {
+        var col: UInt32 = 0
+        try StrataError.check {
+            strata_table_add_property(handle, name, type.cValue, flags.rawValue, linkTarget, &col, $0)
+        }
+        return col
+    }
+
+    func removeProperty(_ col: UInt32) throws {
+        try StrataError.check { strata_table_remove_property(handle, col, $0) }
+    }
+
+    func setPrimaryKey(_ col: UInt32) throws {
+        try StrataError.check { strata_table_set_primary_key(handle, col, $0) }
+    }
+
+    func setIndexed(_ col: UInt32, _ on: Bool) throws {
+        try StrataError.check { strata_table_set_indexed(handle, col, on, $0) }
+    }
+
+    func count() throws -> Int {
+        var n: UInt64 = 0
+        try StrataError.check { strata_table_size(handle, &n, $0) }
+        return Int(n)
+    }
+
+    func create() throws -> Int64 {
+        var key: Int64 = 0
+        try StrataError.check { strata_obj_create(handle, &key, $0) }
+        return key
+    }
+
+    func create(primaryKey pk: StoredValue) throws -> Int64 {
+        var key: Int64 = 0
+        try pk.withCValue { v in try StrataError.check { strata_obj_create_pk(handle, v, &key, $0) } }
+        return key
+    }
+
+    /// The object whose primary key is pk, or nil.
+    func find(primaryKey pk: StoredValue) throws -> Int64? {
+        var key: Int64 = 0
+        let found = try pk.withCValue { v in
+            try StrataError.found { strata_obj_find_pk(handle, v, &key, $0) }
+        }
+        return found ? key : nil
+    }
+
+    func exists(_ key: Int64) throws -> Bool {
+        try StrataError.found { strata_obj_exists(handle, key, $0) }
+    }
+
+    func delete(_ key: Int64) throws { try StrataError.check { strata_obj_delete(handle, key, $0) } }
+    func clear() throws { try StrataError.check { strata_table_clear(handle, $0) } }
+
+    /// The first key after `after` (-1: the first object), or nil at the end.
+    func next(after: Int64) throws -> Int64? {
+        var key: Int64 = 0
+        return try StrataError.found({ strata_obj_next(handle, after, &key, $0) }) ? key : nil
+    }
+
+    /// Every key, ascending.
+    func keys() throws -> [Int64] {
+        var out: [Int64] = []
+        var k: Int64 = -1
+        while let n = try next(after: k) {
+            out.append(n)
+            k = n
+        }
+        return out
+    }
+
+    func get(_ key: Int64, _ col: UInt32) throws -> StoredValue {
+        var v = strata_value()
+        try StrataError.check { strata_obj_get(handle, key, col, &v, $0) }
+        return StoredValue(v)
+    }
+
+    func set(_ key: Int64, _ col: UInt32, _ value: StoredValue) throws {
+        try value.withCValue { v in try StrataError.check { strata_obj_set(handle, key, col, v, $0) } }
+    }
+
+    // Lists
+
+    func listCount(_ key: Int64, _ col: UInt32) throws -> Int {
+        var n = 0
+        try StrataError.check { strata_list_size(handle, key, col, &n, $0) }
+        return n
+    }
+
+    func listGet(_ key: Int64, _ col: UInt32, _ i: Int) throws -> StoredValue {
+        var v = strata_value()
+        try StrataError.check { strata_list_get(handle, key, col, i, &v, $0) }
+        return StoredValue(v)
+    }
+
+    func listInsert(_ key: Int64, _ col: UInt32, _ i: Int, _ value: StoredValue) throws {
+        try value.withCValue { v in try StrataError.check { strata_list_insert(handle, key, col, i, v, $0) } }
+    }
+
+    func listSet(_ key: Int64, _ col: UInt32, _ i: Int, _ value: StoredValue) throws {
+        try value.withCValue { v in try StrataError.check { strata_list_set(handle, key, col, i, v, $0) } }
+    }
+
+    func listMove(_ key: Int64, _ col: UInt32, from: Int, to: Int) throws {
+        try StrataError.check { strata_list_move(handle, key, col, from, to, $0) }
+    }
+
+    func listRemove(_ key: Int64, _ col: UInt32, _ i: Int) throws {
+        try StrataError.check { strata_list_remove(handle, key, col, i, $0) }
+    }
+
+    func listClear(_ key: Int64, _ col: UInt32) throws {
+        try StrataError.check { strata_list_clear(handle, key, col, $0) }
+    }
+
+    /// The keys of the objects of `origin` that link to object `key` through `col`, ascending.
+    func backlinks(_ key: Int64, origin: CoreTable, col: UInt32) throws -> [Int64] {
+        var n = 0
+        try StrataError.check { strata_obj_backlinks(handle, key, origin.handle, col, nil, 0, &n, $0) }
+        if n == 0 { return [] }
+        var keys = [Int64](repeating: 0, count: n)
+        try keys.withUnsafeMutableBufferPointer { buf in
+            try StrataError.check {
+                strata_obj_backlinks(handle, key, origin.handle, col, buf.baseAddress, n, &n, $0)
+            }
+        }
+        return Array(keys.prefix(n))
+    }
+}

@@ -1,0 +1,121 @@
+@_spi(Reflection) import Swift
+import Foundation
+
+/// What Strata knows of a model class, found once per class: its `@Persisted` fields in
+/// declaration order (superclass fields first), where each lies in an instance, their kinds and
+/// options, and their defaults (the values a fresh instance holds).
+///
+/// Fields are found with the runtime's field reflection (`_forEachField`), which gives each
+/// stored property's name, type and offset on Linux and Apple platforms alike: no Objective-C
+/// runtime is needed. A field whose type is a `Persisted<…>` is a property (its name without the
+/// leading `_`); other fields are ignored.
+final class ClassInfo {
+    struct PropertyInfo {
+        let name: String
+        let offset: Int
+        let field: PersistedField.Type
+        let kind: _PersistedKind
+        let isPrimaryKey: Bool
+        let isIndexed: Bool
+        let originProperty: String?
+        /// The value a new object holds (the declared initial value); nil for lists and
+        /// linking objects.
+        let defaultValue: Any?
+    }
+
+    let type: Object.Type
+    let name: String
+    let properties: [PropertyInfo]
+    let primaryKeyIndex: Int?
+    private let indexByName: [String: Int]
+
+    private init(_ type: Object.Type) {
+        self.type = type
+        name = type.className()
+        var found: [(String, Int, PersistedField.Type)] = []
+        _ = _forEachField(of: type, options: .classType) { cname, offset, fieldType, _ in
+            let label = String(cString: cname)
+            if let f = fieldType as? PersistedField.Type, label.hasPrefix("_") {
+                found.append((String(label.dropFirst()), offset, f))
+            }
+            return true
+        }
+        let ignored = Set(type.ignoredProperties())
+        let prototype = type.init()
+        let base = Unmanaged.passUnretained(prototype).toOpaque()
+        var props: [PropertyInfo] = []
+        for (label, offset, field) in found where !ignored.contains(label) {
+            let opts = field.options(at: UnsafeRawPointer(base + offset))
+            let kind = field.kind
+            let def: Any? = kind.collection == .none ? field.unmanagedValue(at: base + offset) : nil
+            props.append(PropertyInfo(name: label, offset: offset, field: field, kind: kind,
+                                      isPrimaryKey: opts.primaryKey, isIndexed: opts.indexed,
+                                      originProperty: opts.origin, defaultValue: def))
+        }
+        withExtendedLifetime(prototype) {}
+        properties = props
+        primaryKeyIndex = props.firstIndex { $0.isPrimaryKey }
+        indexByName = Dictionary(props.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { a, _ in a })
+    }
+
+    func index(named name: String) -> Int? { indexByName[name] }
+    func property(named name: String) -> PropertyInfo? { indexByName[name].map { properties[$0] } }
+
+    /// The schema as users see it (`Realm.schema`, `Object.objectSchema`).
+    lazy var schema: ObjectSchema = ObjectSchema(info: self)
+
+    /// The address of field `p` of object `o`.
+    func fieldAddress(_ o: Object, _ p: PropertyInfo) -> UnsafeMutableRawPointer {
+        Unmanaged.passUnretained(o).toOpaque() + p.offset
+    }
+
+    /// The value of property p of o, managed or not, type-erased.
+    func value(of o: Object, _ p: PropertyInfo) -> Any {
+        if o.__accessor != nil, let i = index(named: p.name) {
+            return p.field.read(_ManagedProperty(object: o, index: i))
+        }
+        return p.field.unmanagedValue(at: fieldAddress(o, p))
+    }
+
+    func setValue(_ v: Any?, of o: Object, _ p: PropertyInfo) {
+        let value: Any = v ?? Optional<Any>.none as Any
+        if o.__accessor != nil, let i = index(named: p.name) {
+            p.field.write(value, to: _ManagedProperty(object: o, index: i))
+        } else if !p.field.setUnmanaged(at: fieldAddress(o, p), value) {
+            strataTrap("Invalid value '\(value)' of type '\(Swift.type(of: value))' for property '\(name).\(p.name)'.")
+        }
+    }
+
+    func describe(_ o: Object, _ p: PropertyInfo) -> String {
+        let v = value(of: o, p)
+        if let obj = v as? Object { return "\(Swift.type(of: obj).className()) (key)" }
+        if case Optional<Any>.none = v as Any? ?? nil { return "nil" }
+        return String(describing: v).replacingOccurrences(of: "Optional(", with: "(")
+    }
+
+    // MARK: the cache
+
+    private static let lock = NSLock()
+    private static var cache: [ObjectIdentifier: ClassInfo] = [:]
+
+    static func of(_ type: Object.Type) -> ClassInfo {
+        lock.lock()
+        if let c = cache[ObjectIdentifier(type)] {
+            lock.unlock()
+            return c
+        }
+        lock.unlock()
+        let info = ClassInfo(type) // outside the lock: making the prototype may read other classes
+        lock.lock()
+        defer { lock.unlock() }
+        if let c = cache[ObjectIdentifier(type)] { return c }
+        cache[ObjectIdentifier(type)] = info
+        return info
+    }
+
+    /// "Dog" for Module.Dog and for Module.Outer.Dog.
+    static func unqualifiedName(of type: Any.Type) -> String {
+        let full = String(reflecting: type)
+        return String(full.split(separator: ".").last ?? Substring(full))
+    }
+}

@@ -1,0 +1,126 @@
+import Foundation
+
+/// The base class of model classes. Subclass it and mark the stored properties with
+/// `@Persisted`; the others are ignored.
+///
+/// ```swift
+/// class Dog: Object {
+///     @Persisted var name = ""
+///     @Persisted(indexed: true) var color: String?
+///     @Persisted(originProperty: "dogs") var owners: LinkingObjects<Person>
+/// }
+/// let dog = Dog(value: ["name": "小白", "color": "白色"])   // unmanaged
+/// try realm.write { realm.add(dog) }                        // managed from now on
+/// ```
+///
+/// An object is a plain Swift object until it is added to a Realm (or read from one); then its
+/// properties read and write the file. A managed object belongs to its Realm's thread; changing
+/// one outside a write, or touching one that was deleted, is a programmer error and traps with
+/// the class and property named.
+open class Object: CustomStringConvertible {
+    /// Set when the object is managed: its Realm, class and key.
+    var __accessor: ObjectAccessor?
+
+    public required init() {}
+
+    /// An unmanaged object whose properties are taken from `value`: a dictionary of property
+    /// names to values, an array of values in the order of the properties, or another object
+    /// (managed or not) of the same class; a list property takes an array (of objects, or of
+    /// dictionaries/arrays for objects). Properties not given keep their defaults. Traps when a
+    /// value has the wrong type, naming the class and property.
+    public convenience init(value: Any) {
+        self.init()
+        ObjectCopy.fill(self, from: value)
+    }
+
+    /// The Realm managing this object, or nil while it is unmanaged.
+    public var realm: Realm? { __accessor.map { Realm($0.realm) } }
+
+    /// True once the object was deleted (or its Realm invalidated); its properties may then no
+    /// longer be touched.
+    public var isInvalidated: Bool { __accessor?.isInvalidated ?? false }
+
+    /// The schema of the object's class.
+    public var objectSchema: ObjectSchema {
+        __accessor?.info.schema ?? ClassInfo.of(type(of: self)).schema
+    }
+
+    /// The class name models and Realms use: the unqualified Swift name.
+    open class func className() -> String { ClassInfo.unqualifiedName(of: self) }
+
+    /// Properties a subclass declares but does not store (RealmSwift compatibility; properties
+    /// without `@Persisted` are ignored anyway).
+    open class func ignoredProperties() -> [String] { [] }
+
+    open var description: String {
+        let cls = Swift.type(of: self).className()
+        if isInvalidated { return "\(cls) [invalidated]" }
+        let info = __accessor?.info.classInfo ?? ClassInfo.of(Swift.type(of: self))
+        let fields = info.properties.filter { $0.kind.collection != .linkingObjects }.map { p in
+            "\t\(p.name) = \(info.describe(self, p))"
+        }
+        return "\(cls) {\n" + fields.joined(separator: "\n") + "\n}"
+    }
+
+    /// A property's value by name (nil when absent): `dog["name"] as? String`.
+    public subscript(key: String) -> Any? {
+        get {
+            let info = __accessor?.info.classInfo ?? ClassInfo.of(Swift.type(of: self))
+            guard let p = info.property(named: key) else { return nil }
+            return info.value(of: self, p)
+        }
+        set {
+            let info = __accessor?.info.classInfo ?? ClassInfo.of(Swift.type(of: self))
+            guard let p = info.property(named: key) else {
+                strataTrap("Invalid property name '\(key)' for class '\(info.name)'.")
+            }
+            info.setValue(newValue, of: self, p)
+        }
+    }
+
+    /// Two managed objects are the same object when they are the same row of the same Realm
+    /// file; unmanaged ones only when identical.
+    public func isSameObject(as other: Object?) -> Bool {
+        guard let other = other else { return false }
+        if self === other { return true }
+        guard let a = __accessor, let b = other.__accessor else { return false }
+        return a.key == b.key && a.info.tableName == b.info.tableName && a.realm.shared === b.realm.shared
+    }
+}
+
+extension Object: Equatable {
+    public static func == (a: Object, b: Object) -> Bool { a.isSameObject(as: b) }
+}
+
+extension Object: Hashable {
+    public func hash(into h: inout Hasher) {
+        if let a = __accessor {
+            h.combine(a.key)
+            h.combine(a.info.tableName)
+        } else {
+            h.combine(ObjectIdentifier(self))
+        }
+    }
+}
+
+/// Programmer errors (a managed object changed outside a write, a deleted object touched, a
+/// Realm used from another thread) stop the program with a message, as RealmSwift does.
+func strataTrap(_ message: String, file: StaticString = #file, line: UInt = #line) -> Never {
+    fatalError(message, file: file, line: line)
+}
+
+extension Object: _OptionalPersistable {
+    public static var _strataKindWhenOptional: _PersistedKind {
+        _PersistedKind(.link, optional: true, target: self)
+    }
+
+    public static func _strataFromStored(_ v: _Stored, _ at: _ManagedProperty) -> Self? {
+        guard case .link(let key) = v.value else { return nil }
+        return at.accessor.realm.managedObject(self, key: key)
+    }
+
+    public static func _strataToStored(_ value: Object, _ at: _ManagedProperty) -> _Stored {
+        _Stored(.link(at.accessor.realm.keyForLink(
+            value, what: "\(at.accessor.info.name).\(at.accessor.info.properties[at.index].name)")))
+    }
+}

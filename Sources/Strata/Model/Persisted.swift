@@ -1,0 +1,156 @@
+import Foundation
+
+/// Marks a stored property of an `Object` subclass as persisted. The declared initial value is
+/// the property's default; the Swift type says whether it is optional.
+///
+/// ```swift
+/// class Person: Object {
+///     @Persisted(primaryKey: true) var id = UUID().uuidString
+///     @Persisted(indexed: true) var name = ""
+///     @Persisted var age: Int?
+///     @Persisted var dogs: List<Dog>
+///     @Persisted var company: Company?
+/// }
+/// ```
+///
+/// While the object is unmanaged the wrapper holds the value; once managed it holds the
+/// property's place in the class's schema and every read and write goes to the Realm.
+@propertyWrapper
+public struct Persisted<Value: _Persistable> {
+    enum Storage {
+        case unmanaged(Value)
+        case unmanagedNoDefault
+        case managed(Int)
+    }
+
+    var storage: Storage
+    var primaryKey = false
+    var indexed = false
+    var originProperty: String?
+
+    public init() { storage = .unmanagedNoDefault }
+    public init(wrappedValue: Value) { storage = .unmanaged(wrappedValue) }
+
+    /// The primary key: unique, indexed; Int, String, ObjectId or UUID (or their optionals).
+    public init(primaryKey: Bool) {
+        storage = .unmanagedNoDefault
+        self.primaryKey = primaryKey
+    }
+
+    public init(wrappedValue: Value, primaryKey: Bool) {
+        storage = .unmanaged(wrappedValue)
+        self.primaryKey = primaryKey
+    }
+
+    /// Kept in an index: queries for equality (and ranges) use it.
+    public init(indexed: Bool) {
+        storage = .unmanagedNoDefault
+        self.indexed = indexed
+    }
+
+    public init(wrappedValue: Value, indexed: Bool) {
+        storage = .unmanaged(wrappedValue)
+        self.indexed = indexed
+    }
+
+    @available(*, unavailable, message: "@Persisted can only be used as a property of an Object subclass")
+    public var wrappedValue: Value {
+        get { fatalError() }
+        set { fatalError() } // swiftlint:disable:this unused_setter_value
+    }
+
+    public static subscript<EnclosingSelf: Object>(
+        _enclosingInstance object: EnclosingSelf,
+        wrapped wrappedKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Value>,
+        storage storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
+    ) -> Value {
+        get {
+            switch object[keyPath: storageKeyPath].storage {
+            case .managed(let index):
+                return Value._strataGet(_ManagedProperty(object: object, index: index))
+            case .unmanaged(let value):
+                return value
+            case .unmanagedNoDefault:
+                let value = Value._strataDefault()
+                object[keyPath: storageKeyPath].storage = .unmanaged(value)
+                return value
+            }
+        }
+        set {
+            switch object[keyPath: storageKeyPath].storage {
+            case .managed(let index):
+                Value._strataSet(_ManagedProperty(object: object, index: index), newValue)
+            default:
+                object[keyPath: storageKeyPath].storage = .unmanaged(newValue)
+            }
+        }
+    }
+}
+
+extension Persisted where Value: _LinkingObjectsProtocol {
+    /// The objects of `Value.Element` whose property `originProperty` (a link or a list of
+    /// links) points at this object.
+    public init(originProperty: String) {
+        storage = .unmanagedNoDefault
+        self.originProperty = originProperty
+    }
+}
+
+/// How schema discovery and binding see a `@Persisted` field without knowing its Value: through
+/// the field's address in the object (its offset from `_forEachField`).
+protocol PersistedField {
+    static var kind: _PersistedKind { get }
+    /// The options written in the declaration.
+    static func options(at field: UnsafeRawPointer) -> (primaryKey: Bool, indexed: Bool, origin: String?)
+    /// The unmanaged value (the default made if it had none), type-erased.
+    static func unmanagedValue(at field: UnsafeMutableRawPointer) -> Any
+    /// From now on the field reads and writes property `index` of its managed object.
+    static func bind(at field: UnsafeMutableRawPointer, index: Int)
+    /// Set the unmanaged value from a type-erased one; false when it has the wrong type.
+    static func setUnmanaged(at field: UnsafeMutableRawPointer, _ value: Any) -> Bool
+    /// Write an unmanaged value into the managed object's property (during add).
+    static func write(_ value: Any, to at: _ManagedProperty)
+    /// The value of a managed object's property, type-erased.
+    static func read(_ at: _ManagedProperty) -> Any
+}
+
+extension Persisted: PersistedField {
+    static var kind: _PersistedKind { Value._strataKind }
+
+    static func options(at field: UnsafeRawPointer) -> (primaryKey: Bool, indexed: Bool, origin: String?) {
+        let p = field.assumingMemoryBound(to: Persisted<Value>.self).pointee
+        return (p.primaryKey, p.indexed, p.originProperty)
+    }
+
+    static func unmanagedValue(at field: UnsafeMutableRawPointer) -> Any {
+        let p = field.assumingMemoryBound(to: Persisted<Value>.self)
+        switch p.pointee.storage {
+        case .unmanaged(let v): return v
+        case .unmanagedNoDefault:
+            let v = Value._strataDefault()
+            p.pointee.storage = .unmanaged(v)
+            return v
+        case .managed: fatalError("unmanagedValue of a managed property")
+        }
+    }
+
+    static func bind(at field: UnsafeMutableRawPointer, index: Int) {
+        field.assumingMemoryBound(to: Persisted<Value>.self).pointee.storage = .managed(index)
+    }
+
+    static func setUnmanaged(at field: UnsafeMutableRawPointer, _ value: Any) -> Bool {
+        guard let v = ValueConversion.convert(value, to: Value.self) else { return false }
+        field.assumingMemoryBound(to: Persisted<Value>.self).pointee.storage = .unmanaged(v)
+        return true
+    }
+
+    static func write(_ value: Any, to at: _ManagedProperty) {
+        guard let v = ValueConversion.convert(value, to: Value.self) else {
+            strataTrap("Invalid value '\(value)' of type '\(type(of: value))' for property "
+                       + "'\(at.accessor.info.name).\(at.accessor.info.properties[at.index].name)'.")
+        }
+        Value._strataSet(at, v)
+    }
+
+    static func read(_ at: _ManagedProperty) -> Any { Value._strataGet(at) }
+}

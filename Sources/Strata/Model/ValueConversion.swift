@@ -1,0 +1,167 @@
+import Foundation
+
+/// Values given untyped (`Object(value:)`, `create(_:value:)`, `object[key] = …`,
+/// `object(ofType:forPrimaryKey:)`) turned into a property's type: the same type, a number of
+/// another width or kind that the property's type holds exactly, nil / NSNull for optionals, a
+/// dictionary or array for an object, an array for a list.
+enum ValueConversion {
+    static func convert<V>(_ value: Any, to: V.Type) -> V? {
+        if let v = value as? V { return v }
+        if let o = V.self as? _StrataOptional.Type {
+            return o._strataConvert(value) as? V
+        }
+        if let p = V.self as? any _PrimitivePersistable.Type {
+            guard let s = storedIfPrimitive(value), let v = primitive(s, as: p) else { return nil }
+            return v as? V
+        }
+        if let l = V.self as? _StrataListType.Type {
+            return l._strataFrom(value) as? V
+        }
+        if let o = V.self as? Object.Type, isObjectLiteral(value) {
+            let made = o.init()
+            ObjectCopy.fill(made, from: value)
+            return made as? V
+        }
+        return nil
+    }
+
+    /// A dictionary or an array (not of bytes) stands for an object's property values.
+    static func isObjectLiteral(_ value: Any) -> Bool {
+        value is [String: Any] || (value is [Any] && !(value is Data))
+    }
+
+    /// The value as the core would store it, when it is a primitive or nil.
+    static func storedIfPrimitive(_ value: Any) -> StoredValue? {
+        if isNil(value) { return .null }
+        if let p = value as? any _PrimitivePersistable { return p._strata.value }
+        if let n = value as? NSNumber { return .double(n.doubleValue) }
+        return nil
+    }
+
+    /// A primitive or nil (primary keys).
+    static func stored(_ value: Any) -> StoredValue { storedIfPrimitive(value) ?? .null }
+
+    static func isNil(_ value: Any) -> Bool {
+        if value is NSNull { return true }
+        if case Optional<Any>.none = value as Any? { return true }
+        let m = Mirror(reflecting: value)
+        return m.displayStyle == .optional && m.children.isEmpty
+    }
+
+    /// A stored value as primitive type p, when p holds it exactly.
+    static func primitive(_ s: StoredValue, as p: any _PrimitivePersistable.Type) -> Any? {
+        let want = p._strataCoreType.type
+        switch (s, want) {
+        case (.null, _): return nil
+        case (.int(let i), .int):
+            guard let ip = p as? any _IntegerPersistable.Type else { return nil }
+            return ip.exactly(i)
+        case (.int(let i), .double): return Double(i)
+        case (.int(let i), .float): return Float(i)
+        case (.double(let d), .float): return Float(d)
+        case (.double(let d), .int):
+            guard let ip = p as? any _IntegerPersistable.Type, d.rounded() == d, abs(d) < 9.2e18 else { return nil }
+            return ip.exactly(Int64(d))
+        case (.float(let f), .double): return Double(f)
+        default:
+            guard s.coreType == want else { return nil }
+            return p.init(_strata: _Stored(s))
+        }
+    }
+
+    /// A primary key given untyped, as the core stores property p's values.
+    static func convertAny(_ value: Any, toKindOf p: ClassInfo.PropertyInfo) -> StoredValue? {
+        guard let s = storedIfPrimitive(value) else { return nil }
+        if case .null = s { return p.kind.optional ? .null : nil }
+        if s.coreType == p.kind.type { return s }
+        if case .int(let i) = s, p.kind.type == .double { return .double(Double(i)) }
+        return nil
+    }
+
+    static func describe(_ value: Any) -> String {
+        if isNil(value) { return "nil" }
+        if let s = storedIfPrimitive(value) {
+            switch s {
+            case .string(let x): return x
+            case .int(let i): return String(i)
+            case .objectId(let o): return o.stringValue
+            case .uuid(let u): return u.uuidString
+            default: break
+            }
+        }
+        return String(describing: value)
+    }
+}
+
+extension _IntegerPersistable {
+    static func exactly(_ i: Int64) -> Any? { Self(exactly: i) }
+}
+
+/// Optionals convert their wrapped type and accept nil.
+protocol _StrataOptional {
+    static func _strataConvert(_ value: Any) -> Any?
+}
+
+extension Optional: _StrataOptional {
+    static func _strataConvert(_ value: Any) -> Any? {
+        if ValueConversion.isNil(value) { return Wrapped?.none as Any }
+        guard let w = ValueConversion.convert(value, to: Wrapped.self) else { return nil }
+        return Wrapped?.some(w) as Any
+    }
+}
+
+/// Lists are made from arrays (or other lists) of convertible elements.
+protocol _StrataListType {
+    static func _strataFrom(_ value: Any) -> Any?
+}
+
+extension List: _StrataListType {
+    static func _strataFrom(_ value: Any) -> Any? {
+        let items: [Any]
+        if let a = value as? [Any] {
+            items = a
+        } else if let s = value as? any Sequence {
+            items = Array(s.map { $0 as Any })
+        } else {
+            return nil
+        }
+        let list = List<Element>()
+        for x in items {
+            guard let e = ValueConversion.convert(x, to: Element.self) else { return nil }
+            list.append(e)
+        }
+        return list
+    }
+}
+
+/// `Object(value:)` and `create(_:value:)`: properties from a dictionary, an array or an object.
+enum ObjectCopy {
+    static func fill(_ o: Object, from value: Any) {
+        let info = ClassInfo.of(type(of: o))
+        let settable = info.properties.filter { $0.kind.collection != .linkingObjects }
+        if let dict = value as? [String: Any] {
+            for p in settable {
+                if let v = dict[p.name] { info.setValue(v, of: o, p) }
+            }
+        } else if let other = value as? Object {
+            let otherInfo = other.__accessor?.info.classInfo ?? ClassInfo.of(type(of: other))
+            for p in settable {
+                guard let q = otherInfo.property(named: p.name) else { continue }
+                var v = otherInfo.value(of: other, q)
+                if let managedList = v as? any Sequence, q.kind.collection == .list {
+                    v = Array(managedList.map { $0 as Any }) // a copy, not the other object's list
+                }
+                info.setValue(v, of: o, p)
+            }
+        } else if let array = value as? [Any] {
+            if array.count > settable.count {
+                strataTrap("Invalid array of \(array.count) values for class '\(info.name)', which has "
+                           + "\(settable.count) properties.")
+            }
+            for (p, v) in zip(settable, array) { info.setValue(v, of: o, p) }
+        } else {
+            strataTrap("Invalid value '\(value)' to initialize an object of type '\(info.name)': "
+                       + "give a dictionary, an array or an object.")
+        }
+    }
+}

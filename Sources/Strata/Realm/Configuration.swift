@@ -1,0 +1,117 @@
+import Foundation
+
+extension Realm {
+    /// Called when a Realm is opened with a newer `schemaVersion` than its file has.
+    public typealias MigrationBlock = (_ migration: Migration, _ oldSchemaVersion: UInt64) -> Void
+
+    /// Where a Realm lives and what it holds, as in RealmSwift.
+    ///
+    /// ```swift
+    /// var config = Realm.Configuration(fileURL: url, schemaVersion: 2)
+    /// config.objectTypes = [Person.self, Dog.self]
+    /// let realm = try Realm(configuration: config)
+    /// ```
+    public struct Configuration {
+        /// The file (`default.realm` in the current directory unless set). Setting it clears
+        /// `inMemoryIdentifier`.
+        public var fileURL: URL? {
+            get { _inMemoryIdentifier == nil ? _fileURL : nil }
+            set {
+                _fileURL = newValue
+                if newValue != nil { _inMemoryIdentifier = nil }
+            }
+        }
+
+        /// An in-memory Realm: instances with the same identifier share its data (across
+        /// threads), which goes with the last instance. Setting it clears `fileURL`.
+        public var inMemoryIdentifier: String? {
+            get { _inMemoryIdentifier }
+            set {
+                _inMemoryIdentifier = newValue
+                if newValue != nil { _fileURL = nil }
+            }
+        }
+
+        /// Reads work; every write throws.
+        public var readOnly = false
+        /// The version of the model classes; a file with an older one is migrated on open.
+        public var schemaVersion: UInt64 = 0
+        public var migrationBlock: MigrationBlock?
+        /// Delete the file instead of migrating it when its schema differs.
+        public var deleteRealmIfMigrationNeeded = false
+        /// Accepted for RealmSwift compatibility (compaction comes with its own issue).
+        public var shouldCompactOnLaunch: ((_ totalBytes: Int, _ usedBytes: Int) -> Bool)?
+        /// The classes of this Realm's schema; nil: every `Object` subclass linked into the
+        /// program.
+        public var objectTypes: [Object.Type]?
+        /// Strata files are not encrypted: a key is refused when the Realm opens.
+        public var encryptionKey: Data?
+        /// A commit fails (throws) rather than let more versions than this be pinned by
+        /// readers; 0 or nil: no limit.
+        public var maximumNumberOfActiveVersions: UInt?
+
+        private var _fileURL: URL?
+        private var _inMemoryIdentifier: String?
+
+        public init(fileURL: URL? = Configuration.defaultFileURL,
+                    inMemoryIdentifier: String? = nil,
+                    encryptionKey: Data? = nil,
+                    readOnly: Bool = false,
+                    schemaVersion: UInt64 = 0,
+                    migrationBlock: MigrationBlock? = nil,
+                    deleteRealmIfMigrationNeeded: Bool = false,
+                    shouldCompactOnLaunch: ((Int, Int) -> Bool)? = nil,
+                    objectTypes: [Object.Type]? = nil) {
+            _fileURL = fileURL
+            _inMemoryIdentifier = inMemoryIdentifier
+            self.encryptionKey = encryptionKey
+            self.readOnly = readOnly
+            self.schemaVersion = schemaVersion
+            self.migrationBlock = migrationBlock
+            self.deleteRealmIfMigrationNeeded = deleteRealmIfMigrationNeeded
+            self.shouldCompactOnLaunch = shouldCompactOnLaunch
+            self.objectTypes = objectTypes
+        }
+
+        /// `default.realm` in the current directory.
+        public static var defaultFileURL: URL {
+            URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+                .appendingPathComponent("default.realm")
+        }
+
+        private static let defaultLock = NSLock()
+        nonisolated(unsafe) private static var _default = Configuration()
+
+        /// The configuration `Realm()` uses.
+        public static var defaultConfiguration: Configuration {
+            get {
+                defaultLock.lock()
+                defer { defaultLock.unlock() }
+                return _default
+            }
+            set {
+                defaultLock.lock()
+                defer { defaultLock.unlock() }
+                _default = newValue
+            }
+        }
+
+        /// What identifies the file: its path, or the memory store's identifier.
+        var storeKey: String {
+            if let id = _inMemoryIdentifier { return "memory:" + id }
+            return "file:" + (_fileURL ?? Configuration.defaultFileURL).standardizedFileURL.path
+        }
+
+        var path: String {
+            if let id = _inMemoryIdentifier { return id }
+            return (_fileURL ?? Configuration.defaultFileURL).standardizedFileURL.path
+        }
+    }
+}
+
+/// The migration of a file from an older schema version. Properties added to or removed from
+/// the model are added to or removed from the file before the block runs; the block's data
+/// steps (enumerating objects, renaming properties) come with the migrations issue.
+public final class Migration {
+    init() {}
+}

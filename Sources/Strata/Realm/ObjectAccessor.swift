@@ -1,0 +1,101 @@
+import Foundation
+
+/// What a managed object holds: its Realm, how its class lives in the file, and its key. Every
+/// read and write of a `@Persisted` property of a managed object goes through here.
+final class ObjectAccessor {
+    let realm: RealmInstance
+    let info: TableInfo
+    let key: Int64
+
+    init(realm: RealmInstance, info: TableInfo, key: Int64) {
+        self.realm = realm
+        self.info = info
+        self.key = key
+    }
+
+    var table: CoreTable { realm.table(info) }
+
+    var isInvalidated: Bool {
+        if realm.isInvalidated { return true }
+        realm.checkThread(info.name)
+        return (try? table.exists(key)) != true
+    }
+
+    private func what(_ index: Int) -> String { "\(info.name).\(info.properties[index].name)" }
+
+    /// A deleted object was touched, or the file failed: trap naming the property.
+    private func failRead(_ error: Error, _ index: Int) -> Never {
+        if let e = error as? StrataError, e.code == .notFound, (try? table.exists(key)) != true {
+            strataTrap("Object has been deleted or invalidated (\(what(index))).")
+        }
+        strataTrap("cannot read \(what(index)): \(error)")
+    }
+
+    func get(_ index: Int) -> StoredValue {
+        realm.checkThread(what(index))
+        do {
+            return try table.get(key, info.cols[index])
+        } catch {
+            failRead(error, index)
+        }
+    }
+
+    func set(_ index: Int, _ value: StoredValue) {
+        realm.checkThread(what(index))
+        realm.requireWrite(what(index))
+        do {
+            try table.set(key, info.cols[index], value)
+        } catch {
+            if let e = error as? StrataError, e.code == .notFound, (try? table.exists(key)) != true {
+                strataTrap("Object has been deleted or invalidated (\(what(index))).")
+            }
+            realm.fail(error, "cannot set \(what(index))")
+        }
+    }
+
+    // Lists
+
+    func listCount(_ index: Int) -> Int {
+        realm.checkThread(what(index))
+        do { return try table.listCount(key, info.cols[index]) } catch { failRead(error, index) }
+    }
+
+    func listGet(_ index: Int, _ i: Int) -> StoredValue {
+        realm.checkThread(what(index))
+        do { return try table.listGet(key, info.cols[index], i) } catch { failRead(error, index) }
+    }
+
+    /// A change to list `index`: inside a write, on a live object; failures go to the write.
+    func listEdit(_ index: Int, _ body: (CoreTable, Int64, UInt32) throws -> Void) {
+        realm.checkThread(what(index))
+        realm.requireWrite(what(index))
+        do {
+            try body(table, key, info.cols[index])
+        } catch {
+            if (try? table.exists(key)) != true {
+                strataTrap("Object has been deleted or invalidated (\(what(index))).")
+            }
+            realm.fail(error, "cannot change \(what(index))")
+        }
+    }
+}
+
+extension RealmInstance {
+    var isInvalidated: Bool { isInvalidatedFlag }
+
+    /// A managed object of `type` for `key` (not checked to exist).
+    func managedObject<T: Object>(_ type: T.Type, key: Int64) -> T {
+        let info = tableInfo(type)
+        let o = type.init()
+        bind(o, info: info, key: key)
+        return o
+    }
+
+    /// From now on `o` reads and writes object `key`.
+    func bind(_ o: Object, info: TableInfo, key: Int64) {
+        o.__accessor = ObjectAccessor(realm: self, info: info, key: key)
+        for (i, p) in info.properties.enumerated() {
+            p.field.bind(at: info.classInfo.fieldAddress(o, p), index: i)
+        }
+    }
+}

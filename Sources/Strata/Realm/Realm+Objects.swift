@@ -1,0 +1,173 @@
+import Foundation
+
+extension Realm {
+    /// What `add` and `create` do with an object whose primary key is taken.
+    public enum UpdatePolicy: Int, Sendable {
+        /// The write fails (it throws when it commits), naming the class and the value.
+        case error = 1
+        /// The existing object takes the new values of the properties that differ.
+        case modified = 3
+        /// The existing object takes every new value.
+        case all = 2
+    }
+
+    /// Add an unmanaged object (and the unmanaged objects it links to, and those of its lists):
+    /// from now on it is managed by this Realm. Inside a write; a duplicate primary key with
+    /// `.error` fails the write (`write` / `commitWrite` throw, naming the class and value).
+    public func add(_ object: Object, update: UpdatePolicy = .error) {
+        instance.add(object, update: update)
+    }
+
+    public func add<S: Sequence>(_ objects: S, update: UpdatePolicy = .error) where S.Element: Object {
+        for o in objects { instance.add(o, update: update) }
+    }
+
+    /// A new managed object of `type` with properties from `value` (a dictionary, an array in
+    /// property order, or an object), or the existing one updated, per `update`.
+    @discardableResult
+    public func create<T: Object>(_ type: T.Type, value: Any = [String: Any](), update: UpdatePolicy = .error) -> T {
+        let o = type.init()
+        ObjectCopy.fill(o, from: value)
+        instance.add(o, update: update)
+        return o
+    }
+
+    /// Delete an object: it leaves every list and link to it becomes nil.
+    public func delete(_ object: Object) { instance.delete(object) }
+
+    public func delete<S: Sequence>(_ objects: S) where S.Element: Object {
+        for o in Array(objects) { instance.delete(o) }
+    }
+
+    public func delete<Element: Object>(_ objects: Results<Element>) {
+        for o in Array(objects) { instance.delete(o) }
+    }
+
+    /// Delete every object of this Realm's classes.
+    public func deleteAll() { instance.deleteAll() }
+
+    /// Every object of `type`.
+    public func objects<Element: Object>(_ type: Element.Type) -> Results<Element> {
+        instance.checkThread("objects(\(type.className()))")
+        return Results(realm: instance, info: instance.tableInfo(type))
+    }
+
+    /// The object of `type` whose primary key is `key`, or nil.
+    public func object<Element: Object, KeyType>(ofType type: Element.Type, forPrimaryKey key: KeyType) -> Element? {
+        instance.object(type, primaryKey: key)
+    }
+}
+
+extension RealmInstance {
+    func add(_ o: Object, update: Realm.UpdatePolicy) {
+        let type = Swift.type(of: o)
+        checkThread("add(\(type.className()))")
+        requireWrite("add(\(type.className()))")
+        if let a = o.__accessor {
+            if a.realm === self { return }
+            strataTrap("Object of type '\(type.className())' is already managed by another Realm: "
+                       + "use create(_:value:update:) to copy it into this one")
+        }
+        let info = tableInfo(type)
+        let cls = info.classInfo
+        let values: [Any?] = cls.properties.map { p in
+            p.kind.collection == .linkingObjects ? nil : p.field.unmanagedValue(at: cls.fieldAddress(o, p))
+        }
+        let key: Int64
+        var existed = false
+        do {
+            let table = self.table(info)
+            if let pk = cls.primaryKeyIndex {
+                let pkValue = ValueConversion.stored(values[pk]!)
+                if let k = try table.find(primaryKey: pkValue) {
+                    if update == .error {
+                        throw StrataError(code: .exists, message: "Attempting to create an object of type "
+                            + "'\(cls.name)' with an existing primary key value '\(ValueConversion.describe(values[pk]!))'.")
+                    }
+                    key = k
+                    existed = true
+                } else {
+                    key = try table.create(primaryKey: pkValue)
+                }
+            } else {
+                key = try table.create()
+            }
+        } catch {
+            fail(error, "add(\(cls.name))")
+            return
+        }
+        mutationCount &+= 1
+        bind(o, info: info, key: key)
+        for (i, p) in cls.properties.enumerated() where i != cls.primaryKeyIndex {
+            guard let v = values[i] else { continue }
+            let at = _ManagedProperty(object: o, index: i)
+            if update == .modified && existed && p.kind.collection == .none,
+               ValueConversion.storedIfPrimitive(v).map({ $0 == at.read() }) == true {
+                continue
+            }
+            addPolicy.append(update)
+            p.field.write(v, to: at)
+            addPolicy.removeLast()
+        }
+    }
+
+    /// The key of `o` for a link from this Realm: o itself if managed here, else o once added
+    /// (with the policy of the add in progress, if any).
+    func keyForLink(_ o: Object, what: @autoclosure () -> String) -> Int64 {
+        if let a = o.__accessor {
+            if a.realm === self { return a.key }
+            if a.realm.shared === shared && !a.realm.isInWriteTransaction { return a.key }
+            strataTrap("\(what()): the object is managed by another Realm")
+        }
+        add(o, update: addPolicy.last ?? .error)
+        return o.__accessor?.key ?? -1
+    }
+
+    func delete(_ o: Object) {
+        let type = Swift.type(of: o)
+        checkThread("delete(\(type.className()))")
+        requireWrite("delete(\(type.className()))")
+        guard let a = o.__accessor else {
+            strataTrap("Can only delete an object from the Realm it belongs to (this '\(type.className())' is unmanaged).")
+        }
+        guard a.realm === self else {
+            strataTrap("Can only delete an object from the Realm it belongs to ('\(type.className())').")
+        }
+        do {
+            try table(a.info).delete(a.key)
+            mutationCount &+= 1
+        } catch let e as StrataError where e.code == .notFound {
+            strataTrap("Object has been deleted or invalidated ('\(type.className())').")
+        } catch {
+            fail(error, "delete(\(type.className()))")
+        }
+    }
+
+    func deleteAll() {
+        checkThread("deleteAll")
+        requireWrite("deleteAll")
+        for c in classes {
+            do { try table(tableInfo(c.type)).clear() } catch { fail(error, "deleteAll") }
+        }
+        mutationCount &+= 1
+    }
+
+    func object<T: Object>(_ type: T.Type, primaryKey: Any) -> T? {
+        checkThread("object(ofType: \(type.className()))")
+        let info = tableInfo(type)
+        guard let pk = info.classInfo.primaryKeyIndex else {
+            strataTrap("'\(type.className())' does not have a primary key")
+        }
+        let p = info.properties[pk]
+        guard let value = ValueConversion.convertAny(primaryKey, toKindOf: p) else {
+            strataTrap("Invalid value '\(primaryKey)' of type '\(Swift.type(of: primaryKey))' for "
+                       + "primary key '\(info.name).\(p.name)'.")
+        }
+        do {
+            guard let key = try table(info).find(primaryKey: value) else { return nil }
+            return managedObject(type, key: key)
+        } catch {
+            strataTrap("cannot look up '\(info.name)': \(error)")
+        }
+    }
+}

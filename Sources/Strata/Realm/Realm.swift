@@ -1,0 +1,314 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The state behind a `Realm`: one file seen from one thread through one snapshot. There is one
+/// per configuration and thread while something uses it (`Realm(configuration:)` finds it).
+final class RealmInstance {
+    let configuration: Realm.Configuration
+    let shared: SharedFile
+    let classes: [ClassInfo]
+    private let owner: pthread_t
+    /// The snapshot read (a read transaction), or the write transaction during a write.
+    private var txn: CoreTxn
+    /// Table handles of `txn`, by table name.
+    private var tableHandles: [String: CoreTable] = [:]
+    /// The first failure inside the current write: it is thrown by `write`/`commitWrite`, which
+    /// then roll the write back (RealmSwift's `add`, setters and `delete` cannot throw).
+    private var writeError: Error?
+    private(set) var isInvalidatedFlag = false
+    /// Moves with every change a write makes (results re-read their keys when it moved).
+    var mutationCount: UInt64 = 0
+    /// The update policies of the adds in progress (an add adds the objects it links to).
+    var addPolicy: [Realm.UpdatePolicy] = []
+
+    var autorefresh = true
+
+    init(opening configuration: Realm.Configuration) throws {
+        self.configuration = configuration
+        owner = pthread_self()
+        let types = try configuration.objectTypes ?? ClassDiscovery.allObjectClasses()
+        let infos = try RealmInstance.checkedClasses(types)
+        classes = infos
+        shared = try SharedFile.open(configuration)
+        try shared.prepare(infos, config: configuration)
+        txn = try CoreTxn(db: shared.db, write: false)
+    }
+
+    deinit { txn.free() }
+
+    private static func checkedClasses(_ types: [Object.Type]) throws -> [ClassInfo] {
+        var byName: [String: Object.Type] = [:]
+        var infos: [ClassInfo] = []
+        for t in types {
+            let name = t.className()
+            if let other = byName[name] {
+                if other == t { continue }
+                throw StrataError(code: .invalidArgument, message: "two model classes are named '\(name)' "
+                    + "(\(String(reflecting: other)) and \(String(reflecting: t))): name the one this Realm "
+                    + "uses in its configuration's objectTypes")
+            }
+            byName[name] = t
+            infos.append(ClassInfo.of(t))
+        }
+        return infos
+    }
+
+    // MARK: threads
+
+    func checkThread(_ what: @autoclosure () -> String = "Realm") {
+        if pthread_equal(owner, pthread_self()) == 0 {
+            strataTrap("Realm accessed from incorrect thread (\(what())): a Realm and its objects "
+                       + "belong to the thread that opened them")
+        }
+        if isInvalidatedFlag { strataTrap("Realm at '\(configuration.path)' was invalidated (\(what()))") }
+    }
+
+    // MARK: snapshots and writes
+
+    var isInWriteTransaction: Bool { txn.isWrite }
+
+    /// The table handle of `info` in the current transaction.
+    func table(_ info: TableInfo) -> CoreTable {
+        if let t = tableHandles[info.tableName] { return t }
+        do {
+            guard let t = try txn.table(info.tableName) else {
+                strataTrap("table '\(info.tableName)' is missing from '\(configuration.path)'")
+            }
+            tableHandles[info.tableName] = t
+            return t
+        } catch {
+            strataTrap("cannot open table '\(info.tableName)': \(error)")
+        }
+    }
+
+    func tableInfo(_ type: Object.Type) -> TableInfo {
+        guard let info = shared.table(for: type), classes.contains(where: { $0.type == type }) else {
+            strataTrap("Object type '\(type.className())' is not managed by this Realm (not in its objectTypes)")
+        }
+        return info
+    }
+
+    private func switchTo(_ next: CoreTxn) {
+        txn.free()
+        txn = next
+        tableHandles.removeAll(keepingCapacity: true)
+    }
+
+    /// Start a write: waits while another thread or process writes, then moves this Realm to
+    /// the latest version.
+    func beginWrite() throws {
+        checkThread("beginWrite")
+        if txn.isWrite { throw StrataError(code: .transactionState, message: "the Realm is already in a write transaction") }
+        if configuration.readOnly {
+            throw StrataError(code: .readOnly, message: "'\(configuration.path)' is opened read-only: cannot write")
+        }
+        let w = try CoreTxn(db: shared.db, write: true)
+        switchTo(w)
+        writeError = nil
+    }
+
+    /// Commit the write; throws (and rolls the write back) when it failed, naming why.
+    func commitWrite() throws {
+        checkThread("commitWrite")
+        guard txn.isWrite else {
+            throw StrataError(code: .transactionState, message: "commitWrite outside a write transaction")
+        }
+        if let e = writeError {
+            cancelWrite()
+            throw e
+        }
+        do {
+            try txn.commit()
+        } catch {
+            tableHandles.removeAll()
+            txn = try CoreTxn(db: shared.db, write: false)
+            throw error
+        }
+        tableHandles.removeAll()
+        txn = try CoreTxn(db: shared.db, write: false)
+    }
+
+    /// Undo everything since `beginWrite`. Objects added in it become invalid.
+    func cancelWrite() {
+        checkThread("cancelWrite")
+        guard txn.isWrite else { return }
+        writeError = nil
+        do {
+            switchTo(try CoreTxn(db: shared.db, write: false))
+        } catch {
+            strataTrap("cannot read '\(configuration.path)' after cancelling a write: \(error)")
+        }
+    }
+
+    /// Run `block` in a write and commit it; a block that throws rolls the write back and the
+    /// error is rethrown. Returns what the block returns.
+    func write<Result>(_ block: () throws -> Result) throws -> Result {
+        try beginWrite()
+        let result: Result
+        do {
+            result = try block()
+        } catch {
+            if isInWriteTransaction { cancelWrite() }
+            throw error
+        }
+        if isInWriteTransaction { try commitWrite() }
+        return result
+    }
+
+    /// Move to the latest version (outside a write). Returns whether there was a newer one.
+    func refresh() -> Bool {
+        checkThread("refresh")
+        if txn.isWrite { return false }
+        let before = txn.version
+        do {
+            try txn.refresh()
+        } catch {
+            do { switchTo(try CoreTxn(db: shared.db, write: false)) } catch {
+                strataTrap("cannot read '\(configuration.path)': \(error)")
+            }
+        }
+        tableHandles.removeAll(keepingCapacity: true)
+        return txn.version != before
+    }
+
+    /// The version this Realm reads (or, writing, will commit).
+    var version: UInt64 { txn.version }
+
+    /// Record a failure inside a write (thrown by the commit); outside a write it traps.
+    func fail(_ error: Error, _ what: @autoclosure () -> String) {
+        guard txn.isWrite else { strataTrap("\(what()): \(error)") }
+        if writeError == nil { writeError = error }
+    }
+
+    /// Inside a write, or trap naming what was changed.
+    func requireWrite(_ what: @autoclosure () -> String) {
+        if !txn.isWrite {
+            strataTrap("Cannot modify managed objects outside of a write transaction (\(what())).")
+        }
+    }
+
+    // MARK: schema
+
+    /// The classes of this Realm.
+    var schema: Schema { Schema(objectSchema: classes.map { $0.schema }) }
+
+    /// True when the Realm holds no objects of its classes.
+    var isEmpty: Bool {
+        checkThread("isEmpty")
+        return classes.allSatisfy { c in (try? table(tableInfo(c.type)).count()) == 0 }
+    }
+
+    /// Stop using this Realm: its objects become invalid.
+    func invalidate() {
+        checkThread("invalidate")
+        if txn.isWrite { cancelWrite() }
+        isInvalidatedFlag = true
+    }
+}
+
+/// A Realm: one file (or in-memory store) seen from one thread, through one snapshot that moves
+/// forward when the Realm writes or refreshes.
+///
+/// ```swift
+/// let realm = try Realm(configuration: .init(fileURL: url, schemaVersion: 1))
+/// try realm.write {
+///     realm.add(person)                    // adds the company and the dogs too
+/// }
+/// let people = realm.objects(Person.self)
+/// ```
+///
+/// A Realm and its objects belong to the thread that opened it; using them from another thread
+/// traps. `Realm(configuration:)` on one thread returns the same Realm while it is in use there,
+/// so a write begun through one value is the write of every other.
+public struct Realm {
+    let instance: RealmInstance
+
+    init(_ instance: RealmInstance) { self.instance = instance }
+
+    /// The Realm of the default configuration on this thread.
+    public init() throws { try self.init(configuration: .defaultConfiguration) }
+
+    /// The Realm of `configuration` on this thread: the one this thread already has open, or a
+    /// new one. Throws when the file cannot be opened or its schema does not fit the classes
+    /// without a migration the configuration allows.
+    public init(configuration: Configuration) throws {
+        instance = try RealmCache.instance(for: configuration)
+    }
+
+    public var configuration: Configuration { instance.configuration }
+
+    /// Accepted for RealmSwift compatibility: a Realm moves to the latest version when it writes
+    /// or when `refresh()` is called.
+    public var autorefresh: Bool {
+        get { instance.autorefresh }
+        nonmutating set { instance.autorefresh = newValue }
+    }
+
+    /// True between `beginWrite` and `commitWrite`/`cancelWrite`.
+    public var isInWriteTransaction: Bool { instance.isInWriteTransaction }
+
+    /// Start a write: waits while another thread or process writes, then moves this Realm to
+    /// the latest version.
+    public func beginWrite() throws { try instance.beginWrite() }
+
+    /// Commit the write; throws (and rolls the write back) when something in it failed — a
+    /// duplicate primary key, a value too large, a full disk — naming what.
+    public func commitWrite(withoutNotifying tokens: [Any] = []) throws { try instance.commitWrite() }
+
+    /// Undo everything since `beginWrite`. Objects added in it become invalid.
+    public func cancelWrite() { instance.cancelWrite() }
+
+    /// Run `block` in a write and commit it; a block that throws rolls the write back and the
+    /// error is rethrown. Returns what the block returns.
+    @discardableResult
+    public func write<Result>(withoutNotifying tokens: [Any] = [], _ block: () throws -> Result) throws -> Result {
+        try instance.write(block)
+    }
+
+    /// Move to the latest version (outside a write). Returns whether there was a newer one.
+    @discardableResult
+    public func refresh() -> Bool { instance.refresh() }
+
+    /// The classes of this Realm.
+    public var schema: Schema { instance.schema }
+
+    /// True when the Realm holds no objects of its classes.
+    public var isEmpty: Bool { instance.isEmpty }
+
+    /// Stop using this Realm: its objects become invalid.
+    public func invalidate() { instance.invalidate() }
+}
+
+extension Realm: Equatable {
+    /// Same file, same thread.
+    public static func == (a: Realm, b: Realm) -> Bool {
+        a.instance === b.instance
+    }
+}
+
+/// The Realms open on each thread, by configuration (weakly held: a Realm lives while it or one
+/// of its objects is used).
+enum RealmCache {
+    private final class Box { var realms: [String: WeakInstance] = [:] }
+    private struct WeakInstance { weak var instance: RealmInstance? }
+    private static let key = "strata.realm.cache"
+
+    static func instance(for config: Realm.Configuration) throws -> RealmInstance {
+        let dict = Thread.current.threadDictionary
+        let box: Box
+        if let b = dict[key] as? Box { box = b } else { box = Box(); dict[key] = box }
+        let cacheKey = config.storeKey + "|" + (config.readOnly ? "ro" : "rw")
+        if let r = box.realms[cacheKey]?.instance {
+            let wanted = (config.objectTypes ?? []).map(ObjectIdentifier.init)
+            let have = r.classes.map { ObjectIdentifier($0.type) }
+            if config.objectTypes == nil || Set(wanted) == Set(have) { return r }
+        }
+        let r = try RealmInstance(opening: config)
+        box.realms[cacheKey] = WeakInstance(instance: r)
+        return r
+    }
+}
