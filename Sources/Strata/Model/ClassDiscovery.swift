@@ -6,7 +6,7 @@ import Foundation
 /// with its name at +8 and its parent context at +4 (relative offsets); the class is then looked
 /// up by its mangled-free name, "Module.Name", and kept if it is a subclass of `Object` with a
 /// `@Persisted` property. Nested classes (parent not a module) are skipped: name them in
-/// `objectTypes`.
+/// `objectTypes`. A record that is not a direct reference (low bits set) is skipped too.
 enum ClassDiscovery {
     private static let lock = NSLock()
     nonisolated(unsafe) private static var found: [Object.Type]?
@@ -87,9 +87,14 @@ enum ClassDiscovery {
             guard rel & 3 == 0 else { continue }
             let desc = p + Int(rel)
             guard desc.load(as: UInt32.self) & 0x1F == 16 else { continue } // a class
+            // The parent is a relative indirectable pointer: low bit set = through a pointer.
             let parentRel = (desc + 4).load(as: Int32.self)
             guard parentRel != 0 else { continue }
-            let parent = desc + 4 + Int(parentRel)
+            var parent = desc + 4 + Int(parentRel & ~1)
+            if parentRel & 1 != 0 {
+                guard let target = parent.loadUnaligned(as: UnsafeRawPointer?.self) else { continue }
+                parent = target
+            }
             guard parent.load(as: UInt32.self) & 0x1F == 0 else { continue } // in a module
             body("\(string(at: parent + 8)).\(string(at: desc + 8))")
         }

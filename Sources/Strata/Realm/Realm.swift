@@ -303,6 +303,10 @@ enum RealmCache {
         if let b = dict[key] as? Box { box = b } else { box = Box(); dict[key] = box }
         let cacheKey = config.storeKey + "|" + (config.readOnly ? "ro" : "rw")
         if let r = box.realms[cacheKey]?.instance {
+            if r.configuration.schemaVersion != config.schemaVersion {
+                throw StrataError(code: .invalidArgument, message: "'\(config.path)' is already open with "
+                    + "schema version \(r.configuration.schemaVersion), not \(config.schemaVersion)")
+            }
             let wanted = (config.objectTypes ?? []).map(ObjectIdentifier.init)
             let have = r.classes.map { ObjectIdentifier($0.type) }
             if config.objectTypes == nil || Set(wanted) == Set(have) { return r }

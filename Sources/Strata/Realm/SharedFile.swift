@@ -26,8 +26,12 @@ final class SharedFile {
     let key: String
     private let lock = NSLock()
     private var tables: [ObjectIdentifier: TableInfo] = [:]
-    /// The classes of each schema set up (by the set of class identities).
-    private var readySchemas: Set<Set<ObjectIdentifier>> = []
+    /// The schemas set up: the set of class identities, and the schema version.
+    private var readySchemas: Set<ReadySchema> = []
+    private struct ReadySchema: Hashable {
+        let classes: Set<ObjectIdentifier>
+        let version: UInt64
+    }
 
     private init(db: Database, key: String) {
         self.db = db
@@ -68,7 +72,8 @@ final class SharedFile {
     /// Make the file's schema hold `classes` (creating tables and properties, migrating when
     /// the schema version rose), once per set of classes; record their tables.
     func prepare(_ classes: [ClassInfo], config: Realm.Configuration) throws {
-        let ids = Set(classes.map { ObjectIdentifier($0.type) })
+        let ids = ReadySchema(classes: Set(classes.map { ObjectIdentifier($0.type) }),
+                              version: config.schemaVersion)
         lock.lock()
         defer { lock.unlock() }
         if readySchemas.contains(ids) { return }
