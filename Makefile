@@ -161,6 +161,8 @@ $(B)/examples/%: CCore/examples/%.c $(B)/libstrata.a | $(B)/examples
 	$(CC) $(CFLAGS_BASE) $(CFLAGS) $< -o $@ $(B)/libstrata.a $(LIBS)
 
 demo: deps lib $(EXAMPLES)
+	@echo "== the Swift demo (import Strata)"
+	@swift run -q StrataDemo
 	@for e in $(EXAMPLES); do echo "== $$e"; $$e || exit 1; done
 
 test: deps build

@@ -30,6 +30,8 @@ let package = Package(
         ),
         // The Swift module.
         .target(name: "Strata", dependencies: ["CCore"], path: "Sources/Strata"),
+        // The 张三 example through `import Strata` (`make demo`).
+        .executableTarget(name: "StrataDemo", dependencies: ["Strata"], path: "Sources/StrataDemo"),
         .testTarget(name: "StrataTests", dependencies: ["Strata", "CCore"], path: "Tests/StrataTests"),
     ],
     cLanguageStandard: .c11

@@ -106,6 +106,7 @@ if command -v swift >/dev/null; then
   else
     failed=$((failed + 1)); grep -E "✘|error|Fatal|fatal" "$log" | head -40; tail -n 20 "$log"
   fi
+  one "demo (Swift)" swift run -q StrataDemo
 else
   echo "swift not found"; failed=$((failed + 1))
 fi
