@@ -70,6 +70,8 @@ final class AllTypes: Object {
     @Persisted var optObjectId: ObjectId?
     @Persisted var optUuid: UUID?
     @Persisted var optDecimal: Decimal128?
+    @Persisted var any: AnyRealmValue
+    @Persisted var anys: List<AnyRealmValue>
     @Persisted var link: AllTypes?
     @Persisted var ints: List<Int>
     @Persisted var optStrings: List<String?>

@@ -60,6 +60,7 @@ struct TypeRoundTripTests {
                     "optUuid": uuid, "optDecimal": Decimal128(value: 42),
                     "ints": [Int.min, 0, Int.max], "optStrings": ["a", nil, ""],
                     "dates": [before1970], "datas": [Data([0, 1, 2]), Data()],
+                    "any": AnyRealmValue.string("mixed ✓"), "anys": [AnyRealmValue.int(1), .none, .double(2.5), .uuid(uuid)],
                 ] as [String: Any])
                 realm.add(maxes)
                 let nils = AllTypes()
@@ -91,6 +92,8 @@ struct TypeRoundTripTests {
         #expect(Array(m.optStrings) == ["a", nil, ""])
         #expect(m.dates.count == 1 && abs(m.dates[0].timeIntervalSince1970 - before1970.timeIntervalSince1970) < 1e-6)
         #expect(Array(m.datas) == [Data([0, 1, 2]), Data()])
+        #expect(m.any == .string("mixed ✓") && Array(m.anys) == [.int(1), .none, .double(2.5), .uuid(uuid)])
+        #expect(n.any == .none)
         #expect(m.link == n && m.links.count == 2 && m.links[1] == m)
         // The defaults and nils of a fresh object.
         #expect(n.bool == false && n.int == 0 && n.string == "" && n.data == Data())

@@ -7,6 +7,7 @@ import Foundation
 enum ValueConversion {
     static func convert<V>(_ value: Any, to: V.Type) -> V? {
         if let v = value as? V { return v }
+        if V.self == AnyRealmValue.self { return AnyRealmValue(any: value) as? V }
         if let o = V.self as? _StrataOptional.Type {
             return o._strataConvert(value) as? V
         }
