@@ -10,6 +10,7 @@
 #   make powerloss   RUNS=N  drop, reorder and tear unsynced writes, check every durable commit
 #   make faults      fail the k-th write, sync or grow, for every k of a workload
 #   make fuzz        SECONDS=N  libFuzzer targets (toolchain clang)
+#   make bench-swift the Swift API beside Strata's C API and GRDB
 #   make asan / tsan the C tests under AddressSanitizer+UBSan (and the free-list map self-check,
 #                    ST_CHECK_REUSE) / ThreadSanitizer
 
@@ -65,7 +66,7 @@ TEST_BIN := $(TESTS:%=$(B)/%)
 EXAMPLES := $(patsubst CCore/examples/%.c,$(B)/examples/%,$(wildcard CCore/examples/*.c))
 
 .PHONY: all deps build lib install demo test test-c crashtest powerloss faults fuzz asan tsan \
-        swift-test bench clean
+        swift-test bench bench-swift clean
 
 all: build
 
@@ -200,6 +201,10 @@ bench: deps $(B)/bench $(B)/engine_bench
 	@mkdir -p $(B)/bench-data
 	$(B)/bench -n $(N) -r $(REPS) -d $(B)/bench-data
 	$(B)/engine_bench $(B)/bench-data
+
+# The Swift API beside Strata's C API and GRDB (Benchmarks/SwiftBench, its own package).
+bench-swift: deps
+	cd Benchmarks/SwiftBench && swift run -c release bench-swift
 
 swift-test:
 	swift test 2>&1 | tail -n 30

@@ -1,0 +1,368 @@
+// bench-swift — Person workloads through Strata's Swift API, Strata's C API and GRDB 7.10.0, in
+// one run, each workload timed REPS times (median printed):
+//   insert   N objects in one write            commit  C one-object durable commits
+//   lookup   L lookups by primary key, every property read
+//   iterate  every object, one property read    count   how many objects (counts per second)
+// Output: `bench-swift <workload> strata=<per s> c=<per s> grdb=<per s> vs_grdb=<x> vs_c=<x>`.
+// Durability: Strata FULL (one fdatasync a commit), GRDB WAL with synchronous FULL.
+// `--rss N` instead: iterate N objects through the Swift API and print the peak RSS.
+import CCore
+import Foundation
+import GRDB
+import Strata
+
+// MARK: options
+
+var n = 100_000, commits = 10_000, lookups = 100_000, reps = 3
+var dir = NSTemporaryDirectory() + "strata-bench-swift-\(getpid())"
+var rssObjects = 0
+let countReps = 1000
+var args = CommandLine.arguments.dropFirst().makeIterator()
+while let a = args.next() {
+    func value() -> Int {
+        guard let v = args.next().flatMap(Int.init) else { print("bench-swift: \(a) needs a number"); exit(2) }
+        return v
+    }
+    switch a {
+    case "-n": n = value()
+    case "-c": commits = value()
+    case "-l": lookups = value()
+    case "-r": reps = value()
+    case "-d": dir = args.next() ?? dir
+    case "--rss": rssObjects = value()
+    default:
+        print("usage: bench-swift [-n N] [-c COMMITS] [-l LOOKUPS] [-r REPS] [-d DIR] [--rss N]")
+        exit(2)
+    }
+}
+try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+
+// MARK: data (as Benchmarks/bench.c makes it)
+
+struct Row {
+    var id: Int, name: String, age: Int, score: Double, active: Bool
+}
+
+var rng: UInt64 = 0x2545_F491_4F6C_DD1D
+func rnd() -> UInt64 {
+    rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17
+    return rng
+}
+
+let cjk = ["张", "三", "李", "四", "王", "五", "小", "白", "黑", "花", "明", "华", "国", "强", "丽", "静", "云", "海", "山", "林"]
+func makeRow(_ id: Int) -> Row {
+    let age = Int(rnd() % 100)
+    let score = Double(rnd() % 100_000) / 100
+    let active = rnd() % 2 == 1
+    let chars = 8 + Int(rnd() % 9)
+    let chinese = rnd() % 3 == 0
+    var name = ""
+    for _ in 0..<chars {
+        name += chinese ? cjk[Int(rnd() % 20)] : String(UnicodeScalar(UInt8(97 + rnd() % 26)))
+    }
+    return Row(id: id, name: name, age: age, score: score, active: active)
+}
+
+// MARK: timing
+
+func now() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}
+
+func median(_ xs: [Double]) -> Double { xs.sorted()[xs.count / 2] }
+
+func removeFiles(_ path: String) {
+    for s in ["", ".lock", ".log", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + s) }
+}
+
+// MARK: Strata, Swift API
+
+final class Person: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted(indexed: true) var name = ""
+    @Persisted var age = 0
+    @Persisted var score = 0.0
+    @Persisted var active = false
+}
+
+struct Rates { var insert = 0.0, commit = 0.0, lookup = 0.0, iterate = 0.0, count = 0.0 }
+
+func strataSwift(_ rows: [Row], _ path: String) throws -> Rates {
+    removeFiles(path)
+    var r = Rates()
+    let realm = try Realm(configuration: .init(fileURL: URL(fileURLWithPath: path), objectTypes: [Person.self]))
+    var t = now()
+    try realm.write {
+        for row in rows {
+            let p = Person()
+            p.id = row.id; p.name = row.name; p.age = row.age; p.score = row.score; p.active = row.active
+            realm.add(p)
+        }
+    }
+    r.insert = Double(rows.count) / (now() - t)
+    t = now()
+    for i in 0..<commits {
+        try realm.write {
+            let p = Person()
+            p.id = rows.count + i; p.name = "c\(i)"; p.age = i % 100
+            realm.add(p)
+        }
+    }
+    r.commit = Double(commits) / (now() - t)
+    var sink = 0
+    t = now()
+    for i in 0..<lookups {
+        let p = realm.object(ofType: Person.self, forPrimaryKey: Int(rnd() % UInt64(rows.count)))!
+        sink &+= p.id &+ p.name.utf8.count &+ p.age &+ Int(p.score) &+ (p.active ? 1 : 0) &+ i
+    }
+    r.lookup = Double(lookups) / (now() - t)
+    t = now()
+    let all = realm.objects(Person.self)
+    var total = 0
+    for p in all { sink &+= p.age; total += 1 }
+    r.iterate = Double(total) / (now() - t)
+    t = now()
+    for _ in 0..<countReps { sink &+= all.count }
+    r.count = Double(countReps) / (now() - t)
+    if sink == 42 { print("") }
+    return r
+}
+
+// MARK: Strata, C API
+
+func check(_ rc: Int32, _ err: inout strata_error, _ what: String) {
+    if rc != 0 {
+        let msg = withUnsafeBytes(of: &err.message) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        print("bench-swift: \(what): \(msg)")
+        exit(1)
+    }
+}
+
+func strataC(_ rows: [Row], _ path: String) -> Rates {
+    removeFiles(path)
+    var r = Rates()
+    var e = strata_error()
+    var db: OpaquePointer?
+    check(strata_db_open(path, nil, &db, &e), &e, "open")
+    var cols = [strata_col_t](repeating: 0, count: 5)
+    func begin(_ write: Bool) -> OpaquePointer {
+        var txn: OpaquePointer?
+        check(strata_txn_begin(db, write ? UInt32(STRATA_TXN_WRITE) : 0, &txn, &e), &e, "begin")
+        return txn!
+    }
+    func table(_ txn: OpaquePointer) -> OpaquePointer {
+        var t: OpaquePointer?
+        check(strata_table_open(txn, "Person", &t, &e), &e, "table")
+        return t!
+    }
+    func insert(_ t: OpaquePointer, _ row: Row) {
+        var pk = strata_value(); pk.type = STRATA_TYPE_INT; pk.u.i = Int64(row.id)
+        var key: Int64 = 0
+        check(strata_obj_create_pk(t, &pk, &key, &e), &e, "create")
+        var name = row.name
+        name.withUTF8 { b in
+            var v = strata_value(); v.type = STRATA_TYPE_STRING
+            v.u.bytes.data = UnsafeRawPointer(b.baseAddress); v.u.bytes.len = b.count
+            check(strata_obj_set(t, key, cols[1], &v, &e), &e, "name")
+        }
+        var v = strata_value(); v.type = STRATA_TYPE_INT; v.u.i = Int64(row.age)
+        check(strata_obj_set(t, key, cols[2], &v, &e), &e, "age")
+        v.type = STRATA_TYPE_DOUBLE; v.u.d = row.score
+        check(strata_obj_set(t, key, cols[3], &v, &e), &e, "score")
+        v.type = STRATA_TYPE_BOOL; v.u.b = row.active
+        check(strata_obj_set(t, key, cols[4], &v, &e), &e, "active")
+    }
+    var txn = begin(true)
+    var t: OpaquePointer?
+    check(strata_table_create(txn, "Person", &t, &e), &e, "create table")
+    let props: [(String, strata_type, Int)] = [("id", STRATA_TYPE_INT, Int(STRATA_PROP_PRIMARY_KEY)),
+        ("name", STRATA_TYPE_STRING, Int(STRATA_PROP_INDEXED)), ("age", STRATA_TYPE_INT, 0),
+        ("score", STRATA_TYPE_DOUBLE, 0), ("active", STRATA_TYPE_BOOL, 0)]
+    for (i, p) in props.enumerated() {
+        check(strata_table_add_property(t, p.0, p.1, UInt32(p.2), nil, &cols[i], &e), &e, p.0)
+    }
+    check(strata_txn_commit(txn, &e), &e, "commit")
+    strata_txn_free(txn)
+    var tm = now()
+    txn = begin(true)
+    t = table(txn)
+    for row in rows { insert(t!, row) }
+    check(strata_txn_commit(txn, &e), &e, "commit")
+    strata_txn_free(txn)
+    r.insert = Double(rows.count) / (now() - tm)
+    tm = now()
+    for i in 0..<commits {
+        txn = begin(true)
+        insert(table(txn), Row(id: rows.count + i, name: "c\(i)", age: i % 100, score: 0, active: false))
+        check(strata_txn_commit(txn, &e), &e, "commit")
+        strata_txn_free(txn)
+    }
+    r.commit = Double(commits) / (now() - tm)
+    txn = begin(false)
+    t = table(txn)
+    var sink = 0
+    tm = now()
+    var out = [strata_value](repeating: strata_value(), count: 5)
+    for i in 0..<lookups {
+        var pk = strata_value(); pk.type = STRATA_TYPE_INT; pk.u.i = Int64(rnd() % UInt64(rows.count))
+        var key: Int64 = 0
+        check(strata_obj_find_pk(t, &pk, &key, &e), &e, "find")
+        check(strata_obj_get_many(t, key, cols, 5, &out, &e), &e, "get")
+        let name = String(decoding: UnsafeRawBufferPointer(start: out[1].u.bytes.data, count: out[1].u.bytes.len), as: UTF8.self)
+        sink &+= Int(out[0].u.i) &+ name.utf8.count &+ Int(out[2].u.i) &+ Int(out[3].u.d) &+ (out[4].u.b ? 1 : 0) &+ i
+    }
+    r.lookup = Double(lookups) / (now() - tm)
+    tm = now()
+    var key: Int64 = -1, next: Int64 = 0, total = 0
+    while strata_obj_next(t, key, &next, &e) == 0 {
+        var v = strata_value()
+        check(strata_obj_get(t, next, cols[2], &v, &e), &e, "get age")
+        sink &+= Int(v.u.i)
+        key = next
+        total += 1
+    }
+    r.iterate = Double(total) / (now() - tm)
+    tm = now()
+    var count: UInt64 = 0
+    for _ in 0..<countReps {
+        check(strata_table_size(t, &count, &e), &e, "count")
+        sink &+= Int(count)
+    }
+    r.count = Double(countReps) / (now() - tm)
+    strata_txn_free(txn)
+    strata_db_close(db, nil)
+    if sink == 42 { print("") }
+    return r
+}
+
+// MARK: GRDB
+
+struct GPerson: Codable, FetchableRecord, PersistableRecord {
+    static let databaseTableName = "person"
+    var id: Int, name: String, age: Int, score: Double, active: Bool
+}
+
+func grdb(_ rows: [Row], _ path: String) throws -> Rates {
+    removeFiles(path)
+    var r = Rates()
+    let pool = try DatabasePool(path: path)
+    // After GRDB's own set-up of the writer connection (which chooses NORMAL for WAL).
+    try pool.writeWithoutTransaction { db in
+        try db.execute(sql: "PRAGMA synchronous = FULL")
+        let mode = try Int.fetchOne(db, sql: "PRAGMA synchronous")
+        if mode != 2 { print("bench-swift: GRDB synchronous is \(mode ?? -1), not FULL"); exit(1) }
+    }
+    try pool.write { db in
+        try db.create(table: "person") { t in
+            t.primaryKey("id", .integer)
+            t.column("name", .text).notNull().indexed()
+            t.column("age", .integer).notNull()
+            t.column("score", .double).notNull()
+            t.column("active", .boolean).notNull()
+        }
+    }
+    var t = now()
+    try pool.write { db in
+        for row in rows {
+            try GPerson(id: row.id, name: row.name, age: row.age, score: row.score, active: row.active).insert(db)
+        }
+    }
+    r.insert = Double(rows.count) / (now() - t)
+    t = now()
+    for i in 0..<commits {
+        try pool.write { db in
+            try GPerson(id: rows.count + i, name: "c\(i)", age: i % 100, score: 0, active: false).insert(db)
+        }
+    }
+    r.commit = Double(commits) / (now() - t)
+    var sink = 0
+    try pool.read { db in
+        t = now()
+        for i in 0..<lookups {
+            let p = try GPerson.fetchOne(db, key: Int(rnd() % UInt64(rows.count)))!
+            sink &+= p.id &+ p.name.utf8.count &+ p.age &+ Int(p.score) &+ (p.active ? 1 : 0) &+ i
+        }
+        r.lookup = Double(lookups) / (now() - t)
+        t = now()
+        var total = 0
+        let cursor = try GPerson.fetchCursor(db)
+        while let p = try cursor.next() { sink &+= p.age; total += 1 }
+        r.iterate = Double(total) / (now() - t)
+        t = now()
+        for _ in 0..<countReps { sink &+= try GPerson.fetchCount(db) }
+        r.count = Double(countReps) / (now() - t)
+    }
+    if sink == 42 { print("") }
+    return r
+}
+
+// MARK: peak memory while iterating
+
+func peakRSSKiB() -> Int {
+    guard let s = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return -1 }
+    for line in s.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+        return Int(line.split(separator: " ").dropFirst().first ?? "") ?? -1
+    }
+    return -1
+}
+
+if rssObjects > 0 {
+    let path = dir + "/rss.realm"
+    removeFiles(path)
+    do {
+        let realm = try Realm(configuration: .init(fileURL: URL(fileURLWithPath: path), objectTypes: [Person.self]))
+        let batch = 100_000
+        var id = 0
+        while id < rssObjects {
+            try realm.write {
+                for _ in 0..<min(batch, rssObjects - id) {
+                    let row = makeRow(id)
+                    realm.add(Person(value: ["id": row.id, "name": row.name, "age": row.age]))
+                    id += 1
+                }
+            }
+        }
+    }
+    let before = peakRSSKiB()
+    let realm = try Realm(configuration: .init(fileURL: URL(fileURLWithPath: path), objectTypes: [Person.self]))
+    var sum = 0, seen = 0
+    let t = now()
+    for p in realm.objects(Person.self) { sum &+= p.age; seen += 1 }
+    let dt = now() - t
+    print("bench-swift rss objects=\(seen) iterate_per_s=\(Int(Double(seen) / dt)) peak_rss_mb_before=\(before / 1024) "
+          + "peak_rss_mb_after=\(peakRSSKiB() / 1024) sum=\(sum)")
+    removeFiles(path)
+    exit(0)
+}
+
+// MARK: the run
+
+let rows = (0..<n).map(makeRow)
+var runs: [String: [Rates]] = ["strata": [], "c": [], "grdb": []]
+for rep in 0..<reps {
+    // Rounds alternate the order of the engines: the shared machine's drift hits each alike.
+    let order = rep % 2 == 0 ? ["strata", "c", "grdb"] : ["grdb", "c", "strata"]
+    for engine in order {
+        rng = 0x2545_F491_4F6C_DD1D &+ UInt64(rep)
+        let path = dir + "/\(engine).db"
+        switch engine {
+        case "strata": runs[engine]!.append(try strataSwift(rows, path))
+        case "c": runs[engine]!.append(strataC(rows, path))
+        default: runs[engine]!.append(try grdb(rows, path))
+        }
+        removeFiles(path)
+    }
+}
+let workloads: [(String, KeyPath<Rates, Double>)] = [("insert", \.insert), ("commit", \.commit),
+    ("lookup", \.lookup), ("iterate", \.iterate), ("count", \.count)]
+print("bench-swift n=\(n) commits=\(commits) lookups=\(lookups) reps=\(reps) (objects or operations per second, medians)")
+for (name, kp) in workloads {
+    let s = median(runs["strata"]!.map { $0[keyPath: kp] })
+    let c = median(runs["c"]!.map { $0[keyPath: kp] })
+    let g = median(runs["grdb"]!.map { $0[keyPath: kp] })
+    print(String(format: "bench-swift %@ strata=%.0f c=%.0f grdb=%.0f vs_grdb=%.2f vs_c=%.2f",
+                 name, s, c, g, s / g, s / c))
+}
+try? FileManager.default.removeItem(atPath: dir)
