@@ -16,6 +16,7 @@ import Strata
 var n = 100_000, commits = 10_000, lookups = 100_000, reps = 3
 var dir = NSTemporaryDirectory() + "strata-bench-swift-\(getpid())"
 var rssObjects = 0
+var only: String?
 let countReps = 1000
 var args = CommandLine.arguments.dropFirst().makeIterator()
 while let a = args.next() {
@@ -30,8 +31,9 @@ while let a = args.next() {
     case "-r": reps = value()
     case "-d": dir = args.next() ?? dir
     case "--rss": rssObjects = value()
+    case "-e": only = args.next()
     default:
-        print("usage: bench-swift [-n N] [-c COMMITS] [-l LOOKUPS] [-r REPS] [-d DIR] [--rss N]")
+        print("usage: bench-swift [-n N] [-c COMMITS] [-l LOOKUPS] [-r REPS] [-d DIR] [-e strata|c|grdb] [--rss N]")
         exit(2)
     }
 }
@@ -344,7 +346,7 @@ var runs: [String: [Rates]] = ["strata": [], "c": [], "grdb": []]
 for rep in 0..<reps {
     // Rounds alternate the order of the engines: the shared machine's drift hits each alike.
     let order = rep % 2 == 0 ? ["strata", "c", "grdb"] : ["grdb", "c", "strata"]
-    for engine in order {
+    for engine in order where only == nil || only == engine {
         rng = 0x2545_F491_4F6C_DD1D &+ UInt64(rep)
         let path = dir + "/\(engine).db"
         switch engine {
@@ -359,6 +361,10 @@ let workloads: [(String, KeyPath<Rates, Double>)] = [("insert", \.insert), ("com
     ("lookup", \.lookup), ("iterate", \.iterate), ("count", \.count)]
 print("bench-swift n=\(n) commits=\(commits) lookups=\(lookups) reps=\(reps) (objects or operations per second, medians)")
 for (name, kp) in workloads {
+    if only != nil {
+        print("bench-swift \(name) \(only!)=\(Int(median(runs[only!]!.map { $0[keyPath: kp] })))")
+        continue
+    }
     let s = median(runs["strata"]!.map { $0[keyPath: kp] })
     let c = median(runs["c"]!.map { $0[keyPath: kp] })
     let g = median(runs["grdb"]!.map { $0[keyPath: kp] })

@@ -41,6 +41,12 @@ public struct _ManagedProperty {
     let object: Object
     let index: Int
 
+    @usableFromInline
+    init(object: Object, index: Int) {
+        self.object = object
+        self.index = index
+    }
+
     var accessor: ObjectAccessor { object.__accessor! }
 
     func read() -> StoredValue { accessor.get(index) }

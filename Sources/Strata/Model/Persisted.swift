@@ -17,38 +17,39 @@ import Foundation
 /// property's place in the class's schema and every read and write goes to the Realm.
 @propertyWrapper
 public struct Persisted<Value: _Persistable> {
+    @usableFromInline
     enum Storage {
         case unmanaged(Value)
         case unmanagedNoDefault
         case managed(Int)
     }
 
-    var storage: Storage
-    var primaryKey = false
-    var indexed = false
-    var originProperty: String?
+    @usableFromInline var storage: Storage
+    @usableFromInline var primaryKey = false
+    @usableFromInline var indexed = false
+    @usableFromInline var originProperty: String?
 
-    public init() { storage = .unmanagedNoDefault }
-    public init(wrappedValue: Value) { storage = .unmanaged(wrappedValue) }
+    @inlinable public init() { storage = .unmanagedNoDefault }
+    @inlinable public init(wrappedValue: Value) { storage = .unmanaged(wrappedValue) }
 
     /// The primary key: unique, indexed; Int, String, ObjectId or UUID (or their optionals).
-    public init(primaryKey: Bool) {
+    @inlinable public init(primaryKey: Bool) {
         storage = .unmanagedNoDefault
         self.primaryKey = primaryKey
     }
 
-    public init(wrappedValue: Value, primaryKey: Bool) {
+    @inlinable public init(wrappedValue: Value, primaryKey: Bool) {
         storage = .unmanaged(wrappedValue)
         self.primaryKey = primaryKey
     }
 
     /// Kept in an index: queries for equality (and ranges) use it.
-    public init(indexed: Bool) {
+    @inlinable public init(indexed: Bool) {
         storage = .unmanagedNoDefault
         self.indexed = indexed
     }
 
-    public init(wrappedValue: Value, indexed: Bool) {
+    @inlinable public init(wrappedValue: Value, indexed: Bool) {
         storage = .unmanaged(wrappedValue)
         self.indexed = indexed
     }
@@ -59,6 +60,7 @@ public struct Persisted<Value: _Persistable> {
         set { fatalError() } // swiftlint:disable:this unused_setter_value
     }
 
+    @inlinable
     public static subscript<EnclosingSelf: Object>(
         _enclosingInstance object: EnclosingSelf,
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Value>,
@@ -90,7 +92,7 @@ public struct Persisted<Value: _Persistable> {
 extension Persisted where Value: _LinkingObjectsProtocol {
     /// The objects of `Value.Element` whose property `originProperty` (a link or a list of
     /// links) points at this object.
-    public init(originProperty: String) {
+    @inlinable public init(originProperty: String) {
         storage = .unmanagedNoDefault
         self.originProperty = originProperty
     }
@@ -108,8 +110,11 @@ protocol PersistedField {
     static func bind(at field: UnsafeMutableRawPointer, index: Int)
     /// Set the unmanaged value from a type-erased one; false when it has the wrong type.
     static func setUnmanaged(at field: UnsafeMutableRawPointer, _ value: Any) -> Bool
-    /// Write an unmanaged value into the managed object's property (during add).
+    /// Write an unmanaged value into the managed object's property (untyped input).
     static func write(_ value: Any, to at: _ManagedProperty)
+    /// During add: bind the field at `field` to `at` and write the value it held unmanaged
+    /// (`skipIfEqual`: not when the object holds it already). One typed call, no boxing.
+    static func transfer(from field: UnsafeMutableRawPointer, to at: _ManagedProperty, skipIfEqual: Bool)
     /// The value of a managed object's property, type-erased.
     static func read(_ at: _ManagedProperty) -> Any
 }
@@ -153,4 +158,18 @@ extension Persisted: PersistedField {
     }
 
     static func read(_ at: _ManagedProperty) -> Any { Value._strataGet(at) }
+
+    static func transfer(from field: UnsafeMutableRawPointer, to at: _ManagedProperty, skipIfEqual: Bool) {
+        let p = field.assumingMemoryBound(to: Persisted<Value>.self)
+        let value: Value
+        switch p.pointee.storage {
+        case .unmanaged(let v): value = v
+        case .unmanagedNoDefault: value = Value._strataDefault()
+        case .managed: return
+        }
+        p.pointee.storage = .managed(at.index)
+        if Value._strataKind.collection == .linkingObjects { return }
+        if skipIfEqual, let prim = value as? any _PrimitivePersistable, prim._strata.value == at.read() { return }
+        Value._strataSet(at, value)
+    }
 }

@@ -81,7 +81,7 @@ enum ValueConversion {
 
     static func describe(_ value: Any) -> String {
         if isNil(value) { return "nil" }
-        if let s = storedIfPrimitive(value) {
+        if let s = value as? StoredValue ?? storedIfPrimitive(value) {
             switch s {
             case .string(let x): return x
             case .int(let i): return String(i)

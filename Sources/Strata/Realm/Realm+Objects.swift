@@ -70,19 +70,17 @@ extension RealmInstance {
         }
         let info = tableInfo(type)
         let cls = info.classInfo
-        let values: [Any?] = cls.properties.map { p in
-            p.kind.collection == .linkingObjects ? nil : p.field.unmanagedValue(at: cls.fieldAddress(o, p))
-        }
         let key: Int64
         var existed = false
         do {
             let table = self.table(info)
             if let pk = cls.primaryKeyIndex {
-                let pkValue = ValueConversion.stored(values[pk]!)
+                let p = cls.properties[pk]
+                let pkValue = ValueConversion.stored(p.field.unmanagedValue(at: cls.fieldAddress(o, p)))
                 if let k = try table.find(primaryKey: pkValue) {
                     if update == .error {
                         throw StrataError(code: .exists, message: "Attempting to create an object of type "
-                            + "'\(cls.name)' with an existing primary key value '\(ValueConversion.describe(values[pk]!))'.")
+                            + "'\(cls.name)' with an existing primary key value '\(ValueConversion.describe(pkValue))'.")
                     }
                     key = k
                     existed = true
@@ -97,18 +95,17 @@ extension RealmInstance {
             return
         }
         mutationCount &+= 1
-        bind(o, info: info, key: key)
-        for (i, p) in cls.properties.enumerated() where i != cls.primaryKeyIndex {
-            guard let v = values[i] else { continue }
+        o.__accessor = ObjectAccessor(realm: self, info: info, key: key)
+        addPolicy.append(update)
+        for (i, p) in cls.properties.enumerated() {
             let at = _ManagedProperty(object: o, index: i)
-            if update == .modified && existed && p.kind.collection == .none,
-               ValueConversion.storedIfPrimitive(v).map({ $0 == at.read() }) == true {
+            if i == cls.primaryKeyIndex {
+                p.field.bind(at: cls.fieldAddress(o, p), index: i)
                 continue
             }
-            addPolicy.append(update)
-            p.field.write(v, to: at)
-            addPolicy.removeLast()
+            p.field.transfer(from: cls.fieldAddress(o, p), to: at, skipIfEqual: update == .modified && existed)
         }
+        addPolicy.removeLast()
     }
 
     /// The key of `o` for a link from this Realm: o itself if managed here, else o once added

@@ -14,8 +14,10 @@ final class RealmInstance {
     private let owner: pthread_t
     /// The snapshot read (a read transaction), or the write transaction during a write.
     private var txn: CoreTxn
-    /// Table handles of `txn`, by table name.
-    private var tableHandles: [String: CoreTable] = [:]
+    /// Table handles of `txn`, by their TableInfo's ordinal.
+    private var tableHandles: [CoreTable?] = []
+    /// The tables of this Realm's classes.
+    private var infos: [ObjectIdentifier: TableInfo] = [:]
     /// The first failure inside the current write: it is thrown by `write`/`commitWrite`, which
     /// then roll the write back (RealmSwift's `add`, setters and `delete` cannot throw).
     private var writeError: Error?
@@ -35,6 +37,7 @@ final class RealmInstance {
         classes = infos
         shared = try SharedFile.open(configuration)
         try shared.prepare(infos, config: configuration)
+        for c in infos { self.infos[ObjectIdentifier(c.type)] = shared.table(for: c.type) }
         txn = try CoreTxn(db: shared.db, write: false)
     }
 
@@ -73,12 +76,13 @@ final class RealmInstance {
 
     /// The table handle of `info` in the current transaction.
     func table(_ info: TableInfo) -> CoreTable {
-        if let t = tableHandles[info.tableName] { return t }
+        if info.ordinal < tableHandles.count, let t = tableHandles[info.ordinal] { return t }
         do {
             guard let t = try txn.table(info.tableName) else {
                 strataTrap("table '\(info.tableName)' is missing from '\(configuration.path)'")
             }
-            tableHandles[info.tableName] = t
+            while tableHandles.count <= info.ordinal { tableHandles.append(nil) }
+            tableHandles[info.ordinal] = t
             return t
         } catch {
             strataTrap("cannot open table '\(info.tableName)': \(error)")
@@ -86,7 +90,7 @@ final class RealmInstance {
     }
 
     func tableInfo(_ type: Object.Type) -> TableInfo {
-        guard let info = shared.table(for: type), classes.contains(where: { $0.type == type }) else {
+        guard let info = infos[ObjectIdentifier(type)] else {
             strataTrap("Object type '\(type.className())' is not managed by this Realm (not in its objectTypes)")
         }
         return info

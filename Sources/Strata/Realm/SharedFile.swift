@@ -7,11 +7,14 @@ final class TableInfo {
     let tableName: String
     /// The core's property id of each property; linking objects have none (0).
     let cols: [UInt32]
+    /// Its number in its file (0, 1, …): where Realms keep its table handle.
+    let ordinal: Int
 
-    init(classInfo: ClassInfo, cols: [UInt32]) {
+    init(classInfo: ClassInfo, cols: [UInt32], ordinal: Int) {
         self.classInfo = classInfo
         self.tableName = classInfo.name
         self.cols = cols
+        self.ordinal = ordinal
     }
 
     var name: String { classInfo.name }
@@ -103,7 +106,8 @@ final class SharedFile {
             }
             let props = try t.properties()
             let cols = c.properties.map { p in props.first { $0.name == p.name }?.col ?? 0 }
-            tables[ObjectIdentifier(c.type)] = TableInfo(classInfo: c, cols: cols)
+            let ordinal = tables[ObjectIdentifier(c.type)]?.ordinal ?? tables.count
+            tables[ObjectIdentifier(c.type)] = TableInfo(classInfo: c, cols: cols, ordinal: ordinal)
         }
         readySchemas.insert(ids)
     }
