@@ -73,22 +73,17 @@ public final class Database {
 
 /// A read or write transaction; it belongs to the thread that runs the closure.
 public final class Transaction {
-    let handle: OpaquePointer
-    let isWrite: Bool
+    let core: CoreTxn
+    var handle: OpaquePointer { core.handle }
+    var isWrite: Bool { core.isWrite }
 
-    init(db: Database, write: Bool) throws {
-        isWrite = write
-        var txn: OpaquePointer?
-        let flags = write ? UInt32(STRATA_TXN_WRITE) : UInt32(STRATA_TXN_READ)
-        try StrataError.check { strata_txn_begin(db.handle, flags, &txn, $0) }
-        handle = txn!
-    }
+    init(db: Database, write: Bool) throws { core = try CoreTxn(db: db, write: write) }
 
-    func commit() throws { try StrataError.check { strata_txn_commit(handle, $0) } }
-    func free() { strata_txn_free(handle) }
+    func commit() throws { try core.commit() }
+    func free() { core.free() }
 
     /// The version this transaction reads (or, writing, will commit).
-    public var version: UInt64 { strata_txn_version(handle) }
+    public var version: UInt64 { core.version }
 
     /// The tree named `name`, created in a write transaction when missing.
     public func tree(_ name: String, keys: Tree.Keys) throws -> Tree {
