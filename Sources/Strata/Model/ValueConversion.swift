@@ -33,8 +33,8 @@ enum ValueConversion {
 
     /// The value as the core would store it, when it is a primitive or nil.
     static func storedIfPrimitive(_ value: Any) -> StoredValue? {
+        if let p = value as? any _PrimitivePersistable { return p._strata.value } // unwraps .some
         if isNil(value) { return .null }
-        if let p = value as? any _PrimitivePersistable { return p._strata.value }
         if let n = value as? NSNumber { return .double(n.doubleValue) }
         return nil
     }
@@ -44,9 +44,7 @@ enum ValueConversion {
 
     static func isNil(_ value: Any) -> Bool {
         if value is NSNull { return true }
-        if case Optional<Any>.none = value as Any? { return true }
-        let m = Mirror(reflecting: value)
-        return m.displayStyle == .optional && m.children.isEmpty
+        return (value as? _OptionalMarker)?._strataIsNil ?? false
     }
 
     /// A stored value as primitive type p, when p holds it exactly.
@@ -96,6 +94,20 @@ enum ValueConversion {
 
 extension _IntegerPersistable {
     static func exactly(_ i: Int64) -> Any? { Self(exactly: i) }
+}
+
+/// Tells an optional boxed in Any apart (nil inside an Any is not `== nil`).
+protocol _OptionalMarker {
+    var _strataIsNil: Bool { get }
+}
+
+extension Optional: _OptionalMarker {
+    var _strataIsNil: Bool {
+        switch self {
+        case .none: return true
+        case .some(let w): return (w as? _OptionalMarker)?._strataIsNil ?? false
+        }
+    }
 }
 
 /// Optionals convert their wrapped type and accept nil.
