@@ -59,6 +59,9 @@ final class ClassInfo {
     }
 
     func index(named name: String) -> Int? { indexByName[name] }
+
+    /// The property whose field lies at `offset` in an instance.
+    func index(atOffset offset: Int) -> Int? { properties.firstIndex { $0.offset == offset } }
     func property(named name: String) -> PropertyInfo? { indexByName[name].map { properties[$0] } }
 
     /// The schema as users see it (`Realm.schema`, `Object.objectSchema`).

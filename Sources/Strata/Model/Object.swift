@@ -23,6 +23,9 @@ open class Object: CustomStringConvertible {
 
     public required init() {}
 
+    /// Managed by a Realm (for @Persisted's inlined accessors).
+    @usableFromInline var __isManaged: Bool { __accessor != nil }
+
     /// An unmanaged object whose properties are taken from `value`: a dictionary of property
     /// names to values, an array of values in the order of the properties, or another object
     /// (managed or not) of the same class; a list property takes an array (of objects, or of

@@ -60,6 +60,9 @@ public struct Persisted<Value: _Persistable> {
         set { fatalError() } // swiftlint:disable:this unused_setter_value
     }
 
+    /// Objects a Realm hands out are not bound field by field (binding costs more than the
+    /// read): a field still unmanaged in a managed object finds its property through its
+    /// storage key path (`propertyIndex`), remembered per Realm.
     @inlinable
     public static subscript<EnclosingSelf: Object>(
         _enclosingInstance object: EnclosingSelf,
@@ -71,8 +74,14 @@ public struct Persisted<Value: _Persistable> {
             case .managed(let index):
                 return Value._strataGet(_ManagedProperty(object: object, index: index))
             case .unmanaged(let value):
+                if object.__isManaged {
+                    return Value._strataGet(_ManagedProperty(object: object, index: propertyIndex(object, storageKeyPath)))
+                }
                 return value
             case .unmanagedNoDefault:
+                if object.__isManaged {
+                    return Value._strataGet(_ManagedProperty(object: object, index: propertyIndex(object, storageKeyPath)))
+                }
                 let value = Value._strataDefault()
                 object[keyPath: storageKeyPath].storage = .unmanaged(value)
                 return value
@@ -83,9 +92,34 @@ public struct Persisted<Value: _Persistable> {
             case .managed(let index):
                 Value._strataSet(_ManagedProperty(object: object, index: index), newValue)
             default:
-                object[keyPath: storageKeyPath].storage = .unmanaged(newValue)
+                if object.__isManaged {
+                    Value._strataSet(_ManagedProperty(object: object, index: propertyIndex(object, storageKeyPath)), newValue)
+                } else {
+                    object[keyPath: storageKeyPath].storage = .unmanaged(newValue)
+                }
             }
         }
+    }
+
+    /// The property of a managed object's field, by its storage key path (one instance per
+    /// property: the runtime caches key path literals): looked up in the Realm's table, or
+    /// found the first time from the field's address (a stored property's key path projects it
+    /// in place), whose offset the class's schema knows.
+    @usableFromInline
+    static func propertyIndex<EnclosingSelf: Object>(
+        _ object: EnclosingSelf, _ storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
+    ) -> Int {
+        let accessor = object.__accessor!
+        if let i = accessor.realm.cachedPropertyIndex(accessor.info, ObjectIdentifier(storageKeyPath)) { return i }
+        let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque())
+        let offset = withUnsafeMutablePointer(to: &object[keyPath: storageKeyPath]) {
+            UnsafeMutableRawPointer($0) - base
+        }
+        guard let index = accessor.info.classInfo.index(atOffset: offset) else {
+            strataTrap("\(EnclosingSelf.className()): a @Persisted field at offset \(offset) is not in its schema")
+        }
+        accessor.realm.cachePropertyIndex(accessor.info, ObjectIdentifier(storageKeyPath), index)
+        return index
     }
 }
 

@@ -83,19 +83,12 @@ final class ObjectAccessor {
 extension RealmInstance {
     var isInvalidated: Bool { isInvalidatedFlag }
 
-    /// A managed object of `type` for `key` (not checked to exist).
+    /// A managed object of `type` for `key` (not checked to exist). Its fields are left as
+    /// `init()` made them: a managed object's accessors find their property by key path.
     func managedObject<T: Object>(_ type: T.Type, key: Int64) -> T {
         let info = tableInfo(type)
         let o = type.init()
-        bind(o, info: info, key: key)
-        return o
-    }
-
-    /// From now on `o` reads and writes object `key`.
-    func bind(_ o: Object, info: TableInfo, key: Int64) {
         o.__accessor = ObjectAccessor(realm: self, info: info, key: key)
-        for (i, p) in info.properties.enumerated() {
-            p.field.bind(at: info.classInfo.fieldAddress(o, p), index: i)
-        }
+        return o
     }
 }

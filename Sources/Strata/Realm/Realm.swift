@@ -24,6 +24,9 @@ final class RealmInstance {
     private(set) var isInvalidatedFlag = false
     /// Moves with every change a write makes (results re-read their keys when it moved).
     var mutationCount: UInt64 = 0
+    /// Per table (by ordinal): the property of each @Persisted storage key path seen
+    /// (Persisted.propertyIndex); a short list searched in order beats hashing here.
+    private var keyPathIndexes: [[(keyPath: ObjectIdentifier, index: Int)]] = []
     /// The update policies of the adds in progress (an add adds the objects it links to).
     var addPolicy: [Realm.UpdatePolicy] = []
 
@@ -58,6 +61,17 @@ final class RealmInstance {
             infos.append(ClassInfo.of(t))
         }
         return infos
+    }
+
+    func cachedPropertyIndex(_ info: TableInfo, _ keyPath: ObjectIdentifier) -> Int? {
+        guard info.ordinal < keyPathIndexes.count else { return nil }
+        for e in keyPathIndexes[info.ordinal] where e.keyPath == keyPath { return e.index }
+        return nil
+    }
+
+    func cachePropertyIndex(_ info: TableInfo, _ keyPath: ObjectIdentifier, _ index: Int) {
+        while keyPathIndexes.count <= info.ordinal { keyPathIndexes.append([]) }
+        keyPathIndexes[info.ordinal].append((keyPath, index))
     }
 
     // MARK: threads
