@@ -64,6 +64,7 @@ final class RealmInstance {
     }
 
     func cachedPropertyIndex(_ info: TableInfo, _ keyPath: ObjectIdentifier) -> Int? {
+        checkThread(info.name) // before touching this thread's cache
         guard info.ordinal < keyPathIndexes.count else { return nil }
         for e in keyPathIndexes[info.ordinal] where e.keyPath == keyPath { return e.index }
         return nil
