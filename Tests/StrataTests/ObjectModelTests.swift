@@ -196,7 +196,8 @@ struct ManagedObjectTests {
         try realm.write { realm.add(p) }
         #expect(realm.objects(Dog.self).count == 3 && realm.objects(Company.self).count == 1)
         #expect(p["name"] as? String == "李四")
-        #expect(!p.description.isEmpty)
+        #expect(p.description.contains("name = 李四") && p.description.hasPrefix("Person {"))
+        #expect(Dog(value: ["name": "n"]).description.contains("color = nil"))
     }
 
     @Test func writesReturnTheirValueAndAThrowingBlockRollsBack() throws {

@@ -92,7 +92,7 @@ final class ClassInfo {
     func describe(_ o: Object, _ p: PropertyInfo) -> String {
         let v = value(of: o, p)
         if let obj = v as? Object { return "\(Swift.type(of: obj).className()) (key)" }
-        if case Optional<Any>.none = v as Any? ?? nil { return "nil" }
+        if ValueConversion.isNil(v) { return "nil" }
         return String(describing: v).replacingOccurrences(of: "Optional(", with: "(")
     }
 
