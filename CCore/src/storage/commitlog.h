@@ -1,5 +1,6 @@
 /*
- * commitlog.h — the commit log of durable commits (layout and invariants in commitlog.c). Private to storage/.
+ * commitlog.h — the commit log of durable commits (layout and invariants in commitlog.c).
+ * Private to storage/.
  */
 #ifndef STRATA_COMMITLOG_H
 #define STRATA_COMMITLOG_H

@@ -67,24 +67,24 @@ int st_pagecheck_sum(st_pagecheck *pc, const uint8_t *p, pgno_t pg, uint32_t run
     return STRATA_OK;
 }
 
+/* Pages of the free list itself (its directory or its leaves): reached once, intact. */
+static int mark_list_pages(st_pagecheck *pc, const pgno_t *pages, size_t n) {
+    int rc = STRATA_OK;
+    for (size_t i = 0; rc == STRATA_OK && i < n; i++) {
+        rc = st_pagecheck_mark(pc, pages[i], 1, ST_REACH_USED, "free-list");
+        if (rc == STRATA_OK)
+            rc = st_pagecheck_sum(pc, pc->txn->db->file.map + pages[i] * ST_PAGE_SIZE, pages[i], 1);
+    }
+    return rc;
+}
+
 /* The free list's directory and leaf pages (used), then its entries (free). */
 static int mark_freelist(st_pagecheck *pc) {
-    strata_db_t *db = pc->txn->db;
     st_freelist fl;
-    int rc = st_freelist_load(db, &pc->txn->meta, &fl, pc->err);
+    int rc = st_freelist_load(pc->txn->db, &pc->txn->meta, &fl, pc->err);
     if (rc) return rc;
-    for (size_t i = 0; rc == STRATA_OK && i < fl.ndirs; i++) {
-        rc = st_pagecheck_mark(pc, fl.dir_pgno[i], 1, ST_REACH_USED, "free-list");
-        if (rc == STRATA_OK)
-            rc = st_pagecheck_sum(pc, db->file.map + fl.dir_pgno[i] * ST_PAGE_SIZE,
-                                  fl.dir_pgno[i], 1);
-    }
-    for (size_t i = 0; rc == STRATA_OK && i < fl.nleaves; i++) {
-        rc = st_pagecheck_mark(pc, fl.leaf_pgno[i], 1, ST_REACH_USED, "free-list");
-        if (rc == STRATA_OK)
-            rc = st_pagecheck_sum(pc, db->file.map + fl.leaf_pgno[i] * ST_PAGE_SIZE,
-                                  fl.leaf_pgno[i], 1);
-    }
+    rc = mark_list_pages(pc, fl.dir_pgno, fl.ndirs);
+    if (rc == STRATA_OK) rc = mark_list_pages(pc, fl.leaf_pgno, fl.nleaves);
     for (size_t i = 0; rc == STRATA_OK && i < fl.entries.n; i++)
         rc = st_pagecheck_mark(pc, fl.entries.v[i].pgno, 1, ST_REACH_FREE, "free");
     st_freelist_clear(&fl);

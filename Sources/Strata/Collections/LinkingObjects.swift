@@ -63,9 +63,7 @@ extension LinkingObjects: _Persistable {
             let keys = try a.table.backlinks(a.key, origin: realm.table(origin), col: origin.cols[originIndex])
             return LinkingObjects(keys: keys, realm: realm)
         } catch {
-            if (try? a.table.exists(a.key)) != true {
-                strataTrap("Object has been deleted or invalidated (\(a.info.name).\(p.name)).")
-            }
+            a.trapIfDeleted("\(a.info.name).\(p.name)")
             strataTrap("cannot read \(a.info.name).\(p.name): \(error)")
         }
     }

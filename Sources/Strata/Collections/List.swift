@@ -71,7 +71,7 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
         checkIndex(index, count + 1)
         let ctx = context
         let v = Element._strataStore(object, ctx).value
-        m.accessor.listEdit(m.index) { t, key, col in try t.listInsert(key, col, index, v) }
+        m.accessor.edit(m.index) { t, key, col in try t.listInsert(key, col, index, v) }
     }
 
     /// Replace the element at `index`.
@@ -79,14 +79,14 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
         guard let m = managed else { items[index] = object; return }
         checkIndex(index, count)
         let v = Element._strataStore(object, context).value
-        m.accessor.listEdit(m.index) { t, key, col in try t.listSet(key, col, index, v) }
+        m.accessor.edit(m.index) { t, key, col in try t.listSet(key, col, index, v) }
     }
 
     @discardableResult
     public func remove(at index: Int) -> Element {
         guard let m = managed else { return items.remove(at: index) }
         let old = self[index]
-        m.accessor.listEdit(m.index) { t, key, col in try t.listRemove(key, col, index) }
+        m.accessor.edit(m.index) { t, key, col in try t.listRemove(key, col, index) }
         return old
     }
 
@@ -104,7 +104,7 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
 
     public func removeAll() {
         guard let m = managed else { items.removeAll(); return }
-        m.accessor.listEdit(m.index) { t, key, col in try t.listClear(key, col) }
+        m.accessor.edit(m.index) { t, key, col in try t.listClear(key, col) }
     }
 
     /// Move the element at `from` so that it ends up at `to`.
@@ -117,7 +117,7 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
         let n = count
         checkIndex(from, n)
         checkIndex(to, n)
-        m.accessor.listEdit(m.index) { t, key, col in try t.listMove(key, col, from: from, to: to) }
+        m.accessor.edit(m.index) { t, key, col in try t.listMove(key, col, from: from, to: to) }
     }
 
     /// Exchange the elements at `index1` and `index2`.

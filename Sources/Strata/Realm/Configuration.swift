@@ -97,10 +97,7 @@ extension Realm {
         }
 
         /// What identifies the file: its path, or the memory store's identifier.
-        var storeKey: String {
-            if let id = _inMemoryIdentifier { return "memory:" + id }
-            return "file:" + (_fileURL ?? Configuration.defaultFileURL).standardizedFileURL.path
-        }
+        var storeKey: String { (_inMemoryIdentifier != nil ? "memory:" : "file:") + path }
 
         var path: String {
             if let id = _inMemoryIdentifier { return id }

@@ -23,11 +23,16 @@ final class ObjectAccessor {
 
     private func what(_ index: Int) -> String { "\(info.name).\(info.properties[index].name)" }
 
-    /// A deleted object was touched, or the file failed: trap naming the property.
-    private func failRead(_ error: Error, _ index: Int) -> Never {
-        if let e = error as? StrataError, e.code == .notFound, (try? table.exists(key)) != true {
-            strataTrap("Object has been deleted or invalidated (\(what(index))).")
+    /// Trap naming the property when the object is gone (deleted, or its Realm invalidated).
+    func trapIfDeleted(_ what: @autoclosure () -> String) {
+        if (try? table.exists(key)) != true {
+            strataTrap("Object has been deleted or invalidated (\(what())).")
         }
+    }
+
+    /// A read failed: the object was deleted, or the file failed.
+    private func failRead(_ error: Error, _ index: Int) -> Never {
+        trapIfDeleted(what(index))
         strataTrap("cannot read \(what(index)): \(error)")
     }
 
@@ -41,15 +46,19 @@ final class ObjectAccessor {
     }
 
     func set(_ index: Int, _ value: StoredValue) {
+        edit(index) { t, key, col in try t.set(key, col, value) }
+    }
+
+    /// A change to property `index` (a value or a list): inside a write, on a live object;
+    /// failures go to the write (thrown when it commits).
+    func edit(_ index: Int, _ body: (CoreTable, Int64, UInt32) throws -> Void) {
         realm.checkThread(what(index))
         realm.requireWrite(what(index))
         do {
-            try table.set(key, info.cols[index], value)
+            try body(table, key, info.cols[index])
         } catch {
-            if let e = error as? StrataError, e.code == .notFound, (try? table.exists(key)) != true {
-                strataTrap("Object has been deleted or invalidated (\(what(index))).")
-            }
-            realm.fail(error, "cannot set \(what(index))")
+            trapIfDeleted(what(index))
+            realm.fail(error, "cannot change \(what(index))")
         }
     }
 
@@ -64,25 +73,9 @@ final class ObjectAccessor {
         realm.checkThread(what(index))
         do { return try table.listGet(key, info.cols[index], i) } catch { failRead(error, index) }
     }
-
-    /// A change to list `index`: inside a write, on a live object; failures go to the write.
-    func listEdit(_ index: Int, _ body: (CoreTable, Int64, UInt32) throws -> Void) {
-        realm.checkThread(what(index))
-        realm.requireWrite(what(index))
-        do {
-            try body(table, key, info.cols[index])
-        } catch {
-            if (try? table.exists(key)) != true {
-                strataTrap("Object has been deleted or invalidated (\(what(index))).")
-            }
-            realm.fail(error, "cannot change \(what(index))")
-        }
-    }
 }
 
 extension RealmInstance {
-    var isInvalidated: Bool { isInvalidatedFlag }
-
     /// A managed object of `type` for `key` (not checked to exist). Its fields are left as
     /// `init()` made them: a managed object's accessors find their property by key path.
     func managedObject<T: Object>(_ type: T.Type, key: Int64) -> T {

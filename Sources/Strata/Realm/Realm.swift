@@ -21,7 +21,7 @@ final class RealmInstance {
     /// The first failure inside the current write: it is thrown by `write`/`commitWrite`, which
     /// then roll the write back (RealmSwift's `add`, setters and `delete` cannot throw).
     private var writeError: Error?
-    private(set) var isInvalidatedFlag = false
+    private(set) var isInvalidated = false
     /// Moves with every change a write makes (results re-read their keys when it moved).
     var mutationCount: UInt64 = 0
     /// Per table (by ordinal): the property of each @Persisted storage key path seen
@@ -82,7 +82,7 @@ final class RealmInstance {
             strataTrap("Realm accessed from incorrect thread (\(what())): a Realm and its objects "
                        + "belong to the thread that opened them")
         }
-        if isInvalidatedFlag { strataTrap("Realm at '\(configuration.path)' was invalidated (\(what()))") }
+        if isInvalidated { strataTrap("Realm at '\(configuration.path)' was invalidated (\(what()))") }
     }
 
     // MARK: snapshots and writes
@@ -225,7 +225,7 @@ final class RealmInstance {
     func invalidate() {
         checkThread("invalidate")
         if txn.isWrite { cancelWrite() }
-        isInvalidatedFlag = true
+        isInvalidated = true
     }
 }
 
@@ -275,7 +275,8 @@ public struct Realm {
     public func beginWrite() throws { try instance.beginWrite() }
 
     /// Commit the write; throws (and rolls the write back) when something in it failed — a
-    /// duplicate primary key, a value too large, a full disk — naming what.
+    /// duplicate primary key, a value too large, a full disk — naming what. `tokens` is accepted
+    /// for RealmSwift compatibility (notifications come with their own issue).
     public func commitWrite(withoutNotifying tokens: [Any] = []) throws { try instance.commitWrite() }
 
     /// Undo everything since `beginWrite`. Objects added in it become invalid.

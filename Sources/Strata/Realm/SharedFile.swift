@@ -26,7 +26,6 @@ final class TableInfo {
 /// the core's database handle (safe across threads) and the tables of the model classes.
 final class SharedFile {
     let db: Database
-    let key: String
     private let lock = NSLock()
     private var tables: [ObjectIdentifier: TableInfo] = [:]
     /// The schemas set up: the set of class identities, and the schema version.
@@ -36,10 +35,7 @@ final class SharedFile {
         let version: UInt64
     }
 
-    private init(db: Database, key: String) {
-        self.db = db
-        self.key = key
-    }
+    private init(db: Database) { self.db = db }
 
     func table(for type: Object.Type) -> TableInfo? {
         lock.lock()
@@ -65,7 +61,7 @@ final class SharedFile {
         let durability: Database.Durability = config.inMemoryIdentifier != nil ? .memory : .full
         let db = try Database(path: config.path, durability: durability, readOnly: config.readOnly,
                               maxVersions: UInt64(config.maximumNumberOfActiveVersions ?? 0))
-        let f = SharedFile(db: db, key: config.storeKey)
+        let f = SharedFile(db: db)
         registry[config.storeKey] = WeakShared(file: f)
         return f
     }
