@@ -61,6 +61,10 @@ echo "== the commit log and the file system"
 "$B/test_commitlog_io" > "$log" 2>&1; tail -n 1 "$log"; count_line commitlog-io
 grep -q "FAIL" "$log" && grep "FAIL" "$log"
 
+echo "== hostile input: a clear error, never a crash"
+"$B/test_hostile" > "$log" 2>&1; tail -n 1 "$log"; count_line hostile
+grep -q "FAIL" "$log" && grep "FAIL" "$log"
+
 echo "== verify catches broken object invariants"
 "$B/test_verify_objects" > "$log" 2>&1; tail -n 1 "$log"; count_line verify-objects
 grep -q "FAIL" "$log" && grep "FAIL" "$log"

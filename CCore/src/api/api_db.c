@@ -23,9 +23,10 @@ static int check_options(const strata_options *o, strata_error *err) {
     if (o->durability < STRATA_DURABILITY_FULL || o->durability > STRATA_DURABILITY_MEMORY)
         return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "unknown durability mode %d",
                       (int)o->durability);
-    if (o->map_size < (1u << 20))
-        return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "map_size %llu is below 1 MiB",
-                      (unsigned long long)o->map_size);
+    if (o->map_size < (1u << 20) || o->map_size > ST_MAP_SIZE_MAX)
+        return st_err(err, STRATA_ERR_INVALID_ARGUMENT,
+                      "map_size %llu is outside 1 MiB .. %llu TiB (the address space)",
+                      (unsigned long long)o->map_size, (unsigned long long)(ST_MAP_SIZE_MAX >> 40));
     if (o->max_readers < 1 || o->max_readers > 65536)
         return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "max_readers %u is outside 1..65536",
                       o->max_readers);
@@ -64,7 +65,7 @@ int strata_db_close(strata_db_t *db, strata_error *err) {
     int open = st_db_open_txns(db);
     if (open)
         return st_err(err, STRATA_ERR_BUSY, "'%s' has %d transaction(s) not yet freed",
-                      db->file.path, open);
+                      db->file.shown, open);
     strata_error local;
     return st_db_close(db, err ? err : &local);
 }

@@ -55,6 +55,7 @@ int strata_table_name_at(strata_txn_t *txn, size_t i, const char **name, strata_
     int rc = st_txn_check(txn, false, err);
     if (rc || (rc = need(name, "strata_table_name_at", "name", err)) || (rc = st_store_get(txn, &store, err)))
         return rc;
+    size_t i0 = i;
     for (size_t j = 0; j < store->ntables; j++) {
         if (store->tables[j]->dropped) continue;
         if (i-- == 0) {
@@ -62,7 +63,7 @@ int strata_table_name_at(strata_txn_t *txn, size_t i, const char **name, strata_
             return STRATA_OK;
         }
     }
-    return st_err(err, STRATA_ERR_NOT_FOUND, "strata_table_name_at: no table at that index");
+    return st_err(err, STRATA_ERR_NOT_FOUND, "strata_table_name_at: no table at index %zu", i0);
 }
 
 int strata_table_create(strata_txn_t *txn, const char *name, strata_table_t **out, strata_error *err) {
@@ -159,8 +160,9 @@ int strata_table_property_at(strata_table_t *table, size_t i, strata_property_in
     int rc = st_table_check(table, false, err);
     if (rc || (rc = need(info, "strata_table_property_at", "info", err))) return rc;
     if (i >= table->nprops)
-        return st_err(err, STRATA_ERR_NOT_FOUND, "table '%s' has %u properties, not %zu",
-                      table->name, table->nprops, i + 1);
+        return st_err(err, STRATA_ERR_NOT_FOUND,
+                      "table '%s' has %u properties: index %zu is past the last", table->name,
+                      table->nprops, i);
     fill_info(table, &table->props[i], info);
     return STRATA_OK;
 }

@@ -4,6 +4,7 @@
  */
 #include "query/query.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 int strata_query_compile(strata_txn_t *txn, const char *table, const char *predicate,
@@ -32,6 +33,12 @@ static int run_check(strata_query_t *q, const strata_value *args, size_t nargs, 
     if (nargs < (size_t)q->nargs)
         return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "query on '%s' takes %d argument%s, %zu given",
                       q->table, q->nargs, q->nargs == 1 ? "" : "s", nargs);
+    for (size_t i = 0; i < nargs; i++) {
+        char what[48];
+        snprintf(what, sizeof what, "query argument $%zu", i);
+        int rc = st_value_shape(&args[i], what, err);
+        if (rc) return rc;
+    }
     return STRATA_OK;
 }
 

@@ -106,18 +106,35 @@ int strata_tree_count(strata_tree_t *tree, uint64_t *count, strata_error *err) {
     return STRATA_OK;
 }
 
+/* The _int calls take integer-key trees only (a byte-key tree would take the 8 bytes as a key). */
+static int check_int_tree(strata_tree_t *tree, const char *call, strata_error *err) {
+    if (tree && tree->st.kind != STRATA_KEY_INT)
+        return st_err(err, STRATA_ERR_WRONG_TYPE, "%s: tree '%s' has byte-string keys, not integers",
+                      call, tree->name);
+    return STRATA_OK;
+}
+
 int strata_tree_put_int(strata_tree_t *tree, uint64_t key, const void *value, size_t value_len,
                         strata_error *err) {
-    return strata_tree_put(tree, &key, sizeof key, value, value_len, err);
+    strata_error local;
+    if (!err) err = &local;
+    int rc = check_int_tree(tree, "strata_tree_put_int", err);
+    return rc ? rc : strata_tree_put(tree, &key, sizeof key, value, value_len, err);
 }
 
 int strata_tree_get_int(strata_tree_t *tree, uint64_t key, const void **value, size_t *value_len,
                         strata_error *err) {
-    return strata_tree_get(tree, &key, sizeof key, value, value_len, err);
+    strata_error local;
+    if (!err) err = &local;
+    int rc = check_int_tree(tree, "strata_tree_get_int", err);
+    return rc ? rc : strata_tree_get(tree, &key, sizeof key, value, value_len, err);
 }
 
 int strata_tree_delete_int(strata_tree_t *tree, uint64_t key, strata_error *err) {
-    return strata_tree_delete(tree, &key, sizeof key, err);
+    strata_error local;
+    if (!err) err = &local;
+    int rc = check_int_tree(tree, "strata_tree_delete_int", err);
+    return rc ? rc : strata_tree_delete(tree, &key, sizeof key, err);
 }
 
 /* ------------------------------------------------------------------ cursors */

@@ -871,6 +871,7 @@ void st_clusters_forget(strata_table_t *t) {
 
 int st_cluster_next_key(strata_table_t *t, int64_t after, int64_t *key, strata_error *err) {
     int rc;
+    if (after == INT64_MAX) return STRATA_ERR_NOT_FOUND; /* no key follows it */
     if (t->ndc && (rc = st_clusters_flush(t, err))) return rc;
     if (rcache_usable(t) && after >= t->rcache.first && after < t->rcache.last) {
         bool exact;

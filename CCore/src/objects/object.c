@@ -20,6 +20,7 @@
  */
 #include "objects/private.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 
@@ -52,9 +53,55 @@ static bool utf8_valid(const uint8_t *s, size_t n) {
     return true;
 }
 
+int st_value_shape(const strata_value *v, const char *what, strata_error *err) {
+    if (!v) return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "%s: the value is NULL", what);
+    switch (v->type) {
+    case STRATA_TYPE_STRING:
+    case STRATA_TYPE_BINARY:
+        if (!v->u.bytes.data && v->u.bytes.len)
+            return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "%s: %zu bytes at NULL", what,
+                          v->u.bytes.len);
+        if (v->u.bytes.len > STRATA_MAX_BYTES)
+            return st_err(err, STRATA_ERR_TOO_LARGE, "%s: a value of %zu bytes (at most %u)", what,
+                          v->u.bytes.len, STRATA_MAX_BYTES);
+        if (v->type == STRATA_TYPE_STRING && v->u.bytes.len &&
+            !utf8_valid(v->u.bytes.data, v->u.bytes.len))
+            return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "%s: the string is not valid UTF-8", what);
+        return STRATA_OK;
+    case STRATA_TYPE_TIMESTAMP:
+        if (v->u.timestamp.nanoseconds <= -1000000000 || v->u.timestamp.nanoseconds >= 1000000000)
+            return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "%s: %d nanoseconds is out of range",
+                          what, v->u.timestamp.nanoseconds);
+        return STRATA_OK;
+    case STRATA_TYPE_LIST:
+        if (!v->u.list.items && v->u.list.count)
+            return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "%s: a list of %zu values at NULL", what,
+                          v->u.list.count);
+        for (size_t i = 0; i < v->u.list.count; i++) {
+            char item[160];
+            snprintf(item, sizeof item, "%s, list item %zu", what, i);
+            if (v->u.list.items[i].type == STRATA_TYPE_LIST)
+                return st_err(err, STRATA_ERR_WRONG_TYPE, "%s: a list inside a list", item);
+            int rc = st_value_shape(&v->u.list.items[i], item, err);
+            if (rc) return rc;
+        }
+        return STRATA_OK;
+    default:
+        if ((unsigned)v->type > STRATA_TYPE_LIST)
+            return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "%s: unknown value type %d", what,
+                          (int)v->type);
+        return STRATA_OK;
+    }
+}
+
 int st_value_check(strata_table_t *t, const st_prop *p, const strata_value *v, bool element,
                    strata_value *norm, strata_error *err) {
-    if (!v) return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "'%s.%s': the value is NULL", t->name, p->name);
+    char what[2 * STRATA_MAX_NAME + 8];
+    snprintf(what, sizeof what, "'%s.%s'", t->name, p->name);
+    int rc = st_value_shape(v, what, err);
+    if (rc) return rc;
+    if (v->type == STRATA_TYPE_LIST)
+        return st_err(err, STRATA_ERR_WRONG_TYPE, "%s: a list is only a query argument", what);
     *norm = *v;
     if (v->type == STRATA_TYPE_BOOL) norm->u.b = st_bool_of(v);
     if (v->type == STRATA_TYPE_NULL) {
@@ -90,28 +137,14 @@ int st_value_check(strata_table_t *t, const st_prop *p, const strata_value *v, b
     switch (norm->type) {
     case STRATA_TYPE_STRING:
     case STRATA_TYPE_BINARY:
-        if (!norm->u.bytes.data && norm->u.bytes.len)
-            return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "'%s.%s': %zu bytes at NULL", t->name,
-                          p->name, norm->u.bytes.len);
-        if (norm->u.bytes.len > STRATA_MAX_BYTES)
-            return st_err(err, STRATA_ERR_TOO_LARGE, "'%s.%s': a value of %zu bytes (at most %u)",
-                          t->name, p->name, norm->u.bytes.len, STRATA_MAX_BYTES);
         if (!norm->u.bytes.data) norm->u.bytes.data = "";
-        if (norm->type == STRATA_TYPE_STRING && !utf8_valid(norm->u.bytes.data, norm->u.bytes.len))
-            return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "'%s.%s': the string is not valid UTF-8",
-                          t->name, p->name);
-        break;
-    case STRATA_TYPE_TIMESTAMP:
-        if (norm->u.timestamp.nanoseconds <= -1000000000 || norm->u.timestamp.nanoseconds >= 1000000000)
-            return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "'%s.%s': %d nanoseconds is out of range",
-                          t->name, p->name, norm->u.timestamp.nanoseconds);
         break;
     case STRATA_TYPE_LINK: {
         strata_table_t *target = st_table_by_id(t->store, p->target);
         if (!target) return ST_CORRUPT(err, "'%s.%s' links to a missing table", t->name, p->name);
         st_objref ref;
         strata_error e2;
-        int rc = st_obj_locate(target, norm->u.link, &ref, &e2);
+        rc = st_obj_locate(target, norm->u.link, &ref, &e2);
         if (rc == STRATA_ERR_NOT_FOUND)
             return st_err(err, STRATA_ERR_NOT_FOUND,
                           "'%s.%s' links to '%s': object %lld does not exist there", t->name,

@@ -238,6 +238,13 @@ int st_value_cmp(const strata_value *a, const strata_value *b);
 void st_value_describe(const strata_value *v, char *buf, size_t cap);
 
 /* object.c */
+/* The checks a value needs whatever it is for (obj_set, lists, primary keys, index lookups,
+ * query arguments): a known type, bytes not at NULL, sizes within limits, valid UTF-8, a
+ * timestamp's nanoseconds in range, a list's items (not lists) checked the same way. `what`
+ * names the value in the message ("'Person.name'", "query argument $2"). */
+int st_value_shape(const strata_value *v, const char *what, strata_error *err);
+/* st_value_shape, then the value against property p (element: of its list), normalized into
+ * *norm (INT for FLOAT/DOUBLE, a bool's byte, "" for empty bytes at NULL). */
 int st_value_check(strata_table_t *t, const st_prop *p, const strata_value *v, bool element,
                    strata_value *norm, strata_error *err);
 int st_obj_set_value(strata_table_t *t, int64_t key, st_prop *p, const strata_value *v,

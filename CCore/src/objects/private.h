@@ -152,6 +152,11 @@ int st_pk_direct_holder(strata_table_t *t, st_prop *p, const strata_value *v, bo
 int st_index_build(strata_table_t *t, st_prop *p, bool unique, strata_error *err);
 
 bool st_type_indexable(uint8_t type);
+/* A primary key is an int, string, objectId or uuid. */
+static inline bool st_pk_type_ok(uint8_t type) {
+    return type == STRATA_TYPE_INT || type == STRATA_TYPE_STRING ||
+           type == STRATA_TYPE_OBJECT_ID || type == STRATA_TYPE_UUID;
+}
 bool st_value_equal(const strata_value *a, const strata_value *b);
 
 int st_backlink_add(strata_table_t *target, int64_t tkey, uint32_t origin_table,

@@ -554,6 +554,16 @@ int st_prop_add(strata_table_t *t, const char *name, strata_type type, unsigned 
                       t->name, name, list ? "list of " : "", st_type_name(type));
     bool want_pk = flags & STRATA_PROP_PRIMARY_KEY;
     flags &= ~(unsigned)STRATA_PROP_PRIMARY_KEY;
+    /* All or nothing: what can be refused is refused before the property exists. */
+    if (want_pk && !st_pk_type_ok((uint8_t)type))
+        return st_err(err, STRATA_ERR_WRONG_TYPE,
+                      "'%s.%s' cannot be the primary key: a %s (int, string, objectId or uuid only)",
+                      t->name, name, st_type_name(type));
+    if (want_pk && t->count > 1)
+        return st_err(err, STRATA_ERR_EXISTS,
+                      "table '%s': a new property '%s' cannot be the primary key: its %llu objects "
+                      "would all share its default value", t->name, name,
+                      (unsigned long long)t->count);
     /* Decoded clusters are written with the old schema first. */
     if ((rc = st_clusters_flush(t, err))) return rc;
     st_prop *grown = realloc(t->props, (t->nprops + 1) * sizeof *grown);
@@ -568,12 +578,17 @@ int st_prop_add(strata_table_t *t, const char *name, strata_type type, unsigned 
     p->target = target;
     t->nprops++;
     t->dirty = true;
-    if (flags & STRATA_PROP_INDEXED) {
-        if ((rc = st_index_build(t, &t->props[t->nprops - 1], false, err))) return rc;
-        t->props[t->nprops - 1].flags |= STRATA_PROP_INDEXED;
+    uint32_t id = p->id;
+    if ((flags & STRATA_PROP_INDEXED) && (rc = st_index_build(t, p, false, err)) == STRATA_OK)
+        p->flags |= STRATA_PROP_INDEXED;
+    if (rc == STRATA_OK && want_pk) rc = st_set_primary_key(t, id, err);
+    if (rc) { /* a failure before any index entry was written leaves no trace; after, the
+                 transaction already failed (it can only be aborted) */
+        if (!(t->props[t->nprops - 1].flags & STRATA_PROP_INDEXED)) t->nprops--;
+        else st_txn_fail(t->txn, rc);
+        return rc;
     }
-    *col = t->props[t->nprops - 1].id;
-    if (want_pk) return st_set_primary_key(t, *col, err);
+    *col = id;
     return STRATA_OK;
 }
 

@@ -118,7 +118,7 @@ static int mem_attach(st_file *f, bool *created, strata_error *err) {
 nomem:
     pthread_mutex_unlock(&mem_registry_mutex);
     return st_err(err, STRATA_ERR_NO_MEMORY, "in-memory database '%s': cannot reserve %llu bytes",
-                  f->path, (unsigned long long)f->map_size);
+                  f->shown, (unsigned long long)f->map_size);
 }
 
 static void mem_detach(st_file *f) {
@@ -162,15 +162,15 @@ uint8_t *st_os_mem_lock_region(st_file *f, size_t *size) {
 
 static int map_file(st_file *f, strata_error *err) {
     struct stat sb;
-    if (fstat(f->fd, &sb) != 0) return st_err_errno(err, errno, "cannot stat '%s'", f->path);
+    if (fstat(f->fd, &sb) != 0) return st_err_errno(err, errno, "cannot stat '%s'", f->shown);
     if (!S_ISREG(sb.st_mode))
-        return st_err(err, STRATA_ERR_NOT_STRATA, "'%s' is not a regular file", f->path);
+        return st_err(err, STRATA_ERR_NOT_STRATA, "'%s' is not a regular file", f->shown);
     atomic_store(&f->file_size, (uint64_t)sb.st_size);
     f->map = mmap(NULL, f->map_size, PROT_READ, MAP_SHARED, f->fd, 0);
     if (f->map == MAP_FAILED) {
         f->map = NULL;
         return st_err_errno(err, errno, "cannot map %llu bytes of '%s'",
-                            (unsigned long long)f->map_size, f->path);
+                            (unsigned long long)f->map_size, f->shown);
     }
     return STRATA_OK;
 }
@@ -186,14 +186,14 @@ int st_os_open(st_file *f, bool *missing, strata_error *err) {
             return STRATA_OK;
         }
         if (errno == ENOENT)
-            return st_err(err, STRATA_ERR_NOT_FOUND, "database file '%s' does not exist", f->path);
-        return st_err_errno(err, errno, "cannot open database file '%s'", f->path);
+            return st_err(err, STRATA_ERR_NOT_FOUND, "database file '%s' does not exist", f->shown);
+        return st_err_errno(err, errno, "cannot open database file '%s'", f->shown);
     }
     struct stat sb;
-    if (fstat(f->fd, &sb) != 0) return st_err_errno(err, errno, "cannot stat '%s'", f->path);
+    if (fstat(f->fd, &sb) != 0) return st_err_errno(err, errno, "cannot stat '%s'", f->shown);
     if (S_ISREG(sb.st_mode) && sb.st_size == 0) {
         if (!may_create)
-            return st_err(err, STRATA_ERR_NOT_STRATA, "'%s' is empty", f->path);
+            return st_err(err, STRATA_ERR_NOT_STRATA, "'%s' is empty", f->shown);
         close(f->fd);
         f->fd = -1;
         *missing = true;
@@ -211,7 +211,7 @@ int st_os_create_begin(st_file *f, strata_error *err) {
     char tmp[4200];
     creating_path(f, tmp, sizeof tmp);
     f->fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (f->fd < 0) return st_err_errno(err, errno, "cannot create '%s'", tmp);
+    if (f->fd < 0) return st_err_errno(err, errno, "cannot create '%s.creating'", f->shown);
     atomic_store(&f->file_size, 0);
     return STRATA_OK;
 }
@@ -236,7 +236,7 @@ int st_os_create_commit(st_file *f, strata_error *err) {
     char tmp[4200];
     creating_path(f, tmp, sizeof tmp);
     if (rename(tmp, f->path) != 0)
-        return st_err_errno(err, errno, "cannot rename '%s' to '%s'", tmp, f->path);
+        return st_err_errno(err, errno, "cannot rename the new file into place as '%s'", f->shown);
     sync_parent_dir(f->path);
     return map_file(f, err);
 }
@@ -258,6 +258,28 @@ void st_os_log_path(const st_file *f, char *buf, size_t len) {
     snprintf(buf, len, "%s.log", f->path);
 }
 
+void st_os_log_shown(const st_file *f, char *buf, size_t len) {
+    st_os_shorten(f->path, ".log", buf, len);
+}
+
+void st_os_shorten(const char *path, const char *suffix, char *out, size_t cap) {
+    size_t n = strlen(path), s = strlen(suffix);
+    if (n + s < cap) {
+        snprintf(out, cap, "%s%s", path, suffix);
+        return;
+    }
+    size_t keep = cap - s - 4; /* "..." + the end of the path + suffix + NUL */
+    const char *tail = path + n - keep;
+    while ((*tail & 0xC0) == 0x80) tail++; /* not inside a character */
+    snprintf(out, cap, "...%s%s", tail, suffix);
+}
+
+bool st_os_set_path(st_file *f, const char *path) {
+    if (!(f->path = strdup(path))) return false;
+    st_os_shorten(path, "", f->shown, sizeof f->shown);
+    return true;
+}
+
 /* A writable log written through the default I/O table bypasses the page cache (O_DIRECT): its
  * records then go to the device in the write and the sync only flushes the device's cache
  * (about 10% faster per commit). Every log access is in whole ST_LOG_BLOCKs at aligned offsets
@@ -272,8 +294,9 @@ static void log_direct(st_file *f) {
 
 int st_os_open_log(st_file *f, uint64_t min_size, uint64_t create_size, strata_error *err) {
     if (f->log_fd >= 0) return STRATA_OK;
-    char path[4200], tmp[4220];
+    char path[4200], tmp[4220], shown[ST_SHOWN_PATH + 16];
     st_os_log_path(f, path, sizeof path);
+    st_os_log_shown(f, shown, sizeof shown);
     f->log_fd = open(path, (f->opts.read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC);
     if (f->log_fd >= 0) {
         struct stat sb;
@@ -287,25 +310,25 @@ int st_os_open_log(st_file *f, uint64_t min_size, uint64_t create_size, strata_e
         close(f->log_fd);
         f->log_fd = -1;
     } else if (errno != ENOENT) {
-        return st_err_errno(err, errno, "cannot open the commit log '%s'", path);
+        return st_err_errno(err, errno, "cannot open the commit log '%s'", shown);
     }
     if (!create_size) return STRATA_OK;
     /* Written in full (zeros) before use, so that appending a record later changes no file
      * metadata and its sync writes only the record; renamed into place once synced. */
     snprintf(tmp, sizeof tmp, "%s.creating", path);
     int fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) return st_err_errno(err, errno, "cannot create the commit log '%s'", tmp);
+    if (fd < 0) return st_err_errno(err, errno, "cannot create the commit log '%s'", shown);
     int rc = STRATA_OK;
     uint8_t *zeros = calloc(1, 1u << 16);
-    if (!zeros) rc = st_err(err, STRATA_ERR_NO_MEMORY, "out of memory creating '%s'", tmp);
+    if (!zeros) rc = st_err(err, STRATA_ERR_NO_MEMORY, "out of memory creating '%s'", shown);
     for (uint64_t off = 0; off < create_size && rc == STRATA_OK; off += 1u << 16) {
         size_t n = create_size - off < (1u << 16) ? (size_t)(create_size - off) : 1u << 16;
-        rc = st_os_write_fd(f, fd, tmp, off, zeros, n, err);
+        rc = st_os_write_fd(f, fd, shown, off, zeros, n, err);
     }
     free(zeros);
-    if (rc == STRATA_OK) rc = st_os_sync_fd(f, fd, tmp, err);
+    if (rc == STRATA_OK) rc = st_os_sync_fd(f, fd, shown, err);
     if (rc == STRATA_OK && rename(tmp, path) != 0)
-        rc = st_err_errno(err, errno, "cannot rename '%s' to '%s'", tmp, path);
+        rc = st_err_errno(err, errno, "cannot rename the new commit log into place as '%s'", shown);
     if (rc) {
         close(fd);
         unlink(tmp);
@@ -321,12 +344,12 @@ int st_os_open_log(st_file *f, uint64_t min_size, uint64_t create_size, strata_e
 int st_os_write(st_file *f, uint64_t off, const void *buf, size_t len, strata_error *err) {
     if (off + len > f->map_size)
         return st_err(err, STRATA_ERR_MAP_FULL, "write at %llu past the map size %llu of '%s'",
-                      (unsigned long long)off, (unsigned long long)f->map_size, f->path);
+                      (unsigned long long)off, (unsigned long long)f->map_size, f->shown);
     if (f->mem) {
         memcpy(f->map + off, buf, len);
         return STRATA_OK;
     }
-    return st_os_write_fd(f, f->fd, f->path, off, buf, len, err);
+    return st_os_write_fd(f, f->fd, f->shown, off, buf, len, err);
 }
 
 int st_os_write_gather(st_file *f, uint64_t off, const struct iovec *iov, int n,
@@ -335,7 +358,7 @@ int st_os_write_gather(st_file *f, uint64_t off, const struct iovec *iov, int n,
     for (int i = 0; i < n; i++) len += iov[i].iov_len;
     if (off + len > f->map_size)
         return st_err(err, STRATA_ERR_MAP_FULL, "write at %llu past the map size %llu of '%s'",
-                      (unsigned long long)off, (unsigned long long)f->map_size, f->path);
+                      (unsigned long long)off, (unsigned long long)f->map_size, f->shown);
     if (f->mem) { /* copied into the store */
         for (int i = 0; i < n; off += iov[i++].iov_len)
             memcpy(f->map + off, iov[i].iov_base, iov[i].iov_len);
@@ -343,7 +366,7 @@ int st_os_write_gather(st_file *f, uint64_t off, const struct iovec *iov, int n,
     }
     if (f->io.pwrite != io_pwrite) { /* through one buffer */
         uint8_t *buf = malloc(len ? len : 1);
-        if (!buf) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory writing '%s'", f->path);
+        if (!buf) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory writing '%s'", f->shown);
         size_t at = 0;
         for (int i = 0; i < n; i++) {
             memcpy(buf + at, iov[i].iov_base, iov[i].iov_len);
@@ -358,7 +381,7 @@ int st_os_write_gather(st_file *f, uint64_t off, const struct iovec *iov, int n,
     while (k < 0 && errno == EINTR);
     if (k < 0)
         return st_err_errno(err, errno, "write of %zu bytes at offset %llu of '%s' failed", len,
-                            (unsigned long long)off, f->path);
+                            (unsigned long long)off, f->shown);
     for (int i = 0; i < n; i++) { /* a short write (rare): the rest buffer by buffer */
         size_t l = iov[i].iov_len, done = (size_t)k < l ? (size_t)k : l;
         k -= (ssize_t)done;
@@ -399,7 +422,7 @@ int st_os_write_fd(st_file *f, int fd, const char *name, uint64_t off, const voi
 
 int st_os_sync(st_file *f, strata_error *err) {
     if (f->mem) return STRATA_OK;
-    return st_os_sync_fd(f, f->fd, f->path, err);
+    return st_os_sync_fd(f, f->fd, f->shown, err);
 }
 
 int st_os_sync_fd(st_file *f, int fd, const char *name, strata_error *err) {
@@ -413,7 +436,7 @@ int st_os_ensure_size(st_file *f, uint64_t needed, strata_error *err) {
     if (needed > f->map_size)
         return st_err(err, STRATA_ERR_MAP_FULL,
                       "'%s' needs %llu bytes but map_size is %llu; reopen with a larger map_size",
-                      f->path, (unsigned long long)needed, (unsigned long long)f->map_size);
+                      f->shown, (unsigned long long)needed, (unsigned long long)f->map_size);
     uint64_t have = atomic_load(&f->file_size);
     if (f->mem || needed <= have) return STRATA_OK;
     /* Grow by an eighth of the file, at least 1 MiB, at most 256 MiB, in whole MiB. */
@@ -432,7 +455,7 @@ int st_os_ensure_size(st_file *f, uint64_t needed, strata_error *err) {
             if (f->io.grow(f->io.ctx, f->fd, (off_t)target) == 0) break;
             e = errno;
         }
-        return st_err_errno(err, e, "cannot grow '%s' to %llu bytes", f->path,
+        return st_err_errno(err, e, "cannot grow '%s' to %llu bytes", f->shown,
                             (unsigned long long)target);
     }
     atomic_store(&f->file_size, target);

@@ -14,11 +14,15 @@
 
 #include <sys/uio.h>
 
+/* Messages name a file by at most this many bytes of its path (the message keeps its reason). */
+#define ST_SHOWN_PATH 80
+
 typedef struct st_memstore st_memstore; /* an in-memory database shared by identifier */
 
 /* The files of one database handle: the database file and its map, and the commit log. */
 typedef struct st_file {
     char *path;
+    char shown[ST_SHOWN_PATH]; /* the path as messages show it (st_os_shorten) */
     strata_options opts;
     strata_io_methods io;
     int fd;                  /* database file, -1 in memory mode */
@@ -53,8 +57,14 @@ int st_os_write_fd(st_file *f, int fd, const char *name, uint64_t off, const voi
                    size_t len, strata_error *err);
 int st_os_sync_fd(st_file *f, int fd, const char *name, strata_error *err);
 
-/* The commit log's path, "<path>.log". */
+/* Set f->path (a copy) and f->shown; false when out of memory. */
+bool st_os_set_path(st_file *f, const char *path);
+/* path + suffix for a message: whole when it fits in cap bytes, else "..." and its end, cut at a
+ * UTF-8 character's start, so the file's name stays and the message keeps room for its reason. */
+void st_os_shorten(const char *path, const char *suffix, char *out, size_t cap);
+/* The commit log's path, "<path>.log", and its name in messages. */
 void st_os_log_path(const st_file *f, char *buf, size_t len);
+void st_os_log_shown(const st_file *f, char *buf, size_t len);
 /* Open the commit log into f->log_fd (nothing if open already) and set f->log_bytes to its
  * size. A missing log, or one shorter than min_size, is left closed (log_fd
  * -1) unless create_size: then it is made that many bytes of zeros, synced, and renamed into

@@ -10,7 +10,9 @@
 
 #include "objects/objects.h"
 
-enum { Q_MAX_PATH = 8, Q_MAX_SORT = 8 };
+/* Q_MAX_DEPTH: nesting of parentheses, NOT and SUBQUERY (SQLite allows 1,000 for expressions);
+ * parsing, binding and evaluating recurse once per level, AND/OR chains do not (n-ary nodes). */
+enum { Q_MAX_PATH = 8, Q_MAX_SORT = 8, Q_MAX_DEPTH = 1000 };
 
 /* One step of a key path: a property of a table (a link or list of links continues the path). */
 typedef struct q_step {
@@ -56,7 +58,9 @@ typedef enum q_node_kind { QN_AND, QN_OR, QN_NOT, QN_TRUE, QN_FALSE, QN_CMP } q_
 
 typedef struct q_node {
     q_node_kind kind;
-    struct q_node *a, *b;    /* AND/OR: both; NOT: a */
+    struct q_node *a;        /* NOT: the negated predicate */
+    struct q_node **kids;    /* AND/OR: the terms, in order (nkids >= 2) */
+    int nkids;
     q_op op;
     unsigned flags;
     q_quant quant;

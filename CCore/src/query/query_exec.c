@@ -29,7 +29,8 @@
 
 typedef struct rnode {
     const q_node *q;
-    struct rnode *a, *b;
+    struct rnode *a;         /* NOT */
+    struct rnode **kids;     /* AND/OR: q->nkids bound terms */
     strata_value *vals;      /* the right side: 1 value, or the IN/BETWEEN list */
     int nvals;
     st_text *folded;         /* string right sides under [c]/[d] or LIKE: folded code points */
@@ -49,7 +50,8 @@ typedef struct exec {
 static void rnode_free(rnode *r) {
     if (!r) return;
     rnode_free(r->a);
-    rnode_free(r->b);
+    for (int i = 0; r->kids && i < r->q->nkids; i++) rnode_free(r->kids[i]);
+    free(r->kids);
     rnode_free(r->sub);
     if (r->folded) {
         for (int i = 0; i < r->nvals; i++) st_text_free(&r->folded[i]);
@@ -94,8 +96,11 @@ static int bind(exec *x, const q_node *q, const strata_value *args, size_t nargs
     *out = r;
     r->q = q;
     if (q->kind == QN_AND || q->kind == QN_OR) {
-        if (bind(x, q->a, args, nargs, &r->a)) return x->rc;
-        return bind(x, q->b, args, nargs, &r->b);
+        r->kids = calloc((size_t)q->nkids, sizeof *r->kids);
+        if (!r->kids) return x->rc = st_err(x->err, STRATA_ERR_NO_MEMORY, "out of memory");
+        for (int i = 0; i < q->nkids; i++)
+            if (bind(x, q->kids[i], args, nargs, &r->kids[i])) return x->rc;
+        return STRATA_OK;
     }
     if (q->kind == QN_NOT) return bind(x, q->a, args, nargs, &r->a);
     if (q->kind != QN_CMP) return STRATA_OK;
@@ -286,6 +291,24 @@ static bool matches(const rnode *r, const strata_value *v) {
 
 /* ------------------------------------------------------------------ walking paths */
 
+typedef struct keyvec {
+    int64_t *v;
+    size_t n, cap;
+} keyvec;
+
+static int keyvec_push(keyvec *k, int64_t key) {
+    if (k->n == k->cap) {
+        size_t cap = k->cap ? 2 * k->cap : 256;
+        int64_t *g = realloc(k->v, cap * sizeof *g);
+        if (!g) return STRATA_ERR_NO_MEMORY;
+        k->v = g;
+        k->cap = cap;
+    }
+    k->v[k->n++] = key;
+    return 0;
+}
+
+
 typedef struct qstate {
     const rnode *r;
     int seen, hits;
@@ -351,17 +374,101 @@ static int aggregate(exec *x, const q_expr *e, st_prop *p, strata_table_t *t, co
     return STRATA_OK;
 }
 
-/* The keys of the objects of `origin` linking to (t, key) through property col. */
-static int backlink_keys(exec *x, strata_table_t *t, int64_t key, strata_table_t *origin,
-                         uint32_t col, int64_t **out, size_t *n) {
-    *out = NULL;
-    if ((x->rc = st_backlinks_list(t, key, origin, col, NULL, 0, n, x->err))) return -1;
-    if (!*n) return 0;
-    *out = malloc(*n * sizeof **out);
-    if (!*out) return x->rc = st_err(x->err, STRATA_ERR_NO_MEMORY, "out of memory"), -1;
-    size_t again;
-    if ((x->rc = st_backlinks_list(t, key, origin, col, *out, *n, &again, x->err))) return -1;
-    return 0;
+/* Append to out the keys of the objects step s leads to from object (t, key) (ref: its located
+ * cluster row, or NULL): a link's target, a list's links, or the backlinks; *next is their
+ * table, *null set when a to-one link is null. */
+static int step_keys(exec *x, const q_step *s, strata_table_t *t, int64_t key, const st_objref *ref,
+                     keyvec *out, strata_table_t **next, bool *null) {
+    strata_table_t *pt;
+    st_prop *p;
+    if (step_prop(x, s, &pt, &p)) return -1;
+    if (s->back) {
+        *next = pt;
+        size_t n, at = out->n;
+        if ((x->rc = st_backlinks_list(t, key, pt, p->id, NULL, 0, &n, x->err))) return -1;
+        for (size_t j = 0; j < n; j++)
+            if (keyvec_push(out, 0)) return x->rc = st_err(x->err, STRATA_ERR_NO_MEMORY, "out of memory"), -1;
+        if (n && (x->rc = st_backlinks_list(t, key, pt, p->id, out->v + at, n, &n, x->err))) return -1;
+        return 0;
+    }
+    st_objref own;
+    if (!ref) {
+        if ((x->rc = st_obj_locate(t, key, &own, x->err))) return -1;
+        ref = &own;
+    }
+    strata_value v;
+    if ((x->rc = st_obj_read(t, ref, p, &v, x->err))) return -1;
+    *next = st_table_by_id(x->store, p->target);
+    if (!(p->flags & STRATA_PROP_LIST)) {
+        if (v.type == STRATA_TYPE_LINK) {
+            if (keyvec_push(out, v.u.link)) return x->rc = st_err(x->err, STRATA_ERR_NO_MEMORY, "out of memory"), -1;
+        } else {
+            *null = true;
+        }
+        return 0;
+    }
+    strata_value *el;
+    size_t n;
+    if ((x->rc = st_list_load(t, p, (uint64_t)v.u.i, &el, &n, x->err))) return -1;
+    int rc = 0;
+    for (size_t j = 0; rc == 0 && j < n; j++)
+        if (el[j].type == STRATA_TYPE_LINK && keyvec_push(out, el[j].u.link))
+            rc = -1, x->rc = st_err(x->err, STRATA_ERR_NO_MEMORY, "out of memory");
+    free(el);
+    return rc;
+}
+
+static int walk(exec *x, qstate *st, const q_expr *e, int i, strata_table_t *t, int64_t key,
+                const st_objref *ref);
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static void keyvec_unique(keyvec *k) {
+    if (k->n > 1) qsort(k->v, k->n, sizeof *k->v, cmp_i64);
+    size_t m = 0;
+    for (size_t i = 0; i < k->n; i++)
+        if (i == 0 || k->v[i] != k->v[i - 1]) k->v[m++] = k->v[i];
+    k->n = m;
+}
+
+/* A path that fans out more than once (lists of links, backlinks) can reach an object along
+ * many routes: walked hop by hop, each hop's objects are taken once, so a hop costs at most the
+ * objects it reaches (the recursive walk would repeat the rest of the path per route). The
+ * quantifiers ask whether any, all or none of the values match, which repeats do not change. */
+static bool fans_out_twice(const q_expr *e) {
+    int many = 0;
+    for (int i = 0; i + 1 < e->nsteps; i++) many += q_step_many(&e->steps[i]);
+    return many >= 2;
+}
+
+static int walk_hops(exec *x, qstate *st, const q_expr *e, strata_table_t *t, int64_t key,
+                     const st_objref *ref) {
+    keyvec cur = {0}, next = {0};
+    bool null = false;
+    int rc = keyvec_push(&cur, key) ? -1 : 0;
+    if (rc) x->rc = st_err(x->err, STRATA_ERR_NO_MEMORY, "out of memory");
+    for (int i = 0; rc == 0 && i + 1 < e->nsteps; i++) {
+        strata_table_t *nt = NULL;
+        next.n = 0;
+        for (size_t j = 0; rc == 0 && j < cur.n; j++)
+            rc = step_keys(x, &e->steps[i], t, cur.v[j], i == 0 ? ref : NULL, &next, &nt, &null);
+        keyvec_unique(&next);
+        keyvec tmp = cur;
+        cur = next;
+        next = tmp;
+        if (nt) t = nt;
+    }
+    for (size_t j = 0; rc == 0 && j < cur.n; j++) rc = walk(x, st, e, e->nsteps - 1, t, cur.v[j], NULL);
+    if (rc == 0 && null) { /* a null to-one link on the way yields null */
+        strata_value nv = {.type = STRATA_TYPE_NULL};
+        rc = feed(x, st, &nv);
+    }
+    free(cur.v);
+    free(next.v);
+    return rc;
 }
 
 static int walk(exec *x, qstate *st, const q_expr *e, int i, strata_table_t *t, int64_t key,
@@ -371,19 +478,20 @@ static int walk(exec *x, qstate *st, const q_expr *e, int i, strata_table_t *t, 
     if (step_prop(x, &e->steps[i], &pt, &p)) return -1;
     bool last = i == e->nsteps - 1;
     if (e->steps[i].back) { /* the objects of pt linking here through p */
-        int64_t *keys;
-        size_t n;
-        if (backlink_keys(x, t, key, pt, p->id, &keys, &n)) return -1;
+        keyvec k = {0};
+        strata_table_t *next;
+        bool null = false;
+        if (step_keys(x, &e->steps[i], t, key, NULL, &k, &next, &null)) return free(k.v), -1;
         int rc = 0;
         if (last && e->agg == QA_COUNT) {
-            strata_value c = {.type = STRATA_TYPE_INT, .u.i = (int64_t)n};
+            strata_value c = {.type = STRATA_TYPE_INT, .u.i = (int64_t)k.n};
             rc = feed(x, st, &c);
         }
-        for (size_t j = 0; rc == 0 && !(last && e->agg == QA_COUNT) && j < n; j++) {
-            strata_value l = {.type = STRATA_TYPE_LINK, .u.link = keys[j]};
-            rc = last ? feed(x, st, &l) : walk(x, st, e, i + 1, pt, keys[j], NULL);
+        for (size_t j = 0; rc == 0 && !(last && e->agg == QA_COUNT) && j < k.n; j++) {
+            strata_value l = {.type = STRATA_TYPE_LINK, .u.link = k.v[j]};
+            rc = last ? feed(x, st, &l) : walk(x, st, e, i + 1, pt, k.v[j], NULL);
         }
-        free(keys);
+        free(k.v);
         return rc;
     }
     st_objref own;
@@ -425,47 +533,15 @@ typedef int (*obj_visit)(exec *x, void *arg, strata_table_t *t, int64_t key);
 
 static int walk_objects(exec *x, const q_step *steps, int n, int i, strata_table_t *t, int64_t key,
                         const st_objref *ref, obj_visit fn, void *arg) {
-    strata_table_t *pt, *next;
-    st_prop *p;
-    if (step_prop(x, &steps[i], &pt, &p)) return -1;
-    int64_t *keys = NULL, one;
-    size_t nk = 0;
-    strata_value *el = NULL;
-    if (steps[i].back) {
-        next = pt;
-        if (backlink_keys(x, t, key, pt, p->id, &keys, &nk)) return -1;
-    } else {
-        st_objref own;
-        if (!ref) {
-            if ((x->rc = st_obj_locate(t, key, &own, x->err))) return -1;
-            ref = &own;
-        }
-        strata_value v;
-        if ((x->rc = st_obj_read(t, ref, p, &v, x->err))) return -1;
-        next = st_table_by_id(x->store, p->target);
-        if (p->flags & STRATA_PROP_LIST) {
-            if ((x->rc = st_list_load(t, p, (uint64_t)v.u.i, &el, &nk, x->err))) return -1;
-            keys = malloc((nk ? nk : 1) * sizeof *keys);
-            if (!keys) {
-                free(el);
-                return x->rc = st_err(x->err, STRATA_ERR_NO_MEMORY, "out of memory"), -1;
-            }
-            size_t m = 0;
-            for (size_t j = 0; j < nk; j++)
-                if (el[j].type == STRATA_TYPE_LINK) keys[m++] = el[j].u.link;
-            nk = m;
-            free(el);
-        } else if (v.type == STRATA_TYPE_LINK) {
-            one = v.u.link;
-            nk = 1;
-        }
-    }
+    keyvec k = {0};
+    strata_table_t *next;
+    bool null = false;
+    if (step_keys(x, &steps[i], t, key, ref, &k, &next, &null)) return free(k.v), -1;
     int rc = 0;
-    const int64_t *ks = keys ? keys : &one;
-    for (size_t j = 0; rc == 0 && j < nk; j++)
-        rc = i == n - 1 ? fn(x, arg, next, ks[j])
-                        : walk_objects(x, steps, n, i + 1, next, ks[j], NULL, fn, arg);
-    free(keys);
+    for (size_t j = 0; rc == 0 && j < k.n; j++)
+        rc = i == n - 1 ? fn(x, arg, next, k.v[j])
+                        : walk_objects(x, steps, n, i + 1, next, k.v[j], NULL, fn, arg);
+    free(k.v);
     return rc;
 }
 
@@ -497,7 +573,9 @@ static int cmp_object(exec *x, const rnode *r, strata_table_t *t, int64_t key, c
         *out = matches(r, &v);
         return STRATA_OK;
     }
-    if (walk(x, &st, &r->q->lhs, 0, t, key, ref) < 0) return x->rc;
+    int w = fans_out_twice(&r->q->lhs) ? walk_hops(x, &st, &r->q->lhs, t, key, ref)
+                                       : walk(x, &st, &r->q->lhs, 0, t, key, ref);
+    if (w < 0) return x->rc;
     switch (r->q->quant) {
     case QQ_ANY: *out = st.hits > 0; break;
     case QQ_ALL: *out = st.hits == st.seen; break;
@@ -517,10 +595,14 @@ static int eval_object(exec *x, const rnode *r, strata_table_t *t, int64_t key,
         *out = !a;
         return STRATA_OK;
     case QN_AND:
-    case QN_OR:
-        if (eval_object(x, r->a, t, key, ref, &a)) return x->rc;
-        if (a == (r->q->kind == QN_OR)) return *out = a, STRATA_OK;
-        return eval_object(x, r->b, t, key, ref, out);
+    case QN_OR: /* the first term that decides it ends the loop */
+        a = r->q->kind == QN_AND;
+        for (int i = 0; i < r->q->nkids; i++) {
+            if (eval_object(x, r->kids[i], t, key, ref, &a)) return x->rc;
+            if (a == (r->q->kind == QN_OR)) break;
+        }
+        *out = a;
+        return STRATA_OK;
     case QN_CMP: return cmp_object(x, r, t, key, ref, out);
     }
     return STRATA_OK;
@@ -608,17 +690,25 @@ static int eval_cluster(exec *x, const rnode *r, const cluster_ctx *c, const st_
         if (eval_cluster(x, r->a, c, in, &a)) return x->rc;
         *out = st_mask_andnot(*in, a);
         return STRATA_OK;
-    case QN_AND: /* the right side only on the rows the left kept */
-        if (eval_cluster(x, r->a, c, in, &a)) return x->rc;
-        if (!st_mask_any(a)) return *out = a, STRATA_OK;
-        return eval_cluster(x, r->b, c, &a, out);
-    case QN_OR: /* the right side only on the rows the left did not keep */
-        if (eval_cluster(x, r->a, c, in, &a)) return x->rc;
-        st_rowmask rest = st_mask_andnot(*in, a);
-        if (!st_mask_any(rest)) return *out = a, STRATA_OK;
-        if (eval_cluster(x, r->b, c, &rest, &b)) return x->rc;
-        *out = st_mask_or(a, b);
+    case QN_AND: /* each term only on the rows the terms before it kept */
+        a = *in;
+        for (int i = 0; i < r->q->nkids && st_mask_any(a); i++) {
+            if (eval_cluster(x, r->kids[i], c, &a, &b)) return x->rc;
+            a = b;
+        }
+        *out = a;
         return STRATA_OK;
+    case QN_OR: { /* each term only on the rows no term before it kept */
+        st_rowmask rest = *in;
+        a = st_mask_none();
+        for (int i = 0; i < r->q->nkids && st_mask_any(rest); i++) {
+            if (eval_cluster(x, r->kids[i], c, &rest, &b)) return x->rc;
+            a = st_mask_or(a, b);
+            rest = st_mask_andnot(rest, b);
+        }
+        *out = a;
+        return STRATA_OK;
+    }
     case QN_CMP:
         if (r->fast) return cmp_fast(x, r, c, in, out);
         uint64_t hits[ST_MASK_WORDS] = {0};
@@ -637,35 +727,16 @@ static int eval_cluster(exec *x, const rnode *r, const cluster_ctx *c, const st_
 
 /* ------------------------------------------------------------------ candidates from an index */
 
-typedef struct keyvec {
-    int64_t *v;
-    size_t n, cap;
-} keyvec;
-
-static int keyvec_push(keyvec *k, int64_t key) {
-    if (k->n == k->cap) {
-        size_t cap = k->cap ? 2 * k->cap : 256;
-        int64_t *g = realloc(k->v, cap * sizeof *g);
-        if (!g) return STRATA_ERR_NO_MEMORY;
-        k->v = g;
-        k->cap = cap;
-    }
-    k->v[k->n++] = key;
-    return 0;
-}
-
 static int visit_push(void *arg, int64_t key) { return keyvec_push(arg, key); }
-
-static int cmp_i64(const void *a, const void *b) {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
 
 /* A comparison the index can answer (candidates that then face the whole predicate). */
 static const rnode *index_node(exec *x, const rnode *r) {
     if (r->q->kind == QN_AND) {
-        const rnode *a = index_node(x, r->a);
-        return a ? a : index_node(x, r->b);
+        for (int i = 0; i < r->q->nkids; i++) {
+            const rnode *a = index_node(x, r->kids[i]);
+            if (a) return a;
+        }
+        return NULL;
     }
     if (r->q->kind != QN_CMP) return NULL;
     const q_node *q = r->q;
@@ -713,11 +784,7 @@ static int index_candidates(exec *x, const rnode *r, keyvec *out) {
         }
         if ((x->rc = st_index_scan(t, p, &b, visit_push, out, x->err))) return x->rc;
     }
-    if (out->n) qsort(out->v, out->n, sizeof *out->v, cmp_i64);
-    size_t m = 0; /* IN lists may name a value twice */
-    for (size_t i = 0; i < out->n; i++)
-        if (i == 0 || out->v[i] != out->v[i - 1]) out->v[m++] = out->v[i];
-    out->n = m;
+    keyvec_unique(out); /* IN lists may name a value twice */
     return STRATA_OK;
 }
 
@@ -727,7 +794,10 @@ static int index_candidates(exec *x, const rnode *r, keyvec *out) {
 static bool reads_rows(const rnode *r) {
     if (!r) return false;
     if (r->q->kind == QN_CMP) return !r->fast;
-    return reads_rows(r->a) || reads_rows(r->b);
+    if (r->q->kind == QN_NOT) return reads_rows(r->a);
+    for (int i = 0; r->kids && i < r->q->nkids; i++)
+        if (reads_rows(r->kids[i])) return true;
+    return false;
 }
 
 typedef struct scan {

@@ -67,6 +67,7 @@ typedef struct parser {
     strata_table_t *var_table;
     strata_error *err;
     int rc;
+    int depth;               /* parentheses, NOT and SUBQUERY open around the token */
 } parser;
 
 static int perr(parser *ps, int column, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -82,18 +83,30 @@ static int perr(parser *ps, int column, const char *fmt, ...) {
     return ps->rc;
 }
 
-static void *own(parser *ps, size_t size) {
+/* The query takes p (malloc'd) and frees it with itself; false (p freed) when out of memory. */
+static bool keep(parser *ps, void *p) {
     strata_query_t *q = ps->q;
     if (q->nowned == q->capowned) {
         size_t cap = q->capowned ? 2 * q->capowned : 16;
         void **g = realloc(q->owned, cap * sizeof *g);
-        if (!g) return NULL;
+        if (!g) return free(p), false;
         q->owned = g;
         q->capowned = cap;
     }
+    q->owned[q->nowned++] = p;
+    return true;
+}
+
+static void *own(parser *ps, size_t size) {
     void *p = calloc(1, size ? size : 1);
-    if (p) q->owned[q->nowned++] = p;
-    return p;
+    return p && keep(ps, p) ? p : NULL;
+}
+
+/* One more level of nesting at column col: false (with the error) past Q_MAX_DEPTH. */
+static bool nest(parser *ps, int col) {
+    if (++ps->depth <= Q_MAX_DEPTH) return true;
+    perr(ps, col, "nested more than %d levels deep (parentheses, NOT, SUBQUERY)", Q_MAX_DEPTH);
+    return false;
 }
 
 /* ------------------------------------------------------------------ lexer */
@@ -263,11 +276,17 @@ static int lex(parser *ps) {
         unsigned y, mo, d, h = 0, mi = 0;
         double sec = 0;
         int n = 0;
-        if (isdigit((unsigned char)c) && sscanf(s, "%4u-%2u-%2u%n", &y, &mo, &d, &n) == 3 && n == 10) {
+        /* sscanf measures the string it reads: give it the token's first bytes, not the rest
+         * of the query (which made compiling a long query quadratic) */
+        char head[64];
+        size_t hl = strnlen(s, sizeof head - 1);
+        memcpy(head, s, hl);
+        head[hl] = 0;
+        if (isdigit((unsigned char)c) && sscanf(head, "%4u-%2u-%2u%n", &y, &mo, &d, &n) == 3 && n == 10) {
             size_t len = 10;
             if (s[10] == '@' || s[10] == 'T') {
                 int n2 = 0;
-                if (sscanf(s + 11, "%2u:%2u:%lf%n", &h, &mi, &sec, &n2) != 3)
+                if (sscanf(head + 11, "%2u:%2u:%lf%n", &h, &mi, &sec, &n2) != 3)
                     return perr(ps, col + 11, "expected HH:MM:SS after '@' in a date");
                 len = 11 + (size_t)n2;
             }
@@ -522,7 +541,9 @@ static int parse_subquery(parser *ps, q_expr *e) {
     ps->var_len = ps->tok.len;
     ps->var_table = elem;
     if ((ps->rc = lex(ps)) || (ps->rc = expect(ps, T_COMMA, "',' after the variable"))) return ps->rc;
+    if (!nest(ps, col)) return ps->rc;
     e->sub = parse_or(ps);
+    ps->depth--;
     ps->var = saved_var;
     ps->var_len = saved_len;
     ps->var_table = saved_table;
@@ -692,17 +713,19 @@ static q_node *parse_unary(parser *ps) {
     token *t = &ps->tok;
     if (word_is(t, "NOT") || is_op(t, "!")) {
         q_node *n = new_node(ps, QN_NOT);
-        if (!n || lex(ps) || !(n->a = parse_unary(ps))) return NULL;
+        if (!n || !nest(ps, t->column) || lex(ps) || !(n->a = parse_unary(ps))) return NULL;
+        ps->depth--;
         return n;
     }
     if (t->kind == T_LPAREN) {
-        if (lex(ps)) return NULL;
+        if (!nest(ps, t->column) || lex(ps)) return NULL;
         q_node *n = parse_or(ps);
         if (!n) return NULL;
         if (ps->tok.kind != T_RPAREN) {
             perr(ps, ps->tok.column, "expected ')'");
             return NULL;
         }
+        ps->depth--;
         return lex(ps) ? NULL : n;
     }
     if (word_is(t, "TRUEPREDICATE") || word_is(t, "FALSEPREDICATE")) {
@@ -716,29 +739,46 @@ static q_node *parse_unary(parser *ps) {
     return parse_comparison(ps);
 }
 
-static q_node *parse_and(parser *ps) {
-    q_node *l = parse_unary(ps);
-    while (l && (word_is(&ps->tok, "AND") || is_op(&ps->tok, "&&"))) {
-        q_node *n = new_node(ps, QN_AND);
-        if (!n || lex(ps)) return NULL;
-        n->a = l;
-        if (!(n->b = parse_unary(ps))) return NULL;
-        l = n;
+/* A chain of terms joined by AND (or OR) as one n-ary node: binding and evaluating it loop
+ * over its terms instead of recursing once per term. */
+static q_node *parse_chain(parser *ps, q_node_kind kind, q_node *(*term)(parser *),
+                           const char *word, const char *sym) {
+    q_node *first = term(ps);
+    if (!first || !(word_is(&ps->tok, word) || is_op(&ps->tok, sym))) return first;
+    q_node *n = new_node(ps, kind);
+    if (!n) return NULL;
+    size_t cap = 8;
+    n->kids = malloc(cap * sizeof *n->kids);
+    if (!n->kids) {
+        perr(ps, ps->tok.column, "out of memory");
+        return NULL;
     }
-    return l;
+    n->kids[n->nkids++] = first;
+    while (word_is(&ps->tok, word) || is_op(&ps->tok, sym)) {
+        if (lex(ps)) break;
+        q_node *k = term(ps);
+        if (!k) break;
+        if ((size_t)n->nkids == cap) {
+            q_node **g = realloc(n->kids, 2 * cap * sizeof *g);
+            if (!g) {
+                perr(ps, ps->tok.column, "out of memory");
+                break;
+            }
+            n->kids = g;
+            cap *= 2;
+        }
+        n->kids[n->nkids++] = k;
+    }
+    if (!keep(ps, n->kids)) { /* the query frees the array with its nodes */
+        perr(ps, ps->tok.column, "out of memory");
+        return NULL;
+    }
+    return ps->rc ? NULL : n;
 }
 
-static q_node *parse_or(parser *ps) {
-    q_node *l = parse_and(ps);
-    while (l && (word_is(&ps->tok, "OR") || is_op(&ps->tok, "||"))) {
-        q_node *n = new_node(ps, QN_OR);
-        if (!n || lex(ps)) return NULL;
-        n->a = l;
-        if (!(n->b = parse_and(ps))) return NULL;
-        l = n;
-    }
-    return l;
-}
+static q_node *parse_and(parser *ps) { return parse_chain(ps, QN_AND, parse_unary, "AND", "&&"); }
+
+static q_node *parse_or(parser *ps) { return parse_chain(ps, QN_OR, parse_and, "OR", "||"); }
 
 /* SORT(a ASC, b DESC) / DISTINCT(a, b) */
 static int parse_keylist(parser *ps, q_sort *out, int *n, bool sort) {
@@ -780,7 +820,7 @@ int st_query_parse(strata_txn_t *txn, const char *table, const char *text, strat
     snprintf(q->table, sizeof q->table, "%s", table);
     q->table_id = t->id;
     q->limit = -1;
-    parser ps = {txn, t->store, q, text, {0}, 0, NULL, 0, NULL, err, 0};
+    parser ps = {txn, t->store, q, text, {0}, 0, NULL, 0, NULL, err, 0, 0};
     ps.tok.p = text;
     ps.tok.len = 0;
     if (lex(&ps) == STRATA_OK) {

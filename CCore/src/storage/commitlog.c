@@ -187,8 +187,8 @@ int st_log_commit(strata_txn_t *txn, st_dirty *const *list, size_t n, st_meta *m
     strata_db_t *db = txn->db;
     *logged = false;
     if (!worth_logging(txn, list, n, m)) return STRATA_OK;
-    char name[4200];
-    st_os_log_path(&db->file, name, sizeof name);
+    char name[ST_SHOWN_PATH + 8];
+    st_os_log_shown(&db->file, name, sizeof name);
     int rc = st_os_open_log(&db->file, ST_LOG_MIN_BYTES, ST_LOG_BYTES, err);
     if (rc) return rc;
     /* A new generation when the durable version moved, or when the log's header does not name
@@ -296,8 +296,8 @@ int st_log_commit(strata_txn_t *txn, st_dirty *const *list, size_t n, st_meta *m
 }
 
 int st_log_retract(strata_db_t *db, uint64_t at, strata_error *err) {
-    char name[4200];
-    st_os_log_path(&db->file, name, sizeof name);
+    char name[ST_SHOWN_PATH + 8];
+    st_os_log_shown(&db->file, name, sizeof name);
     db->log_tail_version = 0;
     _Alignas(ST_LOG_BLOCK) uint8_t block[ST_LOG_BLOCK];
     uint64_t off = at - at % ST_LOG_BLOCK;
@@ -396,8 +396,8 @@ int st_log_replay(strata_db_t *db, const st_meta *base, st_meta *out, uint64_t *
     *replayed = 0;
     int rc = st_os_open_log(&db->file, ST_LOG_MIN_BYTES, 0, err);
     if (rc || db->file.log_fd < 0) return rc;
-    char name[4200];
-    st_os_log_path(&db->file, name, sizeof name);
+    char name[ST_SHOWN_PATH + 8];
+    st_os_log_shown(&db->file, name, sizeof name);
     /* The header first: after a clean close it names an older durable version (nothing to
      * read further); a log of another database is never replayed. */
     _Alignas(ST_LOG_BLOCK) uint8_t h[ST_LOG_BLOCK]; /* whole blocks: the log may be O_DIRECT */
@@ -423,7 +423,7 @@ int st_log_replay(strata_db_t *db, const st_meta *base, st_meta *out, uint64_t *
             rc = st_err(err, STRATA_ERR_READ_ONLY,
                         "'%s' has commits after version %llu in its commit log '%s' that a "
                         "read-only open cannot replay; open it writable once",
-                        db->file.path, (unsigned long long)base->version, name);
+                        db->file.shown, (unsigned long long)base->version, name);
             break;
         }
         /* A record that fails to rebuild ends the replay at the version before it: its pages

@@ -49,9 +49,9 @@ int st_db_open(const char *path, const strata_options *opts, st_check_unsynced_f
                strata_db_t **out, strata_error *err) {
     *out = NULL;
     strata_db_t *db = calloc(1, sizeof *db);
-    if (!db || !(db->file.path = strdup(path))) {
+    if (!db || !st_os_set_path(&db->file, path)) {
         free(db);
-        return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory opening '%s'", path);
+        return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory opening a database");
     }
     db->file.opts = *opts;
     db->file.io = opts->io ? *opts->io : *strata_io_default();

@@ -22,7 +22,7 @@ int st_pagecheck_init(st_pagecheck *pc, strata_txn_t *txn, strata_error *err) {
     pc->seen = calloc(pc->page_count ? pc->page_count : 1, 1);
     if (!pc->seen)
         return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory verifying '%s'",
-                      txn->db->file.path);
+                      txn->db->file.shown);
     return STRATA_OK;
 }
 

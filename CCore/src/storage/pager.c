@@ -266,11 +266,11 @@ int st_pager_latest_meta(strata_db_t *db, st_meta *out, strata_error *err) {
         if (size >= 2 * ST_PAGE_SIZE && memcmp(db->file.map + ST_PAGE_SIZE + 8, META_MAGIC, 8) == 0)
             goto slots; /* slot 0 torn, slot 1 may do */
         return st_err(err, STRATA_ERR_NOT_STRATA, "'%s' is not a Strata database (no magic)",
-                      db->file.path);
+                      db->file.shown);
     }
     if (size < 2 * ST_PAGE_SIZE)
         return ST_CORRUPT(err, "'%s' is truncated: %llu bytes, a Strata file has at least %u",
-                          db->file.path, (unsigned long long)size, 2 * ST_PAGE_SIZE);
+                          db->file.shown, (unsigned long long)size, 2 * ST_PAGE_SIZE);
 slots:;
     st_meta m[2];
     meta_problem_t why[2];
@@ -292,24 +292,24 @@ slots:;
         if (why[s] == META_FORMAT)
             return st_err(err, STRATA_ERR_FORMAT_VERSION,
                           "'%s' has file format version %u; this library reads versions %u to %u",
-                          db->file.path, m[s].format_version, ST_FORMAT_OLDEST_READ, ST_FORMAT_VERSION);
+                          db->file.shown, m[s].format_version, ST_FORMAT_OLDEST_READ, ST_FORMAT_VERSION);
         if (why[s] == META_PAGE_SIZE)
             return st_err(err, STRATA_ERR_FORMAT_VERSION,
-                          "'%s' has page size %u; this library reads %u", db->file.path,
+                          "'%s' has page size %u; this library reads %u", db->file.shown,
                           m[s].page_size, ST_PAGE_SIZE);
         if (why[s] == META_BEYOND_MAP)
             return st_err(err, STRATA_ERR_MAP_FULL,
                           "'%s' has %llu pages, more than map_size %llu holds; reopen with a "
-                          "larger map_size", db->file.path, (unsigned long long)m[s].page_count,
+                          "larger map_size", db->file.shown, (unsigned long long)m[s].page_count,
                           (unsigned long long)db->file.map_size);
         if (why[s] == META_FILE_SHORT)
             return ST_CORRUPT(err, "'%s' is truncated: meta slot %d (version %llu) needs %llu "
-                              "pages, the file has %llu bytes", db->file.path, s,
+                              "pages, the file has %llu bytes", db->file.shown, s,
                               (unsigned long long)m[s].version,
                               (unsigned long long)m[s].page_count,
                               (unsigned long long)atomic_load(&db->file.file_size));
     }
-    return ST_CORRUPT(err, "'%s': no usable meta slot (slot 0: %s; slot 1: %s)", db->file.path,
+    return ST_CORRUPT(err, "'%s': no usable meta slot (slot 0: %s; slot 1: %s)", db->file.shown,
                       meta_problem_name(why[0]), meta_problem_name(why[1]));
 }
 
@@ -342,7 +342,7 @@ int st_pager_snapshot(strata_db_t *db, int slot, st_meta *out, strata_error *err
     }
     st_readers_hold(db, slot, UINT64_MAX);
     return ST_CORRUPT(err, "'%s': the lock file's current version %llu has no valid meta slot",
-                      db->file.path, (unsigned long long)st_readers_current(db));
+                      db->file.shown, (unsigned long long)st_readers_current(db));
 }
 
 static int mark_durable(strata_db_t *db, int slot, st_meta *m, strata_error *err);
@@ -361,7 +361,7 @@ static int recover_base(strata_db_t *db, st_check_unsynced_fn check, const st_me
     if (newest->flags & ST_META_LOGGED) { /* rebuilt from the log, if at all */
         if (!have_durable)
             return ST_CORRUPT(err, "'%s': version %llu was logged after version %llu, which is "
-                              "gone", db->file.path, (unsigned long long)newest->version,
+                              "gone", db->file.shown, (unsigned long long)newest->version,
                               (unsigned long long)newest->durable_version);
         *out = durable;
         return STRATA_OK;
@@ -376,7 +376,7 @@ static int recover_base(strata_db_t *db, st_check_unsynced_fn check, const st_me
     if (rc != STRATA_ERR_CORRUPT) return st_err(err, rc, "%s", why.message);
     if (!have_durable)
         return ST_CORRUPT(err, "'%s': version %llu was written without sync and is damaged (%.100s); "
-                          "its durable version %llu is gone", db->file.path,
+                          "its durable version %llu is gone", db->file.shown,
                           (unsigned long long)newest->version, why.message,
                           (unsigned long long)newest->durable_version);
     *out = durable; /* the commits after the last sync were lost with the power */
@@ -399,7 +399,7 @@ int st_pager_recover(strata_db_t *db, st_check_unsynced_fn check, st_meta *out,
     int base_slot = find_slot(db, base.version, &newest);
     if (base_slot < 0)
         return ST_CORRUPT(err, "'%s': the durable version %llu vanished during recovery",
-                          db->file.path, (unsigned long long)base.version);
+                          db->file.shown, (unsigned long long)base.version);
     if ((rc = meta_write(db, 1 - base_slot, &rebuilt, err)) ||
         (rc = mark_durable(db, 1 - base_slot, &rebuilt, err)))
         return rc;
@@ -480,7 +480,7 @@ static int take_pages(strata_txn_t *txn, uint32_t npages, bool cold, pgno_t *pgn
     if (end * ST_PAGE_SIZE > txn->db->file.map_size)
         return st_err(err, STRATA_ERR_MAP_FULL,
                       "'%s' would need %llu bytes, over map_size %llu; reopen with a larger map_size",
-                      txn->db->file.path, (unsigned long long)(end * ST_PAGE_SIZE),
+                      txn->db->file.shown, (unsigned long long)(end * ST_PAGE_SIZE),
                       (unsigned long long)txn->db->file.map_size);
     *pgno = txn->page_count;
     txn->page_count = end;
@@ -570,7 +570,7 @@ int st_pager_begin_write(strata_txn_t *txn, strata_error *err) {
         st_readers_publish(db, v + 1); /* its writer died between meta and publish */
     if (slot < 0)
         return ST_CORRUPT(err, "'%s': the lock file's current version %llu has no valid meta slot",
-                          db->file.path, (unsigned long long)v);
+                          db->file.shown, (unsigned long long)v);
     bool full = db->file.opts.durability != STRATA_DURABILITY_NO_SYNC; /* memory: nothing to lose */
     txn->logged = db->file.opts.durability == STRATA_DURABILITY_FULL && !db->file.mem;
     const st_meta *cm = &txn->meta;
@@ -609,7 +609,7 @@ int st_pager_begin_write(strata_txn_t *txn, strata_error *err) {
     if (db->file.opts.max_versions && txn->new_version - txn->oldest_reader > db->file.opts.max_versions)
         return st_err(err, STRATA_ERR_TOO_MANY_VERSIONS,
                       "'%s': a reader holds version %llu; committing version %llu would keep %llu "
-                      "versions alive, over max_versions %llu", db->file.path,
+                      "versions alive, over max_versions %llu", db->file.shown,
                       (unsigned long long)txn->oldest_reader,
                       (unsigned long long)txn->new_version,
                       (unsigned long long)(txn->new_version - txn->oldest_reader),
@@ -654,7 +654,7 @@ int st_pager_commit(strata_txn_t *txn, pgno_t catalog_root, uint64_t catalog_cou
                     strata_error *err) {
     strata_db_t *db = txn->db;
     if (db->broken)
-        return st_err(err, STRATA_ERR_IO, "'%s' must be reopened: %s", db->file.path, db->broken_why);
+        return st_err(err, STRATA_ERR_IO, "'%s' must be reopened: %s", db->file.shown, db->broken_why);
     st_meta m = txn->meta;
     m.format_version = ST_FORMAT_VERSION; /* an older file becomes the current format */
     txn->hints_out.valid = false;

@@ -84,19 +84,21 @@ static void table_reset(st_readers *r, uint32_t nslots) {
 }
 
 static int open_lock_file(strata_db_t *db, st_readers *r, strata_error *err) {
-    char path[4096];
+    char path[4096], shown[ST_SHOWN_PATH + 8];
+    st_os_shorten(db->file.path, ".lock", shown, sizeof shown);
     if (snprintf(path, sizeof path, "%s.lock", db->file.path) >= (int)sizeof path)
-        return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "path '%s' is too long", db->file.path);
+        return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "the path '%s' is too long (%zu bytes)",
+                      db->file.shown, strlen(db->file.path));
     r->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (r->fd < 0) return st_err_errno(err, errno, "cannot open lock file '%s'", path);
+    if (r->fd < 0) return st_err_errno(err, errno, "cannot open lock file '%s'", shown);
     int e = st_os_lock_byte(r->fd, 2, true, true);
-    if (e) return st_err_errno(err, e, "cannot take the open lock of '%s'", path);
+    if (e) return st_err_errno(err, e, "cannot take the open lock of '%s'", shown);
     int rc = STRATA_OK;
     bool alone = st_os_lock_byte(r->fd, 1, true, false) == 0;
     uint32_t nslots = db->file.opts.max_readers;
     struct stat sb;
     if (fstat(r->fd, &sb) != 0) {
-        rc = st_err_errno(err, errno, "cannot stat lock file '%s'", path);
+        rc = st_err_errno(err, errno, "cannot stat lock file '%s'", shown);
         goto out;
     }
     if (!alone) {
@@ -105,32 +107,32 @@ static int open_lock_file(strata_db_t *db, st_readers *r, strata_error *err) {
         if (sb.st_size < (off_t)sizeof h || pread(r->fd, &h, sizeof h, 0) != (ssize_t)sizeof h ||
             memcmp(h.magic, LOCK_MAGIC, 8) != 0) {
             rc = st_err(err, STRATA_ERR_FORMAT_VERSION,
-                        "lock file '%s' is in use but is not a Strata lock file", path);
+                        "lock file '%s' is in use but is not a Strata lock file", shown);
             goto out;
         }
         if (h.format != LOCK_FORMAT) {
             rc = st_err(err, STRATA_ERR_FORMAT_VERSION,
                         "lock file '%s' is owned by an incompatible Strata (lock format %u, this "
-                        "library uses %u)", path, h.format, LOCK_FORMAT);
+                        "library uses %u)", shown, h.format, LOCK_FORMAT);
             goto out;
         }
         if (h.nslots == 0 || h.nslots > 65536 ||
             (off_t)(64 + 64 * (uint64_t)h.nslots) > sb.st_size) {
             rc = st_err(err, STRATA_ERR_FORMAT_VERSION,
-                        "lock file '%s' has a bad slot count %u", path, h.nslots);
+                        "lock file '%s' has a bad slot count %u", shown, h.nslots);
             goto out;
         }
         nslots = h.nslots;
     }
     r->size = 64 + 64 * (size_t)nslots;
     if (alone && ftruncate(r->fd, (off_t)r->size) != 0) {
-        rc = st_err_errno(err, errno, "cannot size lock file '%s'", path);
+        rc = st_err_errno(err, errno, "cannot size lock file '%s'", shown);
         goto out;
     }
     r->region = mmap(NULL, r->size, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
     if (r->region == MAP_FAILED) {
         r->region = NULL;
-        rc = st_err_errno(err, errno, "cannot map lock file '%s'", path);
+        rc = st_err_errno(err, errno, "cannot map lock file '%s'", shown);
         goto out;
     }
     r->region_owned = true;
@@ -139,7 +141,7 @@ static int open_lock_file(strata_db_t *db, st_readers *r, strata_error *err) {
         r->fresh = true;
     }
     e = st_os_lock_byte(r->fd, 1, false, true); /* shared alive lock (downgrade if exclusive) */
-    if (e) rc = st_err_errno(err, e, "cannot take the alive lock of '%s'", path);
+    if (e) rc = st_err_errno(err, e, "cannot take the alive lock of '%s'", shown);
 out:
     st_os_unlock_byte(r->fd, 2);
     return rc;
@@ -147,7 +149,7 @@ out:
 
 int st_readers_open(strata_db_t *db, strata_error *err) {
     st_readers *r = calloc(1, sizeof *r);
-    if (!r) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory opening '%s'", db->file.path);
+    if (!r) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory opening '%s'", db->file.shown);
     r->fd = -1;
     r->pid = getpid();
     db->readers = r;
@@ -218,7 +220,7 @@ int st_readers_acquire(strata_db_t *db, int *slot, strata_error *err) {
     }
     return st_err(err, STRATA_ERR_READERS_FULL,
                   "all %u reader slots of '%s.lock' are held by live read transactions",
-                  r->nslots, db->file.path);
+                  r->nslots, db->file.shown);
 }
 
 void st_readers_hold(strata_db_t *db, int slot, uint64_t version) {
@@ -282,8 +284,8 @@ int st_readers_writer_lock(strata_db_t *db, bool wait, strata_error *err) {
     if (r->fd < 0) return STRATA_OK; /* memory mode: the store's mutex is enough */
     int e = st_os_lock_byte(r->fd, 0, true, wait);
     if (e == EAGAIN)
-        return st_err(err, STRATA_ERR_BUSY, "another writer holds '%s'", db->file.path);
-    if (e) return st_err_errno(err, e, "cannot take the writer lock of '%s.lock'", db->file.path);
+        return st_err(err, STRATA_ERR_BUSY, "another writer holds '%s'", db->file.shown);
+    if (e) return st_err_errno(err, e, "cannot take the writer lock of '%s.lock'", db->file.shown);
     return STRATA_OK;
 }
 

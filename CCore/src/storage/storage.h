@@ -18,7 +18,8 @@
 #include "storage/page.h"
 
 #define ST_FORMAT_VERSION 4u         /* written by every commit; 4 adds the commit log */
-#define ST_FORMAT_OLDEST_READ 1u     /* read: 1 lacks direct primary keys, 1 and 2 key heads */
+#define ST_FORMAT_OLDEST_READ 1u
+#define ST_MAP_SIZE_MAX (1ull << 46) /* 64 TiB: the most a 47-bit user address space can map */     /* read: 1 lacks direct primary keys, 1 and 2 key heads */
 
 /* ------------------------------------------------------------------ on-disk meta (pager.c) */
 

@@ -19,11 +19,29 @@ static void txn_register(strata_db_t *db, int delta) {
     pthread_mutex_unlock(&db->state_mutex);
 }
 
+/* The writer mutexes this thread holds: a second write begin on one of them would wait for
+ * itself forever, so it is refused instead. */
+enum { HELD_MAX = 8 };
+static _Thread_local pthread_mutex_t *held_writer[HELD_MAX];
+static _Thread_local int nheld_writer;
+
+static bool thread_holds(pthread_mutex_t *mx) {
+    for (int i = 0; i < nheld_writer; i++)
+        if (held_writer[i] == mx) return true;
+    return false;
+}
+
 static void writer_unlock(strata_txn_t *txn) {
     if (!txn->holds_lock) return;
     st_readers_writer_unlock(txn->db);
     pthread_mutex_t *mm = st_os_mem_writer_mutex(&txn->db->file);
-    pthread_mutex_unlock(mm ? mm : &txn->db->write_mutex);
+    pthread_mutex_t *mx = mm ? mm : &txn->db->write_mutex;
+    for (int i = 0; i < nheld_writer; i++)
+        if (held_writer[i] == mx) {
+            held_writer[i] = held_writer[--nheld_writer];
+            break;
+        }
+    pthread_mutex_unlock(mx);
     txn->holds_lock = false;
 }
 
@@ -31,15 +49,20 @@ static int writer_lock(strata_txn_t *txn, bool wait, strata_error *err) {
     strata_db_t *db = txn->db;
     pthread_mutex_t *mm = st_os_mem_writer_mutex(&db->file);
     pthread_mutex_t *mx = mm ? mm : &db->write_mutex;
+    if (thread_holds(mx))
+        return st_err(err, STRATA_ERR_TXN_STATE,
+                      "this thread already holds the write transaction of '%s': a second one "
+                      "would wait for the first forever", db->file.shown);
     if (wait) pthread_mutex_lock(mx);
     else if (pthread_mutex_trylock(mx) != 0)
-        return st_err(err, STRATA_ERR_BUSY, "another writer holds '%s'", db->file.path);
+        return st_err(err, STRATA_ERR_BUSY, "another writer holds '%s'", db->file.shown);
     int rc = st_readers_writer_lock(db, wait, err);
     if (rc) {
         pthread_mutex_unlock(mx);
         return rc;
     }
     txn->holds_lock = true;
+    if (nheld_writer < HELD_MAX) held_writer[nheld_writer++] = mx;
     return STRATA_OK;
 }
 
@@ -53,9 +76,9 @@ static int read_begin(strata_txn_t *txn, strata_error *err) {
 int st_txn_begin(strata_db_t *db, bool write, bool wait, strata_txn_t **out, strata_error *err) {
     *out = NULL;
     if (write && db->file.opts.read_only)
-        return st_err(err, STRATA_ERR_READ_ONLY, "'%s' is open read-only", db->file.path);
+        return st_err(err, STRATA_ERR_READ_ONLY, "'%s' is open read-only", db->file.shown);
     if (write && db->broken)
-        return st_err(err, STRATA_ERR_IO, "'%s' must be reopened: %s", db->file.path,
+        return st_err(err, STRATA_ERR_IO, "'%s' must be reopened: %s", db->file.shown,
                       db->broken_why);
     strata_txn_t *txn = calloc(1, sizeof *txn);
     if (!txn) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
