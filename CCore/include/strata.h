@@ -118,6 +118,16 @@ typedef struct strata_options {
     uint64_t max_versions;         /* refuse a commit that would keep more than this many
                                       versions alive because of pinned readers; 0 = no cap */
     const strata_io_methods *io;   /* NULL = strata_io_default() */
+    bool trust_pages;              /* skip checking each page (its number, version and XXH3
+                                      checksum) the first time this process reads it: only for
+                                      files the app made itself and trusts; default false */
+    bool accept_rollback;          /* when commits that were durable through the commit log
+                                      cannot be recovered (the log `<path>.log` is missing,
+                                      emptied, damaged, older, or of another database; or the
+                                      file is empty beside its log), open at the last version
+                                      the file holds on its own and drop them (reported by
+                                      strata_db_recovery) instead of refusing the file with
+                                      STRATA_ERR_CORRUPT; default false */
 } strata_options;
 
 /** Fill `opts` with the defaults (size set, FULL, create, 64 GiB map, 126 readers). */
@@ -152,6 +162,31 @@ typedef struct strata_db_info {
     uint32_t live_readers;   /* reader slots held by live read transactions */
     uint64_t oldest_version; /* oldest version a reader holds, or `version` when none */
 } strata_db_info;
+
+/**
+ * What the open of this handle found and did. Only the first handle to open a file after every
+ * handle closed recovers it (after a crash: replays the commit log, or checks versions written
+ * without sync); the others report `recovered` false.
+ *
+ * Recovery never opens a file silently at an older version than one that was durable: when
+ * the commit log that FULL commits since the last sync need is missing or damaged, the open
+ * fails with STRATA_ERR_CORRUPT naming the log, the versions and why, unless
+ * strata_options.accept_rollback, and then `dropped` and `why` say what was lost. Commits made
+ * in NO_SYNC mode since the last sync may be dropped after a power loss (that mode's promise);
+ * they are reported the same way.
+ */
+typedef struct strata_recovery {
+    bool recovered;            /* this open ran recovery */
+    uint64_t newest_version;   /* the newest version the file named (0 when it was created) */
+    uint64_t durable_version;  /* the version the file held on its own (synced) */
+    uint64_t replayed;         /* versions rebuilt from the commit log */
+    uint64_t opened_version;   /* the version the database opened at */
+    uint64_t dropped;          /* committed versions not recovered: newest - opened */
+    char why[200];             /* why they were dropped; "" when none were */
+} strata_recovery;
+
+/** Fill *out with what opening this handle recovered. */
+STRATA_API int strata_db_recovery(strata_db_t *db, strata_recovery *out, strata_error *err);
 
 /** Fill *info with the database's current numbers. */
 STRATA_API int strata_db_info_get(strata_db_t *db, strata_db_info *info, strata_error *err);

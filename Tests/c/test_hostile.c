@@ -54,7 +54,7 @@ static int make_people(people *f, const char *file, int n) {
             if ((rc = strata_list_insert(p, k, f->dogs, (size_t)j, &link, E))) goto out;
         }
     }
-    return strata_txn_commit(w, E);
+    rc = strata_txn_commit(w, E);
 out:
     strata_txn_free(w);
     return rc;
@@ -121,7 +121,21 @@ static void deep_nesting_is_refused_by_name(void) {
 }
 
 /* The deepest query allowed, compiled and run on a thread with a 512 KiB stack (the size of
- * Apple's secondary threads): nesting is bounded so that the recursion fits. */
+ * Apple's secondary threads): nesting is bounded so that the recursion fits (it needs about
+ * 190 KiB in a release build; sanitizers' frames are larger, and get more). */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SANITIZED 1
+#endif
+#ifdef SANITIZED
+#define SMALL_STACK (4 * 512 * 1024)
+#else
+#define SMALL_STACK (512 * 1024)
+#endif
 typedef struct deep_job {
     people *f;
     int rc;
@@ -141,7 +155,7 @@ static void deepest_query_fits_a_small_stack(void) {
     OK(make_people(&f, "small-stack.db", 30));
     pthread_attr_t a;
     pthread_attr_init(&a);
-    pthread_attr_setstacksize(&a, 512 * 1024);
+    pthread_attr_setstacksize(&a, SMALL_STACK);
     deep_job j = {&f, -1, 0};
     pthread_t t;
     CHECK(pthread_create(&t, &a, deep_on_small_stack, &j) == 0);
@@ -255,6 +269,7 @@ static void failed_schema_changes_leave_no_trace(void) {
     OK(strata_table_primary_key(t, &pk, E));
     CHECK(pk == STRATA_NO_COL);
     OK(strata_txn_commit(w, E));
+    strata_txn_free(w);
     strata_txn_t *r;
     OK(strata_txn_begin(f.db, 0, &r, E));
     OK(strata_table_open(r, "Person", &t, E));
@@ -393,6 +408,7 @@ static void backlink_paths_take_each_object_once(void) {
                                   (strata_value[]){{.type = STRATA_TYPE_LINK, .u.link = dd[j]}}, E));
     }
     OK(strata_txn_commit(w, E));
+    strata_txn_free(w);
     static const struct { const char *q; int rounds; int age; bool all; } cases[] = {
         {"dogs.@links.Person.dogs.dogs.@links.Person.dogs.dogs.@links.Person.dogs.dogs.age == 17",
          3, 17, false},

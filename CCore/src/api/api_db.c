@@ -60,6 +60,13 @@ int strata_db_open(const char *path, const strata_options *opts, strata_db_t **o
     return st_db_open(path, &o, st_verify_unsynced, out, err);
 }
 
+int strata_db_recovery(strata_db_t *db, strata_recovery *out, strata_error *err) {
+    if (!db) return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "strata_db_recovery: db is NULL");
+    if (!out) return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "strata_db_recovery: out is NULL");
+    *out = db->recovery;
+    return STRATA_OK;
+}
+
 int strata_db_close(strata_db_t *db, strata_error *err) {
     if (!db) return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "strata_db_close: db is NULL");
     int open = st_db_open_txns(db);

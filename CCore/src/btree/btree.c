@@ -186,9 +186,8 @@ static inline void prefetch_cell(const uint8_t *p, int i) {
  * (interleaved A/B, six rounds: index_eq +1.5%, lookup +1.3%, update +5.8% median). */
 static int node_get(strata_txn_t *txn, pgno_t pg, uint8_t kind, const uint8_t **p,
                     strata_error *err) {
-    int rc = st_page_get(txn, pg, p, err);
+    int rc = st_page_get_ahead(txn, pg, 8, p, err);
     if (rc) return rc;
-    for (unsigned o = 64; o < 512; o += 64) __builtin_prefetch(*p + o);
     return st_node_check(*p, pg, kind, err);
 }
 

@@ -197,6 +197,7 @@ int st_os_open(st_file *f, bool *missing, strata_error *err) {
         close(f->fd);
         f->fd = -1;
         *missing = true;
+        f->found_empty = true;
         return STRATA_OK;
     }
     return map_file(f, err);
@@ -256,6 +257,16 @@ void st_os_close(st_file *f) {
 
 void st_os_log_path(const st_file *f, char *buf, size_t len) {
     snprintf(buf, len, "%s.log", f->path);
+}
+
+void *st_os_reserve(size_t bytes) {
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                   -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+void st_os_unreserve(void *p, size_t bytes) {
+    if (p) munmap(p, bytes);
 }
 
 void st_os_log_shown(const st_file *f, char *buf, size_t len) {

@@ -33,6 +33,7 @@ typedef struct st_file {
     int log_fd;              /* the commit log (<path>.log), opened by the first logged commit */
     bool log_direct;         /* log_fd bypasses the page cache */
     uint64_t log_bytes;      /* the open log file's size */
+    bool found_empty;        /* st_os_open found the file there but empty (set with *missing) */
 } st_file;
 
 /* Open f->path if it exists and map it (fd, map, file_size). *missing is set instead when there
@@ -56,6 +57,11 @@ int st_os_sync(st_file *f, strata_error *err);
 int st_os_write_fd(st_file *f, int fd, const char *name, uint64_t off, const void *buf,
                    size_t len, strata_error *err);
 int st_os_sync_fd(st_file *f, int fd, const char *name, strata_error *err);
+
+/* Zeroed memory of `bytes` whose pages are backed only once touched (anonymous, no swap
+ * reserved): tables sized by the map but used sparsely. NULL when the address space is short. */
+void *st_os_reserve(size_t bytes);
+void st_os_unreserve(void *p, size_t bytes);
 
 /* Set f->path (a copy) and f->shown; false when out of memory. */
 bool st_os_set_path(st_file *f, const char *path);

@@ -562,8 +562,8 @@ static int sub_visit(exec *x, void *arg, strata_table_t *t, int64_t key) {
 }
 
 /* The comparison on one object of table t. */
-static int cmp_object(exec *x, const rnode *r, strata_table_t *t, int64_t key, const st_objref *ref,
-                      bool *out) {
+__attribute__((noinline)) static int cmp_object(exec *x, const rnode *r, strata_table_t *t,
+                                                int64_t key, const st_objref *ref, bool *out) {
     qstate st = {r, 0, 0};
     if (r->q->lhs.kind == QE_SUBQUERY) {
         sub_count c = {r->sub, 0};
@@ -587,6 +587,7 @@ static int cmp_object(exec *x, const rnode *r, strata_table_t *t, int64_t key, c
 static int eval_object(exec *x, const rnode *r, strata_table_t *t, int64_t key,
                        const st_objref *ref, bool *out) {
     bool a;
+    if (r->q->kind == QN_CMP) return cmp_object(x, r, t, key, ref, out);
     switch (r->q->kind) {
     case QN_TRUE: *out = true; return STRATA_OK;
     case QN_FALSE: *out = false; return STRATA_OK;
@@ -622,8 +623,9 @@ static int64_t packed_const(const strata_value *v) {
     return v->type == STRATA_TYPE_BOOL ? v->u.b : v->u.i;
 }
 
-/* The packed comparison on a whole leaf, on the rows of in. */
-static int cmp_fast(exec *x, const rnode *r, const cluster_ctx *c, const st_rowmask *in,
+/* The packed comparison on a whole leaf, on the rows of in. (Not inlined, nor is cmp_rows: their
+ * buffers stay out of eval_cluster's frame, which nesting repeats.) */
+__attribute__((noinline)) static int cmp_fast(exec *x, const rnode *r, const cluster_ctx *c, const st_rowmask *in,
                     st_rowmask *out) {
     const q_step *s = &r->q->lhs.steps[0];
     uint32_t n = c->cr.n;
@@ -679,6 +681,21 @@ nulls: /* a null row: != matches, nothing else does */
     return STRATA_OK;
 }
 
+/* A comparison row by row (reading each row's object), on the rows of in. */
+__attribute__((noinline)) static int cmp_rows(exec *x, const rnode *r, const cluster_ctx *c,
+                                              const st_rowmask *in, st_rowmask *out) {
+    uint64_t hits[ST_MASK_WORDS] = {0};
+    for (int i = st_mask_next(*in, -1); i >= 0; i = st_mask_next(*in, i)) {
+        st_objref ref = {NULL, (uint32_t)i, c->rec, c->rec_len};
+        bool m;
+        if (cmp_object(x, r, x->root, st_packed_at(c->keys, c->cr.n, (uint32_t)i), &ref, &m))
+            return x->rc;
+        hits[i >> 6] |= (uint64_t)m << (i & 63);
+    }
+    *out = st_mask_of_words(hits);
+    return STRATA_OK;
+}
+
 /* Evaluate r on the rows of c in `in`: *out = the rows of in where it holds. */
 static int eval_cluster(exec *x, const rnode *r, const cluster_ctx *c, const st_rowmask *in,
                         st_rowmask *out) {
@@ -709,18 +726,7 @@ static int eval_cluster(exec *x, const rnode *r, const cluster_ctx *c, const st_
         *out = a;
         return STRATA_OK;
     }
-    case QN_CMP:
-        if (r->fast) return cmp_fast(x, r, c, in, out);
-        uint64_t hits[ST_MASK_WORDS] = {0};
-        for (int i = st_mask_next(*in, -1); i >= 0; i = st_mask_next(*in, i)) {
-            st_objref ref = {NULL, (uint32_t)i, c->rec, c->rec_len};
-            bool m;
-            if (cmp_object(x, r, x->root, st_packed_at(c->keys, c->cr.n, (uint32_t)i), &ref, &m))
-                return x->rc;
-            hits[i >> 6] |= (uint64_t)m << (i & 63);
-        }
-        *out = st_mask_of_words(hits);
-        return STRATA_OK;
+    case QN_CMP: return r->fast ? cmp_fast(x, r, c, in, out) : cmp_rows(x, r, c, in, out);
     }
     return STRATA_OK;
 }

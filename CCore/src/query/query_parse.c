@@ -634,7 +634,7 @@ static q_op mirror(q_op op) {
     }
 }
 
-static q_node *parse_comparison(parser *ps) {
+__attribute__((noinline)) static q_node *parse_comparison(parser *ps) {
     q_node *n = new_node(ps, QN_CMP);
     if (!n) return NULL;
     n->quant = QQ_ANY;

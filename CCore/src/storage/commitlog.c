@@ -390,10 +390,22 @@ static int apply_record(strata_db_t *db, const uint8_t *r, const st_meta *prev, 
     return STRATA_OK;
 }
 
+bool st_log_exists(strata_db_t *db, uint64_t *id, uint64_t *base) {
+    strata_error ignored;
+    if (st_os_open_log(&db->file, ST_LOG_MIN_BYTES, 0, &ignored) || db->file.log_fd < 0) return false;
+    _Alignas(ST_LOG_BLOCK) uint8_t h[ST_LOG_BLOCK];
+    bool ok = pread(db->file.log_fd, h, sizeof h, 0) == (ssize_t)sizeof h &&
+              memcmp(h, LOG_MAGIC, 8) == 0 && st_rd64(h + 32) == st_checksum(h, 32);
+    *id = ok ? st_rd64(h + 24) : 0;
+    *base = ok ? st_rd64(h + 16) : 0;
+    return ok;
+}
+
 int st_log_replay(strata_db_t *db, const st_meta *base, st_meta *out, uint64_t *replayed,
-                  strata_error *err) {
+                  char *stop, size_t stop_len, strata_error *err) {
     *out = *base;
     *replayed = 0;
+    snprintf(stop, stop_len, "the log is missing (or shorter than a log)");
     int rc = st_os_open_log(&db->file, ST_LOG_MIN_BYTES, 0, err);
     if (rc || db->file.log_fd < 0) return rc;
     char name[ST_SHOWN_PATH + 8];
@@ -402,9 +414,19 @@ int st_log_replay(strata_db_t *db, const st_meta *base, st_meta *out, uint64_t *
      * read further); a log of another database is never replayed. */
     _Alignas(ST_LOG_BLOCK) uint8_t h[ST_LOG_BLOCK]; /* whole blocks: the log may be O_DIRECT */
     if (pread(db->file.log_fd, h, sizeof h, 0) != (ssize_t)sizeof h || memcmp(h, LOG_MAGIC, 8) != 0 ||
-        st_rd64(h + 32) != st_checksum(h, 32) || st_rd64(h + 16) != base->version ||
-        !base->db_id || st_rd64(h + 24) != base->db_id)
+        st_rd64(h + 32) != st_checksum(h, 32)) {
+        snprintf(stop, stop_len, "the log has no valid header (emptied, zeroed or damaged)");
         return STRATA_OK;
+    }
+    if (!base->db_id || st_rd64(h + 24) != base->db_id) {
+        snprintf(stop, stop_len, "the log belongs to another database");
+        return STRATA_OK;
+    }
+    if (st_rd64(h + 16) != base->version) {
+        snprintf(stop, stop_len, "the log starts from version %llu, not from the durable version",
+                 (unsigned long long)st_rd64(h + 16));
+        return STRATA_OK;
+    }
     uint64_t salt = st_rd64(h + 8);
     void *log_mem = NULL;
     size_t bytes = (size_t)log_bytes(db);
@@ -418,7 +440,12 @@ int st_log_replay(strata_db_t *db, const st_meta *base, st_meta *out, uint64_t *
     size_t page_cap = 0;
     st_meta prev = *base, m;
     for (size_t at = ST_LOG_FIRST; at < bytes;) {
-        if (record_problem(log + at, bytes - at, salt, &prev, &m)) break;
+        const char *problem = record_problem(log + at, bytes - at, salt, &prev, &m);
+        if (problem) {
+            snprintf(stop, stop_len, "the record of version %llu is not there or damaged (%s, at "
+                     "byte %zu)", (unsigned long long)(prev.version + 1), problem, at);
+            break;
+        }
         if (db->file.opts.read_only) {
             rc = st_err(err, STRATA_ERR_READ_ONLY,
                         "'%s' has commits after version %llu in its commit log '%s' that a "
@@ -430,7 +457,11 @@ int st_log_replay(strata_db_t *db, const st_meta *base, st_meta *out, uint64_t *
          * are free in that version, so what it wrote does no harm. */
         strata_error why = {0};
         int arc = apply_record(db, log + at, &prev, &m, &page, &page_cap, &why);
-        if (arc == STRATA_ERR_CORRUPT) break;
+        if (arc == STRATA_ERR_CORRUPT) {
+            snprintf(stop, stop_len, "the record of version %llu does not rebuild its pages (%.80s)",
+                     (unsigned long long)m.version, why.message);
+            break;
+        }
         if (arc) {
             rc = st_err(err, arc, "%s", why.message);
             break;

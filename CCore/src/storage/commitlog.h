@@ -32,12 +32,18 @@ int st_log_commit(strata_txn_t *txn, st_dirty *const *list, size_t n, st_meta *m
  * that failed after its record was written. If even that fails, db->log_retract_at keeps `at`
  * and the next write transaction (or close) must retract it before anything else. */
 int st_log_retract(strata_db_t *db, uint64_t at, strata_error *err);
+/* Does the commit log beside the file have a valid header (of any database)? *id = its
+ * database id, *base the durable version its records start from. */
+bool st_log_exists(strata_db_t *db, uint64_t *id, uint64_t *base);
 
 /* Recovery (first opener, writer lock held): rebuild onto the file the pages of every logged
  * version after `base`, the durable version. *out = the newest version rebuilt (its meta as
- * the commit wrote it, not yet in a slot) or *base; *replayed = how many. A read-only handle
- * gets STRATA_ERR_READ_ONLY when there is something to replay. */
+ * the commit wrote it, not yet in a slot) or *base; *replayed = how many; `stop` (stop_len
+ * bytes) says why the replay ended where it did ("the log is missing", "record of version 7:
+ * checksum", ...). A read-only handle gets STRATA_ERR_READ_ONLY when there is something to
+ * replay. */
 int st_log_replay(strata_db_t *db, const st_meta *base, st_meta *out, uint64_t *replayed,
+                  char *stop, size_t stop_len,
                   strata_error *err);
 
 #endif

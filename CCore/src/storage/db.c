@@ -4,16 +4,19 @@
  * after every handle closed, close (syncing what the handle committed without sync), and what
  * the handle can tell about its file (versions, pages, readers).
  */
+#include "storage/commitlog.h"
 #include "storage/freelist.h"
 #include "storage/pager.h"
 #include "storage/readers.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 static void db_free(strata_db_t *db) {
     st_readers_close(db);
     st_os_close(&db->file);
+    st_trust_free(db);
     st_freelist_clear(&db->free_cache);
     st_reuse_map_clear(&db->reuse_map);
     free(db->log_buf);
@@ -71,11 +74,32 @@ int st_db_open(const char *path, const strata_options *opts, st_check_unsynced_f
         if ((rc = st_readers_open(db, err)) || (rc = st_os_open(&db->file, &missing, err)))
             goto fail;
     }
+    /* An empty file beside the commit log of a database: the file was cut or replaced, and
+     * what the log holds cannot be replayed onto nothing. */
+    uint64_t log_id, log_base;
+    bool emptied = missing && db->file.found_empty && st_log_exists(db, &log_id, &log_base);
+    char log[ST_SHOWN_PATH + 8];
+    st_os_log_shown(&db->file, log, sizeof log);
+    if (emptied && !opts->accept_rollback) {
+        rc = ST_CORRUPT(err, "'%s' is empty, but its commit log '%s' holds commits of database "
+                        "%016llx: the file was cut or replaced; open with accept_rollback to "
+                        "start an empty database", db->file.shown, log, (unsigned long long)log_id);
+        goto fail;
+    }
     if (missing && (rc = create_file(db, err))) goto fail;
+    if ((rc = st_trust_init(db, err))) goto fail;
     st_meta m;
     if (st_readers_fresh(db)) { /* the first handle: maybe after a crash */
         if ((rc = st_pager_recover(db, check, &m, err))) goto fail;
         st_readers_publish(db, m.version);
+        if (emptied) { /* accepted: an empty database instead of the versions the log knew */
+            db->recovery.newest_version = log_base;
+            db->recovery.dropped = log_base;
+            snprintf(db->recovery.why, sizeof db->recovery.why,
+                     "the file was empty beside the commit log of database %016llx (versions up "
+                     "to %llu and more): started an empty database", (unsigned long long)log_id,
+                     (unsigned long long)log_base);
+        }
     } else if ((rc = st_pager_latest_meta(db, &m, err))) { /* others keep it current */
         goto fail;
     }

@@ -131,6 +131,8 @@ int st_freelist_load(strata_db_t *db, const st_meta *meta, st_freelist *out, str
         if (++hops > meta->page_count)
             FAIL("free-list directory has a cycle at page %llu", (unsigned long long)d);
         const uint8_t *dp = db->file.map + d * ST_PAGE_SIZE;
+        if (db->trust && (rc = st_trust_check(db, dp, d, meta->page_count, meta->version, err)))
+            goto fail;
         uint32_t n = st_rd32(dp + PH_FCOUNT);
         if (pg_kind(dp) != ST_PAGE_FREEDIR || n > FL_PER_DIR)
             FAIL("page %llu: expected a free-list directory, found kind %u with %u entries",
@@ -144,6 +146,8 @@ int st_freelist_load(strata_db_t *db, const st_meta *meta, st_freelist *out, str
             if (out->nleaves >= meta->page_count)
                 FAIL("free-list directory page %llu lists more leaves than pages", (unsigned long long)d);
             const uint8_t *lpg = db->file.map + lp * ST_PAGE_SIZE;
+            if (db->trust && (rc = st_trust_check(db, lpg, lp, meta->page_count, meta->version, err)))
+                goto fail;
             uint32_t m = st_rd32(lpg + PH_FCOUNT);
             if (pg_kind(lpg) != ST_PAGE_FREELIST || m > FL_PER_PAGE)
                 FAIL("page %llu: expected a free-list leaf, found kind %u with %u entries",

@@ -61,6 +61,7 @@
 #include "storage/readers.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -383,14 +384,64 @@ static int recover_base(strata_db_t *db, st_check_unsynced_fn check, const st_me
     return STRATA_OK;
 }
 
+/* snprintf whose output may be cut (a report's text): not analysed for truncation. */
+static void report_text(char *out, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void report_text(char *out, size_t cap, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(out, cap, fmt, ap);
+    va_end(ap);
+}
+
+/* Versions that were committed durably (FULL, logged) and that the log could not rebuild:
+ * refused unless the open accepts the rollback; either way what happened is reported. */
+static int recovery_outcome(strata_db_t *db, const st_meta *newest, const st_meta *base,
+                            const st_meta *rebuilt, const char *stop, strata_error *err) {
+    strata_recovery *r = &db->recovery;
+    r->recovered = true;
+    r->newest_version = newest->version > rebuilt->version ? newest->version : rebuilt->version;
+    r->durable_version = base->version;
+    r->opened_version = rebuilt->version;
+    r->dropped = r->newest_version - rebuilt->version;
+    if (!r->dropped) return STRATA_OK;
+    char log[ST_SHOWN_PATH + 8];
+    st_os_log_shown(&db->file, log, sizeof log);
+    if (!(newest->flags & ST_META_LOGGED)) { /* NO_SYNC (or SYNCED) pages lost with the power */
+        report_text(r->why, sizeof r->why, "versions %llu..%llu were written without sync and did not "
+                 "all reach the disk", (unsigned long long)rebuilt->version + 1,
+                 (unsigned long long)newest->version);
+        return STRATA_OK;
+    }
+    report_text(r->why, sizeof r->why, "versions %llu..%llu need the commit log '%s': %s",
+             (unsigned long long)rebuilt->version + 1, (unsigned long long)newest->version, log, stop);
+    if (db->file.opts.accept_rollback) return STRATA_OK;
+    return ST_CORRUPT(err, "%s; open with accept_rollback to reopen at version %llu without them",
+                      r->why, (unsigned long long)rebuilt->version);
+}
+
 int st_pager_recover(strata_db_t *db, st_check_unsynced_fn check, st_meta *out,
                      strata_error *err) {
     st_meta newest, base, rebuilt;
     int rc = st_pager_latest_meta(db, &newest, err);
     if (rc || (rc = recover_base(db, check, &newest, &base, err))) return rc;
     uint64_t replayed;
-    if ((rc = st_log_replay(db, &base, &rebuilt, &replayed, err))) return rc;
-    if (replayed == 0) {
+    char stop[160];
+    if ((rc = st_log_replay(db, &base, &rebuilt, &replayed, stop, sizeof stop, err)) ||
+        (rc = recovery_outcome(db, &newest, &base, &rebuilt, stop, err)))
+        return rc;
+    db->recovery.replayed = replayed;
+    if (replayed == 0 && rebuilt.version == newest.version) {
+        *out = base;
+        return STRATA_OK;
+    }
+    if (replayed == 0) { /* a rollback: the newer meta must not come back at the next open */
+        int base_slot = find_slot(db, base.version, &newest);
+        st_meta copy = base;
+        if (base_slot < 0)
+            return ST_CORRUPT(err, "'%s': the durable version %llu vanished during recovery",
+                              db->file.shown, (unsigned long long)base.version);
+        if ((rc = meta_write(db, 1 - base_slot, &copy, err)) || (rc = st_os_sync(&db->file, err)))
+            return rc;
         *out = base;
         return STRATA_OK;
     }
@@ -447,7 +498,8 @@ static uint64_t txn_page_count(const strata_txn_t *txn) {
     return txn->write ? txn->page_count : txn->meta.page_count;
 }
 
-int st_page_get(strata_txn_t *txn, pgno_t pgno, const uint8_t **page, strata_error *err) {
+int st_page_get_ahead(strata_txn_t *txn, pgno_t pgno, unsigned lines, const uint8_t **page,
+                      strata_error *err) {
     if (txn->write) {
         st_dirty *d = dirty_find(&txn->dirty, pgno);
         if (d) {
@@ -458,7 +510,13 @@ int st_page_get(strata_txn_t *txn, pgno_t pgno, const uint8_t **page, strata_err
     if (pgno < 2 || pgno >= txn_page_count(txn))
         return ST_CORRUPT(err, "page number %llu out of range [2, %llu)",
                           (unsigned long long)pgno, (unsigned long long)txn_page_count(txn));
-    *page = txn->db->file.map + pgno * ST_PAGE_SIZE;
+    const uint8_t *p = txn->db->file.map + pgno * ST_PAGE_SIZE;
+    for (unsigned o = 64; o < 64 * lines; o += 64) __builtin_prefetch(p + o);
+    int rc;
+    if (txn->db->trust && (rc = st_trust_check(txn->db, p, pgno, txn_page_count(txn),
+                                               txn->meta.version, err)))
+        return rc;
+    *page = p;
     return STRATA_OK;
 }
 
@@ -730,6 +788,8 @@ int st_pager_commit(strata_txn_t *txn, pgno_t catalog_root, uint64_t catalog_cou
         if (txn->logged) db->reuse_hints.valid = false; /* synced: the durable version moved */
     }
     st_readers_publish(db, m.version);
+    for (size_t i = 0; db->trust && i < txn->dirty.cap; i++) /* the bytes this process wrote */
+        if (txn->dirty.slots[i].pgno) st_trust_mark(db, txn->dirty.slots[i].pgno, m.version);
     txn->meta = m;
     if (!memory) db->unsynced = true; /* close leaves a durable meta: no check at next open */
 

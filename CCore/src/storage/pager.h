@@ -35,4 +35,15 @@ int st_pager_recover(strata_db_t *db, st_check_unsynced_fn check, st_meta *out,
                      strata_error *err);
 /* fdatasync, then mark the current version durable (strata_db_sync). */
 int st_pager_sync(strata_db_t *db, strata_error *err);
+
+/* pagetrust.c: each page is checked (number, version, checksum) before this process first
+ * trusts it. Init reserves the table (nothing in memory mode or with opts.trust_pages). */
+int st_trust_init(strata_db_t *db, strata_error *err);
+void st_trust_free(strata_db_t *db);
+/* Page pgno at p, read from the map by a snapshot of version `snapshot` whose file has
+ * page_count pages: checked unless it was with the same stamp before. */
+int st_trust_check(strata_db_t *db, const uint8_t *p, pgno_t pgno, uint64_t page_count,
+                   uint64_t snapshot, strata_error *err);
+/* A page this handle's commit wrote with `version`, published: trusted without a check. */
+void st_trust_mark(strata_db_t *db, pgno_t pgno, uint64_t version);
 #endif

@@ -150,6 +150,9 @@ typedef struct st_reuse_hints {
 struct strata_db {
     st_file file;            /* the database file, its map and the commit log (os layer) */
     st_readers *readers;     /* the lock file (or its in-memory twin) */
+    _Atomic uint32_t *trust; /* per page: the version stamp it was checked with (pagetrust.c);
+                                NULL when pages are not checked (memory mode, trust_pages) */
+    uint64_t trust_pages;    /* entries of trust */
     pthread_mutex_t write_mutex; /* writer exclusion between this handle's threads */
     pthread_mutex_t state_mutex; /* guards open_txns, broken and the free-list cache */
     int open_txns;
@@ -157,6 +160,7 @@ struct strata_db {
     bool unsynced;           /* this handle committed without syncing the file (NO_SYNC or
                                 logged) since its last sync */
     char broken_why[200];
+    strata_recovery recovery; /* what opening this handle recovered (st_pager_recover) */
     /* Free-list cache: the free list of version `free_cache_version`, as the last commit of
      * this handle wrote it, handed to the next write transaction so that it need not read it
      * back (that transaction's commit hands its own back; an abort leaves none). */
@@ -211,8 +215,34 @@ struct strata_txn {
 
 /* ------------------------------------------------------------------ pages (pager.c) */
 
-/* A page for reading: the transaction's own copy if it has one, else the map. Bounds-checked. */
-int st_page_get(strata_txn_t *txn, pgno_t pgno, const uint8_t **page, strata_error *err);
+/* A page for reading, asking for its first `lines` cache lines at once before its header is
+ * read (a tree page's slots and key heads, so that they arrive together with it): the
+ * transaction's own copy if it has one, else the map. Bounds-checked, and checked (number,
+ * version, checksum) the first time this process reads it (pagetrust.c). */
+int st_page_get_ahead(strata_txn_t *txn, pgno_t pgno, unsigned lines, const uint8_t **page,
+                      strata_error *err);
+
+/* The check's fast path: page p was checked before with the version stamp it has now. */
+static inline bool st_page_trusted(const strata_db_t *db, const uint8_t *p, pgno_t pgno,
+                                   uint64_t snapshot) {
+    uint64_t v = st_rd64(p + PH_VERSION);
+    return !db->trust ||
+           (atomic_load_explicit(&db->trust[pgno], memory_order_relaxed) == (uint32_t)v &&
+            (uint32_t)v != 0 && v <= snapshot);
+}
+
+/* st_page_get_ahead without asking ahead; a read transaction's trusted page is found inline. */
+static inline int st_page_get(strata_txn_t *txn, pgno_t pgno, const uint8_t **page,
+                              strata_error *err) {
+    if (!txn->write && pgno >= 2 && pgno < txn->meta.page_count) {
+        const uint8_t *p = txn->db->file.map + pgno * ST_PAGE_SIZE;
+        if (st_page_trusted(txn->db, p, pgno, txn->meta.version)) {
+            *page = p;
+            return STRATA_OK;
+        }
+    }
+    return st_page_get_ahead(txn, pgno, 0, page, err);
+}
 /* A page for writing (copy-on-write): *newp is its number in this transaction. */
 int st_page_touch(strata_txn_t *txn, pgno_t pgno, uint8_t **page, pgno_t *newp,
                   strata_error *err);
