@@ -65,6 +65,9 @@ echo "== hostile input: a clear error, never a crash"
 "$B/test_hostile" > "$log" 2>&1; tail -n 1 "$log"; count_line hostile
 grep -q "FAIL" "$log" && grep "FAIL" "$log"
 
+echo "== bad arguments to every public call"
+"$B/test_badargs" > "$log" 2>&1; grep -E "cases:|CRASH|returned|without" "$log"; tail -n 1 "$log"; count_line badargs
+
 echo "== damaged files: every page, the file's length, the commit log"
 "$B/test_damage" > "$log" 2>&1; grep -E "^  [a-z].*variants" "$log"; tail -n 1 "$log"; count_line damage
 grep -q "FAIL" "$log" && grep "FAIL" "$log"

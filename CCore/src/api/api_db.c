@@ -94,6 +94,9 @@ int strata_txn_begin(strata_db_t *db, unsigned flags, strata_txn_t **out, strata
     if (flags & ~(unsigned)(STRATA_TXN_WRITE | STRATA_TXN_TRY))
         return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "strata_txn_begin: unknown flags 0x%x",
                       flags);
+    if ((flags & STRATA_TXN_TRY) && !(flags & STRATA_TXN_WRITE))
+        return st_err(err, STRATA_ERR_INVALID_ARGUMENT,
+                      "strata_txn_begin: STRATA_TXN_TRY applies to write transactions only");
     strata_txn_t *txn;
     int rc = st_txn_begin(db, flags & STRATA_TXN_WRITE, !(flags & STRATA_TXN_TRY), &txn, err);
     if (rc) return rc;

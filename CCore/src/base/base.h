@@ -34,6 +34,12 @@ int st_err_errno(strata_error *err, int errnum, const char *fmt, ...)
 int st_corrupt_at(strata_error *err, const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 #define ST_CORRUPT(err, ...) st_corrupt_at((err), __FILE__, __LINE__, __VA_ARGS__)
+/* A field read from a page (a count, an offset, a length, a page number) is checked before it
+ * is used: unless cond holds, the calling function returns STRATA_ERR_CORRUPT naming it. */
+#define ST_FIELD_CHECK(cond, err, ...) \
+    do { \
+        if (!(cond)) return ST_CORRUPT((err), __VA_ARGS__); \
+    } while (0)
 
 /* ------------------------------------------------------------------ debug assertions */
 

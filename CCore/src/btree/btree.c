@@ -341,6 +341,33 @@ int st_bt_leaf_for(strata_tree_t *tree, const uint8_t *key, size_t klen, const u
 
 /* ------------------------------------------------------------------ page editing */
 
+/* Every cell of tree page p (its header checked by st_node_check) lies inside the cell area and
+ * has a size a cell can have, and all of them fit one page: what editing the page (insert,
+ * compact, split, merge) relies on. Checked when a transaction copies a committed page for
+ * writing, and on a sibling before a merge measures it. */
+static int node_cells_check(const uint8_t *p, pgno_t pgno, strata_error *err) {
+    unsigned n = pg_nkeys(p), upper = pg_upper(p), width = pg_slot_width(p[PH_FLAGS]);
+    bool branch = pg_kind(p) == ST_PAGE_BRANCH;
+    size_t hdr = branch ? 10 : 8, used = 0;
+    for (unsigned i = 0; i < n; i++) {
+        size_t o = pg_slot(p, (int)i);
+        ST_FIELD_CHECK(o >= upper && o + hdr <= ST_PAGE_SIZE, err,
+                       "page %llu: cell %u at offset %zu, outside the cell area [%u, %u)",
+                       (unsigned long long)pgno, i, o, upper, ST_PAGE_SIZE);
+        size_t klen = st_rd16(p + o + (branch ? 8 : 0));
+        size_t len = branch ? 10 + klen : 8 + klen + (p[o + 2] & 1 ? 8 : (size_t)st_rd32(p + o + 4));
+        ST_FIELD_CHECK(klen <= STRATA_MAX_KEY && len <= ST_PAGE_SIZE - o &&
+                       (branch || (p[o + 2] <= 1 && len <= ST_MAX_INLINE_CELL)), err,
+                       "page %llu: cell %u of %zu bytes (key %zu) at offset %zu does not fit",
+                       (unsigned long long)pgno, i, len, klen, o);
+        used += len + width;
+    }
+    ST_FIELD_CHECK(used <= ST_PAGE_SIZE - pg_slots_at(p[PH_FLAGS]), err,
+                   "page %llu: its %u cells take %zu bytes, more than a page holds",
+                   (unsigned long long)pgno, n, used);
+    return STRATA_OK;
+}
+
 static size_t cell_size(const uint8_t *p, int i) {
     size_t o = pg_slot(p, i);
     if (pg_kind(p) == ST_PAGE_BRANCH) return 10 + st_rd16(p + o + 8);
@@ -513,7 +540,8 @@ static int touch_found_path(strata_txn_t *txn, st_tree_state *t, wlevel *path, i
     for (int d = 0; d < depth; d++) {
         pgno_t old = path[d].pgno;
         int rc = st_page_touch(txn, old, &path[d].page, &path[d].pgno, err);
-        if (rc) return rc;
+        if (rc || (path[d].pgno != old && (rc = node_cells_check(path[d].page, old, err))))
+            return rc;
         if (d == 0) t->root = path[0].pgno;
         else if (path[d].pgno != old)
             st_wr64(path[d - 1].page + pg_slot(path[d - 1].page, path[d - 1].idx), path[d].pgno);
@@ -789,7 +817,8 @@ static int rebalance(strata_txn_t *txn, st_tree_state *t, wlevel *path, int d, s
         if ((rc = st_branch_cell_at(par->page, par->pgno, si, &sib, &k, &kl, err))) return rc;
         const uint8_t *sp_ro;
         if ((rc = st_page_get(txn, sib, &sp_ro, err)) ||
-            (rc = st_node_check(sp_ro, sib, t->kind, err)))
+            (rc = st_node_check(sp_ro, sib, t->kind, err)) ||
+            (rc = node_cells_check(sp_ro, sib, err)))
             return rc;
         if (pg_kind(sp_ro) != pg_kind(p))
             return ST_CORRUPT(err, "page %llu and its sibling %llu differ in kind",
