@@ -3,7 +3,10 @@
  *   - small durable commits per second against raw fdatasync calls per second on a file in the
  *     same directory (how many syncs one commit costs);
  *   - the file size after 10,000 small commits, with no reader, with a reader pinned to the
- *     first version throughout, and after that reader lets go (and 10,000 more commits run).
+ *     first version throughout, and after that reader lets go (and 10,000 more commits run);
+ *   - the first full scan after open (file in the page cache) of an 8 MiB and a 64 MiB file,
+ *     with each page checked on first use (the default) and with strata_options.trust_pages:
+ *     what checking every page once (its XXH3 checksum) costs a process that reads it all.
  * Rates are the median of 3 rounds. The side-by-side SQLite/LMDB harness builds on this.
  *
  * Usage: engine_bench [DIR]
@@ -114,6 +117,83 @@ static unsigned long long file_bytes(strata_db_t *db) {
     return (unsigned long long)info.file_size;
 }
 
+/* A database of about `mib` MiB: objects {n: int, s: string of 40..120 bytes}. */
+static void build_scan_file(const char *path, unsigned mib) {
+    fresh(path);
+    strata_db_t *db = open_db(path, STRATA_DURABILITY_NO_SYNC);
+    strata_error e = {0};
+    strata_txn_t *w;
+    strata_table_t *t;
+    strata_col_t cn, cs;
+    if (strata_txn_begin(db, STRATA_TXN_WRITE, &w, &e) || strata_table_create(w, "O", &t, &e) ||
+        strata_table_add_property(t, "n", STRATA_TYPE_INT, 0, NULL, &cn, &e) ||
+        strata_table_add_property(t, "s", STRATA_TYPE_STRING, 0, NULL, &cs, &e) ||
+        strata_txn_commit(w, &e))
+        die("scan schema", &e);
+    strata_txn_free(w);
+    char text[128];
+    for (uint64_t i = 0; file_bytes(db) < (unsigned long long)mib << 20; i++) {
+        if (strata_txn_begin(db, STRATA_TXN_WRITE, &w, &e) || strata_table_open(w, "O", &t, &e))
+            die("scan fill", &e);
+        for (int j = 0; j < 5000; j++) {
+            strata_key_t k;
+            size_t len = 40 + (i * 5000 + (uint64_t)j) % 80;
+            memset(text, 'a' + j % 26, len);
+            strata_value n = {.type = STRATA_TYPE_INT, .u.i = (int64_t)(i * 5000 + (uint64_t)j)};
+            strata_value sv = {.type = STRATA_TYPE_STRING, .u.bytes = {text, len}};
+            if (strata_obj_create(t, &k, &e) || strata_obj_set(t, k, cn, &n, &e) ||
+                strata_obj_set(t, k, cs, &sv, &e))
+                die("scan fill", &e);
+        }
+        if (strata_txn_commit(w, &e)) die("scan commit", &e);
+        strata_txn_free(w);
+    }
+    strata_db_close(db, NULL);
+}
+
+/* Open a new handle and read every page a query needs: a scan of both properties. */
+static double first_scan(const char *path, bool trust) {
+    strata_options o;
+    strata_options_init(&o);
+    o.map_size = 1ull << 32;
+    o.trust_pages = trust;
+    strata_db_t *db;
+    strata_error e = {0};
+    double t0 = now();
+    if (strata_db_open(path, &o, &db, &e)) die("scan open", &e);
+    strata_txn_t *r;
+    strata_query_t *q;
+    uint64_t n;
+    if (strata_txn_begin(db, STRATA_TXN_READ, &r, &e) ||
+        strata_query_compile(r, "O", "n >= 0 AND s BEGINSWITH 'q'", &q, &e) ||
+        strata_query_count(q, r, NULL, 0, &n, &e))
+        die("scan", &e);
+    double t = now() - t0;
+    strata_query_free(q);
+    strata_txn_free(r);
+    strata_db_close(db, NULL);
+    return t;
+}
+
+static void scan_cost(const char *path, unsigned mib) {
+    build_scan_file(path, mib);
+    double checked[5], trusted[5];
+    for (int r = 0; r < 5; r++) { /* interleaved, the page cache warm from the build */
+        trusted[r] = first_scan(path, true);
+        checked[r] = first_scan(path, false);
+    }
+    qsort(checked, 5, sizeof *checked, cmp_double);
+    qsort(trusted, 5, sizeof *trusted, cmp_double);
+    double c = checked[2], t = trusted[2];
+    char what[64];
+    snprintf(what, sizeof what, "first scan after open, %u MiB", mib);
+    printf("%-34s %9.2f ms checked, %.2f ms trusted (%+.0f%%)\n", what, c * 1e3, t * 1e3,
+           (c / t - 1) * 100);
+    printf("bench first_scan mib=%u checked_ms=%.3f trusted_ms=%.3f ratio=%.3f\n", mib, c * 1e3,
+           t * 1e3, c / t);
+    fresh(path);
+}
+
 int main(int argc, char **argv) {
     const char *dir = argc > 1 ? argv[1] : ".";
     char path[512];
@@ -168,5 +248,7 @@ int main(int argc, char **argv) {
     printf("bench growth commits=10000 no_reader_bytes=%llu no_reader_nosync_bytes=%llu "
            "pinned_reader_bytes=%llu after_release_bytes=%llu\n", no_reader, no_reader_nosync,
            pinned, released);
+    scan_cost(path, 8);
+    scan_cost(path, 64);
     return 0;
 }
