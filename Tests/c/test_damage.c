@@ -495,6 +495,45 @@ static void sweep(bool resealed) {
 }
 
 static void damaged_pages(void) { sweep(false); }
+
+/* Item 1 of the hostile-input issue: a write into a leaf whose cells lie (an offset past the
+ * page, a key longer than the page) with a matching checksum, as a crafted file has it. Every
+ * tree leaf of the file gets each lie in turn; the child's read and write must end cleanly. */
+static void crafted_leaves_then_write(void) {
+    CHECK(ensure_pristine());
+    tally t = {0};
+    size_t len = pristine.closed_len;
+    uint8_t *db = malloc(len);
+    for (size_t pg = 2; pg < pristine.closed_pages; pg++) {
+        const uint8_t *p = pristine.closed + pg * PAGE;
+        uint16_t n;
+        memcpy(&n, p + 26, 2);
+        if (p[24] != 1 || n == 0) continue; /* tree leaves with cells */
+        size_t slots = p[25] & 0x80 ? 48 : 32;
+        for (int lie = 0; lie < 3; lie++) {
+            memcpy(db, pristine.closed, len);
+            uint8_t *q = db + pg * PAGE;
+            uint16_t off;
+            memcpy(&off, q + slots, 2);
+            if (lie == 0) off = PAGE - 2; /* the first cell's header past the page */
+            if (lie == 1 && off + 2u <= PAGE) memcpy(q + off, "\xff\xff", 2); /* key of 65535 bytes */
+            if (lie == 2) { /* a count and a slot array that claim the whole page */
+                uint16_t many = 2000, lower = (uint16_t)(slots + 2000u * (slots == 48 ? 6 : 2));
+                memcpy(q + 26, &many, 2);
+                memcpy(q + 28, &lower, 2);
+            }
+            if (lie == 0) memcpy(q + slots, &off, 2);
+            reseal(db, len, pg);
+            char what[80];
+            snprintf(what, sizeof what, "leaf %zu crafted (%s)", pg,
+                     lie == 0 ? "cell past the page" : lie == 1 ? "key of 65535 bytes" : "2000 cells");
+            run_variant(&t, what, db, len, NULL, 0, CRAFTED);
+        }
+    }
+    free(db);
+    report("crafted leaves, then a write", &t);
+    CHECK(t.variants > 0 && t.wrong == 0 && t.crashes == 0);
+}
 static void crafted_pages(void) { sweep(true); }
 
 static void truncated_files(void) {
@@ -556,6 +595,7 @@ int main(int argc, char **argv) {
         TL_TEST(damaged_logs),
         TL_TEST(damaged_pages),
         TL_TEST(crafted_pages),
+        TL_TEST(crafted_leaves_then_write),
         TL_TEST(truncated_files),
     };
     return tl_run("damage", tests, (int)(sizeof tests / sizeof *tests), argc, argv);
