@@ -4,12 +4,15 @@
  *     same directory (how many syncs one commit costs);
  *   - the file size after 10,000 small commits, with no reader, with a reader pinned to the
  *     first version throughout, and after that reader lets go (and 10,000 more commits run);
+ *   - churn: 4 MiB of live values of one size (1 KB, 4 KB, 10 KB, 100 KB, 1 MB), each
+ *     replaced 16 times over in durable commits of about 64 KiB, no reader: the file against
+ *     the live data (freed runs of pages must be reused, or the file grows without end);
  *   - the first full scan after open (file in the page cache) of an 8 MiB and a 64 MiB file,
  *     with each page checked on first use (the default) and with strata_options.trust_pages:
  *     what checking every page once (its XXH3 checksum) costs a process that reads it all.
  * Rates are the median of 3 rounds. The side-by-side SQLite/LMDB harness builds on this.
  *
- * Usage: engine_bench [DIR]
+ * Usage: engine_bench [DIR [churn]]   (churn: only the churn rows)
  */
 #include "strata.h"
 
@@ -117,6 +120,54 @@ static unsigned long long file_bytes(strata_db_t *db) {
     return (unsigned long long)info.file_size;
 }
 
+/* Churn: 4 MiB of live values of `size` bytes, replaced round-robin until 64 MiB were written
+ * (commits of about 64 KiB, or one value); returns the file's bytes at the end. */
+static unsigned long long churn(const char *path, size_t size) {
+    fresh(path);
+    strata_db_t *db = open_db(path, STRATA_DURABILITY_FULL);
+    const size_t live = 4u << 20, written = 64u << 20;
+    size_t count = live / size, per_commit = size >= (64u << 10) ? 1 : (64u << 10) / size;
+    uint8_t *value = malloc(size);
+    if (!value) die("churn", NULL);
+    strata_error e = {0};
+    for (size_t done = 0, next = 0; done < count + written / size; next++) {
+        strata_txn_t *txn;
+        strata_tree_t *t;
+        if (strata_txn_begin(db, STRATA_TXN_WRITE, &txn, &e) ||
+            strata_tree_open(txn, "values", STRATA_KEY_INT, STRATA_TREE_CREATE, &t, &e))
+            die("churn", &e);
+        for (size_t j = 0; j < per_commit; j++, done++) {
+            memset(value, (int)(done + next), size);
+            if (strata_tree_put_int(t, (int64_t)(done % count), value, size, &e)) die("churn put", &e);
+        }
+        if (strata_txn_commit(txn, &e)) die("churn commit", &e);
+        strata_txn_free(txn);
+    }
+    free(value);
+    unsigned long long bytes = file_bytes(db);
+    strata_db_info info;
+    if (getenv("CHURN_VERBOSE") && strata_db_info_get(db, &info, &e) == STRATA_OK)
+        fprintf(stderr, "  %zu-byte values: %llu pages, %llu free\n", size,
+                (unsigned long long)info.page_count, (unsigned long long)info.free_pages);
+    strata_db_close(db, NULL);
+    fresh(path);
+    return bytes;
+}
+
+static void churn_rows(const char *path) {
+    static const size_t sizes[] = {1000, 4000, 10000, 100000, 1000000};
+    static const char *names[] = {"1 KB", "4 KB", "10 KB", "100 KB", "1 MB"};
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+        unsigned long long bytes = churn(path, sizes[i]);
+        size_t live = (4u << 20) / sizes[i] * sizes[i];
+        char what[64];
+        snprintf(what, sizeof what, "churn, %s values, 4 MiB live", names[i]);
+        printf("%-34s %12llu bytes (%.2fx the live data)\n", what, bytes, (double)bytes / (double)live);
+        printf("bench churn value_bytes=%zu live_bytes=%zu file_bytes=%llu ratio=%.3f\n", sizes[i],
+               live, bytes, (double)bytes / (double)live);
+    }
+}
+
 /* A database of about `mib` MiB: objects {n: int, s: string of 40..120 bytes}. */
 static void build_scan_file(const char *path, unsigned mib) {
     fresh(path);
@@ -198,6 +249,10 @@ int main(int argc, char **argv) {
     const char *dir = argc > 1 ? argv[1] : ".";
     char path[512];
     snprintf(path, sizeof path, "%s/engine-bench.db", dir);
+    if (argc > 2 && strcmp(argv[2], "churn") == 0) { /* only the churn rows */
+        churn_rows(path);
+        return 0;
+    }
 
     double sync_rates[3], commit_rates[3];
     for (int r = 0; r < 3; r++) {
@@ -248,6 +303,7 @@ int main(int argc, char **argv) {
     printf("bench growth commits=10000 no_reader_bytes=%llu no_reader_nosync_bytes=%llu "
            "pinned_reader_bytes=%llu after_release_bytes=%llu\n", no_reader, no_reader_nosync,
            pinned, released);
+    churn_rows(path);
     scan_cost(path, 8);
     scan_cost(path, 64);
     return 0;

@@ -50,11 +50,12 @@ typedef enum strata_status {
     STRATA_ERR_NOT_FOUND = 2,        /* no such key, tree or file; end of a cursor */
     STRATA_ERR_EXISTS = 3,           /* the thing to create already exists */
     STRATA_ERR_IO = 4,               /* a read, write, sync or lock failed (EIO, ...) */
-    STRATA_ERR_NO_SPACE = 5,         /* the disk is full (ENOSPC, EDQUOT) */
+    STRATA_ERR_NO_SPACE = 5,         /* the disk is full (ENOSPC, EDQUOT, EFBIG) */
     STRATA_ERR_CORRUPT = 6,          /* the file contradicts itself; the message names where */
     STRATA_ERR_NOT_STRATA = 7,       /* the file is not a Strata database */
     STRATA_ERR_FORMAT_VERSION = 8,   /* unknown file format or incompatible lock file */
-    STRATA_ERR_BUSY = 9,             /* try-lock found another writer */
+    STRATA_ERR_BUSY = 9,             /* try-lock found another writer; an open waited past
+                                        open_timeout_ms */
     STRATA_ERR_READ_ONLY = 10,       /* a write on a read-only database or transaction */
     STRATA_ERR_TXN_STATE = 11,       /* the transaction has ended or has failed */
     STRATA_ERR_TOO_MANY_VERSIONS = 12, /* max_versions would be exceeded by a pinned reader */
@@ -128,9 +129,14 @@ typedef struct strata_options {
                                       the file holds on its own and drop them (reported by
                                       strata_db_recovery) instead of refusing the file with
                                       STRATA_ERR_CORRUPT; default false */
+    uint32_t open_timeout_ms;      /* how long an open waits while another handle opens or
+                                      recovers the file (the first open after a crash replays
+                                      or checks the last commits) before it gives up with
+                                      STRATA_ERR_BUSY; 0 = do not wait; default 30000 */
 } strata_options;
 
-/** Fill `opts` with the defaults (size set, FULL, create, 64 GiB map, 126 readers). */
+/** Fill `opts` with the defaults (size set, FULL, create, 64 GiB map, 126 readers, 30 s open
+ *  timeout). */
 STRATA_API void strata_options_init(strata_options *opts);
 
 /**

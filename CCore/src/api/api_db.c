@@ -17,6 +17,7 @@ void strata_options_init(strata_options *opts) {
     opts->create = true;
     opts->map_size = DEFAULT_MAP_SIZE;
     opts->max_readers = 126;
+    opts->open_timeout_ms = 30000;
 }
 
 static int check_options(const strata_options *o, strata_error *err) {

@@ -26,7 +26,7 @@ int st_err(strata_error *err, int code, const char *fmt, ...) {
 }
 
 int st_err_errno(strata_error *err, int errnum, const char *fmt, ...) {
-    int code = (errnum == ENOSPC || errnum == EDQUOT) ? STRATA_ERR_NO_SPACE
+    int code = (errnum == ENOSPC || errnum == EDQUOT || errnum == EFBIG) ? STRATA_ERR_NO_SPACE
              : (errnum == ENOMEM) ? STRATA_ERR_NO_MEMORY : STRATA_ERR_IO;
     if (!err) return code;
     char what[200];

@@ -330,8 +330,13 @@ int st_os_open_log(st_file *f, uint64_t min_size, uint64_t create_size, strata_e
     int fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) return st_err_errno(err, errno, "cannot create the commit log '%s'", shown);
     int rc = STRATA_OK;
-    uint8_t *zeros = calloc(1, 1u << 16);
-    if (!zeros) rc = st_err(err, STRATA_ERR_NO_MEMORY, "out of memory creating '%s'", shown);
+    /* The blocks first: a full disk says so at once, not after megabytes of zeros. */
+    int e = posix_fallocate(fd, 0, (off_t)create_size);
+    if (e && e != EOPNOTSUPP && e != EINVAL)
+        rc = st_err_errno(err, e, "cannot make the commit log '%s' (%llu bytes)", shown,
+                          (unsigned long long)create_size);
+    uint8_t *zeros = rc ? NULL : calloc(1, 1u << 16);
+    if (!zeros && !rc) rc = st_err(err, STRATA_ERR_NO_MEMORY, "out of memory creating '%s'", shown);
     for (uint64_t off = 0; off < create_size && rc == STRATA_OK; off += 1u << 16) {
         size_t n = create_size - off < (1u << 16) ? (size_t)(create_size - off) : 1u << 16;
         rc = st_os_write_fd(f, fd, shown, off, zeros, n, err);

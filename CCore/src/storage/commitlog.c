@@ -189,8 +189,16 @@ int st_log_commit(strata_txn_t *txn, st_dirty *const *list, size_t n, st_meta *m
     if (!worth_logging(txn, list, n, m)) return STRATA_OK;
     char name[ST_SHOWN_PATH + 8];
     st_os_log_shown(&db->file, name, sizeof name);
-    int rc = st_os_open_log(&db->file, ST_LOG_MIN_BYTES, ST_LOG_BYTES, err);
-    if (rc) return rc;
+    if (db->file.log_fd < 0 && txn->new_version < db->log_retry_version) return STRATA_OK;
+    strata_error why = {0};
+    int rc = st_os_open_log(&db->file, ST_LOG_MIN_BYTES, ST_LOG_BYTES, &why);
+    if (rc == STRATA_ERR_NO_SPACE) {
+        /* No room for a log: this commit syncs the file instead (as one too big to log does),
+         * and the next ones too, for a while, rather than fail. */
+        db->log_retry_version = txn->new_version + ST_LOG_RETRY_AFTER;
+        return STRATA_OK;
+    }
+    if (rc) return st_err(err, rc, "%s", why.message);
     /* A new generation when the durable version moved, or when the log's header does not name
      * the generation the meta does (the file was replaced, or is new). */
     uint64_t d = txn->durable_version;

@@ -9,6 +9,7 @@
 
 #define ST_LOG_BYTES (16u << 20)      /* the size of a new log file (fixed once made) */
 #define ST_LOG_MIN_BYTES (4u << 20)   /* the smallest log this library made (before 16 MiB) */
+#define ST_LOG_RETRY_AFTER 64         /* commits synced without a log before making it again */
 #define ST_LOG_BLOCK 4096u            /* the unit of every log read and write (aligned) */
 #define ST_LOG_FIRST ST_LOG_BLOCK     /* where the first record of a generation goes */
 /* A write transaction that finds the log filled past half its size makes the current version

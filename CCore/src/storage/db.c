@@ -1,7 +1,8 @@
 /*
  * db.c — the life of a database handle in the storage layer: open (the lock file, then the
  * database file, made whole under a temporary name if missing), recovery by the first handle
- * after every handle closed, close (syncing what the handle committed without sync), and what
+ * after every handle closed (holding the open and writer locks until the recovered version is
+ * published, so that handles opening meanwhile wait and then see it), close (syncing what the handle committed without sync), and what
  * the handle can tell about its file (versions, pages, readers).
  */
 #include "storage/commitlog.h"
@@ -90,8 +91,14 @@ int st_db_open(const char *path, const strata_options *opts, st_check_unsynced_f
     if ((rc = st_trust_init(db, err))) goto fail;
     st_meta m;
     if (st_readers_fresh(db)) { /* the first handle: maybe after a crash */
-        if ((rc = st_pager_recover(db, check, &m, err))) goto fail;
-        st_readers_publish(db, m.version);
+        /* Under the writer lock, and still holding the open lock, so that nobody opens, reads
+         * or writes before the recovered version is published (readers.c). A recoverer that
+         * dies leaves both locks to the next opener, which is alone and recovers again. */
+        if ((rc = st_readers_writer_lock(db, true, err))) goto fail;
+        rc = st_pager_recover(db, check, &m, err);
+        if (rc == STRATA_OK) st_readers_publish(db, m.version);
+        st_readers_writer_unlock(db);
+        if (rc) goto fail;
         if (emptied) { /* accepted: an empty database instead of the versions the log knew */
             db->recovery.newest_version = log_base;
             db->recovery.dropped = log_base;
@@ -103,6 +110,7 @@ int st_db_open(const char *path, const strata_options *opts, st_check_unsynced_f
     } else if ((rc = st_pager_latest_meta(db, &m, err))) { /* others keep it current */
         goto fail;
     }
+    st_readers_opened(db);
     *out = db;
     return STRATA_OK;
 fail:

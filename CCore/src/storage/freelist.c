@@ -42,6 +42,8 @@
  *    or a transaction did not commit. A commit's own list rewrite records where entries moved;
  *    save counts the taken pages found in leaves against those taken and refuses a mismatch
  *    (make asan compares every handed-over map with one built from scratch).
+ *  - A run of pages for a value bigger than a page (st_freelist_take_run) is the shortest run
+ *    of adjacent reusable pages that holds it (best fit), else it comes from the end of the file.
  *  - New entries (pages this commit stopped using, tagged with its version) go at the end.
  *  - The pages holding the new list are taken from the free space itself, so the count is
  *    settled by iteration; pages taken beyond the need become empty leaves, dropped next time.
@@ -516,6 +518,47 @@ bool st_freelist_take(strata_txn_t *txn, bool cold, pgno_t *pgno) {
         return false;
     *pgno = r->run_next++;
     take_bit(txn, *pgno);
+    return true;
+}
+
+size_t st_freelist_held(const strata_txn_t *txn, uint64_t oldest_reader) {
+    size_t from = first_after(&txn->fl, txn->durable_version);
+    size_t to = first_after(&txn->fl, oldest_reader);
+    return to > from ? to - from : 0;
+}
+
+void st_freelist_remap(strata_txn_t *txn) {
+    st_reuse_clear(&txn->reuse);
+    if (!reuse_prepare(txn) || !txn->reuse.map.bits) return;
+    /* The pages this transaction already took stay taken (and counted against their leaves). */
+    const st_dirty_map *d = &txn->dirty;
+    for (size_t i = 0; i < d->cap; i++)
+        for (uint32_t k = 0; d->slots[i].pgno && k < d->slots[i].npages; k++)
+            if (bit_is_set(&txn->reuse, d->slots[i].pgno + k)) take_bit(txn, d->slots[i].pgno + k);
+    for (size_t i = 0; i < txn->own.n; i++)
+        if (bit_is_set(&txn->reuse, txn->own.v[i].pgno)) take_bit(txn, txn->own.v[i].pgno);
+}
+
+bool st_freelist_take_run(strata_txn_t *txn, uint32_t npages, pgno_t *pgno) {
+    st_reuse *r = &txn->reuse;
+    if (!reuse_ready(txn)) return false;
+    /* Best fit: the shortest run of adjacent reusable pages that holds npages (adjacent pages
+     * freed by different commits form one run: the map has a bit per page), so long runs stay
+     * for long values. An exact fit ends the search. */
+    pgno_t best = 0;
+    size_t best_len = 0;
+    for (pgno_t p = next_set(r, 2); p < r->map.npages;) {
+        size_t len = run_length(r, p);
+        if (len >= npages && (!best_len || len < best_len)) {
+            best = p;
+            best_len = len;
+            if (len == npages) break;
+        }
+        p = next_set(r, p + len);
+    }
+    if (!best_len) return false;
+    for (uint32_t i = 0; i < npages; i++) take_bit(txn, best + i);
+    *pgno = best;
     return true;
 }
 

@@ -29,6 +29,15 @@ int st_freelist_load(strata_db_t *db, const st_meta *meta, st_freelist *out, str
  * free pages, else the start of a new run long enough, else, in a big transaction or once a
  * quarter of the file is reusable (see freelist.c), a shorter run or any free page. */
 bool st_freelist_take(strata_txn_t *txn, bool cold, pgno_t *pgno);
+/* Entries of the list freed after the durable version and no later than oldest_reader: held
+ * back only for the durable version (NO_SYNC; logged: unless written after it), so a sync
+ * would free them; the pager syncs when they grow too many. */
+size_t st_freelist_held(const strata_txn_t *txn, uint64_t oldest_reader);
+/* The durable version or the oldest reader moved during the transaction (a sync to make room):
+ * map the reusable entries again, keeping the pages already taken. */
+void st_freelist_remap(strata_txn_t *txn);
+/* npages adjacent reusable pages (best fit: the shortest run that holds them), or false. */
+bool st_freelist_take_run(strata_txn_t *txn, uint32_t npages, pgno_t *pgno);
 void st_reuse_clear(st_reuse *r);
 void st_reuse_map_clear(st_reuse_map *m);
 /* Where this transaction's searches stopped, into txn->hints_out (the free list saved, the map

@@ -520,30 +520,89 @@ int st_page_get_ahead(strata_txn_t *txn, pgno_t pgno, unsigned lines, const uint
     return STRATA_OK;
 }
 
+static uint64_t reserve_pages(uint64_t page_count) {
+    uint64_t r = page_count / 16;
+    return r < ST_RESERVE_MIN ? ST_RESERVE_MIN : r > ST_RESERVE_MAX ? ST_RESERVE_MAX : r;
+}
+
+/* A full disk, and pages held back only for the durable version: make the current version
+ * durable now (a sync) so that they come free, and map the free list again. Once a
+ * transaction; not while the commit lays out the free list. */
+static int make_room(strata_txn_t *txn, bool *retry, strata_error *err) {
+    strata_db_t *db = txn->db;
+    *retry = false;
+    if (txn->room_tried || txn->saving || txn->durable_version >= txn->meta.version) return STRATA_OK;
+    txn->room_tried = true;
+    st_meta cur;
+    int slot = find_slot(db, txn->meta.version, &cur);
+    if (slot < 0) return STRATA_OK;
+    int rc = mark_durable(db, slot, &txn->meta, err);
+    if (rc) return st_txn_fail(txn, rc);
+    db->unsynced = false;
+    txn->durable_version = txn->meta.version;
+    txn->meta_slot = slot; /* the durable copy went into the other one */
+    txn->oldest_reader = st_readers_oldest(db, txn->meta.version, NULL);
+    st_freelist_remap(txn);
+    *retry = true;
+    return STRATA_OK;
+}
+
+/* Pages [page_count, end) are about to be used: the file holds them, and normally a reserve
+ * after them too. On a full disk: make room once (above), then a commit that frees as much as
+ * it takes may use the reserve; any other gets NO_SPACE. */
+static int room_at_end(strata_txn_t *txn, uint64_t end, bool *retry, strata_error *err) {
+    strata_db_t *db = txn->db;
+    *retry = false;
+    if (db->file.mem) return STRATA_OK;
+    uint64_t have = atomic_load(&db->file.file_size) / ST_PAGE_SIZE;
+    uint64_t reserve = reserve_pages(end);
+    if (end + reserve <= have) return STRATA_OK;
+    strata_error full = {0};
+    int rc = st_os_ensure_size(&db->file, (end + reserve) * ST_PAGE_SIZE, &full);
+    if (rc == STRATA_OK) return STRATA_OK;
+    if (rc != STRATA_ERR_NO_SPACE) return st_err(err, rc, "%s", full.message);
+    if ((rc = make_room(txn, retry, err)) || *retry) return rc;
+    if (txn->growth <= ST_RESERVE_SLACK) /* frees what it takes: the reserve is for it */
+        return end <= have ? STRATA_OK : st_os_ensure_size(&db->file, end * ST_PAGE_SIZE, err);
+    return st_err(err, STRATA_ERR_NO_SPACE, "%s; the last %llu pages of '%s' are kept for "
+                  "commits that free as much as they take (deletes)", full.message,
+                  (unsigned long long)reserve, db->file.shown);
+}
+
 /* cold: see st_freelist_take. */
 static int take_pages(strata_txn_t *txn, uint32_t npages, bool cold, pgno_t *pgno,
                       strata_error *err) {
-    if (npages == 1) {
-        if (txn->own.n > 0) {
-            *pgno = txn->own.v[--txn->own.n].pgno;
+    txn->growth += npages;
+    for (;;) {
+        if (npages == 1) {
+            if (txn->own.n > 0) {
+                *pgno = txn->own.v[--txn->own.n].pgno;
+                return STRATA_OK;
+            }
+            if (st_freelist_take(txn, cold, pgno)) {
+                txn->pages_taken++;
+                return STRATA_OK;
+            }
+        } else if (st_freelist_take_run(txn, npages, pgno)) { /* a value bigger than a page */
+            txn->pages_taken += npages;
             return STRATA_OK;
         }
-        if (st_freelist_take(txn, cold, pgno)) {
-            txn->pages_taken++;
-            return STRATA_OK;
-        }
+        /* Else from the end of the file. */
+        uint64_t end = txn->page_count + npages;
+        if (end * ST_PAGE_SIZE > txn->db->file.map_size)
+            return st_err(err, STRATA_ERR_MAP_FULL,
+                          "'%s' would need %llu bytes, over map_size %llu; reopen with a larger "
+                          "map_size", txn->db->file.shown, (unsigned long long)(end * ST_PAGE_SIZE),
+                          (unsigned long long)txn->db->file.map_size);
+        bool retry;
+        int rc = room_at_end(txn, end, &retry, err);
+        if (rc) return rc;
+        if (retry) continue; /* the sync freed pages: look in the free list again */
+        *pgno = txn->page_count;
+        txn->page_count = end;
+        txn->pages_taken += npages;
+        return STRATA_OK;
     }
-    /* Runs (overflow values) come from the end of the file; freed runs return as single pages. */
-    uint64_t end = txn->page_count + npages;
-    if (end * ST_PAGE_SIZE > txn->db->file.map_size)
-        return st_err(err, STRATA_ERR_MAP_FULL,
-                      "'%s' would need %llu bytes, over map_size %llu; reopen with a larger map_size",
-                      txn->db->file.shown, (unsigned long long)(end * ST_PAGE_SIZE),
-                      (unsigned long long)txn->db->file.map_size);
-    *pgno = txn->page_count;
-    txn->page_count = end;
-    txn->pages_taken += npages;
-    return STRATA_OK;
 }
 
 /* base: the committed page the new one copies (0: none), for the commit log. */
@@ -610,12 +669,15 @@ int st_page_free(strata_txn_t *txn, pgno_t pgno, uint32_t npages, strata_error *
         for (uint32_t i = 0; i < npages && rc == STRATA_OK; i++)
             rc = st_free_vec_push(&txn->freed, pgno + i, txn->new_version);
     }
+    txn->growth -= npages;
     if (rc) return st_txn_fail(txn, st_err(err, rc, "out of memory freeing page %llu",
                                            (unsigned long long)pgno));
     return STRATA_OK;
 }
 
 /* ------------------------------------------------------------------ write transactions */
+
+static int take_free_list(strata_txn_t *txn, strata_error *err);
 
 int st_pager_begin_write(strata_txn_t *txn, strata_error *err) {
     strata_db_t *db = txn->db;
@@ -643,6 +705,15 @@ int st_pager_begin_write(strata_txn_t *txn, strata_error *err) {
                                   cm->log_end > st_log_checkpoint_at(db)));
     else
         checkpoint = !full && !synced && cm->version - cm->durable_version >= ST_NO_SYNC_EVERY;
+    /* The free list first (the checkpoint below does not change it): pages freed since the
+     * durable version are held back until it moves, so when they grow to an eighth of the
+     * file (at least ST_HELD_SYNC_MIN pages), sync now rather than grow the file for them. */
+    if ((rc = take_free_list(txn, err))) return rc;
+    if (!checkpoint && !synced && !db->file.mem) {
+        txn->durable_version = cm->durable_version;
+        size_t held = st_freelist_held(txn, st_readers_oldest(db, cm->version, NULL));
+        checkpoint = held >= ST_HELD_SYNC_MIN && held >= cm->page_count / 16;
+    }
     if (checkpoint) {
         if ((rc = mark_durable(db, slot, &txn->meta, err))) return rc;
         slot = 1 - slot;
@@ -675,8 +746,14 @@ int st_pager_begin_write(strata_txn_t *txn, strata_error *err) {
 
     if (!full && txn->durable_version < txn->oldest_reader) txn->oldest_reader = txn->durable_version;
 
-    /* The cached list is handed over, not copied (a copy cost a few microseconds a commit with
-     * ~9,000 entries): a transaction that does not commit leaves the next to load it. */
+    return STRATA_OK;
+}
+
+/* The base version's free list: the one the handle's last commit saved, handed over (a copy
+ * cost a few microseconds a commit with ~9,000 entries; a transaction that does not commit
+ * leaves the next to load it), else read from the file. */
+static int take_free_list(strata_txn_t *txn, strata_error *err) {
+    strata_db_t *db = txn->db;
     pthread_mutex_lock(&db->state_mutex);
     bool cached = db->free_cache_valid && db->free_cache_version == txn->meta.version;
     if (cached) { /* with its page maps (freelist.c decides whether they still hold) */
@@ -716,7 +793,9 @@ int st_pager_commit(strata_txn_t *txn, pgno_t catalog_root, uint64_t catalog_cou
     st_meta m = txn->meta;
     m.format_version = ST_FORMAT_VERSION; /* an older file becomes the current format */
     txn->hints_out.valid = false;
+    txn->saving = true;
     int rc = st_freelist_save(txn, &m.freelist_head, &m.free_count, err);
+    txn->saving = false;
     if (rc) return rc;
 
     st_dirty **list = malloc((txn->dirty.count + 1) * sizeof *list);

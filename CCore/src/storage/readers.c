@@ -17,7 +17,12 @@
  *   byte 0  writer lock (exclusive while a write transaction runs)
  *   byte 1  alive lock (shared while a handle is open; whoever gets it exclusive is alone and
  *           resets the table)
- *   byte 2  open lock (exclusive while a handle opens, so resets never race)
+ *   byte 2  open lock (exclusive while a handle opens, so resets never race; the handle that
+ *           reset the table keeps it until it has recovered the file and published its
+ *           version, so nobody opens into a table whose current version is not yet known)
+ *
+ * A new table is written with pwrite before it is mapped: the file's blocks exist before any
+ * store through the map, so a full disk is STRATA_ERR_NO_SPACE at open, never a SIGBUS.
  *
  * Invariants:
  *  - A slot whose pid is not 0 belongs to a live read transaction, or to a dead process; dead
@@ -39,6 +44,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define LOCK_MAGIC "STRATALK"
@@ -70,17 +76,61 @@ struct st_readers {
     reader_slot *slots;
     uint32_t nslots;
     bool fresh;           /* this handle reset the table */
+    bool opening;         /* this handle holds the open lock (until st_readers_opened) */
     pid_t pid;
 };
 
-static void table_reset(st_readers *r, uint32_t nslots) {
-    memset(r->region, 0, r->size);
-    lock_header *h = (lock_header *)r->region;
+/* A new table of nslots free slots in region (64 + 64 * nslots bytes). */
+static void table_reset(uint8_t *region, size_t size, uint32_t nslots) {
+    memset(region, 0, size);
+    lock_header *h = (lock_header *)region;
     memcpy(h->magic, LOCK_MAGIC, 8);
     h->format = LOCK_FORMAT;
     h->nslots = nslots;
-    reader_slot *s = (reader_slot *)(r->region + sizeof(lock_header));
+    reader_slot *s = (reader_slot *)(region + sizeof(lock_header));
     for (uint32_t i = 0; i < nslots; i++) atomic_store(&s[i].version, ST_NO_VERSION);
+}
+
+/* Write a new table into the lock file (allocating its blocks: pwrite fails with ENOSPC on a
+ * full disk, where a store through a map of a sparse file would raise SIGBUS). */
+static int table_write(int fd, size_t size, uint32_t nslots, const char *shown, strata_error *err) {
+    uint8_t *buf = malloc(size);
+    if (!buf) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory for lock file '%s'", shown);
+    table_reset(buf, size, nslots);
+    size_t done = 0;
+    int rc = STRATA_OK;
+    while (done < size) {
+        ssize_t k = pwrite(fd, buf + done, size - done, (off_t)done);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) {
+            rc = st_err_errno(err, k < 0 ? errno : ENOSPC, "cannot write lock file '%s'", shown);
+            break;
+        }
+        done += (size_t)k;
+    }
+    free(buf);
+    return rc;
+}
+
+/* The open lock, waiting up to the open timeout while another handle opens or recovers. */
+static int take_open_lock(strata_db_t *db, int fd, const char *shown, strata_error *err) {
+    uint32_t limit = db->file.opts.open_timeout_ms;
+    struct timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    for (long pause_us = 200;; pause_us = pause_us < 20000 ? pause_us * 2 : 20000) {
+        int e = st_os_lock_byte(fd, 2, true, false);
+        if (e == 0) return STRATA_OK;
+        if (e != EAGAIN) return st_err_errno(err, e, "cannot take the open lock of '%s'", shown);
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        uint64_t waited = (uint64_t)(now.tv_sec - start.tv_sec) * 1000 +
+                          (uint64_t)((now.tv_nsec - start.tv_nsec) / 1000000);
+        if (waited >= limit)
+            return st_err(err, STRATA_ERR_BUSY,
+                          "'%s' is being opened or recovered by another handle; still so after "
+                          "%u ms (strata_options.open_timeout_ms)", db->file.shown, limit);
+        struct timespec ts = {0, pause_us * 1000};
+        nanosleep(&ts, NULL);
+    }
 }
 
 static int open_lock_file(strata_db_t *db, st_readers *r, strata_error *err) {
@@ -91,9 +141,9 @@ static int open_lock_file(strata_db_t *db, st_readers *r, strata_error *err) {
                       db->file.shown, strlen(db->file.path));
     r->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (r->fd < 0) return st_err_errno(err, errno, "cannot open lock file '%s'", shown);
-    int e = st_os_lock_byte(r->fd, 2, true, true);
-    if (e) return st_err_errno(err, e, "cannot take the open lock of '%s'", shown);
-    int rc = STRATA_OK;
+    int rc = take_open_lock(db, r->fd, shown, err);
+    if (rc) return rc;
+    r->opening = true;
     bool alone = st_os_lock_byte(r->fd, 1, true, false) == 0;
     uint32_t nslots = db->file.opts.max_readers;
     struct stat sb;
@@ -125,10 +175,7 @@ static int open_lock_file(strata_db_t *db, st_readers *r, strata_error *err) {
         nslots = h.nslots;
     }
     r->size = 64 + 64 * (size_t)nslots;
-    if (alone && ftruncate(r->fd, (off_t)r->size) != 0) {
-        rc = st_err_errno(err, errno, "cannot size lock file '%s'", shown);
-        goto out;
-    }
+    if (alone && (rc = table_write(r->fd, r->size, nslots, shown, err))) goto out;
     r->region = mmap(NULL, r->size, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
     if (r->region == MAP_FAILED) {
         r->region = NULL;
@@ -136,15 +183,22 @@ static int open_lock_file(strata_db_t *db, st_readers *r, strata_error *err) {
         goto out;
     }
     r->region_owned = true;
-    if (alone) {
-        table_reset(r, nslots);
-        r->fresh = true;
-    }
-    e = st_os_lock_byte(r->fd, 1, false, true); /* shared alive lock (downgrade if exclusive) */
+    r->fresh = alone;
+    int e = st_os_lock_byte(r->fd, 1, false, true); /* shared alive lock (downgrade if exclusive) */
     if (e) rc = st_err_errno(err, e, "cannot take the alive lock of '%s'", shown);
 out:
-    st_os_unlock_byte(r->fd, 2);
+    /* The handle that reset the table keeps the open lock through recovery (st_readers_opened). */
+    if (rc || !r->fresh) {
+        st_os_unlock_byte(r->fd, 2);
+        r->opening = false;
+    }
     return rc;
+}
+
+void st_readers_opened(strata_db_t *db) {
+    st_readers *r = db->readers;
+    if (r && r->opening) st_os_unlock_byte(r->fd, 2);
+    if (r) r->opening = false;
 }
 
 int st_readers_open(strata_db_t *db, strata_error *err) {
@@ -157,7 +211,7 @@ int st_readers_open(strata_db_t *db, strata_error *err) {
     if (db->file.mem) {
         r->region = st_os_mem_lock_region(&db->file, &r->size);
         if (memcmp(r->region, LOCK_MAGIC, 8) != 0) {
-            table_reset(r, (uint32_t)((r->size - 64) / 64));
+            table_reset(r->region, r->size, (uint32_t)((r->size - 64) / 64));
             r->fresh = true;
         }
         rc = STRATA_OK;

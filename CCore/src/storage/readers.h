@@ -14,6 +14,8 @@ int st_readers_open(strata_db_t *db, strata_error *err);
 /* Whether this handle reset the table at open: no other handle was open, so the file may need
  * recovering from a crash (pager.c: st_pager_recover). */
 bool st_readers_fresh(strata_db_t *db);
+/* The fresh handle has recovered the file and published its version: let others open. */
+void st_readers_opened(strata_db_t *db);
 void st_readers_close(strata_db_t *db);
 
 /* The latest committed version, as published by the last writer. */

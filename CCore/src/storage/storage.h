@@ -59,6 +59,15 @@ _Static_assert(sizeof(st_meta) == 128, "st_meta is 128 bytes on disk");
 #define ST_META_LOGGED 4u
 /* NO_SYNC mode makes the current version durable after this many commits without a sync. */
 #define ST_NO_SYNC_EVERY 256u
+/* A write transaction syncs first when at least this many pages, and an eighth of the file,
+ * are held back for the durable version (pager.c). */
+#define ST_HELD_SYNC_MIN 64u
+/* Pages kept allocated past the end of the data (a sixteenth of it, within these bounds) for
+ * commits that free as much as they take: on a full disk deletes still commit (pager.c). */
+#define ST_RESERVE_MIN 32u
+#define ST_RESERVE_MAX 1024u
+/* What such a commit may take beyond what it frees (copies before frees, free-list pages). */
+#define ST_RESERVE_SLACK 16
 
 typedef struct st_readers st_readers;   /* the lock file (readers.c) */
 
@@ -179,6 +188,9 @@ struct strata_db {
     uint64_t log_tail_version, log_tail_salt, log_tail_end; /* the record ending in block 1 */
     /* The log's header as this handle last wrote or read it (salt 0: unknown). */
     uint64_t log_header_salt, log_header_base, log_header_id;
+    /* The log could not be made (a full disk): FULL commits sync the file instead until this
+     * version, then try again (commitlog.c). */
+    uint64_t log_retry_version;
 };
 
 enum { ST_TXN_ACTIVE = 1, ST_TXN_ENDED = 2, ST_TXN_FAILED = 3 };
@@ -206,6 +218,9 @@ struct strata_txn {
     st_free_vec own;         /* pages this transaction made and then freed: reusable at once */
     st_free_vec freed;       /* committed pages this transaction stopped using */
     bool holds_lock;
+    int64_t growth;          /* pages taken less pages freed so far */
+    bool room_tried;         /* a full disk made this transaction sync to free space once */
+    bool saving;             /* the commit is laying out the free list: no remapping now */
     /* Owned by the layers above (storage never looks inside): */
     struct st_txn_trees *trees;  /* btree/: the catalog, the open trees and cursors */
     struct st_store *store;      /* objects/: the object layer's state, loaded on first use */
