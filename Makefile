@@ -61,7 +61,7 @@ TSAN_FLAGS := -O1 $(DEBUG) -fsanitize=thread
 FUZZ_FLAGS := -O1 $(DEBUG) -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
 # Objects that only pattern rules name would be deleted as intermediate files after each build.
 .SECONDARY: $(DBG_OBJ) $(PORT_OBJ) $(ASAN_OBJ) $(TSAN_OBJ) $(FUZZ_OBJ)
-TESTS := test_engine test_objects test_query test_query_portable test_clusters test_verify_objects test_index_scan test_btree_batch test_commitlog_io test_hostile test_damage test_badargs crashtest powerloss faults
+TESTS := test_engine test_objects test_query test_query_portable test_clusters test_verify_objects test_index_scan test_btree_batch test_commitlog_io test_hostile test_damage test_badargs test_disk_full crashtest powerloss faults
 TEST_BIN := $(TESTS:%=$(B)/%)
 EXAMPLES := $(patsubst CCore/examples/%.c,$(B)/examples/%,$(wildcard CCore/examples/*.c))
 
@@ -182,6 +182,7 @@ test-c: build
 	$(B)/test_hostile
 	$(B)/test_damage
 	$(B)/test_badargs
+	$(B)/test_disk_full
 
 crashtest: $(B)/crashtest
 	$(B)/crashtest $(RUNS)
@@ -237,6 +238,7 @@ asan: $(TESTS:%=$(B)/asan/%)
 	$(B)/asan/test_hostile
 	$(B)/asan/test_damage
 	$(B)/asan/test_badargs
+	$(B)/asan/test_disk_full
 	$(B)/asan/crashtest 20
 	$(B)/asan/powerloss 40
 	$(B)/asan/faults
