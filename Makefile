@@ -9,6 +9,8 @@
 #   make crashtest   RUNS=N  kill a writer at random moments, check every reported commit
 #   make powerloss   RUNS=N  drop, reorder and tear unsynced writes, check every durable commit
 #   make faults      fail the k-th write, sync or grow, for every k of a workload
+#   make stress      SECONDS=N  writer and reader processes on one file, killed at random and in
+#                    storms: money adds up in every snapshot, no durable commit lost
 #   make fuzz        SECONDS=N  libFuzzer targets (toolchain clang)
 #   make bench-swift the Swift API beside Strata's C API and GRDB
 #   make asan / tsan the C tests under AddressSanitizer+UBSan (and the free-list map self-check,
@@ -61,11 +63,11 @@ TSAN_FLAGS := -O1 $(DEBUG) -fsanitize=thread
 FUZZ_FLAGS := -O1 $(DEBUG) -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
 # Objects that only pattern rules name would be deleted as intermediate files after each build.
 .SECONDARY: $(DBG_OBJ) $(PORT_OBJ) $(ASAN_OBJ) $(TSAN_OBJ) $(FUZZ_OBJ)
-TESTS := test_engine test_objects test_query test_query_portable test_clusters test_verify_objects test_index_scan test_btree_batch test_commitlog_io test_hostile test_damage test_badargs test_disk_full crashtest powerloss faults
+TESTS := test_engine test_objects test_query test_query_portable test_clusters test_verify_objects test_index_scan test_btree_batch test_commitlog_io test_hostile test_damage test_badargs test_disk_full crashtest powerloss faults stress
 TEST_BIN := $(TESTS:%=$(B)/%)
 EXAMPLES := $(patsubst CCore/examples/%.c,$(B)/examples/%,$(wildcard CCore/examples/*.c))
 
-.PHONY: all deps build lib install demo test test-c crashtest powerloss faults fuzz asan tsan \
+.PHONY: all deps build lib install demo test test-c crashtest powerloss faults stress fuzz asan tsan \
         swift-test bench bench-swift clean
 
 all: build
@@ -192,6 +194,9 @@ powerloss: $(B)/powerloss
 
 faults: $(B)/faults
 	$(B)/faults
+
+stress: $(B)/stress
+	$(B)/stress $(SECONDS)
 
 $(B)/engine_bench: Benchmarks/engine_bench.c $(B)/libstrata.a
 	$(CC) $(CFLAGS_BASE) $(CFLAGS) $< -o $@ $(B)/libstrata.a $(LIBS)

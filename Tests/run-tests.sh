@@ -84,6 +84,7 @@ one "layers (nothing calls or includes up)" Tests/check-layers.sh "$B/dbg"
 one "crashtest ($RUNS runs)" "$B/crashtest" "$RUNS"
 one "powerloss ($PL_RUNS runs)" "$B/powerloss" "$PL_RUNS"
 one "faults" "$B/faults"
+one "stress (10 s: 4 writer and 4 reader processes, kills and restart storms)" "$B/stress" 10
 one "demo (objects)" "$B/examples/demo" "$B/demo.db"
 one "demo (key-value trees)" "$B/examples/kv_demo" "$B/kv_demo.db"
 one "bench (tiny N, builds and runs)" "$B/bench" -n 2000 -r 1 -c 50 -d "$B/bench-data"
