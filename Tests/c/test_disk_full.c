@@ -297,12 +297,69 @@ static int fill_delete_refill(const char *dir, strata_durability mode) {
     return 0;
 }
 
+/* Small objects only: deleting every other one rewrites every leaf, which may need more than
+ * the reserve in one commit (NO_SPACE, nothing changed); in commits of 256 it always works. */
+static int fill_small_then_delete(const char *dir) {
+    char path[700];
+    snprintf(path, sizeof path, "%s/small.db", dir);
+    blob_db b = {0};
+    strata_error e = {0};
+    b.db = tl_open_db(path, STRATA_DURABILITY_FULL);
+    FAIL_IF(!b.db, "open: %s", tl_err.message);
+    strata_txn_t *w;
+    strata_table_t *t;
+    FAIL_IF(strata_txn_begin(b.db, STRATA_TXN_WRITE, &w, &e) ||
+                strata_table_create(w, "Blob", &t, &e) ||
+                strata_table_add_property(t, "n", STRATA_TYPE_INT, 0, NULL, &b.n, &e) ||
+                strata_table_add_property(t, "data", STRATA_TYPE_BINARY, 0, NULL, &b.data, &e) ||
+                strata_txn_commit(w, &e),
+            "schema: %s", e.message);
+    strata_txn_free(w);
+    int next = 0, rc;
+    while ((rc = add_objects(&b, next, 256, 200, &e)) == STRATA_OK) next += 256;
+    FAIL_IF(rc != STRATA_ERR_NO_SPACE, "filling: %s (%s)", strata_status_name(rc), e.message);
+    uint64_t full = object_count(&b);
+    size_t bytes;
+    rc = delete_half(&b, &bytes, &e);
+    FAIL_IF(rc != STRATA_OK && rc != STRATA_ERR_NO_SPACE, "deleting half: %s (%s)",
+            strata_status_name(rc), e.message);
+    bool at_once = rc == STRATA_OK;
+    FAIL_IF(!at_once && object_count(&b) != full, "a failed delete changed the count");
+    FAIL_IF(!at_once && !strstr(e.message, "delete in smaller commits"), "message: %s", e.message);
+    int batches = 0;
+    while (!at_once && object_count(&b) > full / 2) { /* 256 at a time, from the front */
+        FAIL_IF(strata_txn_begin(b.db, STRATA_TXN_WRITE, &w, &e) ||
+                    strata_table_open(w, "Blob", &t, &e), "delete: %s", e.message);
+        strata_key_t k = -1;
+        for (int i = 0; i < 256 && strata_obj_next(t, -1, &k, &e) == STRATA_OK; i++)
+            FAIL_IF((rc = strata_obj_delete(t, k, &e)), "delete: %s", e.message);
+        rc = strata_txn_commit(w, &e);
+        strata_txn_free(w);
+        FAIL_IF(rc, "deleting 256 small objects on a full disk: %s (%s)", strata_status_name(rc),
+                e.message);
+        batches++;
+    }
+    int refilled = 0;
+    for (; refilled < (int)(full / 4); refilled += 64)
+        FAIL_IF((rc = add_objects(&b, next + refilled, 64, 200, &e)),
+                "refilling after the delete (%d of %llu): %s (%s)", refilled,
+                (unsigned long long)full / 4, strata_status_name(rc), e.message);
+    FAIL_IF(strata_db_verify(b.db, &e) != STRATA_OK, "verify: %s", e.message);
+    fprintf(stderr, "  small: %llu 200-byte objects filled the disk; half deleted %s; %d new ones "
+            "written\n", (unsigned long long)full,
+            at_once ? "in one commit" : batches ? "in commits of 256 (one commit: NO_SPACE)" : "",
+            refilled);
+    strata_db_close(b.db, NULL);
+    return 0;
+}
+
 static int fill_full(const char *dir) { return fill_delete_refill(dir, STRATA_DURABILITY_FULL); }
 static int fill_nosync(const char *dir) { return fill_delete_refill(dir, STRATA_DURABILITY_NO_SYNC); }
 
 static void full_disk_then_delete_half_and_refill(void) {
     CHECK(on_small_disk(8, fill_full, "FULL on an 8 MiB disk"));
     CHECK(on_small_disk(8, fill_nosync, "NO_SYNC on an 8 MiB disk"));
+    CHECK(on_small_disk(8, fill_small_then_delete, "small objects on an 8 MiB disk"));
 }
 
 /* ------------------------------------------------------------------ big values reuse space */

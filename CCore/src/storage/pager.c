@@ -562,11 +562,21 @@ static int room_at_end(strata_txn_t *txn, uint64_t end, bool *retry, strata_erro
     if (rc == STRATA_OK) return STRATA_OK;
     if (rc != STRATA_ERR_NO_SPACE) return st_err(err, rc, "%s", full.message);
     if ((rc = make_room(txn, retry, err)) || *retry) return rc;
-    if (txn->growth <= ST_RESERVE_SLACK) /* frees what it takes: the reserve is for it */
-        return end <= have ? STRATA_OK : st_os_ensure_size(&db->file, end * ST_PAGE_SIZE, err);
-    return st_err(err, STRATA_ERR_NO_SPACE, "%s; the last %llu pages of '%s' are kept for "
-                  "commits that free as much as they take (deletes)", full.message,
-                  (unsigned long long)reserve, db->file.shown);
+    /* A commit that may free as much as it takes (so far it took at most a few pages more: a
+     * copy is taken before its original is freed) may use the reserve; st_pager_commit refuses
+     * it if in the end it took more than it freed. The free list's own pages come at commit. */
+    if (txn->saving ? txn->growth_at_save <= 0 : txn->growth <= ST_RESERVE_SLACK) {
+        txn->used_reserve = true;
+        if (end <= have) return STRATA_OK;
+        if (st_os_ensure_size(&db->file, end * ST_PAGE_SIZE, NULL) == STRATA_OK) return STRATA_OK;
+        return st_err(err, STRATA_ERR_NO_SPACE, "'%s': the disk is full, and this commit, which "
+                      "frees as much as it takes, needs more than the %llu pages kept in reserve "
+                      "for such commits: delete in smaller commits", db->file.shown,
+                      (unsigned long long)(have > txn->meta.page_count ? have - txn->meta.page_count : 0));
+    }
+    return st_err(err, STRATA_ERR_NO_SPACE, "'%s': the disk is full (%s); the last %llu pages "
+                  "are kept for commits that free as much as they take (deletes)", db->file.shown,
+                  strerror(ENOSPC), (unsigned long long)reserve);
 }
 
 /* cold: see st_freelist_take. */
@@ -793,7 +803,13 @@ int st_pager_commit(strata_txn_t *txn, pgno_t catalog_root, uint64_t catalog_cou
     st_meta m = txn->meta;
     m.format_version = ST_FORMAT_VERSION; /* an older file becomes the current format */
     txn->hints_out.valid = false;
+    if (txn->used_reserve && txn->growth > 0)
+        return st_txn_fail(txn, st_err(err, STRATA_ERR_NO_SPACE, "the disk holding '%s' is full; "
+                                       "the pages it keeps in reserve are for commits that free as "
+                                       "much as they take (deletes), and this one takes %lld more",
+                                       db->file.shown, (long long)txn->growth));
     txn->saving = true;
+    txn->growth_at_save = txn->growth;
     int rc = st_freelist_save(txn, &m.freelist_head, &m.free_count, err);
     txn->saving = false;
     if (rc) return rc;

@@ -66,8 +66,10 @@ _Static_assert(sizeof(st_meta) == 128, "st_meta is 128 bytes on disk");
  * commits that free as much as they take: on a full disk deletes still commit (pager.c). */
 #define ST_RESERVE_MIN 32u
 #define ST_RESERVE_MAX 1024u
-/* What such a commit may take beyond what it frees (copies before frees, free-list pages). */
-#define ST_RESERVE_SLACK 16
+/* What such a commit may have taken beyond what it freed at any moment (a copy is taken
+ * before its original is freed, a rewritten node before the old ones go); at commit it must
+ * have freed at least what it took. */
+#define ST_RESERVE_SLACK 64
 
 typedef struct st_readers st_readers;   /* the lock file (readers.c) */
 
@@ -219,7 +221,9 @@ struct strata_txn {
     st_free_vec freed;       /* committed pages this transaction stopped using */
     bool holds_lock;
     int64_t growth;          /* pages taken less pages freed so far */
+    int64_t growth_at_save;  /* the same when the commit began to lay out the free list */
     bool room_tried;         /* a full disk made this transaction sync to free space once */
+    bool used_reserve;       /* it took pages kept in reserve (it must free what it takes) */
     bool saving;             /* the commit is laying out the free list: no remapping now */
     /* Owned by the layers above (storage never looks inside): */
     struct st_txn_trees *trees;  /* btree/: the catalog, the open trees and cursors */
