@@ -143,7 +143,9 @@ STRATA_API void strata_options_init(strata_options *opts);
  * Open (and with opts->create, create) the database at `path` and its lock file `<path>.lock`.
  * For STRATA_DURABILITY_MEMORY, `path` is only an identifier. `opts` may be NULL (defaults).
  * On success *out is a handle the caller owns and ends with strata_db_close. A handle may be
- * shared by threads.
+ * shared by threads. While another handle, in any process, opens the file or recovers it after
+ * a crash, this call waits (up to opts->open_timeout_ms, then STRATA_ERR_BUSY) and then sees the
+ * recovered version.
  */
 STRATA_API int strata_db_open(const char *path, const strata_options *opts, strata_db_t **out,
                               strata_error *err);
@@ -229,7 +231,10 @@ STRATA_API int strata_txn_begin(strata_db_t *db, unsigned flags, strata_txn_t **
 /**
  * Commit a write transaction (or end a read transaction). The handle stays allocated but ended;
  * every tree, cursor and pointer obtained through it dies. On failure nothing of it is visible
- * and the transaction is ended too.
+ * and the transaction is ended too. On a full disk a write fails with STRATA_ERR_NO_SPACE
+ * (naming the file) at the call that needed a page or at commit; pages kept in reserve let a
+ * transaction that frees as much as it takes (deletes) commit all the same, and a delete too big
+ * for the reserve is refused, asking for smaller commits.
  */
 STRATA_API int strata_txn_commit(strata_txn_t *txn, strata_error *err);
 
