@@ -14,7 +14,8 @@
  *     then deleting half the objects in one commit works, and so does writing new objects of
  *     every size (1 KB to 100 KB) into the space that freed, without more disk;
  *   - values bigger than a page reuse freed runs (a 10 KB value replaced 2,000 times);
- *   - opens racing a recovery, some of the openers killed at random: only BUSY.
+ *   - opens racing a recovery, some of the openers killed at random: only BUSY;
+ *   - an open waiting on another's open lock past open_timeout_ms: BUSY naming the option.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -498,12 +499,52 @@ static void opens_racing_recovery_see_only_busy(void) {
     CHECK(bad == 0);
 }
 
+/* Another process holds the open lock (as a long recovery would): an open waits up to its
+ * timeout, then gives BUSY naming the option; once the lock goes, it opens. */
+static void open_waits_then_busy(void) {
+    const char *path = tl_path("slow.db");
+    strata_db_t *db = tl_open_db(path, STRATA_DURABILITY_FULL);
+    CHECK(db);
+    strata_db_close(db, NULL);
+    char lock[600];
+    snprintf(lock, sizeof lock, "%s.lock", path);
+    int go[2], done[2];
+    CHECK(pipe(go) == 0 && pipe(done) == 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) { /* holds byte 2 until told */
+        int fd = open(lock, O_RDWR);
+        struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 2, .l_len = 1};
+        char c = fd >= 0 && fcntl(fd, F_OFD_SETLK, &fl) == 0 ? 'y' : 'n';
+        if (write(go[1], &c, 1) != 1 || read(done[0], &c, 1) != 1) _exit(1);
+        _exit(0);
+    }
+    char c = 0;
+    CHECK(read(go[0], &c, 1) == 1 && c == 'y');
+    strata_options o;
+    strata_options_init(&o);
+    o.open_timeout_ms = 150;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    EXPECT_CODE(strata_db_open(path, &o, &db, E), STRATA_ERR_BUSY);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    CHECK(ms >= 140 && ms < 2000);
+    CHECK(strstr(tl_err.message, "open_timeout_ms") && strstr(tl_err.message, "slow.db"));
+    CHECK(write(done[1], "x", 1) == 1);
+    int st;
+    waitpid(pid, &st, 0);
+    OK(strata_db_open(path, &o, &db, E));
+    strata_db_close(db, NULL);
+}
+
 int main(int argc, char **argv) {
     static const tl_test tests[] = {
         TL_TEST(opens_on_a_full_disk_fail_cleanly),
         TL_TEST(full_disk_then_delete_half_and_refill),
         TL_TEST(big_values_reuse_freed_runs),
         TL_TEST(opens_racing_recovery_see_only_busy),
+        TL_TEST(open_waits_then_busy),
     };
     return tl_run("disk-full", tests, (int)(sizeof tests / sizeof *tests), argc, argv);
 }
