@@ -33,12 +33,12 @@ PL_RUNS ?= 300
 SECONDS ?= 60
 N ?= 1000000
 
-DEB_PACKAGES := liblz4-dev libxxhash-dev libsqlite3-dev liblmdb-dev pkg-config
+DEB_PACKAGES := liblz4-dev libxxhash-dev libutf8proc-dev libsqlite3-dev liblmdb-dev pkg-config
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
 CFLAGS_BASE := -std=c11 -D_GNU_SOURCE $(WARN) -ICCore/include -ICCore/src -g
 CFLAGS ?= -O2
-LIBS := -lxxhash -llz4 -lpthread
+LIBS := -lxxhash -llz4 -lutf8proc -lpthread
 
 # The core's layers are the folders of CCore/src (base, os, storage, btree, objects, query, api).
 SRC := $(wildcard CCore/src/*/*.c)

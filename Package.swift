@@ -25,6 +25,7 @@ let package = Package(
             linkerSettings: [
                 .linkedLibrary("xxhash"),
                 .linkedLibrary("lz4"),
+                .linkedLibrary("utf8proc"),
                 .linkedLibrary("pthread"),
             ]
         ),

@@ -637,6 +637,52 @@ static void random_predicates_match_brute_force(void) {
     }
 }
 
+/* [c] is full Unicode case folding and [d] drops every combining mark after decomposing (both
+ * through utf8proc); LIKE's '*' and '?' are wildcards even where the text has those characters. */
+static void unicode_folding_and_like(void) {
+    static const char *words[] = {
+        "İstanbul", "istanbul", "ſtraße", "STRASSE", "µ-meter", "μ-meter", "Άλφα", "άλφα", "ΑΛΦΑ",
+        "Școală", "scoala", "Việt Nam", "Viet Nam", "Øre", "Ore", "Łódź", "Lodz", "Star* Spot",
+        "Star Spot", "Why?", "e\xcc\x81te", "été"};
+    fixture f = {0};
+    strata_txn_t *w;
+    strata_table_t *t;
+    strata_col_t name;
+    OK(strata_db_open(tl_path("fold.db"), NULL, &f.db, E));
+    OK(strata_txn_begin(f.db, STRATA_TXN_WRITE, &w, E));
+    OK(strata_table_create(w, "Word", &t, E));
+    OK(strata_table_add_property(t, "name", STRATA_TYPE_STRING, 0, NULL, &name, E));
+    for (size_t i = 0; i < sizeof words / sizeof *words; i++) {
+        strata_key_t k;
+        OK(strata_obj_create(t, &k, E));
+        OK(strata_obj_set(t, k, name, (strata_value[]){vstr(words[i])}, E));
+    }
+    OK(strata_txn_commit(w, E));
+    strata_txn_free(w);
+    EXPECT_IN(&f, "Word", "name ==[c] 'strasse'", "ſtraße,STRASSE");        /* ſ -> s, ß -> ss */
+    EXPECT_IN(&f, "Word", "name ==[c] 'istanbul'", "istanbul");             /* İ -> i + U+0307 */
+    EXPECT_IN(&f, "Word", "name ==[cd] 'istanbul'", "İstanbul,istanbul");
+    EXPECT_IN(&f, "Word", "name BEGINSWITH[c] 'μ'", "µ-meter,μ-meter");      /* µ -> μ */
+    EXPECT_IN(&f, "Word", "name ==[c] 'αλφα'", "ΑΛΦΑ");                     /* tonos kept */
+    EXPECT_IN(&f, "Word", "name ==[cd] 'αλφα'", "Άλφα,άλφα,ΑΛΦΑ");
+    EXPECT_IN(&f, "Word", "name ==[d] 'Scoala'", "Școală");                 /* comma below */
+    EXPECT_IN(&f, "Word", "name ==[cd] 'SCOALA'", "Școală,scoala");
+    EXPECT_IN(&f, "Word", "name ==[d] 'Viet Nam'", "Việt Nam,Viet Nam");     /* two marks */
+    EXPECT_IN(&f, "Word", "name BEGINSWITH[d] 'O'", "Ore");                  /* Ø has none */
+    EXPECT_IN(&f, "Word", "name ==[d] 'Lodz'", "Lodz");                      /* nor Ł */
+    EXPECT_IN(&f, "Word", "name ==[d] 'Łodz'", "Łódź");
+    EXPECT_IN(&f, "Word", "name ==[d] 'ete'", "e\xcc\x81te,été");                   /* NFD and NFC */
+    EXPECT_IN(&f, "Word", "name == 'été'", "été");                          /* no flag: as stored */
+    EXPECT_IN(&f, "Word", "name CONTAINS[cd] 'ET NAM'", "Việt Nam,Viet Nam");
+    EXPECT_IN(&f, "Word", "name LIKE 'Star*'", "Star* Spot,Star Spot");
+    EXPECT_IN(&f, "Word", "name LIKE 'Star?Spot'", "Star Spot");
+    EXPECT_IN(&f, "Word", "name LIKE 'Star??Spot'", "Star* Spot");
+    EXPECT_IN(&f, "Word", "name LIKE 'Why?'", "Why?");
+    EXPECT_IN(&f, "Word", "name LIKE[c] 'why*'", "Why?");
+    EXPECT_IN(&f, "Word", "name LIKE[cd] '*straSSe'", "ſtraße,STRASSE");
+    OK(strata_db_close(f.db, E));
+}
+
 static const tl_test tests[] = {
     TL_TEST(comparisons_strings_and_logic),
     TL_TEST(paths_arguments_and_suffixes),
@@ -644,6 +690,7 @@ static const tl_test tests[] = {
     TL_TEST(errors_name_the_column_and_the_problem),
     TL_TEST(a_query_gives_the_newer_answer_on_a_newer_version),
     TL_TEST(literals_of_every_kind),
+    TL_TEST(unicode_folding_and_like),
     TL_TEST(random_predicates_match_brute_force),
 };
 

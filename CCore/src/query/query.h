@@ -130,8 +130,8 @@ int st_query_run(strata_query_t *q, strata_txn_t *txn, const strata_value *args,
 int st_query_count(strata_query_t *q, strata_txn_t *txn, const strata_value *args, size_t nargs,
                    uint64_t *count, strata_error *err);
 
-/* text.c: UTF-8 strings compared with [c] (Unicode simple case folding for Latin, Greek,
- * Cyrillic) and [d] (Latin diacritics removed, combining marks dropped). */
+/* text.c: UTF-8 strings compared with [c] (full Unicode case folding) and [d] (decomposed,
+ * combining marks dropped, composed again), both through utf8proc. */
 typedef struct st_text {
     uint32_t *cp;
     size_t n;

@@ -1,46 +1,19 @@
 /*
  * text.c — string matching for queries: UTF-8 to code points, case folding ([c]) and diacritic
- * removal ([d]), and LIKE patterns.
+ * removal ([d]) through utf8proc, and LIKE patterns.
  *
- * Case folding is Unicode simple folding for the scripts the tests and users meet most: ASCII,
- * Latin-1, Latin Extended-A, Greek and Cyrillic (other code points fold to themselves).
- * Diacritic removal maps the Latin-1 and Latin Extended-A letters to their base letter and drops
- * combining marks (U+0300..U+036F), so both precomposed and decomposed text match.
- * Invalid UTF-8 bytes are taken one by one as code points U+DC80.. (never a crash, stable order).
+ * [c] is full Unicode case folding (CaseFolding.txt, status C and F: "ß" folds to "ss", "İ" to
+ * "i̇", "ſ" to "s", "µ" to "μ"). [d] decomposes each character (NFD), drops every combining mark
+ * (general categories Mn, Mc, Me) and composes again (NFC), so "é" and "e + U+0301" both become
+ * "e", "Ș" becomes "S", "ế" becomes "e", and a letter with no decomposition ("Ø", "Ł") is kept.
+ * [cd] does both. Without a flag the code points are compared as stored (no normalization).
+ * Invalid UTF-8 bytes are taken one by one as code points U+DC80.. (never a crash, stable order);
+ * folding leaves them as they are.
  */
 #include "query/query.h"
 
 #include <stdlib.h>
-
-static uint32_t fold_case(uint32_t c) {
-    if (c < 0x80) return c >= 'A' && c <= 'Z' ? c + 32 : c;
-    if (c >= 0xC0 && c <= 0xDE && c != 0xD7) return c + 32;
-    if (c >= 0x100 && c <= 0x137) return c | 1;                       /* pairs: even upper */
-    if (c >= 0x139 && c <= 0x148) return (c & 1) ? c + 1 : c;          /* odd upper */
-    if (c >= 0x14A && c <= 0x177) return c | 1;
-    if (c == 0x178) return 0xFF;
-    if (c >= 0x179 && c <= 0x17E) return (c & 1) ? c + 1 : c;
-    if (c >= 0x391 && c <= 0x3AB && c != 0x3A2) return c + 32;         /* Greek capitals */
-    if (c == 0x3C2) return 0x3C3;                                       /* final sigma */
-    if (c >= 0x410 && c <= 0x42F) return c + 32;                        /* Cyrillic */
-    if (c >= 0x400 && c <= 0x40F) return c + 80;
-    return c;
-}
-
-/* Latin-1 and Latin Extended-A letters → base letter (lower and upper keep their case). */
-static uint32_t strip_diacritic(uint32_t c) {
-    static const char latin1[] = /* U+00C0 .. U+00FF */
-        "AAAAAAACEEEEIIII" "DNOOOOO*OUUUUYTs" "aaaaaaaceeeeiiii" "dnooooo/ouuuuyty";
-    static const char exta[] = /* U+0100 .. U+017F */
-        "AaAaAaCcCcCcCcDd" "DdEeEeEeEeEeGgGg" "GgGgHhHhIiIiIiIi" "IiJjJjKkkLlLlLlL"
-        "lLlNnNnNnnNnOoOo" "OoOoRrRrRrSsSsSs" "SsTtTtTtUuUuUuUu" "UuUuWwYyYZzZzZzs";
-    if (c >= 0xC0 && c <= 0xFF) {
-        char b = latin1[c - 0xC0];
-        return b == '*' || b == '/' ? c : (uint32_t)(unsigned char)b;
-    }
-    if (c >= 0x100 && c <= 0x17F) return (uint32_t)(unsigned char)exta[c - 0x100];
-    return c;
-}
+#include <utf8proc.h>
 
 static size_t utf8_next(const uint8_t *s, size_t len, uint32_t *cp) {
     uint8_t c = s[0];
@@ -73,19 +46,56 @@ size_t st_utf8_length(const uint8_t *s, size_t len) {
     return n;
 }
 
+/* Append the folding of code point c (options: utf8proc's) to out, growing it. */
+static int fold_one(uint32_t c, utf8proc_option_t options, st_text *out, size_t *cap) {
+    for (;;) {
+        int bound = 0;
+        utf8proc_ssize_t n = 1;
+        if (c < 0xD800 || (c > 0xDFFF && c < 0x110000))
+            n = utf8proc_decompose_char((utf8proc_int32_t)c, (utf8proc_int32_t *)out->cp + out->n,
+                                        (utf8proc_ssize_t)(*cap - out->n), options, &bound);
+        else if (out->n < *cap)
+            out->cp[out->n] = c; /* an invalid byte: kept */
+        if (n < 0) { /* not a character utf8proc knows: kept */
+            n = 1;
+            if (out->n < *cap) out->cp[out->n] = c;
+        }
+        if ((size_t)n <= *cap - out->n) {
+            out->n += (size_t)n;
+            return STRATA_OK;
+        }
+        size_t grown = *cap * 2 + (size_t)n;
+        uint32_t *g = realloc(out->cp, grown * sizeof *g);
+        if (!g) return STRATA_ERR_NO_MEMORY;
+        out->cp = g;
+        *cap = grown;
+    }
+}
+
 int st_text_fold(const uint8_t *s, size_t len, unsigned flags, st_text *out) {
-    out->cp = malloc((len ? len : 1) * sizeof *out->cp);
+    size_t cap = len + 8;
+    out->cp = malloc(cap * sizeof *out->cp);
     out->n = 0;
     if (!out->cp) return STRATA_ERR_NO_MEMORY;
+    utf8proc_option_t options = 0;
+    if (flags & QF_CASE) options |= UTF8PROC_CASEFOLD;
+    if (flags & QF_DIACRITIC) options |= UTF8PROC_DECOMPOSE | UTF8PROC_STRIPMARK;
     for (size_t i = 0; i < len;) {
         uint32_t c;
         i += utf8_next(s + i, len - i, &c);
-        if (flags & QF_DIACRITIC) {
-            if (c >= 0x300 && c <= 0x36F) continue; /* a combining mark */
-            c = strip_diacritic(c);
+        if (!options) {
+            out->cp[out->n++] = c;
+            continue;
         }
-        if (flags & QF_CASE) c = fold_case(c);
-        out->cp[out->n++] = c;
+        if (fold_one(c, options, out, &cap)) {
+            st_text_free(out);
+            return STRATA_ERR_NO_MEMORY;
+        }
+    }
+    if (flags & QF_DIACRITIC) { /* compose what the marks left (Hangul, a few others) */
+        utf8proc_ssize_t n = utf8proc_normalize_utf32((utf8proc_int32_t *)out->cp,
+                                                      (utf8proc_ssize_t)out->n, UTF8PROC_COMPOSE);
+        if (n >= 0) out->n = (size_t)n;
     }
     return STRATA_OK;
 }
@@ -100,12 +110,12 @@ void st_text_free(st_text *t) {
 bool st_text_like(const st_text *s, const st_text *p) {
     size_t si = 0, pi = 0, star = (size_t)-1, mark = 0;
     while (si < s->n) {
-        if (pi < p->n && (p->cp[pi] == '?' || p->cp[pi] == s->cp[si])) {
-            si++;
-            pi++;
-        } else if (pi < p->n && p->cp[pi] == '*') {
+        if (pi < p->n && p->cp[pi] == '*') { /* a wildcard even where the text has a '*' */
             star = pi++;
             mark = si;
+        } else if (pi < p->n && (p->cp[pi] == '?' || p->cp[pi] == s->cp[si])) {
+            si++;
+            pi++;
         } else if (star != (size_t)-1) {
             pi = star + 1;
             si = ++mark;
