@@ -683,6 +683,97 @@ static void unicode_folding_and_like(void) {
     OK(strata_db_close(f.db, E));
 }
 
+static bool valid_utf8(const char *s) {
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        int n = *p < 0x80 ? 1 : *p >= 0xF0 ? 4 : *p >= 0xE0 ? 3 : *p >= 0xC0 ? 2 : 0;
+        if (!n) return false;
+        for (int i = 1; i < n; i++)
+            if ((p[i] & 0xC0) != 0x80) return false;
+        p += n;
+    }
+    return true;
+}
+
+/* Forms Realm's parser accepts: non-ASCII and dashed property names, inf and nan, dates with
+ * nanoseconds or without padding, hexadecimal integers; errors never cut a character. */
+static void literals_and_names_realm_accepts(void) {
+    fixture f = {0};
+    strata_txn_t *w;
+    strata_table_t *t;
+    strata_col_t name, nr, dash, score, when;
+    OK(strata_db_open(tl_path("names.db"), NULL, &f.db, E));
+    OK(strata_txn_begin(f.db, STRATA_TXN_WRITE, &w, E));
+    OK(strata_table_create(w, "Runner", &t, E));
+    OK(strata_table_add_property(t, "name", STRATA_TYPE_STRING, 0, NULL, &name, E));
+    OK(strata_table_add_property(t, "løbenummer", STRATA_TYPE_INT, 0, NULL, &nr, E));
+    OK(strata_table_add_property(t, "姓名", STRATA_TYPE_STRING, 0, NULL, &dash, E));
+    OK(strata_table_add_property(t, "first-name", STRATA_TYPE_STRING, 0, NULL, &dash, E));
+    OK(strata_table_add_property(t, "score", STRATA_TYPE_DOUBLE, 0, NULL, &score, E));
+    OK(strata_table_add_property(t, "when", STRATA_TYPE_TIMESTAMP, 0, NULL, &when, E));
+    strata_col_t cn;
+    OK(strata_table_find_property(t, "姓名", &cn, E));
+    struct { const char *name, *cn, *first; int64_t nr; double score; int64_t s; int32_t ns; } rows[] = {
+        {"Bob", "鲍勃", "Anna", 1, 1.0 / 0.0, 1512130073, 505},
+        {"Ann", "安", "Bert", 3, -1.0 / 0.0, 1512090423, 0},
+        {"Eve", "夏娃", "Alma", 31, 2.5, -5, -3},
+    };
+    for (int i = 0; i < 3; i++) {
+        strata_key_t k;
+        OK(strata_obj_create(t, &k, E));
+        OK(strata_obj_set(t, k, name, (strata_value[]){vstr(rows[i].name)}, E));
+        OK(strata_obj_set(t, k, cn, (strata_value[]){vstr(rows[i].cn)}, E));
+        OK(strata_obj_set(t, k, dash, (strata_value[]){vstr(rows[i].first)}, E));
+        OK(strata_obj_set(t, k, nr, (strata_value[]){vint(rows[i].nr)}, E));
+        OK(strata_obj_set(t, k, score, (strata_value[]){{.type = STRATA_TYPE_DOUBLE, .u.d = rows[i].score}}, E));
+        OK(strata_obj_set(t, k, when, (strata_value[]){{.type = STRATA_TYPE_TIMESTAMP,
+            .u.timestamp = {rows[i].s, rows[i].ns}}}, E));
+    }
+    OK(strata_txn_commit(w, E));
+    strata_txn_free(w);
+    EXPECT_IN(&f, "Runner", "姓名 == '安'", "Ann");
+    EXPECT_IN(&f, "Runner", "løbenummer > 2", "Ann,Eve");
+    EXPECT_IN(&f, "Runner", "first-name BEGINSWITH 'A'", "Bob,Eve");
+    EXPECT_IN(&f, "Runner", "løbenummer == 0x1F", "Eve");
+    EXPECT_IN(&f, "Runner", "løbenummer > -0X2 AND løbenummer < 0x3", "Bob");
+    EXPECT_IN(&f, "Runner", "score == inf", "Bob");
+    EXPECT_IN(&f, "Runner", "score == -INF", "Ann");
+    EXPECT_IN(&f, "Runner", "score > -Infinity AND score < +infinity", "Eve");
+    EXPECT_IN(&f, "Runner", "score != NaN", "Bob,Ann,Eve");
+    EXPECT_IN(&f, "Runner", "when == 2017-12-01@12:07:53:505", "Bob");    /* nanoseconds */
+    EXPECT_IN(&f, "Runner", "when == 2017-12-1@1:7:3", "Ann");           /* no padding */
+    EXPECT_IN(&f, "Runner", "when == 2017-12-01T01:07:03", "Ann");
+    EXPECT_IN(&f, "Runner", "when == 2017-12-01@12:07:53.000000505", "Bob");
+    EXPECT_IN(&f, "Runner", "when == T1512130073:505", "Bob");
+    EXPECT_IN(&f, "Runner", "when == T-5:-3", "Eve");
+    strata_txn_t *r;
+    strata_query_t *q;
+    OK(strata_txn_begin(f.db, STRATA_TXN_READ, &r, E));
+    EXPECT_CODE(strata_query_compile(r, "Runner", "when > T-5:3", &q, E), STRATA_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(tl_err.message, "different signs"));
+    EXPECT_CODE(strata_query_compile(r, "Runner", "when > T5:-3", &q, E), STRATA_ERR_INVALID_ARGUMENT);
+    EXPECT_CODE(strata_query_compile(r, "Runner", "名字 == 'x'", &q, E), STRATA_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(tl_err.message, "'名字'") && valid_utf8(tl_err.message));
+    EXPECT_CODE(strata_query_compile(r, "Runner", "løbenummer == 5张", &q, E), STRATA_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(tl_err.message, "'张'") && valid_utf8(tl_err.message));
+    char longq[1200] = "";
+    for (int i = 0; i < 300; i++) strcat(longq, "张");
+    strcat(longq, " == 1");
+    for (int cut = 0; cut < 3; cut++) { /* messages cut at every byte position stay whole */
+        EXPECT_CODE(strata_query_compile(r, "Runner", longq + cut * 3, &q, E), STRATA_ERR_INVALID_ARGUMENT);
+        CHECK(valid_utf8(tl_err.message));
+    }
+    char longer[1200] = "a";
+    strcat(longer, longq);
+    EXPECT_CODE(strata_query_compile(r, "Runner", longer, &q, E), STRATA_ERR_INVALID_ARGUMENT);
+    CHECK(valid_utf8(tl_err.message));
+    strcpy(longer, "ab");
+    strcat(longer, longq);
+    EXPECT_CODE(strata_query_compile(r, "Runner", longer, &q, E), STRATA_ERR_INVALID_ARGUMENT);
+    CHECK(valid_utf8(tl_err.message));
+    strata_txn_free(r);
+    OK(strata_db_close(f.db, E));
+}
+
 static const tl_test tests[] = {
     TL_TEST(comparisons_strings_and_logic),
     TL_TEST(paths_arguments_and_suffixes),
@@ -691,6 +782,7 @@ static const tl_test tests[] = {
     TL_TEST(a_query_gives_the_newer_answer_on_a_newer_version),
     TL_TEST(literals_of_every_kind),
     TL_TEST(unicode_folding_and_like),
+    TL_TEST(literals_and_names_realm_accepts),
     TL_TEST(random_predicates_match_brute_force),
 };
 

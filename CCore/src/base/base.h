@@ -27,6 +27,8 @@ typedef uint64_t pgno_t;
 
 /* Fill err (never NULL inside the core) and return code. */
 int st_err(strata_error *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* s (a buffer of cap bytes that vsnprintf may have cut) ends with whole UTF-8 characters. */
+void st_utf8_trim(char *s, size_t cap);
 /* Errno of a failed system call → STRATA_ERR_NO_SPACE or STRATA_ERR_IO, with the message. */
 int st_err_errno(strata_error *err, int errnum, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

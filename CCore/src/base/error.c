@@ -10,11 +10,25 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+void st_utf8_trim(char *s, size_t cap) {
+    size_t n = strnlen(s, cap);
+    if (n + 1 < cap) return; /* not cut */
+    /* drop a last character whose bytes did not all fit */
+    size_t i = n, need = 0;
+    while (i > 0 && ((unsigned char)s[i - 1] & 0xC0) == 0x80 && n - i < 3) i--;
+    if (i == 0) return;
+    unsigned char lead = (unsigned char)s[i - 1];
+    need = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
+    if (lead >= 0xC0 && n - (i - 1) < need) s[i - 1] = 0;
+}
 
 static void st_vfill(strata_error *err, int code, const char *fmt, va_list ap) {
     if (!err) return;
     err->code = code;
     vsnprintf(err->message, sizeof err->message, fmt, ap);
+    st_utf8_trim(err->message, sizeof err->message);
 }
 
 int st_err(strata_error *err, int code, const char *fmt, ...) {

@@ -179,6 +179,7 @@ static int num_cmp(const strata_value *a, const strata_value *b) {
         return (a->u.i > b->u.i) - (a->u.i < b->u.i);
     double x = a->type == STRATA_TYPE_INT ? (double)a->u.i : a->type == STRATA_TYPE_FLOAT ? a->u.f : a->u.d;
     double y = b->type == STRATA_TYPE_INT ? (double)b->u.i : b->type == STRATA_TYPE_FLOAT ? b->u.f : b->u.d;
+    if (x != x || y != y) return (y != y) - (x != x); /* NaN equals NaN, below every number */
     return (x > y) - (x < y);
 }
 

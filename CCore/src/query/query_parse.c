@@ -29,9 +29,11 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <strings.h>
 #include <time.h>
 
 typedef enum tok_kind {
@@ -78,6 +80,7 @@ static int perr(parser *ps, int column, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    st_utf8_trim(msg, sizeof msg);
     ps->rc = st_err(ps->err, STRATA_ERR_INVALID_ARGUMENT, "query on '%s', column %d: %s",
                     ps->q->table, column, msg);
     return ps->rc;
@@ -175,6 +178,20 @@ static int lex_string(parser *ps, const char *s, int col) {
     return STRATA_OK;
 }
 
+/* The bytes of the UTF-8 character at s (1 for a stray byte), for messages. */
+static int utf8_char_len(const char *s) {
+    unsigned char c = (unsigned char)*s;
+    int n = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+    for (int i = 1; i < n; i++)
+        if (((unsigned char)s[i] & 0xC0) != 0x80) return 1;
+    return n;
+}
+
+/* A byte that continues an identifier: a letter, digit, '_', or part of a non-ASCII character. */
+static bool ident_byte(char c) {
+    return isalnum((unsigned char)c) || c == '_' || (unsigned char)c >= 0x80;
+}
+
 static int64_t days_from_civil(int64_t y, unsigned m, unsigned d) { /* Howard Hinnant's */
     y -= m <= 2;
     int64_t era = (y >= 0 ? y : y - 399) / 400;
@@ -254,6 +271,20 @@ static int lex(parser *ps) {
             return STRATA_OK;
         }
     }
+    /* inf, infinity, nan (any case, with a sign) */
+    {
+        size_t sign = (c == '-' || c == '+') ? 1 : 0;
+        static const char *const words[] = {"infinity", "inf", "nan"};
+        for (size_t w = 0; w < 3; w++) {
+            size_t n = strlen(words[w]);
+            if (strncasecmp(s + sign, words[w], n) == 0 && !ident_byte(s[sign + n])) {
+                t->kind = T_FLOAT;
+                t->d = w == 2 ? NAN : (c == '-' ? -INFINITY : INFINITY);
+                t->len = sign + n;
+                return STRATA_OK;
+            }
+        }
+    }
     /* timestamps: T<secs>:<nanos> */
     if (c == 'T' && (isdigit((unsigned char)s[1]) || (s[1] == '-' && isdigit((unsigned char)s[2])))) {
         char *end;
@@ -263,6 +294,10 @@ static int lex(parser *ps) {
             long nanos = strtol(end + 1, &end2, 10);
             if (end2 == end + 1 || nanos <= -1000000000L || nanos >= 1000000000L)
                 return perr(ps, col, "expected nanoseconds (0..999999999) after ':' in a timestamp");
+            if ((secs > 0 && nanos < 0) || (secs < 0 && nanos > 0) ||
+                (secs == 0 && s[1] == '-' && nanos > 0))
+                return perr(ps, col, "the seconds and nanoseconds of a timestamp have different "
+                            "signs");
             t->kind = T_TIMESTAMP;
             t->secs = secs;
             t->nanos = (int32_t)nanos;
@@ -282,21 +317,53 @@ static int lex(parser *ps) {
         size_t hl = strnlen(s, sizeof head - 1);
         memcpy(head, s, hl);
         head[hl] = 0;
-        if (isdigit((unsigned char)c) && sscanf(head, "%4u-%2u-%2u%n", &y, &mo, &d, &n) == 3 && n == 10) {
-            size_t len = 10;
-            if (s[10] == '@' || s[10] == 'T') {
+        /* YYYY-M-D, then @ or T and H:M:S, then :nanoseconds or .fraction (no padding needed) */
+        if (isdigit((unsigned char)c) && sscanf(head, "%4u-%2u-%2u%n", &y, &mo, &d, &n) == 3 &&
+            n >= 8 && !isdigit((unsigned char)head[n])) {
+            size_t len = (size_t)n;
+            int64_t nanos = 0;
+            if (s[len] == '@' || s[len] == 'T') {
                 int n2 = 0;
-                if (sscanf(head + 11, "%2u:%2u:%lf%n", &h, &mi, &sec, &n2) != 3)
-                    return perr(ps, col + 11, "expected HH:MM:SS after '@' in a date");
-                len = 11 + (size_t)n2;
+                unsigned whole_sec;
+                if (sscanf(head + len + 1, "%2u:%2u:%2u%n", &h, &mi, &whole_sec, &n2) != 3)
+                    return perr(ps, col + (int)len + 1, "expected H:M:S after '%c' in a date", s[len]);
+                sec = whole_sec;
+                len += 1 + (size_t)n2;
+                if (s[len] == ':' || s[len] == '.') { /* nanoseconds, or a fraction of a second */
+                    size_t k = len + 1, digits = 0;
+                    int64_t v = 0;
+                    for (; isdigit((unsigned char)s[k]) && digits < 9; k++, digits++) v = v * 10 + (s[k] - '0');
+                    if (!digits || isdigit((unsigned char)s[k]))
+                        return perr(ps, col + (int)len + 1, "expected 1 to 9 digits of %s in a date",
+                                    s[len] == ':' ? "nanoseconds" : "a second's fraction");
+                    if (s[len] == '.') for (; digits < 9; digits++) v *= 10;
+                    nanos = v;
+                    len = k;
+                }
             }
             if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec < 0 || sec >= 61)
                 return perr(ps, col, "'%.*s' is not a valid date", (int)len, s);
-            int64_t whole = (int64_t)sec;
             t->kind = T_TIMESTAMP;
-            t->secs = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + whole;
-            t->nanos = (int32_t)((sec - (double)whole) * 1e9 + 0.5);
+            t->secs = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + (int64_t)sec;
+            t->nanos = (int32_t)nanos;
             t->len = len;
+            if (ident_byte(s[len]))
+                return perr(ps, col, "unexpected '%.*s' after a date", utf8_char_len(s + len), s + len);
+            return STRATA_OK;
+        }
+        /* hexadecimal integers: 0x1F, -0x10 */
+        size_t sign = (c == '-' || c == '+') ? 1 : 0;
+        if (s[sign] == '0' && (s[sign + 1] == 'x' || s[sign + 1] == 'X') && hexval(s[sign + 2]) >= 0) {
+            char *end;
+            errno = 0;
+            unsigned long long u = strtoull(s + sign + 2, &end, 16);
+            if (errno || u > (unsigned long long)INT64_MAX + (c == '-'))
+                return perr(ps, col, "'%.*s' does not fit in 64 bits", (int)(end - s), s);
+            t->kind = T_INT;
+            t->i = c == '-' ? (int64_t)(0 - u) : (int64_t)u;
+            t->len = (size_t)(end - s);
+            if (ident_byte(*end))
+                return perr(ps, col, "unexpected '%.*s' after a number", utf8_char_len(end), end);
             return STRATA_OK;
         }
         char *end;
@@ -310,13 +377,14 @@ static int lex(parser *ps) {
             t->kind = T_INT;
         }
         t->len = (size_t)(end - s);
-        if (isalpha((unsigned char)*end) || *end == '_')
-            return perr(ps, col, "unexpected '%c' after a number", *end);
+        if (ident_byte(*end))
+            return perr(ps, col, "unexpected '%.*s' after a number", utf8_char_len(end), end);
         return STRATA_OK;
     }
-    if (isalpha((unsigned char)c) || c == '_' || c == '@') {
+    if (isalpha((unsigned char)c) || c == '_' || c == '@' || (unsigned char)c >= 0x80) {
         size_t i = 1;
-        while (isalnum((unsigned char)s[i]) || s[i] == '_') i++;
+        /* letters, digits, '_', any non-ASCII character (UTF-8 bytes), and '-' between them */
+        while (ident_byte(s[i]) || (s[i] == '-' && ident_byte(s[i + 1]))) i++;
         t->kind = T_IDENT;
         t->len = i;
         /* oid(...) and uuid(...) */
@@ -342,7 +410,7 @@ static int lex(parser *ps) {
         }
         return STRATA_OK;
     }
-    return perr(ps, col, "unexpected character '%c'", c);
+    return perr(ps, col, "unexpected character '%.*s'", utf8_char_len(s), s);
 }
 
 static bool is_op(const token *t, const char *op) {
@@ -384,6 +452,7 @@ static int parse_path(parser *ps, strata_table_t *t, q_step *steps, int *nsteps,
         size_t n = ps->tok.len < sizeof name - 1 ? ps->tok.len : sizeof name - 1;
         memcpy(name, ps->tok.p, n);
         name[n] = 0;
+        st_utf8_trim(name, sizeof name);
         if (name[0] == '@') {
             static const struct { const char *w; q_agg a; } aggs[] = {
                 {"@count", QA_COUNT}, {"@size", QA_COUNT}, {"@sum", QA_SUM},
@@ -402,6 +471,7 @@ static int parse_path(parser *ps, strata_table_t *t, q_step *steps, int *nsteps,
                 size_t tl = ps->tok.len < sizeof tname - 1 ? ps->tok.len : sizeof tname - 1;
                 memcpy(tname, ps->tok.p, tl);
                 tname[tl] = 0;
+                st_utf8_trim(tname, sizeof tname);
                 strata_table_t *origin = st_table_by_name(ps->store, tname);
                 if (!origin) return perr(ps, ps->tok.column, "no table named '%s'", tname);
                 if ((ps->rc = lex(ps)) || (ps->rc = expect(ps, T_DOT, "'.' and a property")))
@@ -412,6 +482,7 @@ static int parse_path(parser *ps, strata_table_t *t, q_step *steps, int *nsteps,
                 size_t pl = ps->tok.len < sizeof pname - 1 ? ps->tok.len : sizeof pname - 1;
                 memcpy(pname, ps->tok.p, pl);
                 pname[pl] = 0;
+                st_utf8_trim(pname, sizeof pname);
                 st_prop *lp = NULL;
                 for (uint32_t i = 0; i < origin->nprops; i++)
                     if (strcmp(origin->props[i].name, pname) == 0) lp = &origin->props[i];
