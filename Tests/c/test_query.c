@@ -774,6 +774,42 @@ static void literals_and_names_realm_accepts(void) {
     OK(strata_db_close(f.db, E));
 }
 
+/* Aggregates over a list of links, @count of a to-one link, a constant on the left of any
+ * operator, and a list of links compared with null (refused). */
+static void aggregates_of_links_and_constants_on_the_left(void) {
+    fixture f;
+    OK(build(&f, "aggl.db"));
+    EXPECT_NAMES(&f, "dogs.@sum.age > 5", "张三,小明");
+    EXPECT_NAMES(&f, "dogs.@sum.age == 0", "JOSE,");                  /* empty: 0 */
+    EXPECT_NAMES(&f, "dogs.@avg.age == 2.5", "José");
+    EXPECT_NAMES(&f, "dogs.@avg.age == NULL", "JOSE,");               /* empty: null */
+    EXPECT_NAMES(&f, "dogs.@min.age == 1", "张三,李四");
+    EXPECT_NAMES(&f, "dogs.@max.age >= 5 AND dogs.@count > 0", "张三,小明");
+    EXPECT_NAMES(&f, "dogs.@min.age == NULL", "JOSE,");
+    EXPECT_NAMES(&f, "company.@count == 1", "张三,李四,José,JOSE");
+    EXPECT_NAMES(&f, "company.@count == 0", "小明,");
+    EXPECT_IN(&f, "Dog", "@links.Person.dogs.@max.age == 45", "小黑,Zoë");
+    EXPECT_IN(&f, "Dog", "@links.Person.dogs.@sum.age == 0", "");
+    EXPECT_NAMES(&f, "5 < age AND 40 >= age", "张三,李四,小明");
+    EXPECT_NAMES(&f, "NULL == company", "小明,");
+    EXPECT_NAMES(&f, "'张三丰' CONTAINS name", "张三,");              /* "" is in every text */
+    EXPECT_NAMES(&f, "'JOSE MARIA' BEGINSWITH name AND name != ''", "JOSE");
+    EXPECT_NAMES(&f, "'xJOSE' ENDSWITH[c] name AND name != ''", "JOSE");
+    EXPECT_NAMES(&f, "'xJOSE' ENDSWITH[cd] name AND name != ''", "José,JOSE");
+    EXPECT_NAMES(&f, "'José' LIKE[c] name", "José");
+    strata_txn_t *r;
+    strata_query_t *q;
+    OK(strata_txn_begin(f.db, STRATA_TXN_READ, &r, E));
+    EXPECT_CODE(strata_query_compile(r, "Person", "dogs == NULL", &q, E), STRATA_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(tl_err.message, "never null"));
+    EXPECT_CODE(strata_query_compile(r, "Person", "dogs != nil", &q, E), STRATA_ERR_INVALID_ARGUMENT);
+    EXPECT_CODE(strata_query_compile(r, "Person", "dogs.@sum.name > 1", &q, E), STRATA_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(tl_err.message, "needs numbers"));
+    EXPECT_CODE(strata_query_compile(r, "Person", "dogs.@sum > 1", &q, E), STRATA_ERR_INVALID_ARGUMENT);
+    strata_txn_free(r);
+    OK(strata_db_close(f.db, E));
+}
+
 static const tl_test tests[] = {
     TL_TEST(comparisons_strings_and_logic),
     TL_TEST(paths_arguments_and_suffixes),
@@ -783,6 +819,7 @@ static const tl_test tests[] = {
     TL_TEST(literals_of_every_kind),
     TL_TEST(unicode_folding_and_like),
     TL_TEST(literals_and_names_realm_accepts),
+    TL_TEST(aggregates_of_links_and_constants_on_the_left),
     TL_TEST(random_predicates_match_brute_force),
 };
 

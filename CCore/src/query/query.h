@@ -35,6 +35,8 @@ typedef struct q_expr {
     q_step steps[Q_MAX_PATH];
     int nsteps;
     q_agg agg;               /* @count/@size, @sum, @avg, @min, @max on the last step */
+    bool agg_links;          /* list.@sum.property: the aggregate is of the last step's values
+                                over the objects of the step before it (a list of links) */
     struct q_node *sub;      /* QE_SUBQUERY: the predicate on each object of the collection */
     /* QE_CONST (strings point into the query's own storage) */
     strata_value value;
@@ -63,6 +65,8 @@ typedef struct q_node {
     int nkids;
     q_op op;
     unsigned flags;
+    bool reversed;           /* a string operator with the constant on the left:
+                                'abc' CONTAINS name is true where name is in 'abc' */
     q_quant quant;
     q_expr lhs, rhs;         /* rhs is a list for IN {..} and BETWEEN */
 } q_node;

@@ -216,9 +216,11 @@ static bool string_match(const rnode *r, const strata_value *v, int i) {
     const strata_value *c = &r->vals[i];
     q_op op = r->q->op;
     if (r->folded && c->type == STRATA_TYPE_STRING && v->type == STRATA_TYPE_STRING) {
-        st_text s;
-        if (st_text_fold(v->u.bytes.data, v->u.bytes.len, r->q->flags, &s)) return false;
-        const st_text *p = &r->folded[i];
+        st_text folded;
+        if (st_text_fold(v->u.bytes.data, v->u.bytes.len, r->q->flags, &folded)) return false;
+        /* s is the text, p the part or pattern: the constant is the text when reversed */
+        const st_text *p = r->q->reversed ? &folded : &r->folded[i];
+        const st_text s = r->q->reversed ? r->folded[i] : folded;
         bool m = false;
         switch (op) {
         case QO_EQ: case QO_NE: case QO_IN: m = s.n == p->n && text_eq(&s, p, 0); break;
@@ -230,11 +232,16 @@ static bool string_match(const rnode *r, const strata_value *v, int i) {
         case QO_LIKE: m = st_text_like(&s, p); break;
         default: break;
         }
-        st_text_free(&s);
+        st_text_free(&folded);
         return op == QO_NE ? !m : m;
     }
     const uint8_t *a = v->u.bytes.data, *b = c->u.bytes.data;
     size_t al = v->u.bytes.len, bl = c->u.bytes.len;
+    if (r->q->reversed) { /* the constant is the text */
+        const uint8_t *tb = a;
+        size_t tl = al;
+        a = b, al = bl, b = tb, bl = tl;
+    }
     switch (op) {
     case QO_BEGINS: return al >= bl && memcmp(a, b, bl) == 0;
     case QO_ENDS: return al >= bl && memcmp(a + al - bl, b, bl) == 0;
@@ -330,17 +337,10 @@ static int feed(exec *x, qstate *st, const strata_value *v) {
     return 0;
 }
 
-static int aggregate(exec *x, const q_expr *e, st_prop *p, strata_table_t *t, const strata_value *v,
-                     strata_value *out) {
-    if (!(p->flags & STRATA_PROP_LIST)) { /* @count/@size of a string */
-        out->type = STRATA_TYPE_INT;
-        out->u.i = v->type == STRATA_TYPE_STRING ? (int64_t)st_utf8_length(v->u.bytes.data, v->u.bytes.len)
-                 : v->type == STRATA_TYPE_BINARY ? (int64_t)v->u.bytes.len : 0;
-        return STRATA_OK;
-    }
-    strata_value *el;
-    size_t n;
-    if ((x->rc = st_list_load(t, p, (uint64_t)v->u.i, &el, &n, x->err))) return x->rc;
+/* The aggregate of values el[0..n) of a property of type `type`: @sum of none is 0, the others
+ * null. */
+static void agg_values(q_agg agg, strata_type type, const strata_value *el, size_t n,
+                       strata_value *out) {
     double sum = 0;
     int64_t isum = 0;
     size_t cnt = 0;
@@ -354,15 +354,15 @@ static int aggregate(exec *x, const q_expr *e, st_prop *p, strata_table_t *t, co
         if (el[i].type == STRATA_TYPE_INT) isum += el[i].u.i;
         bool ok;
         if (best.type == STRATA_TYPE_NULL ||
-            (e->agg == QA_MIN && value_order(&el[i], &best, &ok) < 0) ||
-            (e->agg == QA_MAX && value_order(&el[i], &best, &ok) > 0))
+            (agg == QA_MIN && value_order(&el[i], &best, &ok) < 0) ||
+            (agg == QA_MAX && value_order(&el[i], &best, &ok) > 0))
             best = el[i];
     }
-    switch (e->agg) {
+    switch (agg) {
     case QA_COUNT: *out = (strata_value){.type = STRATA_TYPE_INT, .u.i = (int64_t)n}; break;
     case QA_SUM:
-        *out = p->type == STRATA_TYPE_INT ? (strata_value){.type = STRATA_TYPE_INT, .u.i = isum}
-                                          : (strata_value){.type = STRATA_TYPE_DOUBLE, .u.d = sum};
+        *out = type == STRATA_TYPE_INT ? (strata_value){.type = STRATA_TYPE_INT, .u.i = isum}
+                                       : (strata_value){.type = STRATA_TYPE_DOUBLE, .u.d = sum};
         break;
     case QA_AVG:
         *out = cnt ? (strata_value){.type = STRATA_TYPE_DOUBLE, .u.d = sum / (double)cnt}
@@ -371,6 +371,21 @@ static int aggregate(exec *x, const q_expr *e, st_prop *p, strata_table_t *t, co
     default: *out = best; break;
     }
     if (out->type == STRATA_TYPE_FLOAT) *out = (strata_value){.type = STRATA_TYPE_DOUBLE, .u.d = out->u.f};
+}
+
+static int aggregate(exec *x, const q_expr *e, st_prop *p, strata_table_t *t, const strata_value *v,
+                     strata_value *out) {
+    if (!(p->flags & STRATA_PROP_LIST)) { /* @count/@size of a string, or of a to-one link */
+        out->type = STRATA_TYPE_INT;
+        out->u.i = v->type == STRATA_TYPE_STRING ? (int64_t)st_utf8_length(v->u.bytes.data, v->u.bytes.len)
+                 : v->type == STRATA_TYPE_BINARY ? (int64_t)v->u.bytes.len
+                 : v->type == STRATA_TYPE_LINK ? 1 : 0;
+        return STRATA_OK;
+    }
+    strata_value *el;
+    size_t n;
+    if ((x->rc = st_list_load(t, p, (uint64_t)v->u.i, &el, &n, x->err))) return x->rc;
+    agg_values(e->agg, (strata_type)p->type, el, n, out);
     free(el);
     return STRATA_OK;
 }
@@ -441,7 +456,7 @@ static void keyvec_unique(keyvec *k) {
  * quantifiers ask whether any, all or none of the values match, which repeats do not change. */
 static bool fans_out_twice(const q_expr *e) {
     int many = 0;
-    for (int i = 0; i + 1 < e->nsteps; i++) many += q_step_many(&e->steps[i]);
+    for (int i = 0; i + 1 < e->nsteps - e->agg_links; i++) many += q_step_many(&e->steps[i]);
     return many >= 2;
 }
 
@@ -451,7 +466,8 @@ static int walk_hops(exec *x, qstate *st, const q_expr *e, strata_table_t *t, in
     bool null = false;
     int rc = keyvec_push(&cur, key) ? -1 : 0;
     if (rc) x->rc = st_err(x->err, STRATA_ERR_NO_MEMORY, "out of memory");
-    for (int i = 0; rc == 0 && i + 1 < e->nsteps; i++) {
+    int end = e->nsteps - 1 - e->agg_links; /* the step walked per object at the end */
+    for (int i = 0; rc == 0 && i < end; i++) {
         strata_table_t *nt = NULL;
         next.n = 0;
         for (size_t j = 0; rc == 0 && j < cur.n; j++)
@@ -462,7 +478,7 @@ static int walk_hops(exec *x, qstate *st, const q_expr *e, strata_table_t *t, in
         next = tmp;
         if (nt) t = nt;
     }
-    for (size_t j = 0; rc == 0 && j < cur.n; j++) rc = walk(x, st, e, e->nsteps - 1, t, cur.v[j], NULL);
+    for (size_t j = 0; rc == 0 && j < cur.n; j++) rc = walk(x, st, e, end, t, cur.v[j], NULL);
     if (rc == 0 && null) { /* a null to-one link on the way yields null */
         strata_value nv = {.type = STRATA_TYPE_NULL};
         rc = feed(x, st, &nv);
@@ -472,8 +488,38 @@ static int walk_hops(exec *x, qstate *st, const q_expr *e, strata_table_t *t, in
     return rc;
 }
 
+/* list.@sum.property from object (t, key): the property of each object the list (or
+ * backlinks) step i reaches, aggregated into one value. */
+static int walk_agg_links(exec *x, qstate *st, const q_expr *e, int i, strata_table_t *t,
+                          int64_t key, const st_objref *ref) {
+    keyvec k = {0};
+    strata_table_t *next = NULL, *vt;
+    bool null = false;
+    st_prop *vp;
+    if (step_keys(x, &e->steps[i], t, key, ref, &k, &next, &null) ||
+        step_prop(x, &e->steps[i + 1], &vt, &vp))
+        return free(k.v), -1;
+    strata_value *vals = malloc((k.n ? k.n : 1) * sizeof *vals);
+    int rc = vals ? 0 : (x->rc = st_err(x->err, STRATA_ERR_NO_MEMORY, "out of memory"), -1);
+    for (size_t j = 0; rc == 0 && j < k.n; j++) {
+        st_objref r;
+        if ((x->rc = st_obj_locate(vt, k.v[j], &r, x->err)) ||
+            (x->rc = st_obj_read(vt, &r, vp, &vals[j], x->err)))
+            rc = -1;
+    }
+    if (rc == 0) {
+        strata_value a;
+        agg_values(e->agg, (strata_type)vp->type, vals, k.n, &a);
+        rc = feed(x, st, &a);
+    }
+    free(vals);
+    free(k.v);
+    return rc;
+}
+
 static int walk(exec *x, qstate *st, const q_expr *e, int i, strata_table_t *t, int64_t key,
                 const st_objref *ref) {
+    if (e->agg_links && i == e->nsteps - 2) return walk_agg_links(x, st, e, i, t, key, ref);
     strata_table_t *pt;
     st_prop *p;
     if (step_prop(x, &e->steps[i], &pt, &p)) return -1;
@@ -748,7 +794,7 @@ static const rnode *index_node(exec *x, const rnode *r) {
     if (r->q->kind != QN_CMP) return NULL;
     const q_node *q = r->q;
     if (q->lhs.kind != QE_PATH || q->lhs.nsteps != 1 || q->lhs.agg != QA_NONE ||
-        q->quant != QQ_ANY || q->flags || q->lhs.steps[0].back)
+        q->quant != QQ_ANY || q->flags || q->reversed || q->lhs.steps[0].back)
         return NULL;
     strata_table_t *t;
     st_prop *p;

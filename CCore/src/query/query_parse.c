@@ -429,7 +429,7 @@ static strata_table_t *table_of(parser *ps, uint32_t id) { return st_table_by_id
 /* keypath: ident ("." ident)*, resolved from table t; an aggregate suffix is allowed at the end
  * when allow_agg. */
 static int parse_path(parser *ps, strata_table_t *t, q_step *steps, int *nsteps, q_agg *agg,
-                      bool allow_agg) {
+                      bool *agg_links, bool allow_agg) {
     *nsteps = 0;
     if (agg) *agg = QA_NONE;
     strata_table_t *cur = t;
@@ -501,15 +501,43 @@ static int parse_path(parser *ps, strata_table_t *t, q_step *steps, int *nsteps,
             const q_step *last = &steps[*nsteps - 1];
             bool list = q_step_many(last);
             bool text = last->type == STRATA_TYPE_STRING || last->type == STRATA_TYPE_BINARY;
-            if (a == QA_COUNT ? !(list || text) : !list)
+            bool link = last->type == STRATA_TYPE_LINK;
+            if (a == QA_COUNT ? !(list || text || link) : !list)
                 return perr(ps, col, "%s needs a list%s, and '%s' is not one", name,
-                            a == QA_COUNT ? " or a string" : "", table_of(ps, last->table) ?
+                            a == QA_COUNT ? ", a string or a link" : "", table_of(ps, last->table) ?
                             st_prop_find(table_of(ps, last->table), last->col)->name : "?");
-            if (a != QA_COUNT && a != QA_NONE && (last->back || (last->type != STRATA_TYPE_INT &&
-                last->type != STRATA_TYPE_DOUBLE && last->type != STRATA_TYPE_FLOAT)))
-                return perr(ps, col, "%s needs a list of numbers", name);
             *agg = a;
-            return lex(ps);
+            if ((ps->rc = lex(ps))) return ps->rc;
+            if (a != QA_COUNT && link) { /* dogs.@sum.age: a number of each linked object */
+                if (*nsteps == Q_MAX_PATH)
+                    return perr(ps, col, "a key path of more than %d steps", Q_MAX_PATH);
+                if (ps->tok.kind != T_DOT)
+                    return perr(ps, ps->tok.column, "expected '.' and a property after %s over "
+                                "a list of links", name);
+                if ((ps->rc = lex(ps))) return ps->rc;
+                strata_table_t *target = last->back ? table_of(ps, last->table) : cur;
+                if (ps->tok.kind != T_IDENT || ps->tok.p[0] == '@')
+                    return perr(ps, ps->tok.column, "expected a property of '%s'", target->name);
+                char pn[STRATA_MAX_NAME + 2];
+                size_t pl = ps->tok.len < sizeof pn - 1 ? ps->tok.len : sizeof pn - 1;
+                memcpy(pn, ps->tok.p, pl);
+                pn[pl] = 0;
+                st_utf8_trim(pn, sizeof pn);
+                st_prop *ep = NULL;
+                for (uint32_t i = 0; i < target->nprops; i++)
+                    if (strcmp(target->props[i].name, pn) == 0) ep = &target->props[i];
+                if (!ep) return perr(ps, ps->tok.column, "table '%s' has no property '%s'", target->name, pn);
+                if ((ep->flags & STRATA_PROP_LIST) || !q_numeric((strata_type)ep->type))
+                    return perr(ps, ps->tok.column, "%s needs numbers, and '%s.%s' is a %s", name,
+                                target->name, pn, (ep->flags & STRATA_PROP_LIST) ? "list"
+                                : st_type_name((strata_type)ep->type));
+                steps[(*nsteps)++] = (q_step){target->id, ep->id, ep->type, ep->flags, false};
+                if (agg_links) *agg_links = true;
+                return lex(ps);
+            }
+            if (a != QA_COUNT && (last->back || !q_numeric((strata_type)last->type)))
+                return perr(ps, col, "%s needs a list of numbers", name);
+            return STRATA_OK;
         }
         if (*nsteps == Q_MAX_PATH) return perr(ps, col, "a key path of more than %d steps", Q_MAX_PATH);
         if (!cur) return perr(ps, col, "'%s' follows a property that is not a link", name);
@@ -596,7 +624,7 @@ static int parse_subquery(parser *ps, q_expr *e) {
     int col = ps->tok.column;
     if ((ps->rc = lex(ps)) || (ps->rc = expect(ps, T_LPAREN, "'(' after SUBQUERY"))) return ps->rc;
     strata_table_t *root = st_table_by_id(ps->store, ps->q->table_id);
-    if (parse_path(ps, root, e->steps, &e->nsteps, NULL, false)) return ps->rc;
+    if (parse_path(ps, root, e->steps, &e->nsteps, NULL, NULL, false)) return ps->rc;
     const q_step *last = &e->steps[e->nsteps - 1];
     if (!q_step_many(last) || last->type != STRATA_TYPE_LINK)
         return perr(ps, col, "SUBQUERY needs a list of links or @links as its collection");
@@ -638,7 +666,7 @@ static int parse_operand(parser *ps, q_expr *e) {
         if (word_is(t, "SUBQUERY")) return parse_subquery(ps, e);
         e->kind = QE_PATH;
         strata_table_t *root = st_table_by_id(ps->store, ps->q->table_id);
-        return parse_path(ps, root, e->steps, &e->nsteps, &e->agg, true);
+        return parse_path(ps, root, e->steps, &e->nsteps, &e->agg, &e->agg_links, true);
     }
     return parse_constant(ps, e);
 }
@@ -753,13 +781,16 @@ __attribute__((noinline)) static q_node *parse_comparison(parser *ps) {
     } else if (parse_operand(ps, &n->rhs)) {
         return NULL;
     }
-    /* the property on the left */
+    /* the property on the left: a comparison is mirrored; a string operator remembers that
+     * the constant is the text and the property the part ('abc' CONTAINS name) */
     if (n->lhs.kind != QE_PATH && n->lhs.kind != QE_SUBQUERY &&
-        (n->rhs.kind == QE_PATH || n->rhs.kind == QE_SUBQUERY) && n->op <= QO_GE) {
+        (n->rhs.kind == QE_PATH || n->rhs.kind == QE_SUBQUERY) &&
+        (n->op <= QO_GE || (n->op >= QO_BEGINS && n->op <= QO_LIKE))) {
         q_expr tmp = n->lhs;
         n->lhs = n->rhs;
         n->rhs = tmp;
-        n->op = mirror(n->op);
+        if (n->op <= QO_GE) n->op = mirror(n->op);
+        else n->reversed = true;
     }
     if (n->lhs.kind != QE_PATH && n->lhs.kind != QE_SUBQUERY) {
         perr(ps, n->lhs.column, "expected a property on one side of the comparison");
@@ -770,10 +801,18 @@ __attribute__((noinline)) static q_node *parse_comparison(parser *ps) {
         return NULL;
     }
     bool through_list = false;
+    int agg_at = n->lhs.nsteps - 1 - n->lhs.agg_links; /* the step an aggregate folds */
     for (int i = 0; n->lhs.kind == QE_PATH && i < n->lhs.nsteps; i++)
-        through_list |= q_step_many(&n->lhs.steps[i]) && !(i == n->lhs.nsteps - 1 && n->lhs.agg);
+        through_list |= q_step_many(&n->lhs.steps[i]) && !(i == agg_at && n->lhs.agg);
     if (quantified && !through_list) {
         perr(ps, qcol, "ANY, ALL and NONE need a path through a list");
+        return NULL;
+    }
+    const q_step *last = n->lhs.kind == QE_PATH ? &n->lhs.steps[n->lhs.nsteps - 1] : NULL;
+    if (last && q_step_many(last) && last->type == STRATA_TYPE_LINK && n->lhs.agg == QA_NONE &&
+        n->rhs.kind == QE_CONST &&
+        n->rhs.value.type == STRATA_TYPE_NULL && (n->op == QO_EQ || n->op == QO_NE)) {
+        perr(ps, n->rhs.column, "a list of links is never null: compare its @count with 0 instead");
         return NULL;
     }
     if (check_const(ps, &n->lhs, &n->rhs, n->op)) return NULL;
@@ -861,7 +900,7 @@ static int parse_keylist(parser *ps, q_sort *out, int *n, bool sort) {
         q_sort *s = &out[(*n)++];
         memset(s, 0, sizeof *s);
         int col = ps->tok.column;
-        if (parse_path(ps, root, s->steps, &s->nsteps, NULL, false)) return ps->rc;
+        if (parse_path(ps, root, s->steps, &s->nsteps, NULL, NULL, false)) return ps->rc;
         for (int i = 0; i < s->nsteps; i++)
             if (q_step_many(&s->steps[i]))
                 return perr(ps, col, "cannot %s by a list", sort ? "sort" : "be distinct");
