@@ -451,11 +451,43 @@ typedef struct robj {
 static robj data[RN];
 
 static const char *rstrings[] = {"", "a", "ab", "abc", "b", "ba", "张", "张三", "é", "E"};
+static const char *rtexts[] = {"abc", "xbay", "张三丰", "aé", "", "bab"}; /* 'text' op s */
+static const char *rpatterns[] = {"*", "a*", "*b", "?", "??", "a?", "*张*", "*a*b*", "?*", "b?a",
+                                  "张?", "*?*"};
+
+/* LIKE by brute force: '*' any run of characters (UTF-8), '?' one. */
+static size_t u8len(const char *s) {
+    unsigned char c = (unsigned char)*s;
+    return c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+}
+static bool like(const char *s, const char *p) {
+    if (!*p) return !*s;
+    if (*p == '*') {
+        for (const char *t = s;; t += u8len(t)) {
+            if (like(t, p + 1)) return true;
+            if (!*t) return false;
+        }
+    }
+    if (!*s) return false;
+    if (*p == '?') return like(s + u8len(s), p + 1);
+    size_t n = u8len(p);
+    return strncmp(s, p, n) == 0 && like(s + n, p + n);
+}
+
+/* [c] and [cd] on the strings above: ASCII lower case; [d] also takes é to e. */
+static void fold(const char *s, bool d, char *out) {
+    for (; *s; s++) {
+        if (d && (unsigned char)s[0] == 0xC3 && (unsigned char)s[1] == 0xA9) *out++ = 'e', s++;
+        else *out++ = (char)((*s >= 'A' && *s <= 'Z') ? *s + 32 : *s);
+    }
+    *out = 0;
+}
 
 /* A random predicate: its text into out, its truth for object i by eval. */
 typedef struct pred {
     int kind;        /* 0 cmp a, 1 cmp b, 2 flag, 3 string op, 4 and, 5 or, 6 not, 7 between a,
-                        8 cmp c, 9 c IN {k, k2, k3} */
+                        8 cmp c, 9 c IN {k, k2, k3}, 10 a op b, 11 b op c, 12 'str' op s,
+                        13 s LIKE pattern, 14 c op hex, 15 s ==[c]/[cd] 'str' */
     int op;          /* 0 == 1 != 2 < 3 <= 4 > 5 >= ; strings: 0 == 1 BEGINSWITH 2 ENDSWITH 3 CONTAINS */
     int64_t k, k2, k3;
     bool null_const;
@@ -469,14 +501,19 @@ static int npool;
 static pred *gen(int depth) {
     pred *p = &pool[npool++];
     memset(p, 0, sizeof *p);
-    int kind = (int)(rnd() % (depth > 2 ? 4 : 10));
+    int kind = (int)(rnd() % (depth > 2 ? 4 : 16));
     if (kind == 7 && rnd() % 2) kind = 0;
+    if (depth > 2 && rnd() % 2) kind = 10 + (int)(rnd() % 6);
     p->kind = kind;
     p->op = (int)(rnd() % 6);
     p->k = (int64_t)(rnd() % 21) - 10;
     p->k2 = p->k + (int64_t)(rnd() % 8);
     p->null_const = kind == 0 && p->op < 2 && rnd() % 5 == 0;
     if (kind == 3) p->op = (int)(rnd() % 4), p->str = rstrings[rnd() % 10];
+    if (kind == 12) p->op = 1 + (int)(rnd() % 3), p->str = rtexts[rnd() % 6];
+    if (kind == 13) p->str = rpatterns[rnd() % 12];
+    if (kind == 14) p->k = data[rnd() % RN].c + (int64_t)(rnd() % 3) - 1;
+    if (kind == 15) p->op = (int)(rnd() % 2), p->str = rstrings[rnd() % 10];
     if (kind >= 8) { /* near some object's c (in any cluster), or far from all */
         int64_t *ks[] = {&p->k, &p->k2, &p->k3};
         for (int i = 0; i < 3; i++)
@@ -506,6 +543,15 @@ static void text(const pred *p, char *out) {
     case 7: sprintf(out, "a BETWEEN {%lld, %lld}", (long long)p->k, (long long)p->k2); break;
     case 8: sprintf(out, "c %s %lld", ops[p->op], (long long)p->k); break;
     case 9: sprintf(out, "c IN {%lld, %lld, %lld}", (long long)p->k, (long long)p->k2, (long long)p->k3); break;
+    case 10: sprintf(out, "a %s b", ops[p->op]); break;
+    case 11: sprintf(out, "b %s c", ops[p->op]); break;
+    case 12: sprintf(out, "'%s' %s s", p->str, sops[p->op]); break;
+    case 13: sprintf(out, "s LIKE '%s'", p->str); break;
+    case 14:
+        sprintf(out, "c %s %s0x%llx", ops[p->op], p->k < 0 ? "-" : "",
+                (unsigned long long)(p->k < 0 ? -(uint64_t)p->k : (uint64_t)p->k));
+        break;
+    case 15: sprintf(out, "s ==%s '%s'", p->op ? "[cd]" : "[c]", p->str); break;
     }
 }
 
@@ -545,7 +591,25 @@ static bool eval(const pred *p, const robj *o) {
     case 6: return !eval(p->l, o);
     case 7: return !o->a_null && o->a >= p->k && o->a <= p->k2;
     case 8: return cmp_int(p->op, o->c, p->k);
-    default: return o->c == p->k || o->c == p->k2 || o->c == p->k3;
+    case 9: return o->c == p->k || o->c == p->k2 || o->c == p->k3;
+    case 10: return o->a_null ? p->op == 1 : cmp_int(p->op, o->a, o->b);
+    case 11: return cmp_int(p->op, o->b, o->c);
+    case 12: { /* the constant is the text, s the part */
+        size_t sl = strlen(o->s), kl = strlen(p->str);
+        switch (p->op) {
+        case 1: return kl >= sl && memcmp(p->str, o->s, sl) == 0;
+        case 2: return kl >= sl && memcmp(p->str + kl - sl, o->s, sl) == 0;
+        default: return strstr(p->str, o->s) != NULL;
+        }
+    }
+    case 13: return like(o->s, p->str);
+    case 14: return cmp_int(p->op, o->c, p->k);
+    default: {
+        char a[64], b[64];
+        fold(o->s, p->op == 1, a);
+        fold(p->str, p->op == 1, b);
+        return strcmp(a, b) == 0;
+    }
     }
 }
 
@@ -810,6 +874,40 @@ static void aggregates_of_links_and_constants_on_the_left(void) {
     OK(strata_db_close(f.db, E));
 }
 
+/* Two properties compared, through links, lists and aggregates. */
+static void two_properties_compared(void) {
+    fixture f;
+    OK(build(&f, "twoprops.db"));
+    EXPECT_NAMES(&f, "age > score", "张三,小明,José");                 /* int with double, nulls */
+    EXPECT_NAMES(&f, "score < age AND age < 40", "张三,小明");
+    EXPECT_NAMES(&f, "nick == nick", "张三,李四,小明,José,JOSE,");    /* null equals null */
+    EXPECT_NAMES(&f, "name == nick", "");
+    EXPECT_NAMES(&f, "ANY dogs.age < score", "张三,小明,José");
+    EXPECT_NAMES(&f, "ALL dogs.age < score", "张三,小明,JOSE,");
+    EXPECT_NAMES(&f, "NONE dogs.age >= score", "张三,李四,小明,JOSE,"); /* 1 >= null is false */
+    EXPECT_NAMES(&f, "dogs.@count == company.@count", "李四,");
+    EXPECT_NAMES(&f, "dogs.@max.age > dogs.@avg.age", "张三,José");
+    EXPECT_NAMES(&f, "ANY dogs.name == dogs.name", "张三,李四,小明,José");
+    EXPECT_NAMES(&f, "name BEGINSWITH[cd] 'jos' AND nick !=[c] name", "José,JOSE");
+    EXPECT_NAMES(&f, "company.name CONTAINS[c] company.name AND company.name != 'GOOGLE'", "李四,JOSE");
+    EXPECT_NAMES(&f, "company == company", "张三,李四,小明,José,JOSE,");
+    EXPECT_NAMES(&f, "company != company", "");
+    EXPECT_IN(&f, "Dog", "age <= @links.Person.dogs.@min.age", "小黑,小白,旺财,Rex,Zoë");
+    EXPECT_IN(&f, "Dog", "ANY @links.Person.dogs.score <= age", "小黑");
+    EXPECT_NAMES(&f, "SUBQUERY(dogs, $d, $d.age > 2).@count == dogs.@count AND dogs.@count > 0",
+                 "小明");
+    strata_txn_t *r;
+    strata_query_t *q;
+    OK(strata_txn_begin(f.db, STRATA_TXN_READ, &r, E));
+    EXPECT_CODE(strata_query_compile(r, "Person", "age > name", &q, E), STRATA_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(tl_err.message, "cannot compare age (a int) with name (a string)"));
+    EXPECT_CODE(strata_query_compile(r, "Person", "ANY dogs == company", &q, E), STRATA_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(tl_err.message, "different tables"));
+    EXPECT_CODE(strata_query_compile(r, "Person", "name CONTAINS age", &q, E), STRATA_ERR_INVALID_ARGUMENT);
+    strata_txn_free(r);
+    OK(strata_db_close(f.db, E));
+}
+
 static const tl_test tests[] = {
     TL_TEST(comparisons_strings_and_logic),
     TL_TEST(paths_arguments_and_suffixes),
@@ -820,6 +918,7 @@ static const tl_test tests[] = {
     TL_TEST(unicode_folding_and_like),
     TL_TEST(literals_and_names_realm_accepts),
     TL_TEST(aggregates_of_links_and_constants_on_the_left),
+    TL_TEST(two_properties_compared),
     TL_TEST(random_predicates_match_brute_force),
 };
 

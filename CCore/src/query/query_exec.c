@@ -36,6 +36,9 @@ typedef struct rnode {
     st_text *folded;         /* string right sides under [c]/[d] or LIKE: folded code points */
     bool fast;               /* packed integer comparison on the root table's column */
     struct rnode *sub;       /* SUBQUERY: the bound inner predicate */
+    struct rnode *rsub;      /* a SUBQUERY on the right side */
+    bool any_val;            /* a property on the right: vals are its values for one object,
+                                and a left value matches when it matches any of them */
 } rnode;
 
 typedef struct exec {
@@ -53,6 +56,7 @@ static void rnode_free(rnode *r) {
     for (int i = 0; r->kids && i < r->q->nkids; i++) rnode_free(r->kids[i]);
     free(r->kids);
     rnode_free(r->sub);
+    rnode_free(r->rsub);
     if (r->folded) {
         for (int i = 0; i < r->nvals; i++) st_text_free(&r->folded[i]);
         free(r->folded);
@@ -112,6 +116,15 @@ static int bind(exec *x, const q_node *q, const strata_value *args, size_t nargs
     if (q->lhs.kind == QE_SUBQUERY && bind(x, q->lhs.sub, args, nargs, &r->sub)) return x->rc;
     /* the right side's values */
     const q_expr *rhs = &q->rhs;
+    if (rhs->kind == QE_PATH || rhs->kind == QE_SUBQUERY) { /* read per object (cmp_paths) */
+        for (int i = 0; i < rhs->nsteps; i++) {
+            strata_table_t *t;
+            st_prop *p;
+            if (step_prop(x, &rhs->steps[i], &t, &p)) return x->rc;
+        }
+        if (rhs->kind == QE_SUBQUERY && bind(x, rhs->sub, args, nargs, &r->rsub)) return x->rc;
+        return STRATA_OK;
+    }
     if (rhs->kind == QE_LIST) {
         r->nvals = rhs->nitems;
         r->vals = calloc((size_t)r->nvals + 1, sizeof *r->vals);
@@ -293,7 +306,11 @@ static bool matches(const rnode *r, const strata_value *v) {
         int lo = value_order(v, &r->vals[0], &ok1), hi = value_order(v, &r->vals[1], &ok2);
         return ok1 && ok2 && lo >= 0 && hi <= 0;
     }
-    default: return match_one(r, v, 0);
+    default:
+        if (!r->any_val) return match_one(r, v, 0);
+        for (int i = 0; i < r->nvals; i++)
+            if (match_one(r, v, i)) return true;
+        return false;
     }
 }
 
@@ -317,14 +334,33 @@ static int keyvec_push(keyvec *k, int64_t key) {
 }
 
 
+/* Values gathered from a path for one object (the right side of a comparison of two). */
+typedef struct valvec {
+    strata_value *v;
+    size_t n, cap;
+} valvec;
+
 typedef struct qstate {
     const rnode *r;
     int seen, hits;
+    valvec *collect;         /* gather the values instead of matching them */
 } qstate;
 
 /* Feed every value the path yields from object (t, key) at step i to the quantifier state;
  * returns 1 when the answer is known. */
 static int feed(exec *x, qstate *st, const strata_value *v) {
+    if (st->collect) {
+        valvec *c = st->collect;
+        if (c->n == c->cap) {
+            size_t cap = c->cap ? 2 * c->cap : 8;
+            strata_value *g = realloc(c->v, cap * sizeof *g);
+            if (!g) return x->rc = st_err(x->err, STRATA_ERR_NO_MEMORY, "out of memory"), -1;
+            c->v = g;
+            c->cap = cap;
+        }
+        c->v[c->n++] = *v;
+        return 0;
+    }
     st->seen++;
     bool m = matches(st->r, v);
     st->hits += m;
@@ -608,10 +644,58 @@ static int sub_visit(exec *x, void *arg, strata_table_t *t, int64_t key) {
     return 0;
 }
 
+static int cmp_object(exec *x, const rnode *r, strata_table_t *t, int64_t key,
+                      const st_objref *ref, bool *out);
+
+/* The values an operand that is a path (or SUBQUERY(...).@count) yields for object (t, key). */
+static int operand_values(exec *x, const q_expr *e, const rnode *sub, strata_table_t *t,
+                          int64_t key, const st_objref *ref, valvec *out) {
+    qstate st = {NULL, 0, 0, out};
+    if (e->kind == QE_SUBQUERY) {
+        sub_count c = {sub, 0};
+        if (walk_objects(x, e->steps, e->nsteps, 0, t, key, ref, sub_visit, &c) < 0) return -1;
+        strata_value v = {.type = STRATA_TYPE_INT, .u.i = c.count};
+        return feed(x, &st, &v) < 0 ? -1 : 0;
+    }
+    int w = fans_out_twice(e) ? walk_hops(x, &st, e, t, key, ref) : walk(x, &st, e, 0, t, key, ref);
+    return w < 0 ? -1 : 0;
+}
+
+/* A comparison of two properties on one object: the right side's values are read first, then
+ * the left side is matched against any of them (folded for [c], [d] and LIKE). */
+__attribute__((noinline)) static int cmp_paths(exec *x, const rnode *r, strata_table_t *t,
+                                               int64_t key, const st_objref *ref, bool *out) {
+    valvec vals = {0};
+    if (operand_values(x, &r->q->rhs, r->rsub, t, key, ref, &vals)) return free(vals.v), x->rc;
+    rnode one = *r;
+    one.vals = vals.v;
+    one.nvals = (int)vals.n;
+    one.any_val = true;
+    one.folded = NULL;
+    strata_type lt = q_expr_type(&r->q->lhs);
+    bool strings = lt == STRATA_TYPE_STRING || lt == STRATA_TYPE_MIXED;
+    int rc = STRATA_OK;
+    if (strings && (r->q->flags || r->q->op == QO_LIKE) && vals.n) {
+        one.folded = calloc(vals.n, sizeof *one.folded);
+        if (!one.folded) rc = x->rc = st_err(x->err, STRATA_ERR_NO_MEMORY, "out of memory");
+        for (size_t i = 0; rc == STRATA_OK && i < vals.n; i++)
+            if (vals.v[i].type == STRATA_TYPE_STRING &&
+                st_text_fold(vals.v[i].u.bytes.data, vals.v[i].u.bytes.len, r->q->flags, &one.folded[i]))
+                rc = x->rc = st_err(x->err, STRATA_ERR_NO_MEMORY, "out of memory");
+    }
+    if (rc == STRATA_OK) rc = cmp_object(x, &one, t, key, ref, out);
+    for (size_t i = 0; one.folded && i < vals.n; i++) st_text_free(&one.folded[i]);
+    free(one.folded);
+    free(vals.v);
+    return rc;
+}
+
 /* The comparison on one object of table t. */
 __attribute__((noinline)) static int cmp_object(exec *x, const rnode *r, strata_table_t *t,
                                                 int64_t key, const st_objref *ref, bool *out) {
-    qstate st = {r, 0, 0};
+    if (!r->any_val && (r->q->rhs.kind == QE_PATH || r->q->rhs.kind == QE_SUBQUERY))
+        return cmp_paths(x, r, t, key, ref, out);
+    qstate st = {r, 0, 0, NULL};
     if (r->q->lhs.kind == QE_SUBQUERY) {
         sub_count c = {r->sub, 0};
         if (walk_objects(x, r->q->lhs.steps, r->q->lhs.nsteps, 0, t, key, ref, sub_visit, &c) < 0)
@@ -794,7 +878,8 @@ static const rnode *index_node(exec *x, const rnode *r) {
     if (r->q->kind != QN_CMP) return NULL;
     const q_node *q = r->q;
     if (q->lhs.kind != QE_PATH || q->lhs.nsteps != 1 || q->lhs.agg != QA_NONE ||
-        q->quant != QQ_ANY || q->flags || q->reversed || q->lhs.steps[0].back)
+        q->quant != QQ_ANY || q->flags || q->reversed || q->lhs.steps[0].back ||
+        q->rhs.kind == QE_PATH || q->rhs.kind == QE_SUBQUERY)
         return NULL;
     strata_table_t *t;
     st_prop *p;

@@ -697,6 +697,35 @@ static int check_const(parser *ps, const q_expr *path, const q_expr *c, q_op op)
     return STRATA_OK;
 }
 
+/* The name of what an operand reads, for messages. */
+static const char *operand_name(parser *ps, const q_expr *e) {
+    if (e->kind == QE_SUBQUERY) return "SUBQUERY(...).@count";
+    const q_step *l = &e->steps[e->nsteps - 1];
+    st_prop *p = st_prop_find(table_of(ps, l->table), l->col);
+    return p ? p->name : "?";
+}
+
+/* Two properties compared (age > score, name == company.name): their types must compare. */
+static int check_paths(parser *ps, const q_node *n) {
+    strata_type lt = q_expr_type(&n->lhs), rt = q_expr_type(&n->rhs);
+    bool text = n->op >= QO_BEGINS && n->op <= QO_LIKE;
+    bool ok = text ? (lt == STRATA_TYPE_STRING || lt == STRATA_TYPE_BINARY || lt == STRATA_TYPE_MIXED) &&
+                     (rt == STRATA_TYPE_STRING || rt == STRATA_TYPE_BINARY || rt == STRATA_TYPE_MIXED)
+                   : q_comparable(lt, rt) || q_comparable(rt, lt);
+    if (ok && lt == STRATA_TYPE_LINK && rt == STRATA_TYPE_LINK && !n->lhs.agg && !n->rhs.agg) {
+        const q_step *a = &n->lhs.steps[n->lhs.nsteps - 1], *b = &n->rhs.steps[n->rhs.nsteps - 1];
+        uint32_t at = a->back ? a->table : st_prop_find(table_of(ps, a->table), a->col)->target;
+        uint32_t bt = b->back ? b->table : st_prop_find(table_of(ps, b->table), b->col)->target;
+        ok = at == bt;
+    }
+    if (!ok)
+        return perr(ps, n->rhs.column, "cannot compare %s (a %s) with %s (a %s)%s",
+                    operand_name(ps, &n->lhs), st_type_name(lt), operand_name(ps, &n->rhs),
+                    st_type_name(rt), lt == STRATA_TYPE_LINK && rt == STRATA_TYPE_LINK
+                    ? ": they link to different tables" : "");
+    return STRATA_OK;
+}
+
 /* ------------------------------------------------------------------ predicates */
 
 static q_node *new_node(parser *ps, q_node_kind k) {
@@ -796,10 +825,7 @@ __attribute__((noinline)) static q_node *parse_comparison(parser *ps) {
         perr(ps, n->lhs.column, "expected a property on one side of the comparison");
         return NULL;
     }
-    if (n->rhs.kind == QE_PATH || n->rhs.kind == QE_SUBQUERY) {
-        perr(ps, n->rhs.column, "comparing two properties is not supported yet");
-        return NULL;
-    }
+    if ((n->rhs.kind == QE_PATH || n->rhs.kind == QE_SUBQUERY) && check_paths(ps, n)) return NULL;
     bool through_list = false;
     int agg_at = n->lhs.nsteps - 1 - n->lhs.agg_links; /* the step an aggregate folds */
     for (int i = 0; n->lhs.kind == QE_PATH && i < n->lhs.nsteps; i++)
@@ -815,7 +841,8 @@ __attribute__((noinline)) static q_node *parse_comparison(parser *ps) {
         perr(ps, n->rhs.column, "a list of links is never null: compare its @count with 0 instead");
         return NULL;
     }
-    if (check_const(ps, &n->lhs, &n->rhs, n->op)) return NULL;
+    if (n->rhs.kind != QE_PATH && n->rhs.kind != QE_SUBQUERY && check_const(ps, &n->lhs, &n->rhs, n->op))
+        return NULL;
     return n;
 }
 
