@@ -447,6 +447,8 @@ typedef struct robj {
     int64_t c;       /* int whose leaves take every width: 2, 4, 8, 16, 32, 64 bits by cluster */
     bool flag;
     char s[16];      /* string, indexed in the indexed run */
+    int best;        /* a to-one link to another object, -1: null */
+    int nfriends, friends[3]; /* a list of links */
 } robj;
 static robj data[RN];
 
@@ -487,7 +489,9 @@ static void fold(const char *s, bool d, char *out) {
 typedef struct pred {
     int kind;        /* 0 cmp a, 1 cmp b, 2 flag, 3 string op, 4 and, 5 or, 6 not, 7 between a,
                         8 cmp c, 9 c IN {k, k2, k3}, 10 a op b, 11 b op c, 12 'str' op s,
-                        13 s LIKE pattern, 14 c op hex, 15 s ==[c]/[cd] 'str' */
+                        13 s LIKE pattern, 14 c op hex, 15 s ==[c]/[cd] 'str',
+                        16 friends.@agg.b op k (k2: the aggregate), 17 best.@count op k,
+                        18 ANY/ALL/NONE friends.b op b (k2: the quantifier), 19 best.b op c */
     int op;          /* 0 == 1 != 2 < 3 <= 4 > 5 >= ; strings: 0 == 1 BEGINSWITH 2 ENDSWITH 3 CONTAINS */
     int64_t k, k2, k3;
     bool null_const;
@@ -501,9 +505,9 @@ static int npool;
 static pred *gen(int depth) {
     pred *p = &pool[npool++];
     memset(p, 0, sizeof *p);
-    int kind = (int)(rnd() % (depth > 2 ? 4 : 16));
+    int kind = (int)(rnd() % (depth > 2 ? 4 : 20));
     if (kind == 7 && rnd() % 2) kind = 0;
-    if (depth > 2 && rnd() % 2) kind = 10 + (int)(rnd() % 6);
+    if (depth > 2 && rnd() % 2) kind = 10 + (int)(rnd() % 10);
     p->kind = kind;
     p->op = (int)(rnd() % 6);
     p->k = (int64_t)(rnd() % 21) - 10;
@@ -514,7 +518,10 @@ static pred *gen(int depth) {
     if (kind == 13) p->str = rpatterns[rnd() % 12];
     if (kind == 14) p->k = data[rnd() % RN].c + (int64_t)(rnd() % 3) - 1;
     if (kind == 15) p->op = (int)(rnd() % 2), p->str = rstrings[rnd() % 10];
-    if (kind >= 8) { /* near some object's c (in any cluster), or far from all */
+    if (kind == 16) p->k2 = (int64_t)(rnd() % 5), p->k = (int64_t)(rnd() % 600) - 300;
+    if (kind == 17) p->k = (int64_t)(rnd() % 3);
+    if (kind == 18) p->k2 = (int64_t)(rnd() % 3);
+    if (kind == 8 || kind == 9) { /* near some object's c (in any cluster), or far from all */
         int64_t *ks[] = {&p->k, &p->k2, &p->k3};
         for (int i = 0; i < 3; i++)
             *ks[i] = rnd() % 16 == 0 ? (rnd() % 2 ? 1 : -1) * ((int64_t)1 << 52)
@@ -552,6 +559,19 @@ static void text(const pred *p, char *out) {
                 (unsigned long long)(p->k < 0 ? -(uint64_t)p->k : (uint64_t)p->k));
         break;
     case 15: sprintf(out, "s ==%s '%s'", p->op ? "[cd]" : "[c]", p->str); break;
+    case 16: {
+        static const char *aggs[] = {"@sum", "@avg", "@min", "@max", "@count"};
+        if (p->k2 == 4) sprintf(out, "friends.@count %s %lld", ops[p->op], (long long)(p->k & 3));
+        else sprintf(out, "friends.%s.b %s %lld", aggs[p->k2], ops[p->op], (long long)p->k);
+        break;
+    }
+    case 17: sprintf(out, "best.@count %s %lld", ops[p->op], (long long)p->k); break;
+    case 18: {
+        static const char *qs[] = {"ANY", "ALL", "NONE"};
+        sprintf(out, "%s friends.b %s b", qs[p->k2], ops[p->op]);
+        break;
+    }
+    case 19: sprintf(out, "best.b %s c", ops[p->op]); break;
     }
 }
 
@@ -603,6 +623,37 @@ static bool eval(const pred *p, const robj *o) {
         }
     }
     case 13: return like(o->s, p->str);
+    case 16: {
+        if (p->k2 == 4) return cmp_int(p->op, o->nfriends, p->k & 3);
+        if (o->nfriends == 0) /* @sum of none is 0; the others are null */
+            return p->k2 == 0 ? cmp_int(p->op, 0, p->k) : p->op == 1;
+        int64_t sum = 0, mn = INT64_MAX, mx = INT64_MIN;
+        for (int i = 0; i < o->nfriends; i++) {
+            int64_t b = data[o->friends[i]].b;
+            sum += b;
+            if (b < mn) mn = b;
+            if (b > mx) mx = b;
+        }
+        if (p->k2 == 1) {
+            double avg = (double)sum / o->nfriends, k = (double)p->k;
+            switch (p->op) {
+            case 0: return avg == k;
+            case 1: return avg != k;
+            case 2: return avg < k;
+            case 3: return avg <= k;
+            case 4: return avg > k;
+            default: return avg >= k;
+            }
+        }
+        return cmp_int(p->op, p->k2 == 0 ? sum : p->k2 == 2 ? mn : mx, p->k);
+    }
+    case 17: return cmp_int(p->op, o->best >= 0, p->k);
+    case 18: {
+        int hits = 0;
+        for (int i = 0; i < o->nfriends; i++) hits += cmp_int(p->op, data[o->friends[i]].b, o->b);
+        return p->k2 == 0 ? hits > 0 : p->k2 == 1 ? hits == o->nfriends : hits == 0;
+    }
+    case 19: return o->best < 0 ? p->op == 1 : cmp_int(p->op, data[o->best].b, o->c);
     case 14: return cmp_int(p->op, o->c, p->k);
     default: {
         char a[64], b[64];
@@ -630,6 +681,9 @@ static void random_predicates_match_brute_force(void) {
         OK(strata_table_add_property(t, "c", STRATA_TYPE_INT, 0, NULL, &cc, E));
         OK(strata_table_add_property(t, "flag", STRATA_TYPE_BOOL, 0, NULL, &cf, E));
         OK(strata_table_add_property(t, "s", STRATA_TYPE_STRING, ix, NULL, &cs, E));
+        strata_col_t cbest, cfriends;
+        OK(strata_table_add_property(t, "best", STRATA_TYPE_LINK, 0, "R", &cbest, E));
+        OK(strata_table_add_property(t, "friends", STRATA_TYPE_LINK, STRATA_PROP_LIST, "R", &cfriends, E));
         tl_seed(0x853c49e6748fea9bull); /* the same data in both runs */
         for (int i = 0; i < RN; i++) {
             strata_key_t k;
@@ -649,6 +703,16 @@ static void random_predicates_match_brute_force(void) {
             OK(strata_obj_set(t, k, cc, (strata_value[]){vint(o->c)}, E));
             OK(strata_obj_set(t, k, cf, (strata_value[]){{.type = STRATA_TYPE_BOOL, .u.b = o->flag}}, E));
             OK(strata_obj_set(t, k, cs, (strata_value[]){vstr(o->s)}, E));
+        }
+        for (int i = 0; i < RN; i++) { /* links, once every object exists */
+            robj *o = &data[i];
+            o->best = rnd() % 4 == 0 ? -1 : (int)(rnd() % RN);
+            o->nfriends = (int)(rnd() % 4);
+            if (o->best >= 0) OK(strata_obj_set(t, i, cbest, (strata_value[]){vlink(o->best)}, E));
+            for (int j = 0; j < o->nfriends; j++) {
+                o->friends[j] = (int)(rnd() % RN);
+                OK(strata_list_insert(t, i, cfriends, (size_t)j, (strata_value[]){vlink(o->friends[j])}, E));
+            }
         }
         OK(strata_txn_commit(w, E));
         strata_txn_free(w);
