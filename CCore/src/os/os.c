@@ -449,25 +449,32 @@ int st_os_sync_fd(st_file *f, int fd, const char *name, strata_error *err) {
 }
 
 int st_os_ensure_size(st_file *f, uint64_t needed, strata_error *err) {
+    return st_os_ensure_room(f, needed, 0, err);
+}
+
+int st_os_ensure_room(st_file *f, uint64_t needed, uint64_t headroom, strata_error *err) {
     if (needed > f->map_size)
         return st_err(err, STRATA_ERR_MAP_FULL,
                       "'%s' needs %llu bytes but map_size is %llu; reopen with a larger map_size",
                       f->shown, (unsigned long long)needed, (unsigned long long)f->map_size);
     uint64_t have = atomic_load(&f->file_size);
-    if (f->mem || needed <= have) return STRATA_OK;
-    /* Grow by an eighth of the file, at least 1 MiB, at most 256 MiB, in whole MiB. */
+    if (f->mem || needed + headroom <= have) return STRATA_OK;
+    /* Grow by an eighth of the file (at least the headroom, 1 MiB, at most 256 MiB), in whole
+     * MiB: the headroom is taken from the chunk, so it costs no extra space. */
     uint64_t chunk = have / 8;
     if (chunk < (1u << 20)) chunk = 1u << 20;
     if (chunk > (256u << 20)) chunk = 256u << 20;
+    if (chunk < headroom) chunk = headroom;
     uint64_t target = needed + chunk;
     target = (target + (1u << 20) - 1) & ~(uint64_t)((1u << 20) - 1);
-    if (target > f->map_size) target = needed;
+    uint64_t least = needed + headroom < f->map_size ? needed + headroom : needed;
+    if (target > f->map_size) target = least;
     for (;;) {
         if (f->io.grow(f->io.ctx, f->fd, (off_t)target) == 0) break;
         if (errno == EINTR) continue;
         int e = errno;
-        if (target > needed && (e == ENOSPC || e == EDQUOT)) { /* the bare minimum may fit */
-            target = needed;
+        if (target > least && (e == ENOSPC || e == EDQUOT)) { /* the bare minimum may fit */
+            target = least;
             if (f->io.grow(f->io.ctx, f->fd, (off_t)target) == 0) break;
             e = errno;
         }

@@ -79,6 +79,9 @@ int st_os_open_log(st_file *f, uint64_t min_size, uint64_t create_size, strata_e
 
 /* Grow the file in chunks so that it holds at least `needed` bytes. */
 int st_os_ensure_size(st_file *f, uint64_t needed, strata_error *err);
+/* The file holds `needed` bytes and `headroom` more (grown in chunks of at least the headroom;
+ * on a full disk, exactly needed + headroom, else the error). */
+int st_os_ensure_room(st_file *f, uint64_t needed, uint64_t headroom, strata_error *err);
 
 /* Meta slots of an in-memory store are copied under a mutex (a file's go through the kernel). */
 void st_os_meta_lock(st_file *f);

@@ -558,7 +558,7 @@ static int room_at_end(strata_txn_t *txn, uint64_t end, bool *retry, strata_erro
     uint64_t reserve = reserve_pages(end);
     if (end + reserve <= have) return STRATA_OK;
     strata_error full = {0};
-    int rc = st_os_ensure_size(&db->file, (end + reserve) * ST_PAGE_SIZE, &full);
+    int rc = st_os_ensure_room(&db->file, end * ST_PAGE_SIZE, reserve * ST_PAGE_SIZE, &full);
     if (rc == STRATA_OK) return STRATA_OK;
     if (rc != STRATA_ERR_NO_SPACE) return st_err(err, rc, "%s", full.message);
     if ((rc = make_room(txn, retry, err)) || *retry) return rc;
