@@ -1,3 +1,4 @@
+import CCore
 import Foundation
 
 /// The objects of a class in a Realm: lazy (nothing is read until used) and live (after the
@@ -11,8 +12,65 @@ import Foundation
 public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, CustomStringConvertible {
     let base: ResultsBase
 
-    init(realm: RealmInstance, info: TableInfo) {
-        base = ResultsBase(realm: realm, info: info)
+    init(realm: RealmInstance, info: TableInfo, spec: QuerySpec = QuerySpec()) {
+        base = ResultsBase(realm: realm, info: info, spec: spec)
+    }
+
+    private func with(_ change: (inout QuerySpec) -> Void) -> Results {
+        var spec = base.spec
+        change(&spec)
+        let r = Results(realm: base.realm, info: base.info, spec: spec)
+        r.base.validate()
+        return r
+    }
+
+    /// The objects that also match a predicate of Realm's query language, with `%@` (the next
+    /// argument), `%K` (a property name) and `$0…$n` placeholders: strings, numbers, Bool,
+    /// Date, Data, ObjectId, UUID, Decimal128, nil, a managed object (link equality), or an
+    /// array, List or Results of those for `IN`. An invalid predicate stops the program with a
+    /// message naming the column and what was expected there, as Realm's exception does.
+    ///
+    /// ```swift
+    /// realm.objects(Dog.self).filter("color = %@ AND name BEGINSWITH %@", "白色", "小")
+    /// ```
+    public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Element> {
+        with { $0.add(format: predicateFormat, args) }
+    }
+
+    /// Sorted by a property (or a key path through to-one links); a later sort comes first and
+    /// the earlier ones break its ties.
+    public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results<Element> {
+        sorted(by: [SortDescriptor(keyPath: keyPath, ascending: ascending)])
+    }
+
+    public func sorted<S: Sequence>(by keyPaths: S) -> Results<Element> where S.Element == SortDescriptor {
+        with { $0.sort = Array(keyPaths) + $0.sort.filter { old in !keyPaths.contains { $0.keyPath == old.keyPath } } }
+    }
+
+    /// The first object of each distinct combination of these properties' values.
+    public func distinct<S: Sequence>(by keyPaths: S) -> Results<Element> where S.Element == String {
+        with { $0.distinct += Array(keyPaths) }
+    }
+
+    /// The smallest value of a property over the objects (nil when there are none or all are
+    /// nil).
+    public func min<T: MinMaxType>(ofProperty property: String) -> T? {
+        base.aggregate(property, STRATA_AGG_MIN, as: T.self)
+    }
+
+    /// The largest value of a property over the objects.
+    public func max<T: MinMaxType>(ofProperty property: String) -> T? {
+        base.aggregate(property, STRATA_AGG_MAX, as: T.self)
+    }
+
+    /// The sum of a property over the objects (0 when there are none).
+    public func sum<T: AddableType>(ofProperty property: String) -> T {
+        base.aggregate(property, STRATA_AGG_SUM, as: T.self) ?? base.zero(as: T.self)
+    }
+
+    /// The mean of a property over the objects (nil when there are none).
+    public func average<T: AddableType>(ofProperty property: String) -> T? {
+        base.aggregate(property, STRATA_AGG_AVG, as: T.self)
     }
 
     public var startIndex: Int { 0 }
@@ -46,35 +104,159 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
     public var description: String { "Results<\(base.info.name)> (\(count) objects)" }
 }
 
-/// What a `Results` shares among its copies: the source and the keys of the version last read.
+extension Results: _QueryArgSequence {
+    var _strataQueryElements: [Any] { map { $0 as Any } }
+}
+
+/// What a `Results` shares among its copies: the source, the query, and the keys of the
+/// version last read.
 final class ResultsBase {
     let realm: RealmInstance
     let info: TableInfo
+    let spec: QuerySpec
     private var cachedKeys: [Int64] = []
     private var cachedVersion: UInt64 = .max
     private var cachedMutations: UInt64 = .max
 
-    init(realm: RealmInstance, info: TableInfo) {
+    init(realm: RealmInstance, info: TableInfo, spec: QuerySpec = QuerySpec()) {
         self.realm = realm
         self.info = info
+        self.spec = spec
+    }
+
+    private var what: String { "Results<\(info.name)>" }
+
+    /// Compile the query now, so that a bad predicate or argument stops the program where it
+    /// was written (Realm raises there too).
+    func validate() {
+        realm.checkThread(what)
+        do { try withQuery { _, _, _ in } } catch { strataTrap("Invalid query on \(info.name): \(error)") }
+    }
+
+    /// Run body with the compiled query and its arguments in the Realm's transaction.
+    private func withQuery<R>(_ body: (OpaquePointer, OpaquePointer, QueryArgs) throws -> R) throws -> R {
+        let txn = realm.coreTxnHandle
+        var q: OpaquePointer?
+        let text = Self.linkingObjectsSpelledOut(spec.text, info)
+        try StrataError.check { strata_query_compile(txn, info.tableName, text, &q, $0) }
+        defer { strata_query_free(q) }
+        let args = try QueryArgs(spec.args, what: "a query on \(info.name)")
+        return try body(txn, q!, args)
+    }
+
+    /// A `LinkingObjects` property of the class named at the start of a key path
+    /// (`owners.@count`, `ANY owners.age > 40`) becomes the core's `@links.Person.dogs`.
+    static func linkingObjectsSpelledOut(_ text: String, _ info: TableInfo) -> String {
+        var links: [String: String] = [:]
+        for p in info.properties where p.kind.collection == .linkingObjects {
+            if let origin = p.kind.target, let prop = p.originProperty {
+                links[p.name] = "@links.\(origin.className()).\(prop)"
+            }
+        }
+        if links.isEmpty { return text }
+        var out = ""
+        var quote: Character?
+        var word = ""
+        var before: Character = " "
+        func flush() {
+            if let l = links[word], before != ".", before != "$", before != "@" { out += l } else { out += word }
+            if let last = word.last { before = last }
+            word = ""
+        }
+        for c in text {
+            if let q = quote {
+                out.append(c)
+                if c == q { quote = nil }
+                continue
+            }
+            if c.isLetter || c == "_" || (c.isNumber && !word.isEmpty) {
+                word.append(c)
+                continue
+            }
+            flush()
+            if c == "'" || c == "\"" { quote = c }
+            out.append(c)
+            if !c.isWhitespace { before = c }
+        }
+        flush()
+        return out
+    }
+
+    /// The query's results (the caller frees them).
+    private func run() throws -> OpaquePointer {
+        try withQuery { txn, q, args in
+            var res: OpaquePointer?
+            try args.values.withUnsafeBufferPointer { a in
+                try StrataError.check { strata_query_run(q, txn, a.baseAddress, a.count, &res, $0) }
+            }
+            return res!
+        }
     }
 
     func count() -> Int {
-        realm.checkThread("Results<\(info.name)>")
-        do { return try realm.table(info).count() } catch { strataTrap("cannot count \(info.name): \(error)") }
+        realm.checkThread(what)
+        do {
+            if spec.isEmpty { return try realm.table(info).count() }
+            if !spec.sort.isEmpty || !spec.distinct.isEmpty { return keys().count }
+            return try withQuery { txn, q, args in
+                var n: UInt64 = 0
+                try args.values.withUnsafeBufferPointer { a in
+                    try StrataError.check { strata_query_count(q, txn, a.baseAddress, a.count, &n, $0) }
+                }
+                return Int(n)
+            }
+        } catch { strataTrap("cannot count \(info.name): \(error)") }
     }
 
     /// The keys in the Realm's current snapshot (read again whenever it moved or a write
     /// changed something since).
     func keys() -> [Int64] {
-        realm.checkThread("Results<\(info.name)>")
+        realm.checkThread(what)
         if cachedVersion != realm.version || cachedMutations != realm.mutationCount {
-            do { cachedKeys = try realm.table(info).keys() } catch {
+            do {
+                if spec.isEmpty {
+                    cachedKeys = try realm.table(info).keys()
+                } else {
+                    let res = try run()
+                    defer { strata_results_free(res) }
+                    let n = strata_results_size(res)
+                    cachedKeys = (0..<n).map { strata_results_key(res, $0) }
+                }
+            } catch {
                 strataTrap("cannot read \(info.name): \(error)")
             }
             cachedVersion = realm.version
             cachedMutations = realm.mutationCount
         }
         return cachedKeys
+    }
+
+    /// An aggregate of a property over the results, as T (nil when it is null).
+    func aggregate<T>(_ property: String, _ agg: strata_aggregate, as: T.Type) -> T? {
+        realm.checkThread(what)
+        guard let i = info.properties.firstIndex(where: { $0.name == property }) else {
+            strataTrap("Invalid property name '\(property)' for class '\(info.name)'.")
+        }
+        do {
+            let table = realm.table(info)
+            let res = try run()
+            defer { strata_results_free(res) }
+            var out = strata_value()
+            try StrataError.check { strata_results_aggregate(res, table.handle, info.cols[i], agg, &out, $0) }
+            let stored = StoredValue(out)
+            if stored == .null { return nil }
+            guard let p = T.self as? any _PrimitivePersistable.Type,
+                  let v = ValueConversion.primitive(stored, as: p) as? T else {
+                strataTrap("\(what): the \(agg == STRATA_AGG_AVG ? "average" : "aggregate") of '\(property)' (\(stored)) is not a \(T.self)")
+            }
+            return v
+        } catch { strataTrap("cannot aggregate \(info.name).\(property): \(error)") }
+    }
+
+    func zero<T>(as: T.Type) -> T {
+        guard let p = T.self as? any _PrimitivePersistable.Type,
+              let v = ValueConversion.primitive(.int(0), as: p) as? T ?? ValueConversion.primitive(.double(0), as: p) as? T
+        else { strataTrap("\(what): no zero of \(T.self)") }
+        return v
     }
 }

@@ -196,6 +196,8 @@ final class RealmInstance {
 
     /// The version this Realm reads (or, writing, will commit).
     var version: UInt64 { txn.version }
+    /// The core's transaction this Realm reads (or writes) in now: for queries.
+    var coreTxnHandle: OpaquePointer { txn.handle }
 
     /// Record a failure inside a write (thrown by the commit); outside a write it traps.
     func fail(_ error: Error, _ what: @autoclosure () -> String) {

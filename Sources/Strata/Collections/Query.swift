@@ -1,0 +1,190 @@
+import CCore
+import Foundation
+
+/// A sort key of `Results.sorted(by:)`: a property (or a key path through to-one links) and its
+/// direction, as RealmSwift spells it.
+public struct SortDescriptor: Hashable, CustomStringConvertible {
+    public let keyPath: String
+    public let ascending: Bool
+
+    public init(keyPath: String, ascending: Bool = true) {
+        self.keyPath = keyPath
+        self.ascending = ascending
+    }
+
+    /// The same key path the other way round.
+    public func reversed() -> SortDescriptor { SortDescriptor(keyPath: keyPath, ascending: !ascending) }
+
+    public var description: String { "SortDescriptor(keyPath: \(keyPath), ascending: \(ascending))" }
+}
+
+/// Types `min(ofProperty:)` and `max(ofProperty:)` return.
+public protocol MinMaxType {}
+/// Types `sum(ofProperty:)` and `average(ofProperty:)` return.
+public protocol AddableType {}
+extension Int: MinMaxType, AddableType {}
+extension Int8: MinMaxType, AddableType {}
+extension Int16: MinMaxType, AddableType {}
+extension Int32: MinMaxType, AddableType {}
+extension Int64: MinMaxType, AddableType {}
+extension Float: MinMaxType, AddableType {}
+extension Double: MinMaxType, AddableType {}
+extension Date: MinMaxType {}
+
+/// What a `Results` asks the core for: the filters so far (each a predicate of the core's
+/// language whose arguments are numbered `$n` into `args`), the sort keys and the distinct keys.
+struct QuerySpec {
+    var predicates: [String] = []
+    var args: [Any] = []
+    var sort: [SortDescriptor] = []
+    var distinct: [String] = []
+
+    var isEmpty: Bool { predicates.isEmpty && sort.isEmpty && distinct.isEmpty }
+
+    /// The core's query text.
+    var text: String {
+        var t = predicates.isEmpty ? "TRUEPREDICATE"
+              : predicates.count == 1 ? predicates[0]
+              : predicates.map { "(\($0))" }.joined(separator: " AND ")
+        if !sort.isEmpty {
+            t += " SORT(" + sort.map { "\($0.keyPath) \($0.ascending ? "ASC" : "DESC")" }
+                .joined(separator: ", ") + ")"
+        }
+        if !distinct.isEmpty { t += " DISTINCT(" + distinct.joined(separator: ", ") + ")" }
+        return t
+    }
+
+    /// Add a filter written with NSPredicate's placeholders: `%@` (the next argument), `%K` (the
+    /// next argument, a key path, pasted in) and `$0…$n` (argument n); its arguments follow
+    /// those of the filters before it. Quoted text is left as it is.
+    mutating func add(format: String, _ given: [Any]) {
+        var out = ""
+        var next = 0
+        let base = args.count
+        var used = 0
+        var quote: Character?
+        let chars = Array(format)
+        var i = 0
+        while i < chars.count {
+            let c = chars[i]
+            if let q = quote {
+                out.append(c)
+                if c == "\\", i + 1 < chars.count { out.append(chars[i + 1]); i += 2; continue }
+                if c == q { quote = nil }
+                i += 1
+                continue
+            }
+            if c == "'" || c == "\"" { quote = c; out.append(c); i += 1; continue }
+            if c == "%", i + 1 < chars.count, chars[i + 1] == "@" {
+                out += "$\(base + next)"
+                next += 1
+                used = max(used, next)
+                i += 2
+                continue
+            }
+            if c == "%", i + 1 < chars.count, chars[i + 1] == "K" { /* a key path, pasted in */
+                out += next < given.count ? "\(given[next])" : ""
+                next += 1
+                used = max(used, next)
+                i += 2
+                continue
+            }
+            if c == "$", i + 1 < chars.count, chars[i + 1].isNumber {
+                var j = i + 1
+                var n = 0
+                while j < chars.count, let d = chars[j].wholeNumberValue { n = n * 10 + d; j += 1 }
+                out += "$\(base + n)"
+                used = max(used, n + 1)
+                i = j
+                continue
+            }
+            out.append(c)
+            i += 1
+        }
+        predicates.append(out)
+        for k in 0..<max(used, given.count) { args.append(k < given.count ? given[k] : Optional<Int>.none as Any) }
+    }
+}
+
+/// Query arguments as `strata_value`s whose bytes live as long as this object.
+final class QueryArgs {
+    private(set) var values: [strata_value] = []
+    private var buffers: [UnsafeMutableRawPointer] = []
+
+    /// Convert each argument: a primitive of the model, nil, a managed object (for link
+    /// equality), or a sequence of those (for IN). What cannot be converted is named.
+    init(_ args: [Any], what: String) throws {
+        for (i, a) in args.enumerated() {
+            values.append(try convert(a, what: "\(what), argument \(i)", nested: false))
+        }
+    }
+
+    deinit { for b in buffers { free(b) } }
+
+    private func copy(_ bytes: UnsafeRawBufferPointer) -> UnsafeRawPointer? {
+        if bytes.count == 0 { return nil }
+        let p = malloc(bytes.count)!
+        p.copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
+        buffers.append(p)
+        return UnsafeRawPointer(p)
+    }
+
+    private func convert(_ a: Any, what: String, nested: Bool) throws -> strata_value {
+        if let o = a as? Object {
+            guard let acc = o.__accessor, !acc.isInvalidated else {
+                throw StrataError(code: .invalidArgument,
+                                  message: "\(what): an unmanaged or deleted \(type(of: o).className()) cannot be compared in a query")
+            }
+            var v = strata_value()
+            v.type = STRATA_TYPE_LINK
+            v.u.link = acc.key
+            return v
+        }
+        if let s = ValueConversion.storedIfPrimitive(a) { return stored(s) }
+        if !nested, let items = Self.elements(a) {
+            let list = try items.map { try convert($0, what: what, nested: true) }
+            let p = UnsafeMutablePointer<strata_value>.allocate(capacity: max(list.count, 1))
+            p.initialize(from: list, count: list.count)
+            buffers.append(UnsafeMutableRawPointer(p))
+            var v = strata_value()
+            v.type = STRATA_TYPE_LIST
+            v.u.list.items = UnsafePointer(p)
+            v.u.list.count = list.count
+            return v
+        }
+        throw StrataError(code: .wrongType,
+                          message: "\(what): a \(type(of: a)) cannot be a query argument")
+    }
+
+    private func stored(_ s: StoredValue) -> strata_value {
+        var v = strata_value()
+        switch s {
+        case .string(let str):
+            v.type = STRATA_TYPE_STRING
+            var str = str
+            str.withUTF8 { v.u.bytes.data = copy(UnsafeRawBufferPointer($0)); v.u.bytes.len = $0.count }
+        case .data(let d):
+            v.type = STRATA_TYPE_BINARY
+            d.withUnsafeBytes { v.u.bytes.data = copy($0); v.u.bytes.len = $0.count }
+        default:
+            s.withCValue { v = $0.pointee }
+        }
+        return v
+    }
+
+    /// The elements of an array, set, List or Results given for IN (nil for anything else).
+    private static func elements(_ a: Any) -> [Any]? {
+        if a is String || a is Data { return nil }
+        if let c = a as? _QueryArgSequence { return c._strataQueryElements }
+        if let arr = a as? [Any] { return arr }
+        if let s = a as? any Sequence { return open(s) }
+        return nil
+    }
+
+    private static func open<S: Sequence>(_ s: S) -> [Any] { s.map { $0 as Any } }
+}
+
+/// Collections of the module given as an IN argument.
+protocol _QueryArgSequence {
+    var _strataQueryElements: [Any] { get }
+}

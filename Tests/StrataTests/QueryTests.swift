@@ -1,0 +1,144 @@
+import Foundation
+import Testing
+@testable import Strata
+
+/// The zoo with five dogs, two owners and two companies.
+private func zoo(_ dir: TempDir) throws -> Realm {
+    let realm = try Realm(configuration: config(dir))
+    let star = Company(value: ["name": "星辰科技"])
+    let moon = Company(value: ["name": "Moon Inc"])
+    let zhang = Person(value: ["name": "张三", "age": 30])
+    zhang.company = star
+    for (n, c, a) in [("小白", "白色", 2), ("小黑", "黑色", 5), ("旺财", "黄色", 9)] {
+        zhang.dogs.append(Dog(value: ["name": n, "color": c, "age": a]))
+    }
+    let li = Person(value: ["name": "李四", "age": 41])
+    li.company = moon
+    li.dogs.append(Dog(value: ["name": "小花", "color": "白色", "age": 1]))
+    let lonely = Person(value: ["name": "José", "age": 19])
+    try realm.write {
+        realm.add(zhang)
+        realm.add(li)
+        realm.add(lonely)
+        realm.add(Dog(value: ["name": "Rex", "age": 7]))   // no owner, no color
+    }
+    return realm
+}
+
+@Suite("Results: predicate strings, sorting, distinct, aggregates")
+struct QueryTests {
+    @Test func predicateStringsWithArgumentsOfEveryKind() throws {
+        let dir = TempDir()
+        let realm = try zoo(dir)
+        let dogs = realm.objects(Dog.self)
+        #expect(dogs.filter("color = '白色' AND name BEGINSWITH '小'").map(\.name) == ["小白", "小花"])
+        #expect(dogs.filter("color = %@ AND name BEGINSWITH %@", "白色", "小").count == 2)
+        #expect(dogs.filter("age > $0 AND age < $1", 1, 9).map(\.name) == ["小白", "小黑", "Rex"])
+        #expect(dogs.filter("color == nil").map(\.name) == ["Rex"])
+        #expect(dogs.filter("color == %@", NSNull()).count == 1)
+        #expect(dogs.filter("color == %@", Optional<String>.none as Any).count == 1)
+        #expect(dogs.filter("%K > %@", "age", 6).map(\.name) == ["旺财", "Rex"])
+        #expect(dogs.filter("name IN %@", ["Rex", "小黑", "nobody"]).map(\.name) == ["小黑", "Rex"])
+        #expect(dogs.filter("name CONTAINS[c] 'REX'").count == 1)
+        // chained filters are ANDed; their placeholders stay their own
+        let young = dogs.filter("age < %@", 6).filter("name != $0", "小白")
+        #expect(young.map(\.name) == ["小黑", "小花"])
+        // a quoted %@ is text, not a placeholder
+        #expect(dogs.filter("name != '%@' AND age == %@", 7).map(\.name) == ["Rex"])
+        // through links, lists and backlinks
+        let people = realm.objects(Person.self)
+        #expect(people.filter("ANY dogs.color == '黄色'").map(\.name) == ["张三"])
+        #expect(people.filter("company.name BEGINSWITH 'Moon'").map(\.name) == ["李四"])
+        #expect(people.filter("dogs.@count == 0").map(\.name) == ["José"])
+        #expect(people.filter("dogs.@sum.age > 10").map(\.name) == ["张三"])
+        #expect(dogs.filter("owners.@count == 0").map(\.name) == ["Rex"])
+        #expect(dogs.filter("ANY owners.age > 40").map(\.name) == ["小花"])
+        // an object for link equality, a Results for IN
+        let star = realm.object(ofType: Company.self, forPrimaryKey: "星辰科技")!
+        #expect(people.filter("company == %@", star).map(\.name) == ["张三"])
+        let whiteDogs = dogs.filter("color == '白色'")
+        #expect(people.filter("ANY dogs IN %@", whiteDogs).map(\.name) == ["张三", "李四"])
+        // dates, data and the other primitives
+        try realm.write { star.founded = Date(timeIntervalSince1970: 1_000_000) }
+        let companies = realm.objects(Company.self)
+        #expect(companies.filter("founded > %@", Date(timeIntervalSince1970: 999_999)).count == 1)
+        #expect(companies.filter("founded == nil").map(\.name) == ["Moon Inc"])
+    }
+
+    @Test func resultsStayLive() throws {
+        let dir = TempDir()
+        let realm = try zoo(dir)
+        let old = realm.objects(Dog.self).filter("age >= 5")
+        #expect(old.count == 3)
+        try realm.write { realm.add(Dog(value: ["name": "Old Yeller", "age": 12])) }
+        #expect(old.count == 4)
+        #expect(old.last?.name == "Old Yeller")
+        try realm.write { realm.delete(realm.objects(Dog.self).filter("name == 'Rex'")) }
+        #expect(old.map(\.name) == ["小黑", "旺财", "Old Yeller"])
+    }
+
+    @Test func sortingDistinctAndAggregates() throws {
+        let dir = TempDir()
+        let realm = try zoo(dir)
+        let dogs = realm.objects(Dog.self)
+        #expect(dogs.sorted(byKeyPath: "age").map(\.age) == [1, 2, 5, 7, 9])
+        #expect(dogs.sorted(byKeyPath: "age", ascending: false).first?.name == "旺财")
+        #expect(dogs.filter("age > 1").sorted(byKeyPath: "name").map(\.name) == ["Rex", "小白", "小黑", "旺财"])
+        // a later sort comes first, the earlier breaks its ties
+        let colored = dogs.filter("color != nil")
+        let byColorThenAge = colored.sorted(byKeyPath: "age", ascending: false).sorted(byKeyPath: "color")
+        #expect(byColorThenAge.map(\.name) == ["小白", "小花", "旺财", "小黑"])   // 黄 < 黑 by code point
+        #expect(colored.sorted(by: [SortDescriptor(keyPath: "color"), SortDescriptor(keyPath: "age", ascending: false)])
+                    .map(\.name) == ["小白", "小花", "旺财", "小黑"])
+        #expect(realm.objects(Person.self).filter("company != nil").sorted(byKeyPath: "company.name")
+                    .map(\.name) == ["李四", "张三"])
+        #expect(dogs.distinct(by: ["color"]).count == 4)
+        #expect(dogs.distinct(by: ["color"]).map(\.name) == ["小白", "小黑", "旺财", "Rex"])
+        // aggregates over the results
+        #expect(dogs.sum(ofProperty: "age") as Int == 24)
+        #expect(dogs.filter("color == '白色'").sum(ofProperty: "age") as Int == 3)
+        #expect(dogs.min(ofProperty: "age") as Int? == 1)
+        #expect(dogs.max(ofProperty: "age") as Int? == 9)
+        #expect(dogs.average(ofProperty: "age") as Double? == 4.8)
+        #expect(dogs.filter("age > 100").average(ofProperty: "age") as Double? == nil)
+        #expect(dogs.filter("age > 100").sum(ofProperty: "age") as Int == 0)
+        #expect(dogs.filter("age > 100").max(ofProperty: "age") as Int? == nil)
+        try realm.write { realm.objects(Company.self).first!.founded = Date(timeIntervalSince1970: 5) }
+        #expect(realm.objects(Company.self).max(ofProperty: "founded") as Date? == Date(timeIntervalSince1970: 5))
+    }
+
+    @Test func anInvalidPredicateStopsTheProgramNamingTheColumn() async throws {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let realm = try! Realm(configuration: Realm.Configuration(
+                inMemoryIdentifier: "bad-query", objectTypes: [Company.self, Person.self, Dog.self]))
+            _ = realm.objects(Dog.self).filter("age > 3 AND colour == 'x'")
+        }
+        let stderr = String(decoding: try #require(result).standardErrorContent, as: UTF8.self)
+        #expect(stderr.contains("column 13") && stderr.contains("no property 'colour'"))
+        let wrong = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let realm = try! Realm(configuration: Realm.Configuration(
+                inMemoryIdentifier: "bad-arg", objectTypes: [Company.self, Person.self, Dog.self]))
+            _ = realm.objects(Dog.self).filter("age > %@", "three").count // arguments: at first use
+        }
+        let err2 = String(decoding: try #require(wrong).standardErrorContent, as: UTF8.self)
+        #expect(err2.contains("int") && err2.contains("string"))
+    }
+
+    @Test func badArgumentsThrowWhereTheyCanBeCaught() throws {
+        let dir = TempDir()
+        let realm = try zoo(dir)
+        // the builder pieces that throw: an argument that cannot be one, an unmanaged object
+        #expect(throws: StrataError.self) { _ = try QueryArgs([Dog()], what: "test") }
+        #expect(throws: StrataError.self) { _ = try QueryArgs([NSObject()], what: "test") }
+        var spec = QuerySpec()
+        spec.add(format: "%K == %@ AND c == '%@'", ["a", 1])
+        #expect(spec.text == "a == $1 AND c == '%@'")
+        spec.add(format: "e == %@ OR f == $0", [3])
+        #expect(spec.text == "(a == $1 AND c == '%@') AND (e == $2 OR f == $2)")
+        #expect(spec.args.count == 3)
+        let info = realm.instance.tableInfo(Dog.self)
+        #expect(ResultsBase.linkingObjectsSpelledOut("ANY owners.age > 3 AND name == 'owners' AND x.owners == 1", info)
+                    == "ANY @links.Person.dogs.age > 3 AND name == 'owners' AND x.owners == 1")
+        _ = realm
+    }
+}
