@@ -107,6 +107,26 @@ struct QueryTests {
         #expect(realm.objects(Company.self).max(ofProperty: "founded") as Date? == Date(timeIntervalSince1970: 5))
     }
 
+    @Test func listsAndLinkingObjectsAreQueriedInTheirOrder() throws {
+        let dir = TempDir()
+        let realm = try zoo(dir)
+        let zhang = realm.objects(Person.self).filter("name == '张三'").first!
+        #expect(zhang.dogs.filter("age > 3").map(\.name) == ["小黑", "旺财"])
+        #expect(zhang.dogs.sorted(byKeyPath: "age", ascending: false).map(\.name) == ["旺财", "小黑", "小白"])
+        #expect(zhang.dogs.sum(ofProperty: "age") as Int == 16)
+        #expect(zhang.dogs.filter("color == '白色'").max(ofProperty: "age") as Int? == 2)
+        #expect(zhang.dogs.average(ofProperty: "age") as Double? == 16.0 / 3)
+        try realm.write { zhang.dogs.move(from: 2, to: 0) }          // list order, not key order
+        #expect(zhang.dogs.filter("age > 1").map(\.name) == ["旺财", "小白", "小黑"])
+        let white = realm.objects(Dog.self).filter("name == '小白'").first!
+        #expect(white.owners.filter("age > 20").map(\.name) == ["张三"])
+        #expect(white.owners.filter("age > 40").isEmpty)
+        #expect(realm.objects(Person.self).filter("ANY dogs IN %@", zhang.dogs).count == 1)
+        let li = realm.objects(Person.self).filter("name == '李四'").first!
+        #expect(li.dogs.filter("age < 0").sum(ofProperty: "age") as Int == 0)
+        #expect(li.dogs.filter("age < 0").min(ofProperty: "age") as Int? == nil)
+    }
+
     @Test func anInvalidPredicateStopsTheProgramNamingTheColumn() async throws {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let realm = try! Realm(configuration: Realm.Configuration(

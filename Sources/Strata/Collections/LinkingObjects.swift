@@ -73,3 +73,17 @@ extension LinkingObjects: _Persistable {
                    + "they follow the links, and cannot be set")
     }
 }
+
+extension LinkingObjects: _QueryableObjects {
+    public var _queryResults: Results<Element> {
+        guard let r = realmInstance else {
+            strataTrap("LinkingObjects<\(Element.className())> of an unmanaged object cannot be queried")
+        }
+        let keys = self.keys
+        return Results(realm: r, info: r.tableInfo(Element.self), source: { keys })
+    }
+}
+
+extension LinkingObjects: _QueryArgSequence {
+    var _strataQueryElements: [Any] { map { $0 as Any } }
+}

@@ -159,3 +159,21 @@ extension List: _Persistable {
         for e in elements { target.append(e) }
     }
 }
+
+extension List: _QueryableObjects where Element: Object {
+    public var _queryResults: Results<Element> {
+        guard let m = managed else {
+            strataTrap("List<\(Element.className())>: an unmanaged list cannot be queried (filter, sorted, aggregates): add its object to a Realm first")
+        }
+        let realm = m.accessor.realm
+        return Results(realm: realm, info: realm.tableInfo(Element.self), source: {
+            (0..<m.accessor.listCount(m.index)).compactMap {
+                if case .link(let k) = m.accessor.listGet(m.index, $0) { return k } else { return nil }
+            }
+        })
+    }
+}
+
+extension List: _QueryArgSequence where Element: Object {
+    var _strataQueryElements: [Any] { map { $0 as Any } }
+}

@@ -12,14 +12,15 @@ import Foundation
 public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, CustomStringConvertible {
     let base: ResultsBase
 
-    init(realm: RealmInstance, info: TableInfo, spec: QuerySpec = QuerySpec()) {
-        base = ResultsBase(realm: realm, info: info, spec: spec)
+    init(realm: RealmInstance, info: TableInfo, spec: QuerySpec = QuerySpec(),
+         source: (() -> [Int64])? = nil) {
+        base = ResultsBase(realm: realm, info: info, spec: spec, source: source)
     }
 
     private func with(_ change: (inout QuerySpec) -> Void) -> Results {
         var spec = base.spec
         change(&spec)
-        let r = Results(realm: base.realm, info: base.info, spec: spec)
+        let r = Results(realm: base.realm, info: base.info, spec: spec, source: base.source)
         r.base.validate()
         return r
     }
@@ -114,14 +115,19 @@ final class ResultsBase {
     let realm: RealmInstance
     let info: TableInfo
     let spec: QuerySpec
+    /// The objects of a List or LinkingObjects the results are taken from (in their order),
+    /// or nil for every object of the class.
+    let source: (() -> [Int64])?
     private var cachedKeys: [Int64] = []
     private var cachedVersion: UInt64 = .max
     private var cachedMutations: UInt64 = .max
 
-    init(realm: RealmInstance, info: TableInfo, spec: QuerySpec = QuerySpec()) {
+    init(realm: RealmInstance, info: TableInfo, spec: QuerySpec = QuerySpec(),
+         source: (() -> [Int64])? = nil) {
         self.realm = realm
         self.info = info
         self.spec = spec
+        self.source = source
     }
 
     private var what: String { "Results<\(info.name)>" }
@@ -196,6 +202,7 @@ final class ResultsBase {
     func count() -> Int {
         realm.checkThread(what)
         do {
+            if source != nil { return keys().count }
             if spec.isEmpty { return try realm.table(info).count() }
             if !spec.sort.isEmpty || !spec.distinct.isEmpty { return keys().count }
             return try withQuery { txn, q, args in
@@ -214,7 +221,9 @@ final class ResultsBase {
         realm.checkThread(what)
         if cachedVersion != realm.version || cachedMutations != realm.mutationCount {
             do {
-                if spec.isEmpty {
+                if let source {
+                    cachedKeys = try restricted(source())
+                } else if spec.isEmpty {
                     cachedKeys = try realm.table(info).keys()
                 } else {
                     let res = try run()
@@ -231,6 +240,49 @@ final class ResultsBase {
         return cachedKeys
     }
 
+    /// The objects of a list or linking objects that the query keeps: in the query's order when
+    /// it sorts (or is distinct), else in the collection's (repeats kept).
+    private func restricted(_ all: [Int64]) throws -> [Int64] {
+        if spec.isEmpty { return all }
+        let res = try run()
+        defer { strata_results_free(res) }
+        let matched = (0..<strata_results_size(res)).map { strata_results_key(res, $0) }
+        if spec.sort.isEmpty && spec.distinct.isEmpty {
+            let keep = Set(matched)
+            return all.filter { keep.contains($0) }
+        }
+        let inSource = Set(all)
+        return matched.filter { inSource.contains($0) }
+    }
+
+    /// An aggregate of the values of a list's or linking objects' results, read one by one.
+    private func aggregateRead(_ col: UInt32, _ agg: strata_aggregate) throws -> StoredValue {
+        let table = realm.table(info)
+        let values = try keys().map { try table.get($0, col) }.filter { $0 != .null }
+        func number(_ v: StoredValue) -> Double {
+            switch v {
+            case .int(let i): return Double(i)
+            case .float(let f): return Double(f)
+            case .double(let d): return d
+            case .timestamp(let s, let ns): return Double(s) + Double(ns) / 1e9
+            default: return .nan
+            }
+        }
+        switch agg {
+        case STRATA_AGG_SUM:
+            if values.allSatisfy({ if case .int = $0 { return true } else { return false } }) {
+                return .int(values.reduce(0) { if case .int(let i) = $1 { return $0 &+ i } else { return $0 } })
+            }
+            return .double(values.reduce(0) { $0 + number($1) })
+        case STRATA_AGG_AVG:
+            return values.isEmpty ? .null : .double(values.reduce(0) { $0 + number($1) } / Double(values.count))
+        default:
+            let best = agg == STRATA_AGG_MIN ? values.min { number($0) < number($1) }
+                                             : values.max { number($0) < number($1) }
+            return best ?? .null
+        }
+    }
+
     /// An aggregate of a property over the results, as T (nil when it is null).
     func aggregate<T>(_ property: String, _ agg: strata_aggregate, as: T.Type) -> T? {
         realm.checkThread(what)
@@ -238,12 +290,21 @@ final class ResultsBase {
             strataTrap("Invalid property name '\(property)' for class '\(info.name)'.")
         }
         do {
-            let table = realm.table(info)
-            let res = try run()
-            defer { strata_results_free(res) }
-            var out = strata_value()
-            try StrataError.check { strata_results_aggregate(res, table.handle, info.cols[i], agg, &out, $0) }
-            let stored = StoredValue(out)
+            let stored: StoredValue
+            let numeric: Set<CoreType> = [.int, .float, .double, .timestamp]
+            if source != nil {
+                if !numeric.contains(info.properties[i].kind.type) || info.properties[i].kind.collection != .none {
+                    strataTrap("\(what): '\(info.name).\(property)' is not a number or a date: it cannot be aggregated")
+                }
+                stored = try aggregateRead(info.cols[i], agg)
+            } else {
+                let table = realm.table(info)
+                let res = try run()
+                defer { strata_results_free(res) }
+                var out = strata_value()
+                try StrataError.check { strata_results_aggregate(res, table.handle, info.cols[i], agg, &out, $0) }
+                stored = StoredValue(out)
+            }
             if stored == .null { return nil }
             guard let p = T.self as? any _PrimitivePersistable.Type,
                   let v = ValueConversion.primitive(stored, as: p) as? T else {
@@ -259,4 +320,35 @@ final class ResultsBase {
         else { strataTrap("\(what): no zero of \(T.self)") }
         return v
     }
+}
+
+/// The query methods of `List` and `LinkingObjects` of objects: they make a `Results` of the
+/// collection's objects (in its order) and ask it.
+public protocol _QueryableObjects {
+    associatedtype Element: Object
+    var _queryResults: Results<Element> { get }
+}
+
+extension _QueryableObjects {
+    public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Element> {
+        var spec = QuerySpec()
+        spec.add(format: predicateFormat, args)
+        let base = _queryResults.base
+        let r = Results<Element>(realm: base.realm, info: base.info, spec: spec, source: base.source)
+        r.base.validate()
+        return r
+    }
+    public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results<Element> {
+        _queryResults.sorted(byKeyPath: keyPath, ascending: ascending)
+    }
+    public func sorted<S: Sequence>(by keyPaths: S) -> Results<Element> where S.Element == SortDescriptor {
+        _queryResults.sorted(by: keyPaths)
+    }
+    public func distinct<S: Sequence>(by keyPaths: S) -> Results<Element> where S.Element == String {
+        _queryResults.distinct(by: keyPaths)
+    }
+    public func min<T: MinMaxType>(ofProperty property: String) -> T? { _queryResults.min(ofProperty: property) }
+    public func max<T: MinMaxType>(ofProperty property: String) -> T? { _queryResults.max(ofProperty: property) }
+    public func sum<T: AddableType>(ofProperty property: String) -> T { _queryResults.sum(ofProperty: property) }
+    public func average<T: AddableType>(ofProperty property: String) -> T? { _queryResults.average(ofProperty: property) }
 }
