@@ -43,6 +43,9 @@ do {
         print("  \(dog.name) (\(dog.color ?? "?")) belongs to \(dog.owners.map(\.name).joined(separator: ", "))")
     }
 
+    let little = realm.objects(Dog.self).filter("name BEGINSWITH %@ AND color != %@", "小", "黄色")
+    print("dogs whose name starts with 小, not yellow: \(little.sorted(byKeyPath: "name").map(\.name))")
+
     try realm.write { zhang.name = "张三丰" }
     print("renamed: the dogs' owner is now \(realm.objects(Dog.self)[0].owners[0].name)")
 
