@@ -127,6 +127,34 @@ struct QueryTests {
         #expect(li.dogs.filter("age < 0").min(ofProperty: "age") as Int? == nil)
     }
 
+    @Test func typedKeyPathsForSortingAndAggregates() throws {
+        let dir = TempDir()
+        let realm = try zoo(dir)
+        let dogs = realm.objects(Dog.self)
+        #expect(dogs.sorted(by: \.age).map(\.name) == ["小花", "小白", "小黑", "Rex", "旺财"])
+        #expect(dogs.sorted(by: \.name, ascending: false).first?.name == "旺财")
+        #expect(dogs.filter("color != nil").sorted(by: \.color).map(\.name) == ["小白", "小花", "旺财", "小黑"])
+        #expect(dogs.sum(of: \.age) == 24)
+        #expect(dogs.max(of: \.age) == 9)
+        #expect(dogs.min(of: \.age) == 1)
+        #expect(dogs.average(of: \.age) == 4)              // an Int property: truncated, as RealmSwift
+        #expect(dogs.average(ofProperty: "age") as Double? == 4.8)
+        #expect(dogs.distinct(by: [\Dog.color]).count == 4)
+        let zhang = realm.objects(Person.self).filter("name == '张三'").first!
+        #expect(zhang.dogs.sorted(by: \.age, ascending: false).map(\.age) == [9, 5, 2])
+        #expect(zhang.dogs.sum(of: \.age) == 16)
+        #expect(KeyPathNames.name(\Person.company) == "company")
+        #expect(KeyPathNames.name(\Dog.owners) == "owners")
+    }
+
+    @Test func aKeyPathThroughALinkTrapsNamingIt() async throws {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = KeyPathNames.name(\Person.company?.name)
+        }
+        let stderr = String(decoding: try #require(result).standardErrorContent, as: UTF8.self)
+        #expect(stderr.contains("Person") && stderr.contains("string form"))
+    }
+
     @Test func anInvalidPredicateStopsTheProgramNamingTheColumn() async throws {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let realm = try! Realm(configuration: Realm.Configuration(

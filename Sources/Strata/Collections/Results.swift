@@ -53,6 +53,32 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
         with { $0.distinct += Array(keyPaths) }
     }
 
+    /// Sorted by a property named by key path (`\.age`).
+    public func sorted<T>(by keyPath: KeyPath<Element, T>, ascending: Bool = true) -> Results<Element>
+    where Element: Object {
+        sorted(byKeyPath: KeyPathNames.name(keyPath), ascending: ascending)
+    }
+
+    public func distinct(by keyPaths: [PartialKeyPath<Element>]) -> Results<Element> where Element: Object {
+        distinct(by: keyPaths.map { KeyPathNames.name($0) })
+    }
+
+    public func min<T: MinMaxType>(of keyPath: KeyPath<Element, T>) -> T? where Element: Object {
+        min(ofProperty: KeyPathNames.name(keyPath))
+    }
+
+    public func max<T: MinMaxType>(of keyPath: KeyPath<Element, T>) -> T? where Element: Object {
+        max(ofProperty: KeyPathNames.name(keyPath))
+    }
+
+    public func sum<T: AddableType>(of keyPath: KeyPath<Element, T>) -> T where Element: Object {
+        sum(ofProperty: KeyPathNames.name(keyPath))
+    }
+
+    public func average<T: AddableType>(of keyPath: KeyPath<Element, T>) -> T? where Element: Object {
+        average(ofProperty: KeyPathNames.name(keyPath))
+    }
+
     /// The smallest value of a property over the objects (nil when there are none or all are
     /// nil).
     public func min<T: MinMaxType>(ofProperty property: String) -> T? {
@@ -307,11 +333,18 @@ final class ResultsBase {
             }
             if stored == .null { return nil }
             guard let p = T.self as? any _PrimitivePersistable.Type,
-                  let v = ValueConversion.primitive(stored, as: p) as? T else {
+                  let v = ValueConversion.primitive(stored, as: p) as? T
+                       ?? Self.truncated(stored).flatMap({ ValueConversion.primitive($0, as: p) as? T }) else {
                 strataTrap("\(what): the \(agg == STRATA_AGG_AVG ? "average" : "aggregate") of '\(property)' (\(stored)) is not a \(T.self)")
             }
             return v
         } catch { strataTrap("cannot aggregate \(info.name).\(property): \(error)") }
+    }
+
+    /// An average asked for as an integer type is truncated, as RealmSwift's NSNumber is.
+    static func truncated(_ v: StoredValue) -> StoredValue? {
+        if case .double(let d) = v, d.isFinite, abs(d) < 9.2e18 { return .int(Int64(d.rounded(.towardZero))) }
+        return nil
     }
 
     func zero<T>(as: T.Type) -> T {
@@ -351,4 +384,11 @@ extension _QueryableObjects {
     public func max<T: MinMaxType>(ofProperty property: String) -> T? { _queryResults.max(ofProperty: property) }
     public func sum<T: AddableType>(ofProperty property: String) -> T { _queryResults.sum(ofProperty: property) }
     public func average<T: AddableType>(ofProperty property: String) -> T? { _queryResults.average(ofProperty: property) }
+    public func sorted<T>(by keyPath: KeyPath<Element, T>, ascending: Bool = true) -> Results<Element> {
+        _queryResults.sorted(by: keyPath, ascending: ascending)
+    }
+    public func min<T: MinMaxType>(of keyPath: KeyPath<Element, T>) -> T? { _queryResults.min(of: keyPath) }
+    public func max<T: MinMaxType>(of keyPath: KeyPath<Element, T>) -> T? { _queryResults.max(of: keyPath) }
+    public func sum<T: AddableType>(of keyPath: KeyPath<Element, T>) -> T { _queryResults.sum(of: keyPath) }
+    public func average<T: AddableType>(of keyPath: KeyPath<Element, T>) -> T? { _queryResults.average(of: keyPath) }
 }

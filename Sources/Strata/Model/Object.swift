@@ -20,6 +20,8 @@ import Foundation
 open class Object: CustomStringConvertible {
     /// Set when the object is managed: its Realm, class and key.
     var __accessor: ObjectAccessor?
+    /// Set on an unmanaged object used to learn which property a key path reads (KeyPathNames).
+    @usableFromInline var __probe: _KeyPathProbe?
 
     public required init() {}
 

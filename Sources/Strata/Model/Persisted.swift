@@ -77,11 +77,13 @@ public struct Persisted<Value: _Persistable> {
                 if object.__isManaged {
                     return Value._strataGet(_ManagedProperty(object: object, index: propertyIndex(object, storageKeyPath)))
                 }
+                if let probe = object.__probe { probe.saw(object, &object[keyPath: storageKeyPath]) }
                 return value
             case .unmanagedNoDefault:
                 if object.__isManaged {
                     return Value._strataGet(_ManagedProperty(object: object, index: propertyIndex(object, storageKeyPath)))
                 }
+                if let probe = object.__probe { probe.saw(object, &object[keyPath: storageKeyPath]) }
                 let value = Value._strataDefault()
                 object[keyPath: storageKeyPath].storage = .unmanaged(value)
                 return value
@@ -136,6 +138,8 @@ extension Persisted where Value: _LinkingObjectsProtocol {
 /// the field's address in the object (its offset from `_forEachField`).
 protocol PersistedField {
     static var kind: _PersistedKind { get }
+    /// The type of the property's values (`Value`).
+    static var valueType: Any.Type { get }
     /// The options written in the declaration.
     static func options(at field: UnsafeRawPointer) -> (primaryKey: Bool, indexed: Bool, origin: String?)
     /// The unmanaged value (the default made if it had none), type-erased.
@@ -155,6 +159,7 @@ protocol PersistedField {
 
 extension Persisted: PersistedField {
     static var kind: _PersistedKind { Value._strataKind }
+    static var valueType: Any.Type { Value.self }
 
     static func options(at field: UnsafeRawPointer) -> (primaryKey: Bool, indexed: Bool, origin: String?) {
         let p = field.assumingMemoryBound(to: Persisted<Value>.self).pointee
