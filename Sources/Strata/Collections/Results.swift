@@ -35,6 +35,10 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
     /// realm.objects(Dog.self).filter("color = %@ AND name BEGINSWITH %@", "白色", "小")
     /// ```
     public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Element> {
+        filter(predicateFormat, arguments: args)
+    }
+
+    func filter(_ predicateFormat: String, arguments args: [Any]) -> Results<Element> {
         with { $0.add(format: predicateFormat, args) }
     }
 

@@ -1,0 +1,145 @@
+import Foundation
+import Testing
+@testable import Strata
+
+@Suite("Results: the typed where { } form")
+struct TypedQueryTests {
+    private func zoo(_ dir: TempDir) throws -> Realm {
+        let realm = try Realm(configuration: config(dir))
+        let star = Company(value: ["name": "星辰科技"])
+        let zhang = Person(value: ["name": "张三", "age": 30])
+        zhang.company = star
+        for (n, c, a) in [("小狗子", "黑色", 2), ("小黑", "黑色", 5), ("大白", "白色", 9), ("Zoë", "white", 4)] {
+            zhang.dogs.append(Dog(value: ["name": n, "color": c, "age": a]))
+        }
+        let li = Person(value: ["name": "李四", "age": 41])
+        li.dogs.append(Dog(value: ["name": "大花", "color": "白色", "age": 1]))
+        try realm.write {
+            realm.add(zhang)
+            realm.add(li)
+            realm.add(Dog(value: ["name": "Rex", "age": 7]))
+        }
+        return realm
+    }
+
+    @Test func theSeedsQueriesInBothForms() throws {
+        let dir = TempDir()
+        let realm = try zoo(dir)
+        let dogs = realm.objects(Dog.self)
+        let typed = dogs.where { $0.color == "黑色" && $0.name.starts(with: "小") }.sorted(byKeyPath: "name")
+        let string = dogs.filter("color = '黑色' AND name BEGINSWITH '小'").sorted(byKeyPath: "name")
+        #expect(typed.map(\.name) == ["小狗子", "小黑"])
+        #expect(string.map(\.name) == typed.map(\.name))
+        for d in typed { #expect(d.owners.map(\.name) == ["张三"]) }
+        // the update of every 白色 dog whose name begins with 大, in one write
+        let white = dogs.where { $0.color == "白色" && $0.name.starts(with: "大") }
+        #expect(white.count == 2)
+        try realm.write { for d in Array(white) { d.color = "花色" } }
+        #expect(white.isEmpty)
+        let other = try DispatchQueue(label: "other").sync {
+            try Realm(configuration: config(dir)).objects(Dog.self).where { $0.color == "花色" }.count
+        }
+        #expect(other == 2)
+    }
+
+    @Test func everyOperatorOnStringsNumbersNilsLinksAndLists() throws {
+        let dir = TempDir()
+        let realm = try zoo(dir)
+        let dogs = realm.objects(Dog.self)
+        func names(_ r: Results<Dog>) -> [String] { r.map(\.name) }
+        #expect(names(dogs.where { $0.age > 4 }) == ["小黑", "大白", "Rex"])
+        #expect(names(dogs.where { $0.age >= 4 && $0.age < 9 }) == ["小黑", "Zoë", "Rex"])
+        #expect(names(dogs.where { !($0.age <= 4) || $0.name == "Zoë" }) == ["小黑", "大白", "Zoë", "Rex"])
+        #expect(names(dogs.where { $0.age.contains(2...5) }) == ["小狗子", "小黑", "Zoë"])
+        #expect(names(dogs.where { $0.color == nil }) == ["Rex"])
+        #expect(names(dogs.where { $0.color != nil && $0.color != "黑色" }) == ["大白", "Zoë", "大花"])
+        #expect(names(dogs.where { $0.name.in(["Rex", "Zoë", "nobody"]) }) == ["Zoë", "Rex"])
+        #expect(names(dogs.where { $0.name.ends(with: "白") }) == ["大白"])
+        #expect(names(dogs.where { $0.name.contains("OE", options: [.caseInsensitive, .diacriticInsensitive]) }) == ["Zoë"])
+        #expect(names(dogs.where { $0.name.contains("OE", options: .caseInsensitive) }).isEmpty)
+        #expect(names(dogs.where { $0.name.equals("zoe", options: [.caseInsensitive, .diacriticInsensitive]) }) == ["Zoë"])
+        #expect(names(dogs.where { $0.name.like("?o*") }) == ["Zoë"])
+        #expect(names(dogs.where { $0.name.like("r*", caseInsensitive: true) }) == ["Rex"])
+        // a string argument may hold any character: it is never pasted into the text
+        #expect(names(dogs.where { $0.name == "it's \"quoted\" %@ $0" }).isEmpty)
+        // links, lists, linking objects, aggregates
+        let people = realm.objects(Person.self)
+        #expect(people.where { $0.company.name == "星辰科技" }.map(\.name) == ["张三"])
+        #expect(people.where { $0.company == nil }.map(\.name) == ["李四"])
+        #expect(people.where { $0.dogs.color == "白色" }.map(\.name) == ["张三", "李四"])
+        #expect(people.where { $0.dogs.count > 1 }.map(\.name) == ["张三"])
+        #expect(people.where { $0.dogs.age.sum > 10 }.map(\.name) == ["张三"])
+        #expect(people.where { $0.dogs.age.max < 5 }.map(\.name) == ["李四"])
+        #expect(people.where { $0.dogs.age.avg == 1.0 }.map(\.name) == ["李四"])
+        #expect(names(dogs.where { $0.owners.age > 40 }) == ["大花"])
+        #expect(names(dogs.where { $0.owners.count == 0 }) == ["Rex"])
+        let star = realm.objects(Company.self).first!
+        #expect(people.where { $0.company == star }.map(\.name) == ["张三"])
+        // two properties compared, and typed queries on a list
+        #expect(people.where { $0.dogs.age.max > $0.dogs.age.min }.map(\.name) == ["张三"])
+        #expect(people.where { $0.dogs.age.max == $0.dogs.age.min }.map(\.name) == ["李四"])
+        let zhang = people.where { $0.name == "张三" }.first!
+        #expect(zhang.dogs.where { $0.age < 5 }.map(\.name) == ["小狗子", "Zoë"])
+    }
+
+    @Test func randomTypedAndStringQueriesAgreeWithBruteForce() throws {
+        let dir = TempDir()
+        let realm = try Realm(configuration: config(dir))
+        var rng = SystemRandomNumberGenerator()
+        let words = ["", "a", "ab", "小白", "小黑", "Zoë", "ZOE", "é"]
+        try realm.write {
+            for i in 0..<300 {
+                let d = Dog()
+                d.name = words[i % words.count] + String(i % 7)
+                d.color = i % 5 == 0 ? nil : words[(i / 3) % words.count]
+                d.age = Int.random(in: 0..<20, using: &rng)
+                realm.add(d)
+            }
+        }
+        let all = Array(realm.objects(Dog.self))
+        for _ in 0..<200 {
+            let k = Int.random(in: 0..<20, using: &rng)
+            let w = words.randomElement(using: &rng)!
+            let pick = Int.random(in: 0..<6, using: &rng)
+            let typed: Results<Dog>, string: Results<Dog>, brute: [Dog]
+            switch pick {
+            case 0:
+                typed = realm.objects(Dog.self).where { $0.age > k && $0.color != nil }
+                string = realm.objects(Dog.self).filter("age > %@ AND color != nil", k)
+                brute = all.filter { $0.age > k && $0.color != nil }
+            case 1:
+                typed = realm.objects(Dog.self).where { $0.name.starts(with: w) || $0.age == k }
+                string = realm.objects(Dog.self).filter("name BEGINSWITH %@ OR age == %@", w, k)
+                brute = all.filter { $0.name.hasPrefix(w) || $0.age == k }
+            case 2:
+                typed = realm.objects(Dog.self).where { $0.color == w }
+                string = realm.objects(Dog.self).filter("color == %@", w)
+                brute = all.filter { $0.color == w }
+            case 3:
+                typed = realm.objects(Dog.self).where { !$0.name.contains(w) && $0.age <= k }
+                string = realm.objects(Dog.self).filter("NOT name CONTAINS %@ AND age <= %@", w, k)
+                brute = all.filter { !(w.isEmpty || $0.name.utf8.contains(w.utf8)) && $0.age <= k }
+            case 4:
+                typed = realm.objects(Dog.self).where { $0.age.contains(k...(k + 3)) }
+                string = realm.objects(Dog.self).filter("age BETWEEN {%@, %@}", k, k + 3)
+                brute = all.filter { (k...(k + 3)).contains($0.age) }
+            default:
+                typed = realm.objects(Dog.self).where { $0.color.in([w, "小白"]) }
+                string = realm.objects(Dog.self).filter("color IN %@", [w, "小白"])
+                brute = all.filter { $0.color == w || $0.color == "小白" }
+            }
+            let want = brute.map(\.name)
+            #expect(typed.map(\.name) == want, "case \(pick), k \(k), w '\(w)'")
+            #expect(string.map(\.name) == want, "case \(pick), k \(k), w '\(w)'")
+        }
+    }
+}
+
+private extension Sequence where Element: Equatable {
+    func contains<S: Sequence>(_ other: S) -> Bool where S.Element == Element {
+        let a = Array(self), b = Array(other)
+        if b.isEmpty { return true }
+        if b.count > a.count { return false }
+        return (0...(a.count - b.count)).contains { i in Array(a[i..<(i + b.count)]) == b }
+    }
+}
