@@ -147,6 +147,20 @@ struct QueryTests {
         #expect(KeyPathNames.name(\Dog.owners) == "owners")
     }
 
+    @Test func resultsOfADeletedObjectsListSayWhy() async throws {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let realm = try! Realm(configuration: Realm.Configuration(
+                inMemoryIdentifier: "deleted-list", objectTypes: [Company.self, Person.self, Dog.self]))
+            let p = Person(value: ["name": "张三", "dogs": [["name": "小白"]]])
+            try! realm.write { realm.add(p) }
+            let dogs = p.dogs.filter("name BEGINSWITH '小'")
+            try! realm.write { realm.delete(p) }
+            _ = dogs.count
+        }
+        let stderr = String(decoding: try #require(result).standardErrorContent, as: UTF8.self)
+        #expect(stderr.contains("deleted") && stderr.contains("Person.dogs"))
+    }
+
     @Test func aKeyPathThroughALinkTrapsNamingIt() async throws {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = KeyPathNames.name(\Person.company?.name)

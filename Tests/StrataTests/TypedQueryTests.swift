@@ -82,6 +82,18 @@ struct TypedQueryTests {
         #expect(zhang.dogs.where { $0.age < 5 }.map(\.name) == ["小狗子", "Zoë"])
     }
 
+    @Test func indexMatchingElementsAndValues() throws {
+        let dir = TempDir()
+        let realm = try zoo(dir)
+        let dogs = realm.objects(Dog.self).sorted(byKeyPath: "age")
+        #expect(dogs.map(\.name) == ["大花", "小狗子", "Zoë", "小黑", "Rex", "大白"])
+        #expect(dogs.index(matching: "color == '黑色'") == 1)
+        #expect(dogs.index(matching: { $0.age > 6 }) == 4)
+        #expect(dogs.index(matching: "age > 100") == nil)
+        #expect(dogs.elements(at: IndexSet([0, 5])).map(\.name) == ["大花", "大白"])
+        #expect(dogs.value(forKey: "age").compactMap { $0 as? Int } == [1, 2, 4, 5, 7, 9])
+    }
+
     @Test func randomTypedAndStringQueriesAgreeWithBruteForce() throws {
         let dir = TempDir()
         let realm = try Realm(configuration: config(dir))

@@ -211,3 +211,26 @@ extension _QueryableObjects {
         _queryResults.where(isIncluded)
     }
 }
+
+extension Results where Element: Object {
+    /// The position of the first object that matches the predicate, or nil.
+    public func index(matching predicateFormat: String, _ args: Any...) -> Int? {
+        firstIndex(among: filter(predicateFormat, arguments: args))
+    }
+
+    /// The position of the first object for which the typed predicate holds, or nil.
+    public func index(matching isIncluded: (Query<Element>) -> Query<Bool>) -> Int? {
+        firstIndex(among: self.where(isIncluded))
+    }
+
+    private func firstIndex(among matching: Results<Element>) -> Int? {
+        let keep = Set(matching.base.keys())
+        return base.keys().firstIndex { keep.contains($0) }
+    }
+
+    /// The objects at these positions.
+    public func elements(at indexes: IndexSet) -> [Element] { indexes.map { self[$0] } }
+
+    /// The value of a property of each object, in order (`Results.value(forKey:)` of RealmSwift).
+    public func value(forKey key: String) -> [Any?] { map { $0[key] } }
+}
