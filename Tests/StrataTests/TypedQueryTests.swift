@@ -78,6 +78,8 @@ struct TypedQueryTests {
         // two properties compared, and typed queries on a list
         #expect(people.where { $0.dogs.age.max > $0.dogs.age.min }.map(\.name) == ["张三"])
         #expect(people.where { $0.dogs.age.max == $0.dogs.age.min }.map(\.name) == ["李四"])
+        #expect(people.where { $0.dogs.age.max > $0.dogs.age.avg }.map(\.name) == ["张三"])   // Int with Double
+        #expect(people.where { $0.age > $0.dogs.age.sum }.map(\.name) == ["张三", "李四"])
         let zhang = people.where { $0.name == "张三" }.first!
         #expect(zhang.dogs.where { $0.age < 5 }.map(\.name) == ["小狗子", "Zoë"])
     }

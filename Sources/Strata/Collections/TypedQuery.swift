@@ -234,3 +234,24 @@ extension Results where Element: Object {
     /// The value of a property of each object, in order (`Results.value(forKey:)` of RealmSwift).
     public func value(forKey key: String) -> [Any?] { map { $0[key] } }
 }
+
+/// Numbers (and their optionals) in typed queries: compared across types
+/// (`$0.dogs.age.max > $0.dogs.age.avg`).
+public protocol _QueryNumeric {}
+extension Int: _QueryNumeric {}
+extension Int8: _QueryNumeric {}
+extension Int16: _QueryNumeric {}
+extension Int32: _QueryNumeric {}
+extension Int64: _QueryNumeric {}
+extension Float: _QueryNumeric {}
+extension Double: _QueryNumeric {}
+extension Optional: _QueryNumeric where Wrapped: _QueryNumeric {}
+
+extension Query where T: _QueryNumeric {
+    public static func == <U: _QueryNumeric>(lhs: Query, rhs: Query<U>) -> Query<Bool> { predicate(lhs, "==", rhs) }
+    public static func != <U: _QueryNumeric>(lhs: Query, rhs: Query<U>) -> Query<Bool> { predicate(lhs, "!=", rhs) }
+    public static func < <U: _QueryNumeric>(lhs: Query, rhs: Query<U>) -> Query<Bool> { predicate(lhs, "<", rhs) }
+    public static func <= <U: _QueryNumeric>(lhs: Query, rhs: Query<U>) -> Query<Bool> { predicate(lhs, "<=", rhs) }
+    public static func > <U: _QueryNumeric>(lhs: Query, rhs: Query<U>) -> Query<Bool> { predicate(lhs, ">", rhs) }
+    public static func >= <U: _QueryNumeric>(lhs: Query, rhs: Query<U>) -> Query<Bool> { predicate(lhs, ">=", rhs) }
+}
