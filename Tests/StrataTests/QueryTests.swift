@@ -147,6 +147,26 @@ struct QueryTests {
         #expect(KeyPathNames.name(\Dog.owners) == "owners")
     }
 
+    @Test func aPrefixIsLiveAndKeepsItsMeaningWhenFilteredAfter() throws {
+        let dir = TempDir()
+        let realm = try zoo(dir)
+        let byAge = realm.objects(Dog.self).sorted(byKeyPath: "age")
+        let young = byAge.prefix(2)
+        #expect(young.map(\.name) == ["小花", "小白"])
+        #expect(young.count == 2)
+        #expect(byAge.prefix(0).isEmpty)
+        #expect(byAge.prefix(99).count == 5)
+        #expect(young.sum(ofProperty: "age") as Int == 3)
+        // filtered after: within the first three, not the first three of the filtered
+        #expect(byAge.prefix(3).filter("color == '白色'").map(\.name) == ["小花", "小白"])
+        #expect(byAge.prefix(3).sorted(byKeyPath: "age", ascending: false).map(\.name) == ["小黑", "小白", "小花"])
+        try realm.write { realm.add(Dog(value: ["name": "Puppy", "age": 0])) }
+        #expect(young.map(\.name) == ["Puppy", "小花"])                       // live
+        let zhang = realm.objects(Person.self).filter("name == '张三'").first!
+        #expect(zhang.dogs.sorted(byKeyPath: "age", ascending: false).prefix(1).map(\.name) == ["旺财"])
+        #expect(zhang.dogs.filter("age > 0").prefix(2).map(\.name) == ["小白", "小黑"])
+    }
+
     @Test func resultsOfADeletedObjectsListSayWhy() async throws {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let realm = try! Realm(configuration: Realm.Configuration(

@@ -3,6 +3,11 @@
 //   insert   N objects in one write            commit  C one-object durable commits
 //   lookup   L lookups by primary key, every property read
 //   iterate  every object, one property read    count   how many objects (counts per second)
+//   count_one / count_two  `age > 50` / `age > 50 AND active == true` counted (objects per second)
+//     through a Results (string predicate) and, as *_typed, through `where { }`
+//   index_eq  `name == $0` through the index (queries per second; the Swift API makes a new
+//     Results each time, as code that filters by a changing value does)
+//   range_sort  `age BETWEEN {20, 30}` sorted by name, the first 100 (queries per second)
 // Output: `bench-swift <workload> strata=<per s> c=<per s> grdb=<per s> vs_grdb=<x> vs_c=<x>`.
 // Durability: Strata FULL (one fdatasync a commit), GRDB WAL with synchronous FULL.
 // `--rss N` instead: iterate N objects through the Swift API and print the resident memory it takes.
@@ -89,7 +94,11 @@ final class Person: Object {
     @Persisted var active = false
 }
 
-struct Rates { var insert = 0.0, commit = 0.0, lookup = 0.0, iterate = 0.0, count = 0.0 }
+struct Rates {
+    var insert = 0.0, commit = 0.0, lookup = 0.0, iterate = 0.0, count = 0.0
+    var countOne = 0.0, countTwo = 0.0, countOneTyped = 0.0, countTwoTyped = 0.0, indexEq = 0.0, rangeSort = 0.0
+}
+let queryReps = 200
 
 func strataSwift(_ rows: [Row], _ path: String) throws -> Rates {
     removeFiles(path)
@@ -128,6 +137,26 @@ func strataSwift(_ rows: [Row], _ path: String) throws -> Rates {
     t = now()
     for _ in 0..<countReps { sink &+= all.count }
     r.count = Double(countReps) / (now() - t)
+    let objects = Double(all.count)
+    let one = all.filter("age > 50"), two = all.filter("age > 50 AND active == true")
+    let oneTyped = all.where { $0.age > 50 }, twoTyped = all.where { $0.age > 50 && $0.active == true }
+    for (results, slot) in [(one, \Rates.countOne), (two, \Rates.countTwo),
+                            (oneTyped, \Rates.countOneTyped), (twoTyped, \Rates.countTwoTyped)] {
+        t = now()
+        for _ in 0..<queryReps { sink &+= results.count }
+        r[keyPath: slot] = objects * Double(queryReps) / (now() - t)
+    }
+    t = now()
+    for _ in 0..<lookups {
+        sink &+= all.filter("name == %@", rows[Int(rnd() % UInt64(rows.count))].name).count
+    }
+    r.indexEq = Double(lookups) / (now() - t)
+    t = now()
+    for _ in 0..<queryReps {
+        let page = all.filter("age BETWEEN {20, 30}").sorted(byKeyPath: "name").prefix(100)
+        for p in page { sink &+= p.age }
+    }
+    r.rangeSort = Double(queryReps) / (now() - t)
     if sink == 42 { print("") }
     return r
 }
@@ -233,6 +262,52 @@ func strataC(_ rows: [Row], _ path: String) -> Rates {
         sink &+= Int(count)
     }
     r.count = Double(countReps) / (now() - tm)
+    func compile(_ text: String) -> OpaquePointer {
+        var q: OpaquePointer?
+        check(strata_query_compile(txn, "Person", text, &q, &e), &e, text)
+        return q!
+    }
+    check(strata_table_size(t, &count, &e), &e, "count")
+    let objects = Double(count)
+    for (text, slot) in [("age > 50", \Rates.countOne), ("age > 50 AND active == true", \Rates.countTwo)] {
+        let q = compile(text)
+        tm = now()
+        for _ in 0..<queryReps {
+            check(strata_query_count(q, txn, nil, 0, &count, &e), &e, "count")
+            sink &+= Int(count)
+        }
+        r[keyPath: slot] = objects * Double(queryReps) / (now() - tm)
+        strata_query_free(q)
+    }
+    r.countOneTyped = r.countOne
+    r.countTwoTyped = r.countTwo
+    let eq = compile("name == $0")
+    tm = now()
+    for _ in 0..<lookups {
+        var name = rows[Int(rnd() % UInt64(rows.count))].name
+        name.withUTF8 { b in
+            var v = strata_value(); v.type = STRATA_TYPE_STRING
+            v.u.bytes.data = UnsafeRawPointer(b.baseAddress); v.u.bytes.len = b.count
+            check(strata_query_count(eq, txn, &v, 1, &count, &e), &e, "index_eq")
+        }
+        sink &+= Int(count)
+    }
+    r.indexEq = Double(lookups) / (now() - tm)
+    strata_query_free(eq)
+    let range = compile("age BETWEEN {20, 30} SORT(name ASC) LIMIT(100)")
+    tm = now()
+    for _ in 0..<queryReps {
+        var res: OpaquePointer?
+        check(strata_query_run(range, txn, nil, 0, &res, &e), &e, "range_sort")
+        for i in 0..<strata_results_size(res) {
+            var v = strata_value()
+            check(strata_obj_get(t, strata_results_key(res, i), cols[2], &v, &e), &e, "get age")
+            sink &+= Int(v.u.i)
+        }
+        strata_results_free(res)
+    }
+    r.rangeSort = Double(queryReps) / (now() - tm)
+    strata_query_free(range)
     strata_txn_free(txn)
     strata_db_close(db, nil)
     if sink == 42 { print("") }
@@ -295,6 +370,26 @@ func grdb(_ rows: [Row], _ path: String) throws -> Rates {
         t = now()
         for _ in 0..<countReps { sink &+= try GPerson.fetchCount(db) }
         r.count = Double(countReps) / (now() - t)
+        let objects = Double(try GPerson.fetchCount(db))
+        let age = Column("age"), active = Column("active"), name = Column("name")
+        for (request, slot) in [(GPerson.filter(age > 50), \Rates.countOne),
+                                (GPerson.filter(age > 50 && active == true), \Rates.countTwo)] {
+            t = now()
+            for _ in 0..<queryReps { sink &+= try request.fetchCount(db) }
+            r[keyPath: slot] = objects * Double(queryReps) / (now() - t)
+        }
+        r.countOneTyped = r.countOne
+        r.countTwoTyped = r.countTwo
+        t = now()
+        for _ in 0..<lookups {
+            sink &+= try GPerson.filter(name == rows[Int(rnd() % UInt64(rows.count))].name).fetchCount(db)
+        }
+        r.indexEq = Double(lookups) / (now() - t)
+        t = now()
+        for _ in 0..<queryReps {
+            for p in try GPerson.filter((20...30).contains(age)).order(name).limit(100).fetchAll(db) { sink &+= p.age }
+        }
+        r.rangeSort = Double(queryReps) / (now() - t)
     }
     if sink == 42 { print("") }
     return r
@@ -357,7 +452,9 @@ for rep in 0..<reps {
     }
 }
 let workloads: [(String, KeyPath<Rates, Double>)] = [("insert", \.insert), ("commit", \.commit),
-    ("lookup", \.lookup), ("iterate", \.iterate), ("count", \.count)]
+    ("lookup", \.lookup), ("iterate", \.iterate), ("count", \.count), ("count_one", \.countOne),
+    ("count_two", \.countTwo), ("count_one_typed", \.countOneTyped), ("count_two_typed", \.countTwoTyped),
+    ("index_eq", \.indexEq), ("range_sort", \.rangeSort)]
 print("bench-swift n=\(n) commits=\(commits) lookups=\(lookups) reps=\(reps) (objects or operations per second, medians)")
 for (name, kp) in workloads {
     if only != nil {

@@ -38,8 +38,10 @@ struct QuerySpec {
     var args: [Any] = []
     var sort: [SortDescriptor] = []
     var distinct: [String] = []
+    /// `prefix(n)`: at most this many objects, after sorting and distinct.
+    var limit: Int?
 
-    var isEmpty: Bool { predicates.isEmpty && sort.isEmpty && distinct.isEmpty }
+    var isEmpty: Bool { predicates.isEmpty && sort.isEmpty && distinct.isEmpty && limit == nil }
 
     /// The core's query text.
     var text: String {

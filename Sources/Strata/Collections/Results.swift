@@ -19,10 +19,25 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
 
     private func with(_ change: (inout QuerySpec) -> Void) -> Results {
         var spec = base.spec
+        var source = base.source
+        if spec.limit != nil { /* a prefix, then more: the prefix's objects are the source */
+            let limited = base
+            spec = QuerySpec()
+            source = { limited.keys() }
+        }
         change(&spec)
-        let r = Results(realm: base.realm, info: base.info, spec: spec, source: base.source)
+        let r = Results(realm: base.realm, info: base.info, spec: spec, source: source)
         r.base.validate()
         return r
+    }
+
+    /// The first `maxLength` objects, as live results: with a sort, the core keeps only the
+    /// best `maxLength` while it sorts (a `LIMIT`), instead of sorting every match.
+    public func prefix(_ maxLength: Int) -> Results<Element> {
+        precondition(maxLength >= 0, "Can't take a prefix of negative length from a collection")
+        var spec = base.spec
+        spec.limit = Swift.min(maxLength, spec.limit ?? .max)
+        return Results(realm: base.realm, info: base.info, spec: spec, source: base.source)
     }
 
     /// The objects that also match a predicate of Realm's query language, with `%@` (the next
@@ -173,7 +188,8 @@ final class ResultsBase {
     private func withQuery<R>(_ body: (OpaquePointer, OpaquePointer, QueryArgs) throws -> R) throws -> R {
         let txn = realm.coreTxnHandle
         var q: OpaquePointer?
-        let text = Self.linkingObjectsSpelledOut(spec.text, info)
+        var text = Self.linkingObjectsSpelledOut(spec.text, info)
+        if let n = spec.limit, source == nil { text += " LIMIT(\(n))" } /* a source: limited after */
         try StrataError.check { strata_query_compile(txn, info.tableName, text, &q, $0) }
         defer { strata_query_free(q) }
         let args = try QueryArgs(spec.args, what: "a query on \(info.name)")
@@ -234,7 +250,7 @@ final class ResultsBase {
         do {
             if source != nil { return keys().count }
             if spec.isEmpty { return try realm.table(info).count() }
-            if !spec.sort.isEmpty || !spec.distinct.isEmpty { return keys().count }
+            if !spec.sort.isEmpty || !spec.distinct.isEmpty || spec.limit != nil { return keys().count }
             return try withQuery { txn, q, args in
                 var n: UInt64 = 0
                 try args.values.withUnsafeBufferPointer { a in
@@ -253,6 +269,7 @@ final class ResultsBase {
             do {
                 if let source {
                     cachedKeys = try restricted(source())
+                    if let n = spec.limit { cachedKeys = Array(cachedKeys.prefix(n)) }
                 } else if spec.isEmpty {
                     cachedKeys = try realm.table(info).keys()
                 } else {
@@ -273,11 +290,11 @@ final class ResultsBase {
     /// The objects of a list or linking objects that the query keeps: in the query's order when
     /// it sorts (or is distinct), else in the collection's (repeats kept).
     private func restricted(_ all: [Int64]) throws -> [Int64] {
-        if spec.isEmpty { return all }
+        if spec.predicates.isEmpty && spec.sort.isEmpty && spec.distinct.isEmpty { return all }
         let res = try run()
         defer { strata_results_free(res) }
         let matched = (0..<strata_results_size(res)).map { strata_results_key(res, $0) }
-        if spec.sort.isEmpty && spec.distinct.isEmpty {
+        if spec.sort.isEmpty && spec.distinct.isEmpty { /* the collection's order */
             let keep = Set(matched)
             return all.filter { keep.contains($0) }
         }
