@@ -94,6 +94,10 @@ struct QueryTests {
                     .map(\.name) == ["李四", "张三"])
         #expect(dogs.distinct(by: ["color"]).count == 4)
         #expect(dogs.distinct(by: ["color"]).map(\.name) == ["小白", "小黑", "旺财", "Rex"])
+        // in call order: distinct, then sorted / sorted, then distinct
+        #expect(dogs.distinct(by: ["color"]).sorted(byKeyPath: "age").map(\.name) == ["小白", "小黑", "Rex", "旺财"])
+        #expect(dogs.sorted(byKeyPath: "age").distinct(by: ["color"]).map(\.name) == ["小花", "小黑", "Rex", "旺财"])
+        #expect(dogs.distinct(by: ["color"]).filter("age < 6").map(\.name) == ["小白", "小黑"])
         // aggregates over the results
         #expect(dogs.sum(ofProperty: "age") as Int == 24)
         #expect(dogs.filter("color == '白色'").sum(ofProperty: "age") as Int == 3)

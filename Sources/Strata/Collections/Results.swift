@@ -20,7 +20,9 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
     private func with(_ change: (inout QuerySpec) -> Void) -> Results {
         var spec = base.spec
         var source = base.source
-        if spec.limit != nil { /* a prefix, then more: the prefix's objects are the source */
+        if spec.limit != nil || !spec.distinct.isEmpty {
+            /* a prefix or distinct, then more: applied in call order, as in RealmSwift (the
+             * core sorts before it takes distinct values): their objects are the source */
             let limited = base
             spec = QuerySpec()
             source = { limited.keys() }
