@@ -188,14 +188,11 @@ final class ResultsBase {
 
     /// Run body with the compiled query and its arguments in the Realm's transaction.
     private func withQuery<R>(_ body: (OpaquePointer, OpaquePointer, QueryArgs) throws -> R) throws -> R {
-        let txn = realm.coreTxnHandle
-        var q: OpaquePointer?
         var text = Self.linkingObjectsSpelledOut(spec.text, info)
         if let n = spec.limit, source == nil { text += " LIMIT(\(n))" } /* a source: limited after */
-        try StrataError.check { strata_query_compile(txn, info.tableName, text, &q, $0) }
-        defer { strata_query_free(q) }
+        let q = try realm.compiledQuery(table: info.tableName, text: text)
         let args = try QueryArgs(spec.args, what: "a query on \(info.name)")
-        return try body(txn, q!, args)
+        return try body(realm.coreTxnHandle, q, args)
     }
 
     /// A `LinkingObjects` property of the class named at the start of a key path

@@ -1,3 +1,4 @@
+import CCore
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -44,7 +45,27 @@ final class RealmInstance {
         txn = try CoreTxn(db: shared.db, write: false)
     }
 
-    deinit { txn.free() }
+    deinit {
+        for q in compiledQueries.values { strata_query_free(q) }
+        txn.free()
+    }
+
+    /// Queries compiled by this Realm, by table and text (a compiled query runs in any later
+    /// transaction; the core checks its properties' types each run). Bounded: cleared when full.
+    private var compiledQueries: [String: OpaquePointer] = [:]
+
+    func compiledQuery(table: String, text: String) throws -> OpaquePointer {
+        let key = table + "\u{0}" + text
+        if let q = compiledQueries[key] { return q }
+        if compiledQueries.count >= 256 {
+            for q in compiledQueries.values { strata_query_free(q) }
+            compiledQueries.removeAll()
+        }
+        var q: OpaquePointer?
+        try StrataError.check { strata_query_compile(txn.handle, table, text, &q, $0) }
+        compiledQueries[key] = q!
+        return q!
+    }
 
     private static func checkedClasses(_ types: [Object.Type]) throws -> [ClassInfo] {
         var byName: [String: Object.Type] = [:]
