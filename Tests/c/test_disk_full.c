@@ -226,22 +226,30 @@ out:
     return rc;
 }
 
-static int fill_delete_refill(const char *dir, strata_durability mode) {
-    char path[700];
-    snprintf(path, sizeof path, "%s/blobs.db", dir);
-    blob_db b = {0};
+/* A new database `file` in dir (path receives its path) with the table Blob {n, data}. */
+static int open_blobs(const char *dir, const char *file, strata_durability mode, char path[700],
+                      blob_db *b) {
+    snprintf(path, 700, "%s/%s", dir, file);
     strata_error e = {0};
-    b.db = tl_open_db(path, mode);
-    FAIL_IF(!b.db, "open: %s", tl_err.message);
+    b->db = tl_open_db(path, mode);
+    FAIL_IF(!b->db, "open: %s", tl_err.message);
     strata_txn_t *w;
     strata_table_t *t;
-    FAIL_IF(strata_txn_begin(b.db, STRATA_TXN_WRITE, &w, &e) ||
+    FAIL_IF(strata_txn_begin(b->db, STRATA_TXN_WRITE, &w, &e) ||
                 strata_table_create(w, "Blob", &t, &e) ||
-                strata_table_add_property(t, "n", STRATA_TYPE_INT, 0, NULL, &b.n, &e) ||
-                strata_table_add_property(t, "data", STRATA_TYPE_BINARY, 0, NULL, &b.data, &e) ||
+                strata_table_add_property(t, "n", STRATA_TYPE_INT, 0, NULL, &b->n, &e) ||
+                strata_table_add_property(t, "data", STRATA_TYPE_BINARY, 0, NULL, &b->data, &e) ||
                 strata_txn_commit(w, &e),
             "schema: %s", e.message);
     strata_txn_free(w);
+    return 0;
+}
+
+static int fill_delete_refill(const char *dir, strata_durability mode) {
+    char path[700];
+    blob_db b = {0};
+    strata_error e = {0};
+    if (open_blobs(dir, "blobs.db", mode, path, &b)) return 1;
     /* Until the disk is full: commits of 8 objects, 100 B to 100 KB. */
     int next = 0, committed = 0, rc = STRATA_OK;
     while ((rc = add_objects(&b, next, 8, 0, &e)) == STRATA_OK) {
@@ -302,20 +310,11 @@ static int fill_delete_refill(const char *dir, strata_durability mode) {
  * the reserve in one commit (NO_SPACE, nothing changed); in commits of 256 it always works. */
 static int fill_small_then_delete(const char *dir) {
     char path[700];
-    snprintf(path, sizeof path, "%s/small.db", dir);
     blob_db b = {0};
     strata_error e = {0};
-    b.db = tl_open_db(path, STRATA_DURABILITY_FULL);
-    FAIL_IF(!b.db, "open: %s", tl_err.message);
+    if (open_blobs(dir, "small.db", STRATA_DURABILITY_FULL, path, &b)) return 1;
     strata_txn_t *w;
     strata_table_t *t;
-    FAIL_IF(strata_txn_begin(b.db, STRATA_TXN_WRITE, &w, &e) ||
-                strata_table_create(w, "Blob", &t, &e) ||
-                strata_table_add_property(t, "n", STRATA_TYPE_INT, 0, NULL, &b.n, &e) ||
-                strata_table_add_property(t, "data", STRATA_TYPE_BINARY, 0, NULL, &b.data, &e) ||
-                strata_txn_commit(w, &e),
-            "schema: %s", e.message);
-    strata_txn_free(w);
     int next = 0, rc;
     while ((rc = add_objects(&b, next, 256, 200, &e)) == STRATA_OK) next += 256;
     FAIL_IF(rc != STRATA_ERR_NO_SPACE, "filling: %s (%s)", strata_status_name(rc), e.message);

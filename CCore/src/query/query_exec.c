@@ -12,12 +12,15 @@
  *     property with constants runs on the leaf's stored numbers (st_leaf_compare: whole words
  *     of bits, 16 rows a vector instruction for 8-bit values), unpacking only the widths and
  *     forms it does not take; anything else (paths through links, lists and backlinks,
- *     strings, aggregates, SUBQUERY) reads the row's values. Counting needs neither keys nor a
- *     result array: a population count of each cluster's mask.
+ *     strings, aggregates, SUBQUERY) reads the row's values; a comparison of two key paths
+ *     reads the right side's values for the row first and matches the left against any of
+ *     them (cmp_paths). Counting needs neither keys nor a result array: a population count of
+ *     each cluster's mask.
  *  3. SORT (stable; nulls first ascending; strings in code-point order; by an indexed property
  *     with LIMIT, a walk of the index in order), DISTINCT (first of each
  *     group, in order), LIMIT.
  * Null semantics: == null / != null test nullness; ordering comparisons with null are false.
+ * NaN equals NaN and orders below every number.
  * A to-one link that is null yields null for the rest of its path; an empty list yields nothing
  * (ANY false, ALL true, NONE true).
  */

@@ -6,7 +6,8 @@
  *   and-expr   := unary (("AND" | "&&") unary)*
  *   unary      := ("NOT" | "!") unary | "(" or-expr ")" | "TRUEPREDICATE" | "FALSEPREDICATE"
  *               | comparison
- *   comparison := ["ANY" | "SOME" | "ALL" | "NONE"] operand op operand
+ *   comparison := ["ANY" | "SOME" | "ALL" | "NONE"] operand op operand   (a constant on either
+ *                 side; two key paths compare per object; list.@agg.property over links)
  *               | operand "BETWEEN" "{" operand "," operand "}"
  *               | operand "IN" ( "{" operand, ... "}" | argument )
  *   op         := "==" | "=" | "!=" | "<>" | "<" | "<=" | ">" | ">=" | "BEGINSWITH" | "ENDSWITH"
@@ -16,8 +17,10 @@
  *               | literal | "$" digits | "%@"
  *   keypath    := step ("." step)*;  step := property | "@links" "." Table "." property
  *               (inside a SUBQUERY, a keypath may start with its $name)
- *   literal    := 'string' | "string" | number | true | false | nil | null
- *               | T<seconds>:<nanoseconds> | YYYY-MM-DD@HH:MM:SS | oid(24 hex) | uuid(8-4-4-4-12)
+ *   literal    := 'string' | "string" | number | 0x<hex> | [+-]inf | [+-]infinity | nan | true
+ *               | false | nil | null | T<seconds>:<nanoseconds> (one sign)
+ *               | Y-M-D[@|T H:M:S[:nanoseconds | .fraction]] | oid(24 hex) | uuid(8-4-4-4-12)
+ *   property   := letters, digits, '_', any non-ASCII character, '-' between them
  *   suffix     := "SORT" "(" keypath ["ASC" | "DESC"], ... ")" | "DISTINCT" "(" keypath, ... ")"
  *               | "LIMIT" "(" integer ")"
  *
@@ -426,6 +429,21 @@ static int expect(parser *ps, tok_kind k, const char *what) {
 
 static strata_table_t *table_of(parser *ps, uint32_t id) { return st_table_by_id(ps->store, id); }
 
+/* The current token's text as a name (cut at STRATA_MAX_NAME + 1 bytes, never mid-character). */
+static void tok_name(const parser *ps, char out[STRATA_MAX_NAME + 2]) {
+    size_t n = ps->tok.len < STRATA_MAX_NAME + 1 ? ps->tok.len : STRATA_MAX_NAME + 1;
+    memcpy(out, ps->tok.p, n);
+    out[n] = 0;
+    st_utf8_trim(out, STRATA_MAX_NAME + 2);
+}
+
+/* The property of t named name, or NULL. */
+static st_prop *prop_named(strata_table_t *t, const char *name) {
+    for (uint32_t i = 0; i < t->nprops; i++)
+        if (strcmp(t->props[i].name, name) == 0) return &t->props[i];
+    return NULL;
+}
+
 /* keypath: ident ("." ident)*, resolved from table t; an aggregate suffix is allowed at the end
  * when allow_agg. */
 static int parse_path(parser *ps, strata_table_t *t, q_step *steps, int *nsteps, q_agg *agg,
@@ -449,10 +467,7 @@ static int parse_path(parser *ps, strata_table_t *t, q_step *steps, int *nsteps,
         if (ps->tok.kind != T_IDENT) return perr(ps, ps->tok.column, "expected a property name");
         int col = ps->tok.column;
         char name[STRATA_MAX_NAME + 2];
-        size_t n = ps->tok.len < sizeof name - 1 ? ps->tok.len : sizeof name - 1;
-        memcpy(name, ps->tok.p, n);
-        name[n] = 0;
-        st_utf8_trim(name, sizeof name);
+        tok_name(ps, name);
         if (name[0] == '@') {
             static const struct { const char *w; q_agg a; } aggs[] = {
                 {"@count", QA_COUNT}, {"@size", QA_COUNT}, {"@sum", QA_SUM},
@@ -468,10 +483,7 @@ static int parse_path(parser *ps, strata_table_t *t, q_step *steps, int *nsteps,
                     return ps->rc;
                 if (ps->tok.kind != T_IDENT) return perr(ps, ps->tok.column, "expected a table name after @links.");
                 char tname[STRATA_MAX_NAME + 2];
-                size_t tl = ps->tok.len < sizeof tname - 1 ? ps->tok.len : sizeof tname - 1;
-                memcpy(tname, ps->tok.p, tl);
-                tname[tl] = 0;
-                st_utf8_trim(tname, sizeof tname);
+                tok_name(ps, tname);
                 strata_table_t *origin = st_table_by_name(ps->store, tname);
                 if (!origin) return perr(ps, ps->tok.column, "no table named '%s'", tname);
                 if ((ps->rc = lex(ps)) || (ps->rc = expect(ps, T_DOT, "'.' and a property")))
@@ -479,13 +491,8 @@ static int parse_path(parser *ps, strata_table_t *t, q_step *steps, int *nsteps,
                 if (ps->tok.kind != T_IDENT) return perr(ps, ps->tok.column, "expected a property of '%s'", tname);
                 int pcol = ps->tok.column;
                 char pname[STRATA_MAX_NAME + 2];
-                size_t pl = ps->tok.len < sizeof pname - 1 ? ps->tok.len : sizeof pname - 1;
-                memcpy(pname, ps->tok.p, pl);
-                pname[pl] = 0;
-                st_utf8_trim(pname, sizeof pname);
-                st_prop *lp = NULL;
-                for (uint32_t i = 0; i < origin->nprops; i++)
-                    if (strcmp(origin->props[i].name, pname) == 0) lp = &origin->props[i];
+                tok_name(ps, pname);
+                st_prop *lp = prop_named(origin, pname);
                 if (!lp) return perr(ps, pcol, "table '%s' has no property '%s'", tname, pname);
                 if (lp->type != STRATA_TYPE_LINK || lp->target != cur->id)
                     return perr(ps, pcol, "'%s.%s' does not link to '%s'", tname, pname, cur->name);
@@ -519,13 +526,8 @@ static int parse_path(parser *ps, strata_table_t *t, q_step *steps, int *nsteps,
                 if (ps->tok.kind != T_IDENT || ps->tok.p[0] == '@')
                     return perr(ps, ps->tok.column, "expected a property of '%s'", target->name);
                 char pn[STRATA_MAX_NAME + 2];
-                size_t pl = ps->tok.len < sizeof pn - 1 ? ps->tok.len : sizeof pn - 1;
-                memcpy(pn, ps->tok.p, pl);
-                pn[pl] = 0;
-                st_utf8_trim(pn, sizeof pn);
-                st_prop *ep = NULL;
-                for (uint32_t i = 0; i < target->nprops; i++)
-                    if (strcmp(target->props[i].name, pn) == 0) ep = &target->props[i];
+                tok_name(ps, pn);
+                st_prop *ep = prop_named(target, pn);
                 if (!ep) return perr(ps, ps->tok.column, "table '%s' has no property '%s'", target->name, pn);
                 if ((ep->flags & STRATA_PROP_LIST) || !q_numeric((strata_type)ep->type))
                     return perr(ps, ps->tok.column, "%s needs numbers, and '%s.%s' is a %s", name,
@@ -541,9 +543,7 @@ static int parse_path(parser *ps, strata_table_t *t, q_step *steps, int *nsteps,
         }
         if (*nsteps == Q_MAX_PATH) return perr(ps, col, "a key path of more than %d steps", Q_MAX_PATH);
         if (!cur) return perr(ps, col, "'%s' follows a property that is not a link", name);
-        st_prop *p = NULL;
-        for (uint32_t i = 0; i < cur->nprops; i++)
-            if (strcmp(cur->props[i].name, name) == 0) p = &cur->props[i];
+        st_prop *p = prop_named(cur, name);
         if (!p) return perr(ps, col, "table '%s' has no property '%s'", cur->name, name);
         steps[(*nsteps)++] = (q_step){cur->id, p->id, p->type, p->flags, false};
         if ((ps->rc = lex(ps))) return ps->rc;

@@ -38,7 +38,9 @@
  * Commit, step by step:
  *   a. save the free list (freelist.c): only its consumed leaves, its last leaf and its
  *      directory are rewritten, in pages taken from the free space itself;
- *   b. checksum every dirty page; grow the file in chunks if needed;
+ *   b. checksum every dirty page (the file already holds them: it grows when a transaction
+ *      takes a page past its end, keeping a reserve for commits that free what they take; on a
+ *      full disk see room_at_end);
  *   c. pwrite every dirty page, in page order (adjacent ones together), without sync;
  *   d. logged: append the record and fdatasync the log, then pwrite the meta into
  *      txn->meta_slot; else pwrite the meta and (FULL) fdatasync the file;
@@ -719,9 +721,10 @@ int st_pager_begin_write(strata_txn_t *txn, strata_error *err) {
      * durable version are held back until it moves, so when they grow to an eighth of the
      * file (at least ST_HELD_SYNC_MIN pages), sync now rather than grow the file for them. */
     if ((rc = take_free_list(txn, err))) return rc;
+    uint64_t oldest = st_readers_oldest(db, cm->version, NULL); /* a checkpoint keeps the version */
     if (!checkpoint && !synced && !db->file.mem) {
         txn->durable_version = cm->durable_version;
-        size_t held = st_freelist_held(txn, st_readers_oldest(db, cm->version, NULL));
+        size_t held = st_freelist_held(txn, oldest);
         checkpoint = held >= ST_HELD_SYNC_MIN && held >= cm->page_count / 16;
     }
     if (checkpoint) {
@@ -744,7 +747,7 @@ int st_pager_begin_write(strata_txn_t *txn, strata_error *err) {
     txn->meta_slot = 1 - durable_slot;
     txn->new_version = txn->meta.version + 1;
     txn->page_count = txn->meta.page_count;
-    txn->oldest_reader = st_readers_oldest(db, txn->meta.version, NULL);
+    txn->oldest_reader = oldest;
     if (db->file.opts.max_versions && txn->new_version - txn->oldest_reader > db->file.opts.max_versions)
         return st_err(err, STRATA_ERR_TOO_MANY_VERSIONS,
                       "'%s': a reader holds version %llu; committing version %llu would keep %llu "
