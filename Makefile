@@ -63,7 +63,7 @@ TSAN_FLAGS := -O1 $(DEBUG) -fsanitize=thread
 FUZZ_FLAGS := -O1 $(DEBUG) -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
 # Objects that only pattern rules name would be deleted as intermediate files after each build.
 .SECONDARY: $(DBG_OBJ) $(PORT_OBJ) $(ASAN_OBJ) $(TSAN_OBJ) $(FUZZ_OBJ)
-TESTS := test_engine test_objects test_query test_query_portable test_clusters test_verify_objects test_index_scan test_btree_batch test_commitlog_io test_hostile test_damage test_badargs test_disk_full crashtest powerloss faults stress
+TESTS := test_engine test_objects test_query test_query_portable test_clusters test_verify_objects test_index_scan test_btree_batch test_commitlog_io test_hostile test_damage test_badargs test_disk_full test_compact crashtest powerloss faults stress
 TEST_BIN := $(TESTS:%=$(B)/%)
 EXAMPLES := $(patsubst CCore/examples/%.c,$(B)/examples/%,$(wildcard CCore/examples/*.c))
 
@@ -151,7 +151,7 @@ install: lib
 
 # Test programs link the core's debug objects (ST_ASSERT on); white-box tests (those that
 # include a layer's door) call internal functions, which the objects keep visible.
-$(B)/%: Tests/c/%.c Tests/c/testlib.h Tests/c/workload.h $(HDR) $(DBG_OBJ)
+$(B)/%: Tests/c/%.c Tests/c/testlib.h Tests/c/workload.h Tests/c/sampledb.h $(HDR) $(DBG_OBJ)
 	$(CC) $(CFLAGS_BASE) $(CFLAGS) $(DEBUG) -ITests/c $< -o $@ $(DBG_OBJ) $(LIBS)
 
 # The query tests on the scan's plain-C code (rowmask.h), which the SSE2 build does not run.
@@ -185,6 +185,7 @@ test-c: build
 	$(B)/test_damage
 	$(B)/test_badargs
 	$(B)/test_disk_full
+	$(B)/test_compact
 
 crashtest: $(B)/crashtest
 	$(B)/crashtest $(RUNS)
@@ -221,7 +222,7 @@ swift-test:
 # ---------------------------------------------------------------- sanitizers
 
 # The sanitizer builds of the portable scan compile the core with it (a few files differ).
-$(B)/asan/%: Tests/c/%.c Tests/c/testlib.h Tests/c/workload.h $(HDR) $(ASAN_OBJ)
+$(B)/asan/%: Tests/c/%.c Tests/c/testlib.h Tests/c/workload.h Tests/c/sampledb.h $(HDR) $(ASAN_OBJ)
 	@mkdir -p $(B)/asan
 	$(CLANG) $(CFLAGS_BASE) $(ASAN_FLAGS) $(SAN_EXTRA) $(SAN_LD) -ITests/c $< \
 	  $(if $(SAN_EXTRA),$(SRC),$(ASAN_OBJ)) -o $@ $(LIBS)
@@ -244,6 +245,7 @@ asan: $(TESTS:%=$(B)/asan/%)
 	$(B)/asan/test_damage
 	$(B)/asan/test_badargs
 	$(B)/asan/test_disk_full
+	$(B)/asan/test_compact
 	$(B)/asan/crashtest 20
 	$(B)/asan/powerloss 40
 	$(B)/asan/faults

@@ -76,6 +76,10 @@ echo "== full disks, big values, opens racing a recovery"
 "$B/test_disk_full" > "$log" 2>&1; grep -E "^  [A-Z_]+: |rounds|no tmpfs" "$log"; tail -n 1 "$log"; count_line disk-full
 grep -q "FAIL" "$log" && grep "FAIL" "$log"
 
+echo "== copies and compaction: every value kept, space given back, failures leave the file whole"
+"$B/test_compact" > "$log" 2>&1; grep -E "^  [a-z].*:" "$log"; tail -n 1 "$log"; count_line compact
+grep -q "FAIL" "$log" && grep "FAIL" "$log"
+
 echo "== verify catches broken object invariants"
 "$B/test_verify_objects" > "$log" 2>&1; tail -n 1 "$log"; count_line verify-objects
 grep -q "FAIL" "$log" && grep "FAIL" "$log"

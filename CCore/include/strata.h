@@ -199,6 +199,35 @@ STRATA_API int strata_db_recovery(strata_db_t *db, strata_recovery *out, strata_
 /** Fill *info with the database's current numbers. */
 STRATA_API int strata_db_info_get(strata_db_t *db, strata_db_info *info, strata_error *err);
 
+/** Where the file's bytes go (strata_db_space_get). */
+typedef struct strata_space {
+    size_t size;             /* sizeof(strata_space), set by the caller */
+    uint64_t file_bytes;     /* the file's size on disk (it grows in chunks) */
+    uint64_t used_bytes;     /* bytes of the pages the latest version uses: what a compaction keeps */
+    uint64_t free_bytes;     /* bytes of free pages inside the file (reused by later commits, some
+                                only once readers of older versions let go) */
+} strata_space;
+
+/** Fill *out (out->size set first) with the latest version's use of the file. */
+STRATA_API int strata_db_space_get(strata_db_t *db, strata_space *out, strata_error *err);
+
+/**
+ * Write a copy of the latest version to a new file at `path` (STRATA_ERR_EXISTS if there is a
+ * file there): pages in tree order, no free space, synced before it appears under its name
+ * (written as `<path>.copying` and renamed), so a crash leaves no partial copy. Readers and
+ * writers of this database go on meanwhile; the copy is a database of its own.
+ */
+STRATA_API int strata_db_write_copy(strata_db_t *db, const char *path, strata_error *err);
+
+/**
+ * Rewrite the file as a copy of its latest version (as strata_db_write_copy does) and put the
+ * copy in its place atomically; the handle goes on with it. Refused with STRATA_ERR_BUSY while
+ * this handle has a transaction not yet freed or another handle, in this or any process, has
+ * the file open; handles that open meanwhile wait for it. A crash at any point leaves either the
+ * original file or the whole copy. STRATA_ERR_INVALID_ARGUMENT for an in-memory database.
+ */
+STRATA_API int strata_db_compact(strata_db_t *db, strata_error *err);
+
 /**
  * The versions held by live readers of every process, ascending, duplicates removed: up to
  * `cap` are written to `versions`; *count receives how many there are in all.

@@ -97,6 +97,14 @@ CASE(live_null_db, strata_db_live_versions(NULL, &u64, 1, &sz, E))
 CASE(live_null_versions, strata_db_live_versions(db, NULL, 4, &sz, E))
 CASE(live_null_count, strata_db_live_versions(db, &u64, 1, NULL, E))
 CASE(verify_null, strata_db_verify(NULL, E))
+CASE(space_null_db, strata_db_space_get(NULL, &(strata_space){.size = sizeof(strata_space)}, E))
+CASE(space_null_out, strata_db_space_get(db, NULL, E))
+CASE(space_small_size, strata_db_space_get(db, &(strata_space){.size = 4}, E))
+CASE(copy_null_db, strata_db_write_copy(NULL, tl_path("c.db"), E))
+CASE(copy_null_path, strata_db_write_copy(db, NULL, E))
+CASE(copy_empty_path, strata_db_write_copy(db, "", E))
+CASE(compact_null, strata_db_compact(NULL, E))
+CASE(compact_busy, strata_db_compact(db, E)) /* transactions not freed */
 CASE(begin_null_db, strata_txn_begin(NULL, STRATA_TXN_READ, &rtxn, E))
 CASE(begin_null_out, strata_txn_begin(db, STRATA_TXN_READ, NULL, E))
 CASE(begin_bad_flags, ({
@@ -327,7 +335,8 @@ static const bad_case cases[] = {
     C(open_null_path), C(open_empty_path), C(open_null_out), C(open_bad_opts), C(open_bad_durability),
     C(open_no_readers), C(open_half_io), C(open_missing_no_create), C(close_null), C(close_busy),
     C(sync_null), C(info_null_db), C(info_null_out), C(recovery_null_db), C(recovery_null_out),
-    C(live_null_db), C(live_null_versions), C(live_null_count), C(verify_null), C(begin_null_db),
+    C(live_null_db), C(live_null_versions), C(live_null_count), C(verify_null), C(space_null_db), C(space_null_out), C(space_small_size),
+    C(copy_null_db), C(copy_null_path), C(copy_empty_path), C(compact_null), C(compact_busy), C(begin_null_db),
     C(begin_null_out), C(begin_bad_flags), C(begin_try_read), C(commit_null), C(commit_ended), V(abort_null),
     V(free_null), C(refresh_null), C(refresh_write), V(version_null), C(err_null_too),
     C(tree_open_null_txn), C(tree_open_null_name), C(tree_open_empty_name), C(tree_open_reserved),

@@ -173,6 +173,39 @@ int strata_db_info_get(strata_db_t *db, strata_db_info *info, strata_error *err)
     return st_db_info(db, info, err);
 }
 
+int strata_db_space_get(strata_db_t *db, strata_space *out, strata_error *err) {
+    strata_error local;
+    if (!err) err = &local;
+    if (!db || !out)
+        return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "strata_db_space_get: NULL argument");
+    if (out->size < sizeof *out)
+        return st_err(err, STRATA_ERR_INVALID_ARGUMENT,
+                      "strata_space.size is %zu, this library fills %zu bytes", out->size, sizeof *out);
+    strata_db_info info;
+    int rc = st_db_info(db, &info, err);
+    if (rc) return rc;
+    out->file_bytes = info.file_size;
+    out->used_bytes = (info.page_count - info.free_pages) * info.page_size;
+    out->free_bytes = info.free_pages * info.page_size;
+    return STRATA_OK;
+}
+
+int strata_db_write_copy(strata_db_t *db, const char *path, strata_error *err) {
+    strata_error local;
+    if (!err) err = &local;
+    if (!db) return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "strata_db_write_copy: db is NULL");
+    if (!path || !*path)
+        return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "strata_db_write_copy: empty path");
+    return st_db_write_copy(db, path, st_copy_objects, err);
+}
+
+int strata_db_compact(strata_db_t *db, strata_error *err) {
+    strata_error local;
+    if (!err) err = &local;
+    if (!db) return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "strata_db_compact: db is NULL");
+    return st_db_compact(db, st_copy_objects, err);
+}
+
 int strata_db_live_versions(strata_db_t *db, uint64_t *versions, size_t cap, size_t *count,
                             strata_error *err) {
     if (!db || !count || (cap && !versions))

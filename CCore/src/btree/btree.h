@@ -109,6 +109,23 @@ int st_tree_check(st_pagecheck *pc, const char *name, const st_tree_state *t,
  * `flag` go to entry (arg: the tree's name). */
 int st_catalog_check(st_pagecheck *pc, uint8_t flag, st_tree_check_entry entry);
 
+/* ------------------------------------------------------------------ copies (treecopy.c) */
+
+/* A value that owns pages, in the copy's page (writable): fn copies what it owns into c and
+ * rewrites its references. key is the entry's key. */
+typedef int (*st_copy_value)(st_copier *c, const uint8_t *key, size_t klen, uint8_t *val,
+                             size_t vlen, void *arg, strata_error *err);
+/* Every page of tree t into the copy, children before parents (leaves in key order), each page
+ * checked as it is read and its cells packed; values go through fn if given. */
+int st_tree_copy(st_copier *c, const st_tree_state *t, st_copy_value fn, void *arg,
+                 pgno_t *new_root, strata_error *err);
+/* A big value's run (as st_overflow_get finds it) into the copy; *out its new first page. */
+int st_overflow_copy(st_copier *c, pgno_t pgno, uint32_t vlen, pgno_t *out, strata_error *err);
+/* The catalog of the copy's source and every tree it names; trees whose flags have `flag` pass
+ * their values to fn (arg: the tree's name). */
+int st_catalog_copy(st_copier *c, uint8_t flag, st_copy_value fn, pgno_t *root, uint64_t *count,
+                    strata_error *err);
+
 /* Values whose leaf cell would exceed this go to an overflow run. */
 #define ST_MAX_INLINE_CELL 1024u
 

@@ -70,6 +70,10 @@ st_leafref st_crec_entry(const st_crec *r, uint32_t i, uint32_t *col) {
     return (st_leafref){st_rd64(e + 8), st_rd16(e + 4), st_rd16(e + 6)};
 }
 
+void st_crec_set_page(uint8_t *rec, uint32_t i, pgno_t pgno) {
+    st_wr64(rec + REC_HEAD + (size_t)i * REC_ENTRY + 8, pgno);
+}
+
 st_leafref st_crec_col(const st_crec *r, uint32_t col) {
     for (uint32_t i = 1; i < r->nentries; i++)
         if (st_rd32(r->entries + (size_t)i * REC_ENTRY) == col) return st_crec_entry(r, i, NULL);

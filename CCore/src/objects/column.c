@@ -483,8 +483,8 @@ static bool leaf_big(const uint8_t *p, uint32_t n, uint32_t i) {
     return bit_at(p + bo, i);
 }
 
-int st_leaf_big_runs(const uint8_t *p, uint32_t n, pgno_t *runs, uint32_t *lens, uint32_t *count,
-                     strata_error *err) {
+int st_leaf_big_runs(const uint8_t *p, uint32_t n, pgno_t *runs, uint32_t *lens, uint32_t *at,
+                     uint32_t *count, strata_error *err) {
     *count = 0;
     if (p[CH_ENC] != ST_ENC_VAR || !(p[CH_FLAGS] & 2)) return STRATA_OK;
     size_t off = data_off(p, n), data = off + 4 * ((size_t)n + 1);
@@ -495,6 +495,7 @@ int st_leaf_big_runs(const uint8_t *p, uint32_t n, pgno_t *runs, uint32_t *lens,
         if (rc) return rc;
         if (b - a != 12)
             return ST_CORRUPT(err, "column leaf: big element %u has a %u-byte reference", i, b - a);
+        if (at) at[*count] = (uint32_t)(data + a);
         runs[*count] = st_rd64(p + data + a);
         lens[(*count)++] = st_rd32(p + data + a + 8);
     }

@@ -173,9 +173,10 @@ void st_leaf_unpack(const uint8_t *seg, uint32_t n, int64_t *out);
 const uint8_t *st_leaf_nulls(const uint8_t *seg);  /* the null bitmap, NULL when none is null */
 bool st_leaf_compare(const uint8_t *seg, uint32_t n, int op, int64_t k0, int64_t k1, st_rowmask *out);
 bool st_leaf_is_packed(const uint8_t *seg);
-/* The big-value runs a leaf refers to (at most n). */
-int st_leaf_big_runs(const uint8_t *page, uint32_t n, pgno_t *runs, uint32_t *lens, uint32_t *count,
-                     strata_error *err);
+/* The big-value runs a leaf refers to (at most n); at (may be NULL) receives where each
+ * reference (u64 first page | u32 length) lies, in bytes from the leaf's start. */
+int st_leaf_big_runs(const uint8_t *page, uint32_t n, pgno_t *runs, uint32_t *lens, uint32_t *at,
+                     uint32_t *count, strata_error *err);
 
 /* cluster.c */
 typedef struct st_objref {
@@ -209,6 +210,8 @@ int st_crec_parse(const char *table, uint64_t base, const uint8_t *rec, size_t l
 st_leafref st_crec_entry(const st_crec *r, uint32_t i, uint32_t *col);
 /* The leaf of property col (pgno 0 when the cluster has none). */
 st_leafref st_crec_col(const st_crec *r, uint32_t col);
+/* Entry i of the record's bytes rec names page pgno (a copy: copy_objects.c). */
+void st_crec_set_page(uint8_t *rec, uint32_t i, pgno_t pgno);
 
 /* index.c */
 /* p is a direct primary key whose index is empty: every object's value of p is its key. */
@@ -269,6 +272,10 @@ int st_verify_objects(strata_txn_t *txn, strata_error *err);
 /* verify_pages.c: every page of txn's snapshot reached once, intact (pagecheck.c's rules),
  * through the catalog, every tree and every cluster record's column leaves and big values. */
 int st_verify_pages(strata_txn_t *txn, strata_error *err);
+/* copy_objects.c: every tree of the copy's source version, with the column pages and big
+ * values of cluster records, into the copy (st_copy_fn, handed to st_db_write_copy and
+ * st_db_compact). */
+int st_copy_objects(st_copier *c, pgno_t *catalog_root, uint64_t *catalog_count, strata_error *err);
 /* Recovery's check of an unsynced version (st_check_unsynced_fn, handed to st_db_open). */
 int st_verify_unsynced(strata_db_t *db, const st_meta *m, const st_meta *d, strata_error *err);
 

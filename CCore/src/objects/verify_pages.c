@@ -45,7 +45,7 @@ static int cluster_entry(st_pagecheck *v, const st_leaf_cell *c, const uint8_t *
         }
         pgno_t runs[ST_CLUSTER_MAX];
         uint32_t lens[ST_CLUSTER_MAX], nruns = 0;
-        if ((rc = st_leaf_big_runs(seg, r.n, runs, lens, &nruns, v->err))) return rc;
+        if ((rc = st_leaf_big_runs(seg, r.n, runs, lens, NULL, &nruns, v->err))) return rc;
         for (uint32_t j = 0; j < nruns; j++) {
             const uint8_t *rp;
             uint32_t run;

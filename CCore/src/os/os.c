@@ -242,6 +242,64 @@ int st_os_create_commit(st_file *f, strata_error *err) {
     return map_file(f, err);
 }
 
+int st_os_newfile_begin(const char *dest, const char *suffix, st_newfile *nf, strata_error *err) {
+    memset(nf, 0, sizeof *nf);
+    nf->fd = -1;
+    st_os_shorten(dest, "", nf->shown, sizeof nf->shown);
+    if (snprintf(nf->dest, sizeof nf->dest, "%s", dest) >= (int)sizeof nf->dest ||
+        snprintf(nf->tmp, sizeof nf->tmp, "%s%s", dest, suffix) >= (int)sizeof nf->tmp)
+        return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "the path '%s' is too long", nf->shown);
+    nf->fd = open(nf->tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (nf->fd < 0) return st_err_errno(err, errno, "cannot create '%s%s'", nf->shown, suffix);
+    return STRATA_OK;
+}
+
+void st_os_newfile_abandon(st_newfile *nf) {
+    if (nf->fd >= 0) {
+        close(nf->fd);
+        unlink(nf->tmp);
+    }
+    nf->fd = -1;
+}
+
+int st_os_newfile_commit(st_file *f, st_newfile *nf, bool replace, strata_error *err) {
+    int rc = st_os_sync_fd(f, nf->fd, nf->shown, err);
+    if (rc) return rc;
+    if (replace) {
+        if (rename(nf->tmp, nf->dest) != 0)
+            return st_err_errno(err, errno, "cannot rename the new file into place as '%s'",
+                                nf->shown);
+    } else if (renameat2(AT_FDCWD, nf->tmp, AT_FDCWD, nf->dest, RENAME_NOREPLACE) != 0) {
+        if (errno == EEXIST)
+            return st_err(err, STRATA_ERR_EXISTS, "'%s' exists: a copy is never written over a file",
+                          nf->shown);
+        /* File systems without RENAME_NOREPLACE: a hard link fails the same way on a name. */
+        if (errno != EINVAL && errno != ENOSYS)
+            return st_err_errno(err, errno, "cannot rename the new file into place as '%s'", nf->shown);
+        if (link(nf->tmp, nf->dest) != 0)
+            return errno == EEXIST
+                       ? st_err(err, STRATA_ERR_EXISTS,
+                                "'%s' exists: a copy is never written over a file", nf->shown)
+                       : st_err_errno(err, errno, "cannot link the new file into place as '%s'",
+                                      nf->shown);
+        unlink(nf->tmp);
+    }
+    sync_parent_dir(nf->dest);
+    close(nf->fd);
+    nf->fd = -1;
+    return STRATA_OK;
+}
+
+int st_os_reopen(st_file *f, strata_error *err) {
+    st_os_close(f);
+    bool missing;
+    int rc = st_os_open(f, &missing, err);
+    if (rc == STRATA_OK && missing)
+        rc = st_err(err, STRATA_ERR_NOT_FOUND, "'%s' vanished while it was replaced", f->shown);
+    if (rc) st_os_close(f);
+    return rc;
+}
+
 void st_os_close(st_file *f) {
     if (f->mem) {
         mem_detach(f);

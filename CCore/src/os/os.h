@@ -45,6 +45,22 @@ int st_os_create_begin(st_file *f, strata_error *err);
 int st_os_create_commit(st_file *f, strata_error *err);
 void st_os_close(st_file *f);
 
+/* A whole new file beside the database (a copy, a compaction): written under `dest` + suffix,
+ * then st_os_newfile_commit syncs it (through f's I/O table), renames it to dest (replace:
+ * over what is there; else STRATA_ERR_EXISTS if dest exists) and syncs the directory;
+ * st_os_newfile_abandon closes and removes it. Write it with st_os_write_fd(f, nf->fd, ...). */
+typedef struct st_newfile {
+    int fd;
+    char tmp[4200], dest[4200];
+    char shown[ST_SHOWN_PATH + 16]; /* dest as messages show it */
+} st_newfile;
+int st_os_newfile_begin(const char *dest, const char *suffix, st_newfile *nf, strata_error *err);
+int st_os_newfile_commit(st_file *f, st_newfile *nf, bool replace, strata_error *err);
+void st_os_newfile_abandon(st_newfile *nf);
+/* Close the file and its map (and the commit log) and open path again: another file took its
+ * name (a compaction). On failure the file is closed. */
+int st_os_reopen(st_file *f, strata_error *err);
+
 /* Write len bytes at off through the I/O table (memory mode: copy into the store). */
 int st_os_write(st_file *f, uint64_t off, const void *buf, size_t len, strata_error *err);
 /* Write n buffers back to back from off: one pwritev with the default I/O table, else copied

@@ -195,6 +195,27 @@ out:
     return rc;
 }
 
+int st_readers_exclusive(strata_db_t *db, strata_error *err) {
+    st_readers *r = db->readers;
+    int e = st_os_lock_byte(r->fd, 2, true, false);
+    if (e == EAGAIN)
+        return st_err(err, STRATA_ERR_BUSY, "'%s' is being opened by another handle", db->file.shown);
+    if (e) return st_err_errno(err, e, "cannot take the open lock of '%s'", db->file.shown);
+    e = st_os_lock_byte(r->fd, 1, true, false);
+    if (e == 0) return STRATA_OK;
+    st_os_unlock_byte(r->fd, 2);
+    if (e == EAGAIN)
+        return st_err(err, STRATA_ERR_BUSY, "'%s' is open in another handle or process: it can "
+                      "be compacted only by its one open handle", db->file.shown);
+    return st_err_errno(err, e, "cannot take the alive lock of '%s'", db->file.shown);
+}
+
+void st_readers_shared(strata_db_t *db) {
+    st_readers *r = db->readers;
+    st_os_lock_byte(r->fd, 1, false, true);
+    st_os_unlock_byte(r->fd, 2);
+}
+
 void st_readers_opened(strata_db_t *db) {
     st_readers *r = db->readers;
     if (r && r->opening) st_os_unlock_byte(r->fd, 2);

@@ -40,4 +40,9 @@ size_t st_readers_list(strata_db_t *db, uint64_t *versions, size_t cap);
 int st_readers_writer_lock(strata_db_t *db, bool wait, strata_error *err);
 void st_readers_writer_unlock(strata_db_t *db);
 
+/* Compaction: the open lock and the alive lock exclusively (nobody else has the file open, and
+ * nobody opens it until st_readers_shared), or STRATA_ERR_BUSY naming why. */
+int st_readers_exclusive(strata_db_t *db, strata_error *err);
+void st_readers_shared(strata_db_t *db);
+
 #endif

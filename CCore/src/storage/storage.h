@@ -168,6 +168,7 @@ struct strata_db {
     pthread_mutex_t state_mutex; /* guards open_txns, broken and the free-list cache */
     int open_txns;
     bool broken;             /* a failed meta rollback: writes refused until reopen */
+    bool compacting;         /* st_db_compact runs: new transactions are refused (BUSY) */
     bool unsynced;           /* this handle committed without syncing the file (NO_SYNC or
                                 logged) since its last sync */
     char broken_why[200];
@@ -322,6 +323,25 @@ int st_db_open_txns(strata_db_t *db);
 int st_db_info(strata_db_t *db, strata_db_info *info, strata_error *err);
 /* The held versions, ascending and distinct, up to cap; returns how many there are in all. */
 size_t st_db_live_versions(strata_db_t *db, uint64_t *versions, size_t cap);
+
+/* ------------------------------------------------------------------ copies (copy.c) */
+
+/* A copy of one version being written to a new file. The layers above walk the version's pages
+ * (reading them through st_copier_source) and place each finished page, children before the
+ * page naming them: st_copier_place gives it the copy's next page number (*pgno), stamps its
+ * header (number, version, checksum over the run) and writes it. buf is the caller's and is
+ * changed (the header). */
+typedef struct st_copier st_copier;
+strata_txn_t *st_copier_source(st_copier *c);
+int st_copier_place(st_copier *c, uint8_t *buf, uint32_t npages, pgno_t *pgno, strata_error *err);
+/* The walk: every tree of the source version into the copy; the new catalog's root and count. */
+typedef int (*st_copy_fn)(st_copier *c, pgno_t *catalog_root, uint64_t *catalog_count,
+                          strata_error *err);
+/* The latest version into a new file at path (STRATA_ERR_EXISTS if there is one), synced. */
+int st_db_write_copy(strata_db_t *db, const char *path, st_copy_fn fn, strata_error *err);
+/* The file replaced by a copy of its latest version; the handle continues on it. Refused
+ * (BUSY) while this handle has transactions or another handle or process has the file open. */
+int st_db_compact(strata_db_t *db, st_copy_fn fn, strata_error *err);
 
 /* ------------------------------------------------------------------ page accounting (pagecheck.c) */
 

@@ -19,6 +19,17 @@ static void txn_register(strata_db_t *db, int delta) {
     pthread_mutex_unlock(&db->state_mutex);
 }
 
+/* A new transaction counts before it touches the file, so that compaction, which replaces the
+ * file when none is open, never replaces it under one. */
+static int txn_enter(strata_db_t *db, strata_error *err) {
+    pthread_mutex_lock(&db->state_mutex);
+    bool compacting = db->compacting;
+    if (!compacting) db->open_txns++;
+    pthread_mutex_unlock(&db->state_mutex);
+    return compacting ? st_err(err, STRATA_ERR_BUSY, "'%s' is being compacted", db->file.shown)
+                      : STRATA_OK;
+}
+
 /* The writer mutexes this thread holds: a second write begin on one of them would wait for
  * itself forever, so it is refused instead. */
 enum { HELD_MAX = 8 };
@@ -80,12 +91,16 @@ int st_txn_begin(strata_db_t *db, bool write, bool wait, strata_txn_t **out, str
     if (write && db->broken)
         return st_err(err, STRATA_ERR_IO, "'%s' must be reopened: %s", db->file.shown,
                       db->broken_why);
+    int rc = txn_enter(db, err);
+    if (rc) return rc;
     strata_txn_t *txn = calloc(1, sizeof *txn);
-    if (!txn) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
+    if (!txn) {
+        txn_register(db, -1);
+        return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
+    }
     txn->db = db;
     txn->write = write;
     txn->reader_slot = -1;
-    int rc;
     if (write) {
         if ((rc = writer_lock(txn, wait, err))) goto fail;
         if ((rc = st_pager_begin_write(txn, err))) goto fail;
@@ -93,10 +108,10 @@ int st_txn_begin(strata_db_t *db, bool write, bool wait, strata_txn_t **out, str
         goto fail;
     }
     txn->state = ST_TXN_ACTIVE;
-    txn_register(db, 1);
     *out = txn;
     return STRATA_OK;
 fail:
+    txn_register(db, -1);
     if (write) {
         st_pager_end_write(txn);
         writer_unlock(txn);

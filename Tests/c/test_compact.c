@@ -1,0 +1,353 @@
+/*
+ * test_compact.c — copies and compaction: a copy (strata_db_write_copy) holds exactly what the
+ * version it copied holds, passes verify, has no free space and takes further commits; a
+ * compaction (strata_db_compact) shrinks a file full of freed pages, keeps every value, and the
+ * handle goes on with the new file; both refuse clearly what they cannot do (a path that
+ * exists, an open transaction, another handle, a memory database, a read-only handle); a failed
+ * write or sync at every step of either leaves the original whole and the handle usable; the
+ * space report adds up.
+ */
+#include "sampledb.h"
+
+#include <errno.h>
+#include <sys/stat.h>
+
+static strata_options opts(void) {
+    strata_options o;
+    strata_options_init(&o);
+    o.map_size = 1ull << 30;
+    return o;
+}
+
+static bool exists(const char *path) {
+    struct stat sb;
+    return stat(path, &sb) == 0;
+}
+
+static uint64_t file_bytes(const char *path) {
+    struct stat sb;
+    return stat(path, &sb) == 0 ? (uint64_t)sb.st_size : 0;
+}
+
+/* A sample database at path with versions 1..n; *fp_out its fingerprint. */
+static int make_sample(const char *path, int n, cols *c, uint64_t *fp_out) {
+    strata_options o = opts();
+    strata_db_t *db;
+    int rc = strata_db_open(path, &o, &db, E);
+    for (int v = 1; v <= n && rc == STRATA_OK; v++) rc = commit_version(db, v, c);
+    if (rc == STRATA_OK) rc = fingerprint(db, fp_out);
+    strata_db_close(db, NULL);
+    return rc;
+}
+
+static void copy_holds_the_version(void) {
+    const char *path = tl_path("copy-src.db"), *copy = tl_path("copy.db");
+    cols c, c2;
+    uint64_t fp, fp_copy;
+    OK(make_sample(path, 5, &c, &fp));
+    strata_options o = opts();
+    strata_db_t *db, *cdb;
+    OK(strata_db_open(path, &o, &db, E));
+    OK(strata_db_write_copy(db, copy, E));
+    CHECK(!exists(tl_path("copy.db.copying")));
+    OK(strata_db_open(copy, &o, &cdb, E));
+    OK(strata_db_verify(cdb, E));
+    OK(fingerprint(cdb, &fp_copy));
+    CHECK(fp_copy == fp);
+    strata_space s = {.size = sizeof s}, sc = {.size = sizeof sc};
+    OK(strata_db_space_get(db, &s, E));
+    OK(strata_db_space_get(cdb, &sc, E));
+    CHECK(sc.free_bytes == 0);
+    CHECK(sc.used_bytes <= s.used_bytes);      /* packed cells may need no more pages */
+    CHECK(sc.file_bytes == sc.used_bytes);     /* nothing past the last page yet */
+    CHECK(s.used_bytes + s.free_bytes <= s.file_bytes);
+    fprintf(stderr, "  source: %llu bytes on disk, %llu used, %llu free; copy: %llu bytes\n",
+            (unsigned long long)s.file_bytes, (unsigned long long)s.used_bytes,
+            (unsigned long long)s.free_bytes, (unsigned long long)sc.file_bytes);
+    /* the copy is a database of its own: the same commit on both gives the same data */
+    c2 = c;
+    OK(commit_version(db, 6, &c));
+    OK(commit_version(cdb, 6, &c2));
+    OK(strata_db_verify(cdb, E));
+    OK(fingerprint(db, &fp));
+    OK(fingerprint(cdb, &fp_copy));
+    CHECK(fp_copy == fp);
+    OK(strata_db_close(cdb, E));
+    OK(strata_db_open(copy, &o, &cdb, E));
+    OK(fingerprint(cdb, &fp_copy));
+    CHECK(fp_copy == fp);
+    OK(strata_db_close(cdb, E));
+    OK(strata_db_close(db, E));
+}
+
+/* The copy is of the latest version when it starts; an older reader and later writers do not
+ * change it. */
+static void copy_beside_readers_and_writers(void) {
+    const char *path = tl_path("busy.db"), *copy = tl_path("busy-copy.db");
+    cols c;
+    uint64_t fp3, fp, fp_copy;
+    OK(make_sample(path, 3, &c, &fp3));
+    strata_options o = opts();
+    strata_db_t *db, *cdb;
+    OK(strata_db_open(path, &o, &db, E));
+    strata_txn_t *r;
+    OK(strata_txn_begin(db, STRATA_TXN_READ, &r, E)); /* pins version 3 */
+    OK(commit_version(db, 4, &c));
+    OK(commit_version(db, 5, &c));
+    OK(fingerprint(db, &fp));
+    strata_txn_t *w;
+    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E)); /* a writer mid-transaction */
+    OK(strata_db_write_copy(db, copy, E));
+    strata_txn_abort(w);
+    strata_txn_free(w);
+    strata_txn_free(r);
+    OK(strata_db_open(copy, &o, &cdb, E));
+    OK(strata_db_verify(cdb, E));
+    OK(fingerprint(cdb, &fp_copy));
+    CHECK(fp_copy == fp && fp != fp3);
+    OK(strata_db_close(cdb, E));
+    /* never over a file */
+    EXPECT_CODE(strata_db_write_copy(db, copy, E), STRATA_ERR_EXISTS);
+    CHECK(strstr(tl_err.message, "busy-copy.db") != NULL);
+    CHECK(!exists(tl_path("busy-copy.db.copying")));
+    EXPECT_CODE(strata_db_write_copy(db, tl_path("no-such-dir/x.db"), E), STRATA_ERR_IO);
+    CHECK(strstr(tl_err.message, "no-such-dir/x.db") != NULL);
+    EXPECT_CODE(strata_db_write_copy(db, "", E), STRATA_ERR_INVALID_ARGUMENT);
+    EXPECT_CODE(strata_db_write_copy(NULL, copy, E), STRATA_ERR_INVALID_ARGUMENT);
+    OK(strata_db_close(db, E));
+    /* an in-memory database can be written to a file */
+    strata_options mo = opts();
+    mo.durability = STRATA_DURABILITY_MEMORY;
+    strata_db_t *mdb;
+    OK(strata_db_open("compact-mem", &mo, &mdb, E));
+    cols mc;
+    OK(commit_version(mdb, 1, &mc));
+    OK(commit_version(mdb, 2, &mc));
+    OK(fingerprint(mdb, &fp));
+    OK(strata_db_write_copy(mdb, tl_path("from-mem.db"), E));
+    EXPECT_CODE(strata_db_compact(mdb, E), STRATA_ERR_INVALID_ARGUMENT);
+    OK(strata_db_close(mdb, E));
+    OK(strata_db_open(tl_path("from-mem.db"), &o, &cdb, E));
+    OK(strata_db_verify(cdb, E));
+    OK(fingerprint(cdb, &fp_copy));
+    CHECK(fp_copy == fp);
+    OK(strata_db_close(cdb, E));
+}
+
+/* Objects made and mostly deleted: a compaction gives the space back, keeps every value, and
+ * the handle writes on. */
+static void compact_shrinks_and_goes_on(void) {
+    const char *path = tl_path("shrink.db");
+    cols c;
+    uint64_t fp, fp_after;
+    OK(make_sample(path, 5, &c, &fp));
+    strata_options o = opts();
+    strata_db_t *db;
+    OK(strata_db_open(path, &o, &db, E));
+    /* a big table, then most of it deleted */
+    strata_txn_t *w;
+    strata_table_t *t;
+    strata_col_t body, n;
+    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
+    OK(strata_table_create(w, "Message", &t, E));
+    OK(strata_table_add_property(t, "body", STRATA_TYPE_STRING, 0, NULL, &body, E));
+    OK(strata_table_add_property(t, "n", STRATA_TYPE_INT, STRATA_PROP_INDEXED, NULL, &n, E));
+    char text[300];
+    for (int i = 0; i < 20000; i++) {
+        strata_key_t k;
+        int len = snprintf(text, sizeof text, "消息 %d: %.*s", i, 40 + i % 200,
+                           "the quick brown fox jumps over the lazy dog and keeps running across the "
+                           "field until the evening comes and the light goes down over the hills of "
+                           "the valley where nobody has been since the rains of the last long year.");
+        OK(strata_obj_create(t, &k, E));
+        OK(strata_obj_set(t, k, body, (strata_value[]){{.type = STRATA_TYPE_STRING, .u.bytes = {text, (size_t)len}}}, E));
+        OK(strata_obj_set(t, k, n, (strata_value[]){{.type = STRATA_TYPE_INT, .u.i = i}}, E));
+    }
+    OK(strata_txn_commit(w, E));
+    strata_txn_free(w);
+    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
+    OK(strata_table_open(w, "Message", &t, E));
+    for (strata_key_t k = 2000; k < 20000; k++) OK(strata_obj_delete(t, k, E)); /* the newer 90% */
+    OK(strata_txn_commit(w, E));
+    strata_txn_free(w);
+    OK(fingerprint(db, &fp));
+    strata_space before = {.size = sizeof before}, after = {.size = sizeof after};
+    OK(strata_db_space_get(db, &before, E));
+    uint64_t disk_before = file_bytes(path);
+    OK(strata_db_compact(db, E));
+    OK(strata_db_space_get(db, &after, E));
+    uint64_t disk_after = file_bytes(path);
+    fprintf(stderr, "  before: %llu bytes (%llu used, %llu free); after: %llu bytes (%llu used)\n",
+            (unsigned long long)disk_before, (unsigned long long)before.used_bytes,
+            (unsigned long long)before.free_bytes, (unsigned long long)disk_after,
+            (unsigned long long)after.used_bytes);
+    CHECK(after.file_bytes == disk_after);
+    CHECK(after.free_bytes == 0 && after.used_bytes <= before.used_bytes);
+    CHECK(disk_after * 3 < disk_before);
+    CHECK(!exists(tl_path("shrink.db.compacting")));
+    OK(strata_db_verify(db, E));
+    OK(fingerprint(db, &fp_after));
+    CHECK(fp_after == fp);
+    /* the handle goes on: reads, writes (a new commit log), a second compaction, a reopen */
+    OK(commit_version(db, 6, &c));
+    OK(commit_version(db, 7, &c));
+    OK(fingerprint(db, &fp));
+    OK(strata_db_verify(db, E));
+    OK(strata_db_compact(db, E));
+    OK(fingerprint(db, &fp_after));
+    CHECK(fp_after == fp);
+    OK(commit_version(db, 8, &c));
+    OK(fingerprint(db, &fp));
+    OK(strata_db_close(db, E));
+    OK(strata_db_open(path, &o, &db, E));
+    OK(strata_db_verify(db, E));
+    OK(fingerprint(db, &fp_after));
+    CHECK(fp_after == fp);
+    OK(strata_db_close(db, E));
+}
+
+static void compact_refuses_clearly(void) {
+    const char *path = tl_path("refuse.db");
+    cols c;
+    uint64_t fp, fp_after;
+    OK(make_sample(path, 2, &c, &fp));
+    strata_options o = opts();
+    strata_db_t *db, *other;
+    OK(strata_db_open(path, &o, &db, E));
+    strata_txn_t *r;
+    OK(strata_txn_begin(db, STRATA_TXN_READ, &r, E));
+    EXPECT_CODE(strata_db_compact(db, E), STRATA_ERR_BUSY);
+    CHECK(strstr(tl_err.message, "transaction") != NULL);
+    strata_txn_free(r);
+    OK(strata_db_open(path, &o, &other, E));
+    EXPECT_CODE(strata_db_compact(db, E), STRATA_ERR_BUSY);
+    CHECK(strstr(tl_err.message, "another handle or process") != NULL);
+    OK(fingerprint(other, &fp_after)); /* both handles as they were */
+    CHECK(fp_after == fp);
+    OK(strata_db_close(other, E));
+    OK(fingerprint(db, &fp_after));
+    CHECK(fp_after == fp);
+    EXPECT_CODE(strata_db_compact(NULL, E), STRATA_ERR_INVALID_ARGUMENT);
+    OK(strata_db_close(db, E));
+    strata_options ro = opts();
+    ro.read_only = true;
+    OK(strata_db_open(path, &ro, &db, E));
+    EXPECT_CODE(strata_db_compact(db, E), STRATA_ERR_READ_ONLY);
+    OK(strata_db_close(db, E));
+    strata_space s = {.size = 8};
+    OK(strata_db_open(path, &o, &db, E));
+    EXPECT_CODE(strata_db_space_get(db, &s, E), STRATA_ERR_INVALID_ARGUMENT);
+    EXPECT_CODE(strata_db_space_get(db, NULL, E), STRATA_ERR_INVALID_ARGUMENT);
+    OK(strata_db_close(db, E));
+}
+
+/* ------------------------------------------------------------------ failures at every step */
+
+typedef struct faulty {
+    int calls;   /* writes and syncs seen */
+    int fail_at; /* fail this one (0: none) */
+    int err;
+} faulty;
+
+static ssize_t f_pwrite(void *ctx, int fd, const void *buf, size_t len, off_t off) {
+    faulty *f = ctx;
+    if (++f->calls == f->fail_at) {
+        errno = f->err;
+        return -1;
+    }
+    return pwrite(fd, buf, len, off);
+}
+
+static int f_sync(void *ctx, int fd) {
+    faulty *f = ctx;
+    if (++f->calls == f->fail_at) {
+        errno = EIO;
+        return -1;
+    }
+    return fdatasync(fd);
+}
+
+static int f_grow(void *ctx, int fd, off_t size) { return strata_io_default()->grow(ctx, fd, size); }
+
+/* Fail the k-th write or sync of a compaction (and of a copy), for every k: an error, the
+ * original whole, the handle writing on, nothing left behind. */
+static void failure_at_every_step(void) {
+    const char *path = tl_path("faulty.db");
+    cols c;
+    uint64_t fp, fp_after;
+    faulty f = {0, 0, EIO};
+    strata_io_methods io = {sizeof io, &f, f_pwrite, f_sync, f_grow};
+    strata_options o = opts();
+    o.io = &io;
+    int steps = 0, failed = 0;
+    for (int k = 1;; k++) {
+        tl_remove_db(path);
+        char log[600];
+        snprintf(log, sizeof log, "%s.log", path);
+        unlink(log);
+        f.fail_at = 0;
+        strata_db_t *db;
+        OK(strata_db_open(path, &o, &db, E));
+        for (int v = 1; v <= 3; v++) OK(commit_version(db, v, &c));
+        OK(fingerprint(db, &fp));
+        f.calls = 0;
+        f.fail_at = k;
+        f.err = k % 2 ? EIO : ENOSPC;
+        int rc = strata_db_compact(db, E);
+        f.fail_at = 0;
+        if (rc == STRATA_OK) {
+            steps = f.calls;
+            OK(fingerprint(db, &fp_after));
+            CHECK(fp_after == fp);
+            OK(strata_db_close(db, E));
+            break;
+        }
+        failed++;
+        CHECK(rc == STRATA_ERR_IO || rc == STRATA_ERR_NO_SPACE);
+        CHECK(tl_err.message[0] != 0);
+        CHECK(!exists(tl_path("faulty.db.compacting")));
+        OK(fingerprint(db, &fp_after));
+        CHECK(fp_after == fp);
+        OK(commit_version(db, 4, &c)); /* the handle writes on */
+        OK(strata_db_verify(db, E));
+        OK(strata_db_close(db, E));
+        OK(strata_db_open(path, &o, &db, E));
+        OK(strata_db_verify(db, E));
+        OK(strata_db_close(db, E));
+        CHECK(k < 10000);
+    }
+    fprintf(stderr, "  compaction: %d writes and syncs, each failed once: %d clean errors\n", steps, failed);
+    CHECK(failed == steps && steps > 3);
+    /* the same for a copy */
+    const char *copy = tl_path("faulty-copy.db");
+    strata_db_t *db;
+    OK(strata_db_open(path, &o, &db, E));
+    for (int k = 1;; k++) {
+        f.calls = 0;
+        f.fail_at = k;
+        int rc = strata_db_write_copy(db, copy, E);
+        f.fail_at = 0;
+        if (rc == STRATA_OK) break;
+        CHECK(rc == STRATA_ERR_IO || rc == STRATA_ERR_NO_SPACE);
+        CHECK(!exists(copy) && !exists(tl_path("faulty-copy.db.copying")));
+        CHECK(k < 10000);
+    }
+    OK(fingerprint(db, &fp));
+    OK(strata_db_close(db, E));
+    OK(strata_db_open(copy, &o, &db, E));
+    OK(strata_db_verify(db, E));
+    OK(fingerprint(db, &fp_after));
+    CHECK(fp_after == fp);
+    OK(strata_db_close(db, E));
+}
+
+int main(int argc, char **argv) {
+    static const tl_test tests[] = {
+        TL_TEST(copy_holds_the_version),
+        TL_TEST(copy_beside_readers_and_writers),
+        TL_TEST(compact_shrinks_and_goes_on),
+        TL_TEST(compact_refuses_clearly),
+        TL_TEST(failure_at_every_step),
+    };
+    return tl_run("compact", tests, (int)(sizeof tests / sizeof *tests), argc, argv);
+}
