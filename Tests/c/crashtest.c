@@ -9,6 +9,10 @@
  * across runs, so every run also starts from a recovered file. Odd runs use NO_SYNC mode, which
  * must survive a process crash just the same.
  *
+ * Between commits the child also compacts the file (every 7th commit; in every fourth run after
+ * each commit) and writes a copy of it to `<db>.copy` (every 11th), so kills land inside both: the database must still hold every
+ * reported commit, and a copy.db that exists must be a whole database at a committed state.
+ *
  * Usage: crashtest RUNS        Last line: crashtest: N runs, R recovered, L lost, C corrupt
  */
 #include "workload.h"
@@ -30,7 +34,11 @@ static strata_db_t *open_mode(const char *path, strata_durability d) {
     return db;
 }
 
-static void child(const char *path, strata_durability d, int fd) {
+static void copy_path(const char *path, char *out, size_t cap) {
+    snprintf(out, cap, "%s.copy", path);
+}
+
+static void child(const char *path, strata_durability d, int fd, uint64_t compact_every) {
     strata_db_t *db = open_mode(path, d);
     if (!db) _exit(2);
     char why[256];
@@ -43,6 +51,19 @@ static void child(const char *path, strata_durability d, int fd) {
             _exit(4);
         }
         if (write(fd, &i, sizeof i) != sizeof i) _exit(5);
+        if (i % compact_every == 0 && strata_db_compact(db, &e)) {
+            fprintf(stderr, "child compaction after %llu: %s\n", (unsigned long long)i, e.message);
+            _exit(6);
+        }
+        if (i % 11 == 0) {
+            char copy[300];
+            copy_path(path, copy, sizeof copy);
+            unlink(copy);
+            if (strata_db_write_copy(db, copy, &e)) {
+                fprintf(stderr, "child copy after %llu: %s\n", (unsigned long long)i, e.message);
+                _exit(7);
+            }
+        }
     }
 }
 
@@ -53,7 +74,7 @@ int main(int argc, char **argv) {
     char path[256];
     snprintf(path, sizeof path, "%s/crash.db", dir);
     srand((unsigned)time(NULL) ^ (unsigned)getpid());
-    int recovered = 0, lost = 0, corrupt = 0;
+    int recovered = 0, lost = 0, corrupt = 0, copies = 0;
     uint64_t first_last = 0, final_last = 0;
     for (int run = 0; run < runs; run++) {
         strata_durability d = run % 2 ? STRATA_DURABILITY_NO_SYNC : STRATA_DURABILITY_FULL;
@@ -62,7 +83,7 @@ int main(int argc, char **argv) {
         pid_t pid = fork();
         if (pid == 0) {
             close(fds[0]);
-            child(path, d, fds[1]);
+            child(path, d, fds[1], run % 4 == 3 ? 1 : 7);
         }
         close(fds[1]);
         usleep((useconds_t)(2000 + rand() % 40000));
@@ -94,6 +115,23 @@ int main(int argc, char **argv) {
             final_last = last;
         }
         if (db) strata_db_close(db, NULL);
+        char copy[300];
+        copy_path(path, copy, sizeof copy);
+        if (access(copy, F_OK) == 0) { /* a copy that exists is whole */
+            strata_db_t *cdb = open_mode(copy, STRATA_DURABILITY_FULL);
+            uint64_t at = 0;
+            if (!cdb || wl_check(cdb, &at, why, sizeof why)) {
+                fprintf(stderr, "run %d: corrupt copy: %s\n", run, why);
+                corrupt++;
+            } else if (at > last) {
+                fprintf(stderr, "run %d: the copy holds commit %llu, the database %llu\n", run,
+                        (unsigned long long)at, (unsigned long long)last);
+                corrupt++;
+            } else {
+                copies++;
+            }
+            if (cdb) strata_db_close(cdb, NULL);
+        }
         if (corrupt) break; /* keep the evidence */
     }
     if (!corrupt) {
@@ -103,8 +141,8 @@ int main(int argc, char **argv) {
     } else {
         fprintf(stderr, "corrupt file kept in %s\n", dir);
     }
-    fprintf(stderr, "commits: %llu after the first run, %llu at the end\n",
-            (unsigned long long)first_last, (unsigned long long)final_last);
+    fprintf(stderr, "commits: %llu after the first run, %llu at the end; %d whole copies checked\n",
+            (unsigned long long)first_last, (unsigned long long)final_last, copies);
     printf("crashtest: %d runs, %d recovered, %d lost, %d corrupt\n", recovered + lost + corrupt,
            recovered, lost, corrupt);
     return lost || corrupt ? 1 : 0;

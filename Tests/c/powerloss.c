@@ -12,6 +12,13 @@
  * NO_SYNC with strata_db_sync every few commits: the image must hold every commit that a
  * returned sync covered. Either way it must open, verify, and hold no commit half (workload.h).
  *
+ * Every 11th commit the file is compacted and every 17th copied (strata_db_compact,
+ * strata_db_write_copy). Their new files ("<db>.compacting", "<db>.copy.copying") have images of
+ * their own; they are renamed into place only after their sync returns (no write through the I/O
+ * table follows), so when a compaction returns the compacted image becomes the database's, and
+ * when a copy returns its image must open as a whole database. A cut inside either leaves the
+ * database's image as it was.
+ *
  * Usage: powerloss RUNS        Last line: powerloss: N runs, L lost, C corrupt
  */
 #include "workload.h"
@@ -35,6 +42,8 @@ typedef struct pending {
 typedef struct power {
     int durable_fd;     /* the database file's image */
     int durable_log_fd; /* the commit log's image */
+    int compact_fd;     /* the image of a compaction's new file */
+    int copy_fd;        /* the image of a copy's new file */
     pending *pend;
     size_t npend, cap;
     uint64_t ops, cut_at;
@@ -47,13 +56,15 @@ static uint64_t prand(power *p) {
     return p->seed;
 }
 
-/* The image for writes to fd: the commit log's (its path ends in ".log", or ".log.creating"
- * while it is made) or the database file's. */
+/* The image for writes to fd: a compaction's or a copy's new file, the commit log's (its path
+ * ends in ".log", or ".log.creating" while it is made) or the database file's. */
 static int image_of(power *p, int fd) {
     char link[64], path[4200];
     snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
     ssize_t n = readlink(link, path, sizeof path - 1);
     path[n > 0 ? n : 0] = 0;
+    if (strstr(path, ".compacting")) return p->compact_fd;
+    if (strstr(path, ".copying")) return p->copy_fd;
     return strstr(path, ".log") ? p->durable_log_fd : p->durable_fd;
 }
 
@@ -135,6 +146,37 @@ static int pl_grow(void *ctx, int fd, off_t size) {
     return 0;
 }
 
+/* fd's image replaced by src's whole (a file renamed over another). */
+static void replace_image(int fd, int src) {
+    struct stat sb;
+    if (fstat(src, &sb) || ftruncate(fd, 0)) perror("replace image");
+    uint8_t buf[65536];
+    for (off_t off = 0; off < sb.st_size;) {
+        ssize_t n = pread(src, buf, sizeof buf, off);
+        if (n <= 0 || pwrite(fd, buf, (size_t)n, off) != n) {
+            perror("replace image");
+            break;
+        }
+        off += n;
+    }
+}
+
+/* A compaction returned: its file, synced whole, is the database now; writes still pending for
+ * the old file (and the removed log) go nowhere. */
+static void compacted(power *p) {
+    size_t keep = 0;
+    for (size_t i = 0; i < p->npend; i++) {
+        if (p->pend[i].durable_fd == p->durable_fd || p->pend[i].durable_fd == p->compact_fd ||
+            p->pend[i].durable_fd == p->durable_log_fd)
+            free(p->pend[i].data);
+        else
+            p->pend[keep++] = p->pend[i];
+    }
+    p->npend = keep;
+    replace_image(p->durable_fd, p->compact_fd);
+    if (ftruncate(p->durable_log_fd, 0) || ftruncate(p->compact_fd, 0)) perror("truncate image");
+}
+
 /* Power is gone: write a random fate of each pending write into the durable image. */
 static void crash(power *p) {
     for (size_t i = p->npend; i > 1; i--) { /* random order */
@@ -165,7 +207,7 @@ int main(int argc, char **argv) {
     char dir[] = "/tmp/strata-power-XXXXXX";
     if (!mkdtemp(dir)) return 2;
     uint64_t seed0 = (uint64_t)time(NULL) * 2654435761u ^ (uint64_t)getpid();
-    int lost = 0, corrupt = 0, cut_in_commit = 0;
+    int lost = 0, corrupt = 0, cut_in_commit = 0, copies = 0, cut_in_copy = 0;
     for (int run = 0; run < runs; run++) {
         char live[300], durable[300], durable_log[320];
         snprintf(live, sizeof live, "%s/live-%d.db", dir, run);
@@ -175,6 +217,13 @@ int main(int argc, char **argv) {
         p.seed = wl_hash(seed0 + (uint64_t)run) | 1;
         p.durable_fd = open(durable, O_RDWR | O_CREAT | O_TRUNC, 0644);
         p.durable_log_fd = open(durable_log, O_RDWR | O_CREAT | O_TRUNC, 0644);
+        char compact_image[320], copy_image[320], copy_live[320];
+        snprintf(compact_image, sizeof compact_image, "%s/compacting-%d.db", dir, run);
+        snprintf(copy_image, sizeof copy_image, "%s/copy-%d.db", dir, run);
+        snprintf(copy_live, sizeof copy_live, "%s.copy", live);
+        p.compact_fd = open(compact_image, O_RDWR | O_CREAT | O_TRUNC, 0644);
+        p.copy_fd = open(copy_image, O_RDWR | O_CREAT | O_TRUNC, 0644);
+        bool copied = false;
         p.cut_at = 1 + prand(&p) % 400;
         strata_io_methods io = {sizeof io, &p, pl_pwrite, pl_fdatasync, pl_grow};
         strata_options o;
@@ -193,6 +242,25 @@ int main(int argc, char **argv) {
                 if (wl_commit(db, i, &e)) break;
                 if (!no_sync) returned = i;
                 else if (i % sync_every == 0 && strata_db_sync(db, &e) == STRATA_OK) returned = i;
+                if (i % 11 == 0) {
+                    if (ftruncate(p.compact_fd, 0)) perror("truncate image");
+                    if (strata_db_compact(db, &e) != STRATA_OK) {
+                        cut_in_copy++;
+                        break;
+                    }
+                    compacted(&p);
+                    returned = i; /* the compacted file holds it, synced */
+                }
+                if (i % 17 == 0) {
+                    unlink(copy_live);
+                    if (ftruncate(p.copy_fd, 0)) perror("truncate image");
+                    copied = false;
+                    if (strata_db_write_copy(db, copy_live, &e) != STRATA_OK) {
+                        cut_in_copy++;
+                        break;
+                    }
+                    copied = true;
+                }
             }
             strata_db_close(db, NULL);
         }
@@ -201,6 +269,34 @@ int main(int argc, char **argv) {
         free(p.pend);
         close(p.durable_fd);
         close(p.durable_log_fd);
+        close(p.compact_fd);
+        close(p.copy_fd);
+        unlink(compact_image);
+        unlink(copy_live);
+        if (copied) { /* a copy that returned is a whole database */
+            strata_options co;
+            strata_options_init(&co);
+            co.map_size = 1ull << 30;
+            strata_db_t *cdb = NULL;
+            char cwhy[300] = "cannot open";
+            uint64_t at = 0;
+            if (strata_db_open(copy_image, &co, &cdb, &e) != STRATA_OK ||
+                wl_check(cdb, &at, cwhy, sizeof cwhy)) {
+                fprintf(stderr, "run %d: the copy is not whole: %s %s\n", run, cwhy, e.message);
+                corrupt++;
+            } else {
+                copies++;
+            }
+            if (cdb) strata_db_close(cdb, NULL);
+        }
+        {
+            char lk[340];
+            snprintf(lk, sizeof lk, "%s.lock", copy_image);
+            unlink(lk);
+            if (!corrupt) unlink(copy_image);
+            snprintf(lk, sizeof lk, "%s.log", copy_image);
+            unlink(lk);
+        }
         /* Power lost while creating: the file is only renamed into place once complete, so
          * there is no database at the path and nothing was promised. */
         if (!opened) {
@@ -250,7 +346,8 @@ int main(int argc, char **argv) {
     } else {
         fprintf(stderr, "failing images kept in %s\n", dir);
     }
-    fprintf(stderr, "power cut inside %d of %d runs' workloads\n", cut_in_commit, runs);
+    fprintf(stderr, "power cut inside %d of %d runs' workloads (%d inside a compaction or copy); "
+            "%d whole copies checked\n", cut_in_commit, runs, cut_in_copy, copies);
     printf("powerloss: %d runs, %d lost, %d corrupt\n", runs, lost, corrupt);
     return lost || corrupt ? 1 : 0;
 }
