@@ -63,6 +63,27 @@ public final class Database {
         try StrataError.check { strata_db_verify(handle, $0) }
     }
 
+    /// Where the file's bytes go: its size, the bytes the latest version uses (what a
+    /// compaction keeps) and the free bytes inside it.
+    public func space() throws -> (fileBytes: UInt64, usedBytes: UInt64, freeBytes: UInt64) {
+        var s = strata_space()
+        s.size = MemoryLayout<strata_space>.size
+        try StrataError.check { strata_db_space_get(handle, &s, $0) }
+        return (s.file_bytes, s.used_bytes, s.free_bytes)
+    }
+
+    /// Write a copy of the latest version to a new file at `path` (it must not exist): packed,
+    /// synced, a database of its own.
+    public func writeCopy(to path: String) throws {
+        try StrataError.check { strata_db_write_copy(handle, path, $0) }
+    }
+
+    /// Rewrite the file as a packed copy of its latest version, in place. Throws `.busy` while
+    /// this handle has a transaction or another handle or process has the file open.
+    public func compact() throws {
+        try StrataError.check { strata_db_compact(handle, $0) }
+    }
+
     /// The latest version, page counts and readers.
     public func info() throws -> strata_db_info {
         var info = strata_db_info()

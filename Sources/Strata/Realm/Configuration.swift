@@ -1,9 +1,6 @@
 import Foundation
 
 extension Realm {
-    /// Called when a Realm is opened with a newer `schemaVersion` than its file has.
-    public typealias MigrationBlock = (_ migration: Migration, _ oldSchemaVersion: UInt64) -> Void
-
     /// Where a Realm lives and what it holds, as in RealmSwift.
     ///
     /// ```swift
@@ -39,7 +36,9 @@ extension Realm {
         public var migrationBlock: MigrationBlock?
         /// Delete the file instead of migrating it when its schema differs.
         public var deleteRealmIfMigrationNeeded = false
-        /// Accepted for RealmSwift compatibility (compaction comes with its own issue).
+        /// Asked when the file is first opened in this process, with its size and the bytes its
+        /// data uses: true rewrites it packed (compaction) before it is used. Not asked for
+        /// in-memory or read-only Realms; skipped while another process has the file open.
         public var shouldCompactOnLaunch: ((_ totalBytes: Int, _ usedBytes: Int) -> Bool)?
         /// The classes of this Realm's schema; nil: every `Object` subclass linked into the
         /// program.
@@ -104,11 +103,4 @@ extension Realm {
             return (_fileURL ?? Configuration.defaultFileURL).standardizedFileURL.path
         }
     }
-}
-
-/// The migration of a file from an older schema version. Properties added to or removed from
-/// the model are added to or removed from the file before the block runs; the block's data
-/// steps (enumerating objects, renaming properties) come with the migrations issue.
-public final class Migration {
-    init() {}
 }

@@ -1,0 +1,171 @@
+import Foundation
+
+/// One side of a migration: the snapshot the file had (old, read-only) or the write that
+/// migrates it (new). Its tables are found by class name, with their properties by name.
+final class MigrationSide {
+    struct Table {
+        let core: CoreTable
+        let properties: [String: CoreProperty]
+    }
+
+    let txn: CoreTxn
+    let label: String
+    weak var migration: Migration?
+    private var tables: [String: Table?] = [:]
+
+    init(txn: CoreTxn, label: String) {
+        self.txn = txn
+        self.label = label
+    }
+
+    var writable: Bool { txn.isWrite }
+
+    /// The table of class `name` in this snapshot, or nil when it has none.
+    func table(_ name: String) -> Table? {
+        if let t = tables[name] { return t }
+        var found: Table?
+        do {
+            if let core = try txn.table(name) {
+                let props = try core.properties()
+                found = Table(core: core, properties: Dictionary(props.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a }))
+            }
+        } catch {
+            migration?.fail(error)
+        }
+        tables[name] = found
+        return found
+    }
+
+    func forget(_ name: String) { tables[name] = nil }
+
+    func property(_ className: String, _ name: String) -> (Table, CoreProperty) {
+        guard let t = table(className) else {
+            strataTrap("Object type '\(className)' does not exist in the \(label) schema of the migration.")
+        }
+        guard let p = t.properties[name] else {
+            strataTrap("Invalid property name '\(name)' for class '\(className)' in the \(label) schema of the migration.")
+        }
+        return (t, p)
+    }
+
+    // MARK: values
+
+    /// A stored value as Swift gives it to the migration block.
+    func swiftValue(_ v: StoredValue, _ p: CoreProperty) -> Any? {
+        if p.type == .mixed { return AnyRealmValue(stored: v) }
+        switch v {
+        case .null: return nil
+        case .bool(let b): return b
+        case .int(let i): return Int(i)
+        case .float(let f): return f
+        case .double(let d): return d
+        case .string(let s): return s
+        case .data(let d): return d
+        case .timestamp(let s, let ns): return Date(timeIntervalSince1970: TimeInterval(s) + TimeInterval(ns) / 1e9)
+        case .objectId(let o): return o
+        case .uuid(let u): return u
+        case .decimal(let d): return d
+        case .link(let k): return DynamicObject(self, p.linkTarget ?? "", k)
+        }
+    }
+
+    /// A Swift value as property p stores it (one element, for a list); traps when it does not fit.
+    func stored(_ value: Any, for p: CoreProperty, in className: String) -> StoredValue {
+        func invalid() -> Never {
+            strataTrap("Invalid value '\(ValueConversion.describe(value))' of type '\(type(of: value))' for "
+                       + "property '\(className).\(p.name)' of type \(SchemaPlan.describe(p.type, p.flags)).")
+        }
+        if ValueConversion.isNil(value) {
+            if !p.flags.contains(.nullable) { invalid() }
+            return .null
+        }
+        if let o = value as? DynamicObject {
+            guard p.type == .link || p.type == .mixed, o.className == p.linkTarget, o.side === self else { invalid() }
+            return .link(o.key)
+        }
+        if let any = value as? AnyRealmValue {
+            guard let s = any.stored, p.type == .mixed || s.coreType == p.type else { invalid() }
+            return s
+        }
+        guard let s = ValueConversion.storedIfPrimitive(value) else { invalid() }
+        if p.type == .mixed || s.coreType == p.type { return s }
+        switch (s, p.type) {
+        case (.int(let i), .double): return .double(Double(i))
+        case (.int(let i), .float): return .float(Float(i))
+        case (.double(let d), .float): return .float(Float(d))
+        case (.float(let f), .double): return .double(Double(f))
+        case (.double(let d), .int) where d.rounded() == d && abs(d) < 9.2e18: return .int(Int64(d))
+        default: invalid()
+        }
+    }
+}
+
+/// An object seen through its class's name and the file's schema rather than a Swift class: the
+/// objects a migration hands out. `object["name"]` reads a property (nil for nil; a
+/// `DynamicObject` for a link; an array for a list); on a new object, `object["name"] = value`
+/// sets it. Old objects are read-only: they show the file as it was.
+public final class DynamicObject: CustomStringConvertible {
+    let side: MigrationSide
+    /// The class (table) name.
+    public let className: String
+    let key: Int64
+
+    init(_ side: MigrationSide, _ className: String, _ key: Int64) {
+        self.side = side
+        self.className = className
+        self.key = key
+    }
+
+    public subscript(key: String) -> Any? {
+        get {
+            let (t, p) = side.property(className, key)
+            do {
+                if p.flags.contains(.list) {
+                    let n = try t.core.listCount(self.key, p.col)
+                    return try (0..<n).map { side.swiftValue(try t.core.listGet(self.key, p.col, $0), p) as Any }
+                }
+                return side.swiftValue(try t.core.get(self.key, p.col), p)
+            } catch {
+                side.migration?.fail(error)
+                return nil
+            }
+        }
+        set {
+            guard side.writable else {
+                strataTrap("Cannot set '\(className).\(key)' of an old object: old objects of a migration are read-only.")
+            }
+            let (t, p) = side.property(className, key)
+            do {
+                if p.flags.contains(.list) {
+                    let items: [Any]
+                    if let a = newValue as? [Any] { items = a } else if let s = newValue as? any Sequence {
+                        items = s.map { $0 as Any }
+                    } else if newValue == nil { items = [] } else {
+                        strataTrap("Invalid value for list property '\(className).\(key)': give an array.")
+                    }
+                    let values = items.map { side.stored($0, for: p, in: className) }
+                    try t.core.listClear(self.key, p.col)
+                    for (i, v) in values.enumerated() { try t.core.listInsert(self.key, p.col, i, v) }
+                    return
+                }
+                let v = side.stored(newValue as Any, for: p, in: className)
+                try t.core.set(self.key, p.col, v)
+            } catch {
+                side.migration?.fail(error)
+            }
+        }
+    }
+
+    public var description: String {
+        guard let t = side.table(className) else { return "\(className) (deleted)" }
+        let names = t.properties.keys.sorted()
+        func shown(_ v: Any?) -> String {
+            guard let v else { return "nil" }
+            if let o = v as? DynamicObject { return "\(o.className)(\(o.key))" } // links may cycle
+            if let a = v as? [Any] { return "[" + a.map { shown($0) }.joined(separator: ", ") + "]" }
+            return ValueConversion.describe(v)
+        }
+        let body = names.map { "\t\($0) = \(shown(self[$0]));" }
+        return "\(className) {\n" + body.joined(separator: "\n") + "\n}"
+    }
+}

@@ -1,0 +1,50 @@
+import Foundation
+
+extension Realm {
+    /// Write a packed copy of the Realm's latest committed version to a new file (which must
+    /// not exist), synced before it appears: a Realm file of its own, opened with a
+    /// configuration naming it. Writers may go on meanwhile. An `encryptionKey` is refused
+    /// (Strata files are not encrypted).
+    public func writeCopy(toFile fileURL: URL, encryptionKey: Data? = nil) throws {
+        instance.checkThread("writeCopy")
+        if encryptionKey != nil {
+            throw StrataError(code: .invalidArgument, message: "'\(fileURL.path)': Strata files are not encrypted; encryptionKey must be nil")
+        }
+        try instance.shared.db.writeCopy(to: fileURL.standardizedFileURL.path)
+    }
+
+    /// Delete the files of the configuration's Realm (the database, its lock file and commit
+    /// log). Returns whether there was a database file. Throws while a Realm of this process has
+    /// it open.
+    @discardableResult
+    public static func deleteFiles(for config: Configuration) throws -> Bool {
+        if config.inMemoryIdentifier != nil { return false }
+        if SharedFile.isOpen(config) {
+            throw StrataError(code: .busy, message: "'\(config.path)' is open: close every Realm of it "
+                              + "before deleting its files")
+        }
+        let fm = FileManager.default
+        let path = config.path
+        let existed = fm.fileExists(atPath: path)
+        for p in [path, path + ".log", path + ".lock"] where fm.fileExists(atPath: p) {
+            try fm.removeItem(atPath: p)
+        }
+        return existed
+    }
+}
+
+/// The schema version of the Realm file at `fileURL` (it is opened read-only). Throws when
+/// there is no such file or it is not a Strata database.
+public func schemaVersionAtURL(_ fileURL: URL, encryptionKey: Data? = nil) throws -> UInt64 {
+    if encryptionKey != nil {
+        throw StrataError(code: .invalidArgument, message: "'\(fileURL.path)': Strata files are not encrypted; encryptionKey must be nil")
+    }
+    let path = fileURL.standardizedFileURL.path
+    guard FileManager.default.fileExists(atPath: path) else {
+        throw StrataError(code: .notFound, message: "'\(path)' does not exist")
+    }
+    let db = try Database(path: path, readOnly: true)
+    let txn = try CoreTxn(db: db, write: false)
+    defer { txn.free() }
+    return try txn.schemaVersion()
+}
