@@ -206,18 +206,33 @@ typedef struct strata_space {
     uint64_t used_bytes;     /* bytes of the pages the latest version uses: what a compaction keeps */
     uint64_t free_bytes;     /* bytes of free pages inside the file (reused by later commits, some
                                 only once readers of older versions let go) */
+    uint64_t packed_bytes;   /* of used_bytes, the packed region's (LZ4-compressed pages that a
+                                compaction wrote; it is freed when none of them is used) */
+    uint64_t packed_pages;   /* pages the latest version reaches in the packed region */
 } strata_space;
 
 /** Fill *out (out->size set first) with the latest version's use of the file. */
 STRATA_API int strata_db_space_get(strata_db_t *db, strata_space *out, strata_error *err);
 
+/** How a copy or a compaction writes its file (strata_copy_options_init sets the defaults). */
+typedef struct strata_copy_options {
+    size_t size;             /* sizeof(strata_copy_options) */
+    bool pack;               /* store tree and column pages LZ4-compressed where that saves an
+                                eighth of a page or more ("packed": read back through a cache,
+                                rewritten plain when changed); default true */
+} strata_copy_options;
+
+STRATA_API void strata_copy_options_init(strata_copy_options *opts);
+
 /**
  * Write a copy of the latest version to a new file at `path` (STRATA_ERR_EXISTS if there is a
  * file there): pages in tree order, no free space, synced before it appears under its name
  * (written as `<path>.copying` and renamed), so a crash leaves no partial copy. Readers and
- * writers of this database go on meanwhile; the copy is a database of its own.
+ * writers of this database go on meanwhile; the copy is a database of its own. `opts` may be
+ * NULL (defaults).
  */
-STRATA_API int strata_db_write_copy(strata_db_t *db, const char *path, strata_error *err);
+STRATA_API int strata_db_write_copy(strata_db_t *db, const char *path,
+                                    const strata_copy_options *opts, strata_error *err);
 
 /**
  * Rewrite the file as a copy of its latest version (as strata_db_write_copy does) and put the
@@ -225,8 +240,10 @@ STRATA_API int strata_db_write_copy(strata_db_t *db, const char *path, strata_er
  * this handle has a transaction not yet freed or another handle, in this or any process, has
  * the file open; handles that open meanwhile wait for it. A crash at any point leaves either the
  * original file or the whole copy. STRATA_ERR_INVALID_ARGUMENT for an in-memory database.
+ * `opts` may be NULL (defaults).
  */
-STRATA_API int strata_db_compact(strata_db_t *db, strata_error *err);
+STRATA_API int strata_db_compact(strata_db_t *db, const strata_copy_options *opts,
+                                 strata_error *err);
 
 /**
  * The versions held by live readers of every process, ascending, duplicates removed: up to

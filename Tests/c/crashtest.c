@@ -51,7 +51,7 @@ static void child(const char *path, strata_durability d, int fd, uint64_t compac
             _exit(4);
         }
         if (write(fd, &i, sizeof i) != sizeof i) _exit(5);
-        if (i % compact_every == 0 && strata_db_compact(db, &e)) {
+        if (i % compact_every == 0 && strata_db_compact(db, NULL, &e)) {
             fprintf(stderr, "child compaction after %llu: %s\n", (unsigned long long)i, e.message);
             _exit(6);
         }
@@ -59,7 +59,7 @@ static void child(const char *path, strata_durability d, int fd, uint64_t compac
             char copy[300];
             copy_path(path, copy, sizeof copy);
             unlink(copy);
-            if (strata_db_write_copy(db, copy, &e)) {
+            if (strata_db_write_copy(db, copy, NULL, &e)) {
                 fprintf(stderr, "child copy after %llu: %s\n", (unsigned long long)i, e.message);
                 _exit(7);
             }

@@ -244,7 +244,7 @@ int main(int argc, char **argv) {
                 else if (i % sync_every == 0 && strata_db_sync(db, &e) == STRATA_OK) returned = i;
                 if (i % 11 == 0) {
                     if (ftruncate(p.compact_fd, 0)) perror("truncate image");
-                    if (strata_db_compact(db, &e) != STRATA_OK) {
+                    if (strata_db_compact(db, NULL, &e) != STRATA_OK) {
                         cut_in_copy++;
                         break;
                     }
@@ -255,7 +255,7 @@ int main(int argc, char **argv) {
                     unlink(copy_live);
                     if (ftruncate(p.copy_fd, 0)) perror("truncate image");
                     copied = false;
-                    if (strata_db_write_copy(db, copy_live, &e) != STRATA_OK) {
+                    if (strata_db_write_copy(db, copy_live, NULL, &e) != STRATA_OK) {
                         cut_in_copy++;
                         break;
                     }

@@ -100,11 +100,11 @@ CASE(verify_null, strata_db_verify(NULL, E))
 CASE(space_null_db, strata_db_space_get(NULL, &(strata_space){.size = sizeof(strata_space)}, E))
 CASE(space_null_out, strata_db_space_get(db, NULL, E))
 CASE(space_small_size, strata_db_space_get(db, &(strata_space){.size = 4}, E))
-CASE(copy_null_db, strata_db_write_copy(NULL, tl_path("c.db"), E))
-CASE(copy_null_path, strata_db_write_copy(db, NULL, E))
-CASE(copy_empty_path, strata_db_write_copy(db, "", E))
-CASE(compact_null, strata_db_compact(NULL, E))
-CASE(compact_busy, strata_db_compact(db, E)) /* transactions not freed */
+CASE(copy_null_db, strata_db_write_copy(NULL, tl_path("c.db"), NULL, E))
+CASE(copy_null_path, strata_db_write_copy(db, NULL, NULL, E))
+CASE(copy_empty_path, strata_db_write_copy(db, "", NULL, E))
+CASE(compact_null, strata_db_compact(NULL, NULL, E))
+CASE(compact_busy, strata_db_compact(db, NULL, E)) /* transactions not freed */
 CASE(begin_null_db, strata_txn_begin(NULL, STRATA_TXN_READ, &rtxn, E))
 CASE(begin_null_out, strata_txn_begin(db, STRATA_TXN_READ, NULL, E))
 CASE(begin_bad_flags, ({

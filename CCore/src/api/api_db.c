@@ -187,23 +187,50 @@ int strata_db_space_get(strata_db_t *db, strata_space *out, strata_error *err) {
     out->file_bytes = info.file_size;
     out->used_bytes = (info.page_count - info.free_pages) * info.page_size;
     out->free_bytes = info.free_pages * info.page_size;
+    return st_db_packed(db, &out->packed_bytes, &out->packed_pages, err);
+}
+
+void strata_copy_options_init(strata_copy_options *opts) {
+    if (!opts) return;
+    memset(opts, 0, sizeof *opts);
+    opts->size = sizeof *opts;
+    opts->pack = true;
+}
+
+/* opts (may be NULL) read up to the size the caller knows. */
+static int copy_options(const strata_copy_options *opts, strata_copy_options *o, const char *fn,
+                        strata_error *err) {
+    strata_copy_options_init(o);
+    if (!opts) return STRATA_OK;
+    if (opts->size < offsetof(strata_copy_options, pack) + sizeof(bool) || opts->size > 4096)
+        return st_err(err, STRATA_ERR_INVALID_ARGUMENT,
+                      "%s: strata_copy_options.size is %zu: call strata_copy_options_init first", fn,
+                      opts->size);
+    memcpy(o, opts, opts->size < sizeof *o ? opts->size : sizeof *o);
     return STRATA_OK;
 }
 
-int strata_db_write_copy(strata_db_t *db, const char *path, strata_error *err) {
+int strata_db_write_copy(strata_db_t *db, const char *path, const strata_copy_options *opts,
+                         strata_error *err) {
     strata_error local;
     if (!err) err = &local;
     if (!db) return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "strata_db_write_copy: db is NULL");
     if (!path || !*path)
         return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "strata_db_write_copy: empty path");
-    return st_db_write_copy(db, path, st_copy_objects, err);
+    strata_copy_options o;
+    int rc = copy_options(opts, &o, "strata_db_write_copy", err);
+    if (rc) return rc;
+    return st_db_write_copy(db, path, o.pack, st_copy_objects, err);
 }
 
-int strata_db_compact(strata_db_t *db, strata_error *err) {
+int strata_db_compact(strata_db_t *db, const strata_copy_options *opts, strata_error *err) {
     strata_error local;
     if (!err) err = &local;
     if (!db) return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "strata_db_compact: db is NULL");
-    return st_db_compact(db, st_copy_objects, err);
+    strata_copy_options o;
+    int rc = copy_options(opts, &o, "strata_db_compact", err);
+    if (rc) return rc;
+    return st_db_compact(db, o.pack, st_copy_objects, err);
 }
 
 int strata_db_live_versions(strata_db_t *db, uint64_t *versions, size_t cap, size_t *count,

@@ -58,7 +58,7 @@ int st_node_check(const uint8_t *p, pgno_t pgno, uint8_t key_kind, strata_error 
     if (k != ST_PAGE_LEAF && k != ST_PAGE_BRANCH)
         return ST_CORRUPT(err, "page %llu: expected a tree page, found kind %u",
                           (unsigned long long)pgno, k);
-    if (st_rd64(p + PH_PGNO) != pgno)
+    if (!pg_number_is(p, pgno))
         return ST_CORRUPT(err, "page %llu: header says it is page %llu", (unsigned long long)pgno,
                           (unsigned long long)st_rd64(p + PH_PGNO));
     uint8_t flags = p[PH_FLAGS];

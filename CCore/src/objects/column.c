@@ -230,7 +230,7 @@ int st_leaf_header(strata_txn_t *txn, st_leafref ref, uint32_t n, const uint8_t 
     unsigned long long pgno = (unsigned long long)ref.pgno;
     if (pg_kind(pg) != ST_PAGE_COLUMN)
         return ST_CORRUPT(err, "page %llu: expected a column page, found kind %u", pgno, pg_kind(pg));
-    if (st_rd64(pg + PH_PGNO) != ref.pgno)
+    if (!pg_number_is(pg, ref.pgno))
         return ST_CORRUPT(err, "column page %llu: header says page %llu", pgno,
                           (unsigned long long)st_rd64(pg + PH_PGNO));
     if (ref.off < PH_SIZE || ref.off % 8 || (size_t)ref.off + ref.len > ST_PAGE_SIZE ||

@@ -6,7 +6,11 @@
  * and hand each finished page to st_copier_place, children before their parent, so a tree's
  * leaves lie together in key order and every page number a page holds is already its child's
  * new one. Pages are numbered from 2 in the order they arrive, stamped with the copied version
- * and their own number, checksummed, and written in batches. The copy has no free pages and no
+ * and their own number, checksummed, and written in batches. A copy that packs (the default)
+ * compresses each tree and column page with LZ4 (packed.c) and, where that saves an eighth or
+ * more, gives it a packed reference instead: its compressed bytes go, in the same order, to a
+ * scratch file, which becomes the packed region after the plain pages (overflow runs stay
+ * plain). The copy has no free pages and no
  * commit log: both meta slots hold the copied version, durable, with a new database id (a log
  * beside the old file is never replayed onto the copy). The file is written under a temporary
  * name, synced, and renamed into place (os.c, st_os_newfile_*), so a crash at any point leaves
@@ -23,14 +27,18 @@
 #define _GNU_SOURCE
 #endif
 #include "storage/freelist.h"
+#include "storage/packed.h"
 #include "storage/pager.h"
 #include "storage/readers.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 enum { COPY_BATCH = 64 }; /* pages written by one pwrite */
+enum { FRAG_BATCH = 1 << 20 }; /* bytes of packed pages gathered before they go to the scratch file */
 
 struct st_copier {
     strata_txn_t *src;      /* the version copied */
@@ -40,6 +48,14 @@ struct st_copier {
     pgno_t next;            /* the next page's number */
     uint8_t *batch;         /* pages [batch_first, next) not yet written */
     pgno_t batch_first;
+    /* Packing (pack set): the packed pages' bytes, at their offsets in the region to be. */
+    bool pack;
+    int scratch_fd;         /* the region's bytes so far (an unlinked file beside the copy) */
+    uint64_t region_end;    /* the next packed page's offset in the region (starts at 32) */
+    uint32_t npacked;
+    uint8_t *zbuf;          /* one compressed page */
+    uint8_t *frags;         /* bytes [frags_at, region_end) not yet in the scratch file */
+    uint64_t frags_at;
 };
 
 strata_txn_t *st_copier_source(st_copier *c) { return c->src; }
@@ -52,13 +68,55 @@ static int flush(st_copier *c, strata_error *err) {
     return rc;
 }
 
+static int scratch_write(st_copier *c, const uint8_t *p, size_t len, uint64_t off, strata_error *err) {
+    while (len > 0) {
+        ssize_t n = pwrite(c->scratch_fd, p, len, (off_t)off);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0)
+            return st_err_errno(err, n < 0 ? errno : ENOSPC, "cannot write the packed pages of '%s'",
+                                c->out->shown);
+        p += n, len -= (size_t)n, off += (uint64_t)n;
+    }
+    return STRATA_OK;
+}
+
+static int frags_flush(st_copier *c, strata_error *err) {
+    int rc = scratch_write(c, c->frags, c->region_end - c->frags_at, c->frags_at, err);
+    c->frags_at = c->region_end;
+    return rc;
+}
+
+/* A tree or column page packed, when that saves enough: *ref its packed reference. */
+static int try_pack(st_copier *c, uint8_t *buf, pgno_t *ref, strata_error *err) {
+    *ref = 0;
+    uint8_t kind = pg_kind(buf);
+    if (kind != ST_PAGE_LEAF && kind != ST_PAGE_BRANCH && kind != ST_PAGE_COLUMN) return STRATA_OK;
+    if (c->region_end >= (1ull << 50)) return STRATA_OK; /* past what a reference can name */
+    pgno_t at = ST_PACKED_BIT | c->region_end << 12;
+    st_wr64(buf + PH_VERSION, c->version);
+    st_wr64(buf + PH_PGNO, at);
+    st_wr64(buf + PH_CHECKSUM, st_checksum(buf + 8, ST_PAGE_SIZE - 8));
+    uint32_t n = st_pack_page(buf, c->zbuf, st_pack_bound());
+    if (!n) return STRATA_OK;
+    int rc;
+    if (c->region_end + n - c->frags_at > FRAG_BATCH && (rc = frags_flush(c, err))) return rc;
+    memcpy(c->frags + (c->region_end - c->frags_at), c->zbuf, n);
+    c->region_end += n;
+    c->npacked++;
+    *ref = at | n;
+    return STRATA_OK;
+}
+
 int st_copier_place(st_copier *c, uint8_t *buf, uint32_t npages, pgno_t *pgno, strata_error *err) {
     if (npages == 0) return ST_CORRUPT(err, "a page run of length 0 in the copy of '%s'", c->io->shown);
+    int rc;
+    if (c->pack && npages == 1) {
+        if ((rc = try_pack(c, buf, pgno, err)) || *pgno) return rc;
+    }
     *pgno = c->next;
     st_wr64(buf + PH_VERSION, c->version);
     st_wr64(buf + PH_PGNO, *pgno);
     st_wr64(buf + PH_CHECKSUM, st_checksum(buf + 8, (size_t)npages * ST_PAGE_SIZE - 8));
-    int rc;
     if (npages > COPY_BATCH - (c->next - c->batch_first)) {
         if ((rc = flush(c, err))) return rc;
         if (npages > COPY_BATCH) { /* a long run goes out by itself */
@@ -74,20 +132,81 @@ int st_copier_place(st_copier *c, uint8_t *buf, uint32_t npages, pgno_t *pgno, s
     return STRATA_OK;
 }
 
-/* The copy's pages through fn, then its two meta slots; nothing synced. */
-static int write_copy(strata_txn_t *src, st_newfile *out, st_copy_fn fn, strata_error *err) {
+/* The packed region after the plain pages: its first page's header, then the scratch file's
+ * bytes page by page. *run its length. */
+static int write_region(st_copier *c, uint32_t *run, strata_error *err) {
+    int rc = frags_flush(c, err);
+    if (rc) return rc;
+    uint64_t pages = (c->region_end + ST_PAGE_SIZE - 1) / ST_PAGE_SIZE;
+    if (pages > UINT32_MAX) return st_err(err, STRATA_ERR_TOO_LARGE, "a packed region of %llu pages",
+                                          (unsigned long long)pages);
+    *run = (uint32_t)pages;
+    for (uint64_t i = 0; i < pages && rc == STRATA_OK; i += COPY_BATCH) {
+        size_t n = (size_t)(pages - i < COPY_BATCH ? pages - i : COPY_BATCH), bytes = n * ST_PAGE_SIZE;
+        memset(c->batch, 0, bytes);
+        for (size_t got = 0; got < bytes;) {
+            ssize_t k = pread(c->scratch_fd, c->batch + got, bytes - got, (off_t)(i * ST_PAGE_SIZE + got));
+            if (k < 0 && errno == EINTR) continue;
+            if (k < 0) return st_err_errno(err, errno, "cannot read the packed pages of '%s'", c->out->shown);
+            if (k == 0) break; /* the last page's end: zeros */
+            got += (size_t)k;
+        }
+        if (i == 0) {
+            memset(c->batch, 0, PH_SIZE);
+            st_wr64(c->batch + PH_VERSION, c->version);
+            st_wr64(c->batch + PH_PGNO, c->next);
+            c->batch[PH_KIND] = ST_PAGE_PACKED;
+            st_wr32(c->batch + PH_RUN, *run);
+            st_wr64(c->batch + PH_CHECKSUM, st_checksum(c->batch + 8, ST_PAGE_SIZE - 8));
+        }
+        rc = st_os_write_fd(c->io, c->out->fd, c->out->shown, (c->next + i) * ST_PAGE_SIZE,
+                            c->batch, bytes, err);
+    }
+    return rc;
+}
+
+/* The packing side of a copier: its buffers and the scratch file beside the copy. */
+static int pack_begin(st_copier *c, strata_error *err) {
+    char path[4300];
+    snprintf(path, sizeof path, "%s.packing", c->out->dest);
+    c->scratch_fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (c->scratch_fd < 0) return st_err_errno(err, errno, "cannot create '%s.packing'", c->out->shown);
+    unlink(path); /* a scratch file: gone with its descriptor */
+    c->zbuf = malloc(st_pack_bound());
+    c->frags = malloc(FRAG_BATCH + st_pack_bound());
+    if (!c->zbuf || !c->frags) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory packing '%s'", c->out->shown);
+    c->region_end = c->frags_at = PH_SIZE;
+    return STRATA_OK;
+}
+
+static void pack_end(st_copier *c) {
+    if (c->scratch_fd >= 0) close(c->scratch_fd);
+    free(c->zbuf);
+    free(c->frags);
+}
+
+/* The copy's pages through fn, then its packed region and its two meta slots; nothing synced. */
+static int write_copy(strata_txn_t *src, st_newfile *out, bool pack, st_copy_fn fn, strata_error *err) {
     st_copier c = {.src = src, .io = &src->db->file, .out = out, .version = src->meta.version,
-                   .next = 2, .batch_first = 2};
+                   .next = 2, .batch_first = 2, .pack = pack, .scratch_fd = -1};
     c.batch = malloc((size_t)COPY_BATCH * ST_PAGE_SIZE);
-    if (!c.batch) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory copying '%s'", src->db->file.shown);
+    int rc = c.batch ? STRATA_OK
+                     : st_err(err, STRATA_ERR_NO_MEMORY, "out of memory copying '%s'", src->db->file.shown);
+    if (rc == STRATA_OK && pack) rc = pack_begin(&c, err);
     pgno_t root = 0;
     uint64_t count = 0;
-    int rc = fn(&c, &root, &count, err);
+    uint32_t run = 0;
+    if (rc == STRATA_OK) rc = fn(&c, &root, &count, err);
     if (rc == STRATA_OK) rc = flush(&c, err);
+    pgno_t region = c.npacked ? c.next : 0;
+    if (rc == STRATA_OK && c.npacked) rc = write_region(&c, &run, err);
+    pack_end(&c);
     free(c.batch);
     if (rc) return rc;
     st_meta m = src->meta;
-    m.page_count = c.next;
+    m.page_count = c.next + run;
+    m.packed_region = region;
+    m.packed_live = c.npacked;
     m.catalog_root = root;
     m.catalog_count = count;
     m.freelist_head = 0;
@@ -97,8 +216,6 @@ static int write_copy(strata_txn_t *src, st_newfile *out, st_copy_fn fn, strata_
     m.format_version = ST_FORMAT_VERSION;
     m.log_salt = m.log_end = m.log_base = 0;
     m.db_id = st_random_id(m.db_id);
-    memset(m.reserved, 0, sizeof m.reserved);
-    m.reserved0 = 0;
     st_meta_seal(&m);
     uint8_t page[ST_PAGE_SIZE];
     memset(page, 0, sizeof page);
@@ -109,13 +226,13 @@ static int write_copy(strata_txn_t *src, st_newfile *out, st_copy_fn fn, strata_
     return rc;
 }
 
-int st_db_write_copy(strata_db_t *db, const char *path, st_copy_fn fn, strata_error *err) {
+int st_db_write_copy(strata_db_t *db, const char *path, bool pack, st_copy_fn fn, strata_error *err) {
     strata_txn_t *txn;
     int rc = st_txn_begin(db, false, true, &txn, err);
     if (rc) return rc;
     st_newfile nf;
     if ((rc = st_os_newfile_begin(path, ".copying", &nf, err)) == STRATA_OK &&
-        (rc = write_copy(txn, &nf, fn, err)) == STRATA_OK)
+        (rc = write_copy(txn, &nf, pack, fn, err)) == STRATA_OK)
         rc = st_os_newfile_commit(&db->file, &nf, false, err);
     st_os_newfile_abandon(&nf);
     st_txn_free(txn);
@@ -136,6 +253,7 @@ static int adopt_new_file(strata_db_t *db, strata_error *err) {
     db->log_header_salt = db->log_header_base = db->log_header_id = 0;
     db->log_retry_version = 0;
     st_trust_free(db);
+    st_unpacked_clear(db);
     int rc = st_os_reopen(&db->file, err);
     if (rc == STRATA_OK) rc = st_trust_init(db, err);
     if (rc) {
@@ -146,7 +264,7 @@ static int adopt_new_file(strata_db_t *db, strata_error *err) {
     return rc;
 }
 
-int st_db_compact(strata_db_t *db, st_copy_fn fn, strata_error *err) {
+int st_db_compact(strata_db_t *db, bool pack, st_copy_fn fn, strata_error *err) {
     if (db->file.mem)
         return st_err(err, STRATA_ERR_INVALID_ARGUMENT,
                       "'%s' is an in-memory database: there is no file to compact", db->file.shown);
@@ -173,7 +291,7 @@ int st_db_compact(strata_db_t *db, st_copy_fn fn, strata_error *err) {
             if ((rc = st_pager_latest_meta(db, &m, err)) == STRATA_OK &&
                 (rc = st_txn_view(db, &m, &txn, err)) == STRATA_OK &&
                 (rc = st_os_newfile_begin(db->file.path, ".compacting", &nf, err)) == STRATA_OK &&
-                (rc = write_copy(txn, &nf, fn, err)) == STRATA_OK)
+                (rc = write_copy(txn, &nf, pack, fn, err)) == STRATA_OK)
                 rc = st_os_newfile_commit(&db->file, &nf, true, err);
             st_os_newfile_abandon(&nf);
             if (txn) st_txn_free(txn);

@@ -7,6 +7,7 @@
  */
 #include "storage/commitlog.h"
 #include "storage/freelist.h"
+#include "storage/packed.h"
 #include "storage/pager.h"
 #include "storage/readers.h"
 
@@ -18,6 +19,7 @@ static void db_free(strata_db_t *db) {
     st_readers_close(db);
     st_os_close(&db->file);
     st_trust_free(db);
+    st_unpacked_free(db);
     st_freelist_clear(&db->free_cache);
     st_reuse_map_clear(&db->reuse_map);
     free(db->log_buf);
@@ -88,7 +90,7 @@ int st_db_open(const char *path, const strata_options *opts, st_check_unsynced_f
         goto fail;
     }
     if (missing && (rc = create_file(db, err))) goto fail;
-    if ((rc = st_trust_init(db, err))) goto fail;
+    if ((rc = st_trust_init(db, err)) || (rc = st_unpacked_init(db, err))) goto fail;
     st_meta m;
     if (st_readers_fresh(db)) { /* the first handle: maybe after a crash */
         /* Under the writer lock, and still holding the open lock, so that nobody opens, reads
@@ -152,6 +154,18 @@ int st_db_info(strata_db_t *db, strata_db_info *info, strata_error *err) {
     }
     info->oldest_version = st_readers_oldest(db, info->version, &info->live_readers);
     return STRATA_OK;
+}
+
+int st_db_packed(strata_db_t *db, uint64_t *bytes, uint64_t *pages, strata_error *err) {
+    strata_txn_t *txn;
+    int rc = st_txn_begin(db, false, true, &txn, err);
+    if (rc) return rc;
+    uint32_t run = 0;
+    if (txn->meta.packed_region) rc = st_packed_region(txn, &txn->meta, &run, err);
+    *bytes = (uint64_t)run * ST_PAGE_SIZE;
+    *pages = txn->meta.packed_live;
+    st_txn_free(txn);
+    return rc;
 }
 
 size_t st_db_live_versions(strata_db_t *db, uint64_t *versions, size_t cap) {

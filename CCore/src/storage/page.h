@@ -35,6 +35,7 @@ enum {
     ST_PAGE_FREELIST = 4, /* a free-list leaf: entries {u64 pgno, u64 version} */
     ST_PAGE_FREEDIR = 5,  /* a free-list directory: u64 page numbers of leaves */
     ST_PAGE_COLUMN = 6,   /* column leaves of clusters (layout: objects/column.c) */
+    ST_PAGE_PACKED = 7,   /* the first page of a packed region: u32 run length at 28 (packed.c) */
 };
 
 #define PH_CHECKSUM 0

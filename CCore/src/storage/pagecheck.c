@@ -7,10 +7,13 @@
  *  - every reached page carries its own number, a version no newer than the snapshot and a
  *    matching checksum;
  *  - during recovery, a page stamped with a version up to the durable one belongs to the
- *    durable version (else its newer contents were lost).
+ *    durable version (else its newer contents were lost);
+ *  - the packed region (packed.c), if any, is reached whole, and the version reaches exactly as
+ *    many packed pages as its meta says, each inside the region.
  * The first failure is reported through ST_CORRUPT, naming the page and what was wrong.
  */
 #include "storage/freelist.h"
+#include "storage/packed.h"
 
 #include <stdlib.h>
 
@@ -23,6 +26,10 @@ int st_pagecheck_init(st_pagecheck *pc, strata_txn_t *txn, strata_error *err) {
     if (!pc->seen)
         return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory verifying '%s'",
                       txn->db->file.shown);
+    uint32_t run;
+    int rc;
+    if (txn->meta.packed_region && (rc = st_packed_region(txn, &txn->meta, &run, err))) return rc;
+    pc->packed_bytes = txn->meta.packed_region ? (uint64_t)run * ST_PAGE_SIZE : 0;
     return STRATA_OK;
 }
 
@@ -33,6 +40,15 @@ void st_pagecheck_free(st_pagecheck *pc) {
 
 int st_pagecheck_mark(st_pagecheck *pc, pgno_t pg, uint32_t run, int reach, const char *what) {
     ST_ASSERT(reach == ST_REACH_USED || reach == ST_REACH_FREE);
+    if (st_pgno_packed(pg)) {
+        uint64_t off = st_packed_off(pg), len = st_packed_len(pg);
+        if (reach != ST_REACH_USED || run != 1 || len == 0 || off < PH_SIZE || off + len > pc->packed_bytes)
+            return ST_CORRUPT(pc->err, "%s page %#llx: not a packed page inside the version's packed "
+                              "region (%llu bytes)", what, (unsigned long long)pg,
+                              (unsigned long long)pc->packed_bytes);
+        pc->packed_seen++;
+        return STRATA_OK;
+    }
     if (pg < 2 || pg + run > pc->page_count || pg + run < pg)
         return ST_CORRUPT(pc->err, "%s page %llu (run %u) out of range [2, %llu)", what,
                           (unsigned long long)pg, run, (unsigned long long)pc->page_count);
@@ -50,7 +66,7 @@ int st_pagecheck_sum(st_pagecheck *pc, const uint8_t *p, pgno_t pg, uint32_t run
     uint64_t want = st_checksum(p + 8, (size_t)run * ST_PAGE_SIZE - 8);
     if (st_rd64(p + PH_CHECKSUM) != want)
         return ST_CORRUPT(pc->err, "page %llu: checksum mismatch", (unsigned long long)pg);
-    if (st_rd64(p + PH_PGNO) != pg)
+    if (!pg_number_is(p, pg))
         return ST_CORRUPT(pc->err, "page %llu: header says it is page %llu",
                           (unsigned long long)pg, (unsigned long long)st_rd64(p + PH_PGNO));
     uint64_t written = st_rd64(p + PH_VERSION);
@@ -59,7 +75,7 @@ int st_pagecheck_sum(st_pagecheck *pc, const uint8_t *p, pgno_t pg, uint32_t run
         return ST_CORRUPT(pc->err, "page %llu: written by version %llu, newer than the snapshot %llu",
                           (unsigned long long)pg, (unsigned long long)written,
                           (unsigned long long)snapshot);
-    if (pc->durable_seen && written <= pc->durable_version &&
+    if (pc->durable_seen && written <= pc->durable_version && !st_pgno_packed(pg) &&
         (pg >= pc->durable_pages || pc->durable_seen[pg] != ST_REACH_USED))
         return ST_CORRUPT(pc->err, "page %llu: holds version %llu bytes outside durable version "
                           "%llu: its newer contents were lost", (unsigned long long)pg,
@@ -93,6 +109,17 @@ static int mark_freelist(st_pagecheck *pc) {
 
 int st_pagecheck_finish(st_pagecheck *pc) {
     int rc = mark_freelist(pc);
+    const st_meta *m = &pc->txn->meta;
+    if (rc == STRATA_OK && m->packed_region) {
+        rc = st_pagecheck_mark(pc, m->packed_region, (uint32_t)(pc->packed_bytes / ST_PAGE_SIZE),
+                               ST_REACH_USED, "packed region");
+        if (rc == STRATA_OK)
+            rc = st_pagecheck_sum(pc, pc->txn->db->file.map + m->packed_region * ST_PAGE_SIZE,
+                                  m->packed_region, 1);
+    }
+    if (rc == STRATA_OK && pc->packed_seen != m->packed_live)
+        rc = ST_CORRUPT(pc->err, "the version reaches %llu packed pages, its meta says %u",
+                        (unsigned long long)pc->packed_seen, m->packed_live);
     for (uint64_t pg = 2; rc == STRATA_OK && pg < pc->page_count; pg++)
         if (!pc->seen[pg])
             rc = ST_CORRUPT(pc->err, "page %llu is neither reachable nor free (leaked)",

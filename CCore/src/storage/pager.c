@@ -60,6 +60,7 @@
 
 #include "storage/commitlog.h"
 #include "storage/freelist.h"
+#include "storage/packed.h"
 #include "storage/readers.h"
 
 #include <errno.h>
@@ -225,7 +226,7 @@ static uint64_t file_size_now(strata_db_t *db) {
 typedef enum meta_problem_t {
     META_OK, META_NO_MAGIC, META_FORMAT, META_PAGE_SIZE, META_CHECKSUM, META_FLAGS,
     META_BEYOND_MAP, META_TOO_FEW_PAGES, META_FILE_SHORT, META_CATALOG, META_FREELIST,
-    META_FREE_COUNT
+    META_FREE_COUNT, META_PACKED
 } meta_problem_t;
 
 static const char *meta_problem_name(meta_problem_t p) {
@@ -237,6 +238,7 @@ static const char *meta_problem_name(meta_problem_t p) {
         [META_FILE_SHORT] = "file shorter than page count",
         [META_CATALOG] = "catalog root out of range", [META_FREELIST] = "free list out of range",
         [META_FREE_COUNT] = "free count above page count",
+        [META_PACKED] = "packed region out of range",
     };
     return names[p];
 }
@@ -255,11 +257,15 @@ static meta_problem_t meta_problem(strata_db_t *db, const st_meta *m) {
     if (m->page_count > atomic_load(&db->file.file_size) / ST_PAGE_SIZE &&
         m->page_count > file_size_now(db) / ST_PAGE_SIZE)
         return META_FILE_SHORT;
-    if (m->catalog_root == 1 || m->catalog_root >= m->page_count ||
-        (m->catalog_root == 0) != (m->catalog_count == 0))
+    if (st_pgno_packed(m->catalog_root) ? !m->packed_region
+                                        : m->catalog_root == 1 || m->catalog_root >= m->page_count)
         return META_CATALOG;
+    if ((m->catalog_root == 0) != (m->catalog_count == 0)) return META_CATALOG;
     if (m->freelist_head == 1 || m->freelist_head >= m->page_count) return META_FREELIST;
     if (m->free_count > m->page_count) return META_FREE_COUNT;
+    if (m->packed_region == 1 || m->packed_region >= m->page_count ||
+        (m->packed_region == 0) != (m->packed_live == 0))
+        return META_PACKED;
     return META_OK;
 }
 
@@ -509,6 +515,7 @@ int st_page_get_ahead(strata_txn_t *txn, pgno_t pgno, unsigned lines, const uint
             return STRATA_OK;
         }
     }
+    if (st_pgno_packed(pgno)) return st_packed_get(txn, pgno, page, err);
     if (pgno < 2 || pgno >= txn_page_count(txn))
         return ST_CORRUPT(err, "page number %llu out of range [2, %llu)",
                           (unsigned long long)pgno, (unsigned long long)txn_page_count(txn));
@@ -658,7 +665,8 @@ int st_page_touch(strata_txn_t *txn, pgno_t pgno, uint8_t **page, pgno_t *newp,
     if (rc) return rc;
     uint8_t *buf;
     bool cold = txn->new_version - st_rd64(src + PH_VERSION) > ST_REUSE_HOT_VERSIONS;
-    if ((rc = alloc_pages(txn, 1, cold, pgno, &buf, newp, err))) return rc;
+    /* A packed page is logged whole: a replay reads plain pages only. */
+    if ((rc = alloc_pages(txn, 1, cold, st_pgno_packed(pgno) ? 0 : pgno, &buf, newp, err))) return rc;
     if (*newp == pgno) /* a damaged free list: freeing the original would free its own copy */
         return st_txn_fail(txn, ST_CORRUPT(err, "page %llu is in use but listed as free",
                                            (unsigned long long)pgno));
@@ -670,6 +678,10 @@ int st_page_touch(strata_txn_t *txn, pgno_t pgno, uint8_t **page, pgno_t *newp,
 
 int st_page_free(strata_txn_t *txn, pgno_t pgno, uint32_t npages, strata_error *err) {
     ST_ASSERT(txn->write && txn->state != ST_TXN_ENDED);
+    if (st_pgno_packed(pgno)) { /* its region goes when none of its pages is left (commit) */
+        txn->packed_freed++;
+        return STRATA_OK;
+    }
     st_dirty *d = dirty_find(&txn->dirty, pgno);
     int rc = STRATA_OK;
     if (d) {
@@ -811,9 +823,23 @@ int st_pager_commit(strata_txn_t *txn, pgno_t catalog_root, uint64_t catalog_cou
                                        "the pages it keeps in reserve are for commits that free as "
                                        "much as they take (deletes), and this one takes %lld more",
                                        db->file.shown, (long long)txn->growth));
+    int rc;
+    if (txn->packed_freed) { /* packed pages copied or dropped: the region goes with the last */
+        if (txn->packed_freed > m.packed_live)
+            return st_txn_fail(txn, ST_CORRUPT(err, "'%s': %u packed pages freed, the version had %u",
+                                               db->file.shown, txn->packed_freed, m.packed_live));
+        m.packed_live -= txn->packed_freed;
+        uint32_t run;
+        if (m.packed_live == 0 && m.packed_region) {
+            if ((rc = st_packed_region(txn, &txn->meta, &run, err)) ||
+                (rc = st_page_free(txn, m.packed_region, run, err)))
+                return st_txn_fail(txn, rc);
+            m.packed_region = 0;
+        }
+    }
     txn->saving = true;
     txn->growth_at_save = txn->growth;
-    int rc = st_freelist_save(txn, &m.freelist_head, &m.free_count, err);
+    rc = st_freelist_save(txn, &m.freelist_head, &m.free_count, err);
     txn->saving = false;
     if (rc) return rc;
 

@@ -17,7 +17,7 @@
 #include "os/os.h"
 #include "storage/page.h"
 
-#define ST_FORMAT_VERSION 4u         /* written by every commit; 4 adds the commit log */
+#define ST_FORMAT_VERSION 5u         /* written by every commit; 4 adds the commit log, 5 packed pages */
 #define ST_FORMAT_OLDEST_READ 1u
 #define ST_MAP_SIZE_MAX (1ull << 46) /* 64 TiB: the most a 47-bit user address space can map */     /* read: 1 lacks direct primary keys, 1 and 2 key heads */
 
@@ -37,13 +37,13 @@ typedef struct st_meta {
     uint64_t free_count;     /* free page entries in the free list */
     uint64_t durable_version; /* the newest version known durable when this one was written */
     uint32_t flags;          /* ST_META_DURABLE: every page was synced before this meta */
-    uint32_t reserved0;
+    uint32_t packed_live;    /* packed pages this version reaches (format 5; packed.c) */
     uint64_t log_salt;       /* the commit log's generation (commitlog.c), 0 before any */
     uint64_t log_end;        /* where the log's next record goes */
     uint64_t log_base;       /* the durable version the log's records start from */
     uint64_t db_id;          /* random, made with the file (or its first checkpoint of format
                                 4): a commit log of another database is never replayed */
-    uint64_t reserved[1];
+    uint64_t packed_region;  /* first page of the packed region, 0 when there is none */
 } st_meta;
 _Static_assert(sizeof(st_meta) == 128, "st_meta is 128 bytes on disk");
 
@@ -194,6 +194,7 @@ struct strata_db {
     /* The log could not be made (a full disk): FULL commits sync the file instead until this
      * version, then try again (commitlog.c). */
     uint64_t log_retry_version;
+    struct st_unpacked *unpacked; /* packed pages unpacked for this handle's readers (packed.c) */
 };
 
 enum { ST_TXN_ACTIVE = 1, ST_TXN_ENDED = 2, ST_TXN_FAILED = 3 };
@@ -205,6 +206,7 @@ struct strata_txn {
     char failed_why[200];
     st_meta meta;            /* the version read (for a write: the base, updated at commit) */
     int reader_slot;         /* read transactions: the slot in the lock file, -1 for none */
+    struct st_pins *pins;    /* the unpacked pages this transaction reads (packed.c) */
     /* write transactions only */
     uint64_t new_version;
     uint64_t page_count;     /* grows as pages are taken from the end */
@@ -226,6 +228,7 @@ struct strata_txn {
     bool room_tried;         /* a full disk made this transaction sync to free space once */
     bool used_reserve;       /* it took pages kept in reserve (it must free what it takes) */
     bool saving;             /* the commit is laying out the free list: no remapping now */
+    uint32_t packed_freed;   /* packed pages of the base version this transaction stopped using */
     /* Owned by the layers above (storage never looks inside): */
     struct st_txn_trees *trees;  /* btree/: the catalog, the open trees and cursors */
     struct st_store *store;      /* objects/: the object layer's state, loaded on first use */
@@ -241,6 +244,22 @@ struct strata_txn {
  * version, checksum) the first time this process reads it (pagetrust.c). */
 int st_page_get_ahead(strata_txn_t *txn, pgno_t pgno, unsigned lines, const uint8_t **page,
                       strata_error *err);
+
+/* A packed page (packed.c): LZ4-compressed, inside the packed region that a compaction wrote.
+ * Its reference, where a page number goes, is bit 63 | the byte offset of its compressed bytes
+ * in the region << 12 | their length (1 .. 4095). A reader gets it unpacked from st_page_get,
+ * which keeps it for the transaction. */
+#define ST_PACKED_BIT (1ull << 63)
+static inline bool st_pgno_packed(pgno_t p) { return (p & ST_PACKED_BIT) != 0; }
+static inline uint64_t st_packed_off(pgno_t p) { return (p & ~ST_PACKED_BIT) >> 12; }
+static inline uint32_t st_packed_len(pgno_t p) { return (uint32_t)(p & 0xFFF); }
+/* The number a page's header holds: its page number, or for a packed page its reference without
+ * the length (known only once the page, header included, is compressed). */
+static inline pgno_t st_header_pgno(pgno_t p) { return st_pgno_packed(p) ? p & ~(pgno_t)0xFFF : p; }
+static inline bool pg_number_is(const uint8_t *p, pgno_t pgno) {
+    return st_rd64(p + PH_PGNO) == st_header_pgno(pgno);
+}
+int st_packed_get(strata_txn_t *txn, pgno_t ref, const uint8_t **page, strata_error *err);
 
 /* The check's fast path: page p was checked before with the version stamp it has now. */
 static inline bool st_page_trusted(const strata_db_t *db, const uint8_t *p, pgno_t pgno,
@@ -321,6 +340,8 @@ int st_db_sync(strata_db_t *db, strata_error *err);
 /* Transactions of this handle not yet freed. */
 int st_db_open_txns(strata_db_t *db);
 int st_db_info(strata_db_t *db, strata_db_info *info, strata_error *err);
+/* The latest version's packed region: its bytes and the packed pages it reaches. */
+int st_db_packed(strata_db_t *db, uint64_t *bytes, uint64_t *pages, strata_error *err);
 /* The held versions, ascending and distinct, up to cap; returns how many there are in all. */
 size_t st_db_live_versions(strata_db_t *db, uint64_t *versions, size_t cap);
 
@@ -337,11 +358,12 @@ int st_copier_place(st_copier *c, uint8_t *buf, uint32_t npages, pgno_t *pgno, s
 /* The walk: every tree of the source version into the copy; the new catalog's root and count. */
 typedef int (*st_copy_fn)(st_copier *c, pgno_t *catalog_root, uint64_t *catalog_count,
                           strata_error *err);
-/* The latest version into a new file at path (STRATA_ERR_EXISTS if there is one), synced. */
-int st_db_write_copy(strata_db_t *db, const char *path, st_copy_fn fn, strata_error *err);
+/* The latest version into a new file at path (STRATA_ERR_EXISTS if there is one), synced;
+ * pack: tree and column pages LZ4-compressed where that pays (packed.c). */
+int st_db_write_copy(strata_db_t *db, const char *path, bool pack, st_copy_fn fn, strata_error *err);
 /* The file replaced by a copy of its latest version; the handle continues on it. Refused
  * (BUSY) while this handle has transactions or another handle or process has the file open. */
-int st_db_compact(strata_db_t *db, st_copy_fn fn, strata_error *err);
+int st_db_compact(strata_db_t *db, bool pack, st_copy_fn fn, strata_error *err);
 
 /* ------------------------------------------------------------------ page accounting (pagecheck.c) */
 
@@ -351,6 +373,8 @@ int st_db_compact(strata_db_t *db, st_copy_fn fn, strata_error *err);
 typedef struct st_pagecheck {
     strata_txn_t *txn;       /* the version walked */
     uint64_t page_count;
+    uint64_t packed_seen;    /* packed pages reached (must equal the meta's packed_live) */
+    uint64_t packed_bytes;   /* the packed region's bytes that fragments may use */
     uint8_t *seen;           /* per page: 0 unseen, 1 used, 2 free */
     strata_error *err;
     /* Recovery of a version written without sync: a page stamped with a version up to the

@@ -8,6 +8,7 @@
  * change failed half-way: it can only be aborted) → ENDED. The layers above keep their state in
  * the handle (trees, store) and end or free it before calling st_txn_end / st_txn_free.
  */
+#include "storage/packed.h"
 #include "storage/pager.h"
 #include "storage/readers.h"
 
@@ -159,6 +160,7 @@ void st_txn_end(strata_txn_t *txn) {
         st_readers_release(txn->db, txn->reader_slot);
         txn->reader_slot = -1;
     }
+    st_pins_release(txn);
     txn->state = ST_TXN_ENDED;
 }
 
@@ -172,6 +174,7 @@ int st_txn_commit(strata_txn_t *txn, pgno_t catalog_root, uint64_t catalog_count
 
 int st_txn_refresh(strata_txn_t *txn, strata_error *err) {
     ST_ASSERT(!txn->write && txn->state == ST_TXN_ACTIVE);
+    st_pins_release(txn); /* what was read before is gone, as after an end */
     int rc = read_begin(txn, err);
     if (rc) st_txn_end(txn);
     return rc;
@@ -180,6 +183,7 @@ int st_txn_refresh(strata_txn_t *txn, strata_error *err) {
 void st_txn_free(strata_txn_t *txn) {
     st_txn_end(txn);
     ST_ASSERT(txn->trees == NULL && txn->store == NULL);
+    st_pins_free(txn);
     txn_register(txn->db, -1);
     free(txn);
 }

@@ -1,0 +1,312 @@
+/*
+ * packed.c — packed pages: tree and column pages that a compaction stored LZ4-compressed
+ * (liblz4), and the cache that hands them out unpacked.
+ *
+ * Layout (format 5). A compaction that packs writes its plain pages first and then one packed
+ * region: a run of pages whose first has the common page header (kind ST_PAGE_PACKED, the run's
+ * length in pages at byte 28, its checksum over that first page only), followed by the
+ * compressed pages back to back from byte 32 of the region on, across page boundaries. A packed
+ * page is referred to, wherever a page number goes, by its reference: bit 63 | its byte offset
+ * in the region << 12 | its compressed length (storage.h). Unpacked, it is an ordinary page of
+ * its kind whose header holds its reference without the length, the compaction's version and
+ * the checksum of the unpacked bytes. The meta records the region's first page
+ * (packed_region) and how many packed pages the version reaches (packed_live).
+ *
+ * Invariants: a packed page is never written again; a write transaction that changes one
+ * copies it, unpacked, to a plain page (st_page_touch) and counts it freed (packed_freed); the
+ * commit lowers packed_live by that count, and the commit that brings it to 0 frees the whole
+ * region (its pages go to the free list like any freed page, reused once no reader holds an
+ * older version). verify checks that the version reaches exactly packed_live packed pages, each
+ * inside the region. Only a compaction writes a region, and it writes a new file: one region
+ * per file at most, and a reference names the same bytes for as long as the file lives.
+ *
+ * Reading: st_page_get finds a reference's page in the transaction's pins (a small hash), else
+ * in the handle's cache, else unpacks it there: the compressed bytes must lie inside the region
+ * and unpack to exactly one page whose header names the reference, whose version is no newer
+ * than the snapshot and whose checksum matches; any failure is STRATA_ERR_CORRUPT naming the
+ * reference. A transaction pins every unpacked page it reads until it ends or refreshes (values
+ * read from it point into it, as values read from the map do); pages no transaction pins stay
+ * in the cache, least recently released first out, up to ST_UNPACKED_KEEP of them.
+ */
+#include "storage/packed.h"
+
+#include <lz4.h>
+#include <stdlib.h>
+
+typedef struct st_upage {
+    pgno_t ref;
+    uint8_t *page;
+    uint32_t pins;
+    struct st_upage *hnext;          /* hash chain */
+    struct st_upage *lprev, *lnext;  /* the unpinned list (lnext from the sentinel: newest) */
+} st_upage;
+
+struct st_unpacked {
+    pthread_mutex_t mu;
+    st_upage **table;
+    size_t cap, count, unpinned;
+    st_upage lru;                    /* sentinel of the unpinned list */
+};
+
+/* A transaction's pinned pages, by reference (open addressing, power-of-two capacity). */
+struct st_pins {
+    st_upage **slot;
+    size_t cap, n;
+};
+
+static size_t hash_ref(pgno_t r) { return (size_t)((r * 0x9E3779B97F4A7C15ull) >> 17); }
+
+int st_unpacked_init(strata_db_t *db, strata_error *err) {
+    struct st_unpacked *u = calloc(1, sizeof *u);
+    if (u) u->table = calloc(u->cap = 1024, sizeof *u->table);
+    if (!u || !u->table) {
+        free(u);
+        return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory opening '%s'", db->file.shown);
+    }
+    pthread_mutex_init(&u->mu, NULL);
+    u->lru.lnext = u->lru.lprev = &u->lru;
+    db->unpacked = u;
+    return STRATA_OK;
+}
+
+static void drop_all(struct st_unpacked *u) {
+    for (size_t i = 0; i < u->cap; i++)
+        for (st_upage *e = u->table[i], *next; e; e = next) {
+            next = e->hnext;
+            free(e->page);
+            free(e);
+        }
+    memset(u->table, 0, u->cap * sizeof *u->table);
+    u->count = u->unpinned = 0;
+    u->lru.lnext = u->lru.lprev = &u->lru;
+}
+
+void st_unpacked_clear(strata_db_t *db) {
+    if (!db->unpacked) return;
+    pthread_mutex_lock(&db->unpacked->mu);
+    drop_all(db->unpacked);
+    pthread_mutex_unlock(&db->unpacked->mu);
+}
+
+void st_unpacked_free(strata_db_t *db) {
+    struct st_unpacked *u = db->unpacked;
+    if (!u) return;
+    drop_all(u);
+    pthread_mutex_destroy(&u->mu);
+    free(u->table);
+    free(u);
+    db->unpacked = NULL;
+}
+
+static void lru_unlink(st_upage *e) {
+    e->lprev->lnext = e->lnext;
+    e->lnext->lprev = e->lprev;
+    e->lprev = e->lnext = NULL;
+}
+
+/* e is no longer pinned: to the front of the unpinned list (mutex held). */
+static void lru_push(struct st_unpacked *u, st_upage *e) {
+    e->lnext = u->lru.lnext;
+    e->lprev = &u->lru;
+    u->lru.lnext->lprev = e;
+    u->lru.lnext = e;
+    u->unpinned++;
+}
+
+/* Unpinned pages over the limit go, oldest first (mutex held). */
+static void evict(struct st_unpacked *u) {
+    while (u->unpinned > ST_UNPACKED_KEEP) {
+        st_upage *e = u->lru.lprev;
+        lru_unlink(e);
+        st_upage **pp = &u->table[hash_ref(e->ref) & (u->cap - 1)];
+        while (*pp != e) pp = &(*pp)->hnext;
+        *pp = e->hnext;
+        free(e->page);
+        free(e);
+        u->count--;
+        u->unpinned--;
+    }
+}
+
+static int grow_table(struct st_unpacked *u) {
+    size_t cap = u->cap * 2;
+    st_upage **t = calloc(cap, sizeof *t);
+    if (!t) return STRATA_ERR_NO_MEMORY;
+    for (size_t i = 0; i < u->cap; i++)
+        for (st_upage *e = u->table[i], *next; e; e = next) {
+            next = e->hnext;
+            size_t h = hash_ref(e->ref) & (cap - 1);
+            e->hnext = t[h];
+            t[h] = e;
+        }
+    free(u->table);
+    u->table = t;
+    u->cap = cap;
+    return STRATA_OK;
+}
+
+/* ------------------------------------------------------------------ a transaction's pins */
+
+static st_upage *pins_find(const struct st_pins *ps, pgno_t ref) {
+    if (!ps || !ps->cap) return NULL;
+    for (size_t i = hash_ref(ref) & (ps->cap - 1);; i = (i + 1) & (ps->cap - 1)) {
+        if (!ps->slot[i]) return NULL;
+        if (ps->slot[i]->ref == ref) return ps->slot[i];
+    }
+}
+
+static int pins_add(strata_txn_t *txn, st_upage *e) {
+    struct st_pins *ps = txn->pins;
+    if (!ps && !(ps = txn->pins = calloc(1, sizeof *ps))) return STRATA_ERR_NO_MEMORY;
+    if ((ps->n + 1) * 4 > ps->cap * 3) {
+        size_t cap = ps->cap ? ps->cap * 2 : 64;
+        st_upage **slot = calloc(cap, sizeof *slot);
+        if (!slot) return STRATA_ERR_NO_MEMORY;
+        for (size_t i = 0; i < ps->cap; i++) {
+            if (!ps->slot[i]) continue;
+            size_t j = hash_ref(ps->slot[i]->ref) & (cap - 1);
+            while (slot[j]) j = (j + 1) & (cap - 1);
+            slot[j] = ps->slot[i];
+        }
+        free(ps->slot);
+        ps->slot = slot;
+        ps->cap = cap;
+    }
+    size_t j = hash_ref(e->ref) & (ps->cap - 1);
+    while (ps->slot[j]) j = (j + 1) & (ps->cap - 1);
+    ps->slot[j] = e;
+    ps->n++;
+    return STRATA_OK;
+}
+
+void st_pins_release(strata_txn_t *txn) {
+    struct st_pins *ps = txn->pins;
+    if (!ps || !ps->n) return;
+    struct st_unpacked *u = txn->db->unpacked;
+    pthread_mutex_lock(&u->mu);
+    for (size_t i = 0; i < ps->cap; i++) {
+        st_upage *e = ps->slot[i];
+        if (!e) continue;
+        ps->slot[i] = NULL;
+        if (--e->pins == 0) lru_push(u, e);
+    }
+    ps->n = 0;
+    evict(u);
+    pthread_mutex_unlock(&u->mu);
+}
+
+void st_pins_free(strata_txn_t *txn) {
+    st_pins_release(txn);
+    if (txn->pins) free(txn->pins->slot);
+    free(txn->pins);
+    txn->pins = NULL;
+}
+
+/* ------------------------------------------------------------------ reading */
+
+int st_packed_region(strata_txn_t *txn, const st_meta *m, uint32_t *run, strata_error *err) {
+    const uint8_t *hdr;
+    int rc = st_page_get(txn, m->packed_region, &hdr, err);
+    if (rc) return rc;
+    if (pg_kind(hdr) != ST_PAGE_PACKED)
+        return ST_CORRUPT(err, "page %llu: expected the packed region, found kind %u",
+                          (unsigned long long)m->packed_region, pg_kind(hdr));
+    *run = st_rd32(hdr + PH_RUN);
+    if (*run == 0 || *run > m->page_count - m->packed_region)
+        return ST_CORRUPT(err, "packed region at page %llu: a run of %u pages past the file's %llu",
+                          (unsigned long long)m->packed_region, *run,
+                          (unsigned long long)m->page_count);
+    return STRATA_OK;
+}
+
+/* Unpack ref into a new page: checked, or CORRUPT naming it. */
+static int unpack(strata_txn_t *txn, pgno_t ref, uint8_t **out, strata_error *err) {
+    const st_meta *m = &txn->meta;
+    unsigned long long shown = (unsigned long long)ref;
+    if (!m->packed_region)
+        return ST_CORRUPT(err, "packed page %#llx: version %llu has no packed region", shown,
+                          (unsigned long long)m->version);
+    uint32_t run;
+    int rc = st_packed_region(txn, m, &run, err);
+    if (rc) return rc;
+    uint64_t off = st_packed_off(ref), len = st_packed_len(ref);
+    if (len == 0 || off < PH_SIZE || off + len > (uint64_t)run * ST_PAGE_SIZE)
+        return ST_CORRUPT(err, "packed page %#llx: %llu bytes at %llu lie outside the region's %u pages",
+                          shown, (unsigned long long)len, (unsigned long long)off, run);
+    uint8_t *page = aligned_alloc(64, ST_PAGE_SIZE);
+    if (!page) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory unpacking a page");
+    const char *src = (const char *)txn->db->file.map + m->packed_region * ST_PAGE_SIZE + off;
+    int n = LZ4_decompress_safe(src, (char *)page, (int)len, ST_PAGE_SIZE);
+    if (n != ST_PAGE_SIZE)
+        rc = ST_CORRUPT(err, "packed page %#llx: does not unpack to one page (LZ4 gave %d)", shown, n);
+    else if (!pg_number_is(page, ref))
+        rc = ST_CORRUPT(err, "packed page %#llx: header says %#llx", shown,
+                        (unsigned long long)st_rd64(page + PH_PGNO));
+    else if (st_rd64(page + PH_VERSION) > m->version)
+        rc = ST_CORRUPT(err, "packed page %#llx: written by version %llu, newer than the snapshot %llu",
+                        shown, (unsigned long long)st_rd64(page + PH_VERSION),
+                        (unsigned long long)m->version);
+    else if (st_rd64(page + PH_CHECKSUM) != st_checksum(page + 8, ST_PAGE_SIZE - 8))
+        rc = ST_CORRUPT(err, "packed page %#llx (kind %u): checksum mismatch", shown, pg_kind(page));
+    if (rc) {
+        free(page);
+        return rc;
+    }
+    *out = page;
+    return STRATA_OK;
+}
+
+int st_packed_get(strata_txn_t *txn, pgno_t ref, const uint8_t **page, strata_error *err) {
+    st_upage *e = pins_find(txn->pins, ref);
+    if (e) {
+        *page = e->page;
+        return STRATA_OK;
+    }
+    struct st_unpacked *u = txn->db->unpacked;
+    pthread_mutex_lock(&u->mu);
+    e = u->table[hash_ref(ref) & (u->cap - 1)];
+    while (e && e->ref != ref) e = e->hnext;
+    int rc = STRATA_OK;
+    if (e) {
+        if (e->pins++ == 0) {
+            lru_unlink(e);
+            u->unpinned--;
+        }
+    } else {
+        uint8_t *p = NULL;
+        if ((rc = unpack(txn, ref, &p, err)) == STRATA_OK) {
+            e = calloc(1, sizeof *e);
+            if (!e || (u->count + 1 > u->cap && grow_table(u) != STRATA_OK)) {
+                free(e);
+                free(p);
+                e = NULL;
+                rc = st_err(err, STRATA_ERR_NO_MEMORY, "out of memory unpacking a page");
+            } else {
+                e->ref = ref;
+                e->page = p;
+                e->pins = 1;
+                size_t h = hash_ref(ref) & (u->cap - 1);
+                e->hnext = u->table[h];
+                u->table[h] = e;
+                u->count++;
+            }
+        }
+    }
+    if (rc == STRATA_OK && pins_add(txn, e) != STRATA_OK) {
+        if (--e->pins == 0) lru_push(u, e);
+        rc = st_err(err, STRATA_ERR_NO_MEMORY, "out of memory unpacking a page");
+    }
+    pthread_mutex_unlock(&u->mu);
+    if (rc) return rc;
+    *page = e->page;
+    return STRATA_OK;
+}
+
+/* ------------------------------------------------------------------ writing (copy.c) */
+
+size_t st_pack_bound(void) { return (size_t)LZ4_compressBound(ST_PAGE_SIZE); }
+
+uint32_t st_pack_page(const uint8_t *page, uint8_t *out, size_t cap) {
+    int n = LZ4_compress_default((const char *)page, (char *)out, ST_PAGE_SIZE, (int)cap);
+    return n > 0 && (uint32_t)n <= ST_PACK_MAX ? (uint32_t)n : 0;
+}
