@@ -227,7 +227,7 @@ $(B)/asan/%: Tests/c/%.c Tests/c/testlib.h Tests/c/workload.h Tests/c/sampledb.h
 	$(CLANG) $(CFLAGS_BASE) $(ASAN_FLAGS) $(SAN_EXTRA) $(SAN_LD) -ITests/c $< \
 	  $(if $(SAN_EXTRA),$(SRC),$(ASAN_OBJ)) -o $@ $(LIBS)
 
-$(B)/tsan/%: Tests/c/%.c Tests/c/testlib.h Tests/c/workload.h $(HDR) $(TSAN_OBJ)
+$(B)/tsan/%: Tests/c/%.c Tests/c/testlib.h Tests/c/workload.h Tests/c/sampledb.h $(HDR) $(TSAN_OBJ)
 	@mkdir -p $(B)/tsan
 	$(CLANG) $(CFLAGS_BASE) $(TSAN_FLAGS) $(SAN_LD) -ITests/c $< $(TSAN_OBJ) -o $@ $(LIBS) $(TSAN_LIBS)
 
@@ -250,8 +250,9 @@ asan: $(TESTS:%=$(B)/asan/%)
 	$(B)/asan/powerloss 40
 	$(B)/asan/faults
 
-tsan: $(B)/tsan/test_engine
+tsan: $(B)/tsan/test_engine $(B)/tsan/test_compact
 	TSAN_OPTIONS="halt_on_error=1" $(B)/tsan/test_engine
+	TSAN_OPTIONS="halt_on_error=1" $(B)/tsan/test_compact
 
 # ---------------------------------------------------------------- fuzzing
 

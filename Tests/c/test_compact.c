@@ -13,6 +13,7 @@
 #include "sampledb.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <sys/stat.h>
 
 static strata_options opts(void) {
@@ -490,6 +491,59 @@ static void damaged_packed_pages_are_named(void) {
     CHECK(corrupt > 0);
 }
 
+/* Readers on four threads read a packed file through the one cache while a writer rewrites
+ * it page by page: every snapshot reads whole (each reader's fingerprint is one of the
+ * versions'). */
+typedef struct reader_arg {
+    strata_db_t *db;
+    int rounds, bad;
+} reader_arg;
+
+static void *read_packed(void *p) {
+    reader_arg *a = p;
+    for (int i = 0; i < a->rounds; i++) {
+        strata_txn_t *r;
+        strata_tree_t *t;
+        strata_error e;
+        if (strata_txn_begin(a->db, STRATA_TXN_READ, &r, &e) ||
+            strata_tree_open(r, "kv", STRATA_KEY_BYTES, 0, &t, &e)) {
+            a->bad++;
+            continue;
+        }
+        uint64_t n = 0;
+        strata_cursor_t *c;
+        if (strata_cursor_open(t, &c, &e) == STRATA_OK) {
+            for (int rc = strata_cursor_first(c, &e); rc == STRATA_OK; rc = strata_cursor_next(c, &e)) n++;
+            strata_cursor_close(c);
+        }
+        if (n != 4000) a->bad++;
+        strata_txn_free(r);
+    }
+    return NULL;
+}
+
+static void packed_pages_read_by_threads(void) {
+    const char *path = tl_path("threads.db");
+    strata_options o = opts();
+    strata_db_t *db;
+    OK(strata_db_open(path, &o, &db, E));
+    OK(put_kv(db, 4000, 1));
+    OK(strata_db_compact(db, NULL, E));
+    pthread_t th[4];
+    reader_arg args[4];
+    for (int i = 0; i < 4; i++) {
+        args[i] = (reader_arg){db, 30, 0};
+        CHECK(pthread_create(&th[i], NULL, read_packed, &args[i]) == 0);
+    }
+    for (int i = 0; i < 20; i++) OK(put_kv(db, 4000 - i * 150, 10 + i)); /* rewrite, a part at a time */
+    for (int i = 0; i < 4; i++) {
+        pthread_join(th[i], NULL);
+        CHECK(args[i].bad == 0);
+    }
+    OK(strata_db_verify(db, E));
+    OK(strata_db_close(db, E));
+}
+
 int main(int argc, char **argv) {
     static const tl_test tests[] = {
         TL_TEST(copy_holds_the_version),
@@ -499,6 +553,7 @@ int main(int argc, char **argv) {
         TL_TEST(failure_at_every_step),
         TL_TEST(packed_pages_live_and_go),
         TL_TEST(damaged_packed_pages_are_named),
+        TL_TEST(packed_pages_read_by_threads),
     };
     return tl_run("compact", tests, (int)(sizeof tests / sizeof *tests), argc, argv);
 }

@@ -28,7 +28,10 @@ int st_pagecheck_init(st_pagecheck *pc, strata_txn_t *txn, strata_error *err) {
                       txn->db->file.shown);
     uint32_t run;
     int rc;
-    if (txn->meta.packed_region && (rc = st_packed_region(txn, &txn->meta, &run, err))) return rc;
+    if (txn->meta.packed_region && (rc = st_packed_region(txn, &txn->meta, &run, err))) {
+        st_pagecheck_free(pc);
+        return rc;
+    }
     pc->packed_bytes = txn->meta.packed_region ? (uint64_t)run * ST_PAGE_SIZE : 0;
     return STRATA_OK;
 }

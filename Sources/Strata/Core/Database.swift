@@ -63,25 +63,46 @@ public final class Database {
         try StrataError.check { strata_db_verify(handle, $0) }
     }
 
-    /// Where the file's bytes go: its size, the bytes the latest version uses (what a
-    /// compaction keeps) and the free bytes inside it.
-    public func space() throws -> (fileBytes: UInt64, usedBytes: UInt64, freeBytes: UInt64) {
+    /// Where the file's bytes go (`strata_db_space_get`).
+    public struct Space {
+        /// The file's size.
+        public let fileBytes: UInt64
+        /// Bytes of the pages the latest version uses: what a compaction keeps.
+        public let usedBytes: UInt64
+        /// Free pages inside the file.
+        public let freeBytes: UInt64
+        /// Of `usedBytes`, the packed region's (LZ4-compressed pages a compaction wrote).
+        public let packedBytes: UInt64
+    }
+
+    public func space() throws -> Space {
         var s = strata_space()
         s.size = MemoryLayout<strata_space>.size
         try StrataError.check { strata_db_space_get(handle, &s, $0) }
-        return (s.file_bytes, s.used_bytes, s.free_bytes)
+        return Space(fileBytes: s.file_bytes, usedBytes: s.used_bytes, freeBytes: s.free_bytes,
+                     packedBytes: s.packed_bytes)
     }
 
-    /// Write a copy of the latest version to a new file at `path` (it must not exist): packed,
-    /// synced, a database of its own.
-    public func writeCopy(to path: String) throws {
-        try StrataError.check { strata_db_write_copy(handle, path, $0) }
+    private func copyOptions(pack: Bool) -> strata_copy_options {
+        var o = strata_copy_options()
+        strata_copy_options_init(&o)
+        o.pack = pack
+        return o
     }
 
-    /// Rewrite the file as a packed copy of its latest version, in place. Throws `.busy` while
+    /// Write a copy of the latest version to a new file at `path` (it must not exist): pages in
+    /// tree order, no free space, tree and column pages LZ4-compressed when `pack`; synced, a
+    /// database of its own.
+    public func writeCopy(to path: String, pack: Bool = true) throws {
+        var o = copyOptions(pack: pack)
+        try StrataError.check { strata_db_write_copy(handle, path, &o, $0) }
+    }
+
+    /// Rewrite the file, in place, as such a copy of its latest version. Throws `.busy` while
     /// this handle has a transaction or another handle or process has the file open.
-    public func compact() throws {
-        try StrataError.check { strata_db_compact(handle, $0) }
+    public func compact(pack: Bool = true) throws {
+        var o = copyOptions(pack: pack)
+        try StrataError.check { strata_db_compact(handle, &o, $0) }
     }
 
     /// The latest version, page counts and readers.
