@@ -82,7 +82,7 @@ deps:
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
 	fi
 
-build: lib $(TEST_BIN) $(EXAMPLES) $(B)/bench $(B)/engine_bench
+build: lib $(TEST_BIN) $(EXAMPLES) $(B)/bench $(B)/engine_bench $(B)/space_bench
 
 # ---------------------------------------------------------------- the library
 
@@ -202,15 +202,19 @@ stress: $(B)/stress
 $(B)/engine_bench: Benchmarks/engine_bench.c $(B)/libstrata.a
 	$(CC) $(CFLAGS_BASE) $(CFLAGS) $< -o $@ $(B)/libstrata.a $(LIBS)
 
+$(B)/space_bench: Benchmarks/space_bench.c $(B)/libstrata.a
+	$(CC) $(CFLAGS_BASE) $(CFLAGS) $< -o $@ $(B)/libstrata.a $(LIBS) -lsqlite3
+
 $(B)/bench: Benchmarks/bench.c $(B)/libstrata.a
 	$(CC) $(CFLAGS_BASE) $(CFLAGS) $< -o $@ $(B)/libstrata.a $(LIBS) -lsqlite3 -llmdb
 
 # The side-by-side run (N objects, REPS repetitions), then the engine's own numbers.
 REPS ?= 3
-bench: deps $(B)/bench $(B)/engine_bench
+bench: deps $(B)/bench $(B)/engine_bench $(B)/space_bench
 	@mkdir -p $(B)/bench-data
 	$(B)/bench -n $(N) -r $(REPS) -d $(B)/bench-data
 	$(B)/engine_bench $(B)/bench-data
+	$(B)/space_bench -n $(N) -d $(B)/bench-data
 
 # The Swift API beside Strata's C API and GRDB (Benchmarks/SwiftBench, its own package).
 bench-swift: deps

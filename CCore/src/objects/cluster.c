@@ -566,23 +566,33 @@ int st_obj_locate_write(strata_table_t *t, int64_t key, st_objref *ref, strata_e
 
 /* Does dc have room for `ahead` more objects without a leaf outgrowing its page, if each adds
  * what an object of the cluster has added on average? (Packed leaves always fit: 256 values
- * of 64 bits take 2 KiB.) Measuring takes a pass over the rows, so appends ask every
- * APPEND_CHECK objects. Without this, a cluster of 256 objects whose strings fill two pages
- * would be halved when written: clusters of 128 where ~165 fit, ~30% more clusters for
- * every scan to visit. */
+ * of 64 bits take 2 KiB.) Measuring takes a pass over the rows, so appends ask at each of the
+ * first APPEND_CHECK objects (one ahead) and then every APPEND_CHECK. Without this, a cluster
+ * of 256 objects whose strings fill two pages would be halved when written: clusters of 128
+ * where ~165 fit, ~30% more clusters for every scan to visit.
+ *
+ * Wide objects (fewer than WIDE_ROWS fill a page, all leaves together: messages with a text
+ * body) are kept to one page per cluster, all leaves on it: else the body leaf fills a page
+ * alone and the small leaves take a second one, mostly empty (a 3-property message table used
+ * 1.7 times SQLite's bytes so). Narrow objects keep clusters of up to 256 over a few pages: a
+ * scan visits fewer clusters. */
 #define APPEND_CHECK 16
+#define WIDE_ROWS 64
 static bool has_room(const st_dcluster *dc, uint32_t ahead) {
+    uint32_t margin = ahead + (ahead + 1) / 2; /* half as many again: strings vary, and a
+                                                  cluster that outgrows its page after all is
+                                                  halved when written */
+    size_t total = 24 + 2 * (size_t)dc->n, room = ST_PAGE_SIZE - PH_SIZE; /* the keys, roughly */
     for (uint32_t i = 0; i < dc->ncols; i++) {
         const st_dcol *c = &dc->cols[i];
         st_col_plan plan;
-        if (c->enc == ST_ENC_PACKED) continue;
         size_t size = st_col_measure(c, 0, dc->n, &plan);
-        /* half as many again in reserve: strings vary, and a cluster that outgrows its page
-         * after all is halved when written */
-        if (!size || size + (size * (ahead + ahead / 2) + dc->n - 1) / dc->n > ST_PAGE_SIZE - PH_SIZE)
-            return false;
+        if (!size) return false;
+        total += (size + 7) & ~(size_t)7;
+        if (c->enc != ST_ENC_PACKED && size + (size * margin + dc->n - 1) / dc->n > room) return false;
     }
-    return true;
+    bool wide = total * WIDE_ROWS > room * dc->n;
+    return !wide || total + (total * margin + dc->n - 1) / dc->n <= room;
 }
 
 int st_cluster_append(strata_table_t *t, int64_t key, st_objref *ref, strata_error *err) {
@@ -603,7 +613,8 @@ int st_cluster_append(strata_table_t *t, int64_t key, st_objref *ref, strata_err
         }
     }
     if (dc && (dc->n >= ST_CLUSTER_MAX || (dc->n && dc->keys[dc->n - 1] >= key) ||
-               (dc->n % APPEND_CHECK == 0 && dc->n && !has_room(dc, APPEND_CHECK))))
+               (dc->n && (dc->n < APPEND_CHECK || dc->n % APPEND_CHECK == 0) &&
+                !has_room(dc, dc->n < APPEND_CHECK ? 1 : APPEND_CHECK))))
         dc = NULL;
     if (!dc) {
         if (!(dc = dc_new(t))) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");

@@ -7,9 +7,11 @@
  * length in pages at byte 28, its checksum over that first page only), followed by the
  * compressed pages back to back from byte 32 of the region on, across page boundaries. A packed
  * page is referred to, wherever a page number goes, by its reference: bit 63 | its byte offset
- * in the region << 12 | its compressed length (storage.h). Unpacked, it is an ordinary page of
- * its kind whose header holds its reference without the length, the compaction's version and
- * the checksum of the unpacked bytes. The meta records the region's first page
+ * in the region << 12 | its compressed length (storage.h). Its bytes are one LZ4 block of the
+ * page up to its last non-zero byte (the rest of the page is zeros: a column page's unused end
+ * costs nothing to store or to unpack). Unpacked, it is an ordinary page of its kind whose
+ * header holds its reference without the length, the compaction's version and the checksum of
+ * the whole unpacked page. The meta records the region's first page
  * (packed_region) and how many packed pages the version reaches (packed_live).
  *
  * Invariants: a packed page is never written again; a write transaction that changes one
@@ -46,7 +48,11 @@ struct st_unpacked {
     st_upage **table;
     size_t cap, count, unpinned;
     st_upage lru;                    /* sentinel of the unpinned list */
+    st_upage *spare;                 /* evicted entries (and their pages), for reuse */
+    size_t nspare;
 };
+
+enum { SPARE_MAX = 256 };
 
 /* A transaction's pinned pages, by reference (open addressing, power-of-two capacity). */
 struct st_pins {
@@ -76,6 +82,13 @@ static void drop_all(struct st_unpacked *u) {
             free(e->page);
             free(e);
         }
+    for (st_upage *e = u->spare, *next; e; e = next) {
+        next = e->hnext;
+        free(e->page);
+        free(e);
+    }
+    u->spare = NULL;
+    u->nspare = 0;
     memset(u->table, 0, u->cap * sizeof *u->table);
     u->count = u->unpinned = 0;
     u->lru.lnext = u->lru.lprev = &u->lru;
@@ -113,6 +126,13 @@ static void lru_push(struct st_unpacked *u, st_upage *e) {
     u->unpinned++;
 }
 
+/* An entry no longer in the table, kept with its page for the next unpack (mutex held). */
+static void entry_spare(struct st_unpacked *u, st_upage *e) {
+    e->hnext = u->spare;
+    u->spare = e;
+    u->nspare++;
+}
+
 /* Unpinned pages over the limit go, oldest first (mutex held). */
 static void evict(struct st_unpacked *u) {
     while (u->unpinned > ST_UNPACKED_KEEP) {
@@ -121,10 +141,14 @@ static void evict(struct st_unpacked *u) {
         st_upage **pp = &u->table[hash_ref(e->ref) & (u->cap - 1)];
         while (*pp != e) pp = &(*pp)->hnext;
         *pp = e->hnext;
-        free(e->page);
-        free(e);
         u->count--;
         u->unpinned--;
+        if (u->nspare < SPARE_MAX) { /* kept, page and all, for the next unpack */
+            entry_spare(u, e);
+        } else {
+            free(e->page);
+            free(e);
+        }
     }
 }
 
@@ -219,8 +243,8 @@ int st_packed_region(strata_txn_t *txn, const st_meta *m, uint32_t *run, strata_
     return STRATA_OK;
 }
 
-/* Unpack ref into a new page: checked, or CORRUPT naming it. */
-static int unpack(strata_txn_t *txn, pgno_t ref, uint8_t **out, strata_error *err) {
+/* Unpack ref into page (a page's bytes): checked, or CORRUPT naming it. */
+static int unpack(strata_txn_t *txn, pgno_t ref, uint8_t *page, strata_error *err) {
     const st_meta *m = &txn->meta;
     unsigned long long shown = (unsigned long long)ref;
     if (!m->packed_region)
@@ -233,12 +257,11 @@ static int unpack(strata_txn_t *txn, pgno_t ref, uint8_t **out, strata_error *er
     if (len == 0 || off < PH_SIZE || off + len > (uint64_t)run * ST_PAGE_SIZE)
         return ST_CORRUPT(err, "packed page %#llx: %llu bytes at %llu lie outside the region's %u pages",
                           shown, (unsigned long long)len, (unsigned long long)off, run);
-    uint8_t *page = aligned_alloc(64, ST_PAGE_SIZE);
-    if (!page) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory unpacking a page");
     const char *src = (const char *)txn->db->file.map + m->packed_region * ST_PAGE_SIZE + off;
     int n = LZ4_decompress_safe(src, (char *)page, (int)len, ST_PAGE_SIZE);
-    if (n != ST_PAGE_SIZE)
-        rc = ST_CORRUPT(err, "packed page %#llx: does not unpack to one page (LZ4 gave %d)", shown, n);
+    if (n >= PH_SIZE) memset(page + n, 0, ST_PAGE_SIZE - (size_t)n);
+    if (n < PH_SIZE)
+        rc = ST_CORRUPT(err, "packed page %#llx: does not unpack to a page (LZ4 gave %d)", shown, n);
     else if (!pg_number_is(page, ref))
         rc = ST_CORRUPT(err, "packed page %#llx: header says %#llx", shown,
                         (unsigned long long)st_rd64(page + PH_PGNO));
@@ -248,13 +271,25 @@ static int unpack(strata_txn_t *txn, pgno_t ref, uint8_t **out, strata_error *er
                         (unsigned long long)m->version);
     else if (st_rd64(page + PH_CHECKSUM) != st_checksum(page + 8, ST_PAGE_SIZE - 8))
         rc = ST_CORRUPT(err, "packed page %#llx (kind %u): checksum mismatch", shown, pg_kind(page));
-    if (rc) {
-        free(page);
-        return rc;
-    }
-    *out = page;
-    return STRATA_OK;
+    return rc;
 }
+
+/* An entry with a page to unpack into: a spare one, or new (mutex held). */
+static st_upage *entry_new(struct st_unpacked *u) {
+    st_upage *e = u->spare;
+    if (e) {
+        u->spare = e->hnext;
+        u->nspare--;
+        return e;
+    }
+    e = calloc(1, sizeof *e);
+    if (e && !(e->page = aligned_alloc(64, ST_PAGE_SIZE))) {
+        free(e);
+        e = NULL;
+    }
+    return e;
+}
+
 
 int st_packed_get(strata_txn_t *txn, pgno_t ref, const uint8_t **page, strata_error *err) {
     st_upage *e = pins_find(txn->pins, ref);
@@ -272,25 +307,21 @@ int st_packed_get(strata_txn_t *txn, pgno_t ref, const uint8_t **page, strata_er
             lru_unlink(e);
             u->unpinned--;
         }
+    } else if (!(e = entry_new(u)) || (u->count + 1 > u->cap && grow_table(u) != STRATA_OK)) {
+        if (e) entry_spare(u, e);
+        e = NULL;
+        rc = st_err(err, STRATA_ERR_NO_MEMORY, "out of memory unpacking a page");
+    } else if ((rc = unpack(txn, ref, e->page, err))) {
+        entry_spare(u, e);
+        e = NULL;
     } else {
-        uint8_t *p = NULL;
-        if ((rc = unpack(txn, ref, &p, err)) == STRATA_OK) {
-            e = calloc(1, sizeof *e);
-            if (!e || (u->count + 1 > u->cap && grow_table(u) != STRATA_OK)) {
-                free(e);
-                free(p);
-                e = NULL;
-                rc = st_err(err, STRATA_ERR_NO_MEMORY, "out of memory unpacking a page");
-            } else {
-                e->ref = ref;
-                e->page = p;
-                e->pins = 1;
-                size_t h = hash_ref(ref) & (u->cap - 1);
-                e->hnext = u->table[h];
-                u->table[h] = e;
-                u->count++;
-            }
-        }
+        e->ref = ref;
+        e->pins = 1;
+        e->lprev = e->lnext = NULL;
+        size_t h = hash_ref(ref) & (u->cap - 1);
+        e->hnext = u->table[h];
+        u->table[h] = e;
+        u->count++;
     }
     if (rc == STRATA_OK && pins_add(txn, e) != STRATA_OK) {
         if (--e->pins == 0) lru_push(u, e);
@@ -307,6 +338,8 @@ int st_packed_get(strata_txn_t *txn, pgno_t ref, const uint8_t **page, strata_er
 size_t st_pack_bound(void) { return (size_t)LZ4_compressBound(ST_PAGE_SIZE); }
 
 uint32_t st_pack_page(const uint8_t *page, uint8_t *out, size_t cap) {
-    int n = LZ4_compress_default((const char *)page, (char *)out, ST_PAGE_SIZE, (int)cap);
+    size_t used = ST_PAGE_SIZE;
+    while (used > PH_SIZE && page[used - 1] == 0) used--; /* the zeros at the end are implied */
+    int n = LZ4_compress_default((const char *)page, (char *)out, (int)used, (int)cap);
     return n > 0 && (uint32_t)n <= ST_PACK_MAX ? (uint32_t)n : 0;
 }
