@@ -220,6 +220,8 @@ typedef struct strata_copy_options {
     bool pack;               /* store tree and column pages LZ4-compressed where that saves an
                                 eighth of a page or more ("packed": read back through a cache,
                                 rewritten plain when changed); default true */
+    int pack_level;          /* 0: LZ4's fast mode; 1..12: LZ4HC's levels (smaller files, slower
+                                to write, read as fast); default 1 */
 } strata_copy_options;
 
 STRATA_API void strata_copy_options_init(strata_copy_options *opts);

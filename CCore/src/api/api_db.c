@@ -195,6 +195,7 @@ void strata_copy_options_init(strata_copy_options *opts) {
     memset(opts, 0, sizeof *opts);
     opts->size = sizeof *opts;
     opts->pack = true;
+    opts->pack_level = 1;
 }
 
 /* opts (may be NULL) read up to the size the caller knows. */
@@ -207,6 +208,10 @@ static int copy_options(const strata_copy_options *opts, strata_copy_options *o,
                       "%s: strata_copy_options.size is %zu: call strata_copy_options_init first", fn,
                       opts->size);
     memcpy(o, opts, opts->size < sizeof *o ? opts->size : sizeof *o);
+    o->size = sizeof *o;
+    if (o->pack_level < 0 || o->pack_level > 12)
+        return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "%s: pack_level %d is outside 0..12", fn,
+                      o->pack_level);
     return STRATA_OK;
 }
 
@@ -220,7 +225,7 @@ int strata_db_write_copy(strata_db_t *db, const char *path, const strata_copy_op
     strata_copy_options o;
     int rc = copy_options(opts, &o, "strata_db_write_copy", err);
     if (rc) return rc;
-    return st_db_write_copy(db, path, o.pack, st_copy_objects, err);
+    return st_db_write_copy(db, path, o.pack ? o.pack_level : -1, st_copy_objects, err);
 }
 
 int strata_db_compact(strata_db_t *db, const strata_copy_options *opts, strata_error *err) {
@@ -230,7 +235,7 @@ int strata_db_compact(strata_db_t *db, const strata_copy_options *opts, strata_e
     strata_copy_options o;
     int rc = copy_options(opts, &o, "strata_db_compact", err);
     if (rc) return rc;
-    return st_db_compact(db, o.pack, st_copy_objects, err);
+    return st_db_compact(db, o.pack ? o.pack_level : -1, st_copy_objects, err);
 }
 
 int strata_db_live_versions(strata_db_t *db, uint64_t *versions, size_t cap, size_t *count,

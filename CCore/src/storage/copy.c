@@ -50,6 +50,8 @@ struct st_copier {
     pgno_t batch_first;
     /* Packing (pack set): the packed pages' bytes, at their offsets in the region to be. */
     bool pack;
+    int level;              /* the packer's (packed.c) */
+    st_packer *packer;
     int scratch_fd;         /* the region's bytes so far (an unlinked file beside the copy) */
     uint64_t region_end;    /* the next packed page's offset in the region (starts at 32) */
     uint32_t npacked;
@@ -96,7 +98,7 @@ static int try_pack(st_copier *c, uint8_t *buf, pgno_t *ref, strata_error *err) 
     st_wr64(buf + PH_VERSION, c->version);
     st_wr64(buf + PH_PGNO, at);
     st_wr64(buf + PH_CHECKSUM, st_checksum(buf + 8, ST_PAGE_SIZE - 8));
-    uint32_t n = st_pack_page(buf, c->zbuf, st_pack_bound());
+    uint32_t n = st_pack_page(c->packer, buf, c->zbuf);
     if (!n) return STRATA_OK;
     int rc;
     if (c->region_end + n - c->frags_at > FRAG_BATCH && (rc = frags_flush(c, err))) return rc;
@@ -152,7 +154,10 @@ static int write_region(st_copier *c, uint32_t *run, strata_error *err) {
             got += (size_t)k;
         }
         if (i == 0) {
+            uint32_t dict_len;
+            st_packer_dict(c->packer, &dict_len);
             memset(c->batch, 0, PH_SIZE);
+            st_wr32(c->batch + ST_REGION_DICT_LEN, dict_len);
             st_wr64(c->batch + PH_VERSION, c->version);
             st_wr64(c->batch + PH_PGNO, c->next);
             c->batch[PH_KIND] = ST_PAGE_PACKED;
@@ -175,20 +180,26 @@ static int pack_begin(st_copier *c, strata_error *err) {
     c->zbuf = malloc(st_pack_bound());
     c->frags = malloc(FRAG_BATCH + st_pack_bound());
     if (!c->zbuf || !c->frags) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory packing '%s'", c->out->shown);
-    c->region_end = c->frags_at = PH_SIZE;
+    int rc = st_packer_new(c->src, c->level, &c->packer, err);
+    if (rc) return rc;
+    uint32_t dict_len;
+    const uint8_t *dict = st_packer_dict(c->packer, &dict_len);
+    if (dict_len && (rc = scratch_write(c, dict, dict_len, ST_REGION_DICT, err))) return rc;
+    c->region_end = c->frags_at = (ST_REGION_DICT + dict_len + 7) & ~7ull;
     return STRATA_OK;
 }
 
 static void pack_end(st_copier *c) {
     if (c->scratch_fd >= 0) close(c->scratch_fd);
+    st_packer_free(c->packer);
     free(c->zbuf);
     free(c->frags);
 }
 
 /* The copy's pages through fn, then its packed region and its two meta slots; nothing synced. */
-static int write_copy(strata_txn_t *src, st_newfile *out, bool pack, st_copy_fn fn, strata_error *err) {
+static int write_copy(strata_txn_t *src, st_newfile *out, int pack, st_copy_fn fn, strata_error *err) {
     st_copier c = {.src = src, .io = &src->db->file, .out = out, .version = src->meta.version,
-                   .next = 2, .batch_first = 2, .pack = pack, .scratch_fd = -1};
+                   .next = 2, .batch_first = 2, .pack = pack >= 0, .level = pack, .scratch_fd = -1};
     c.batch = malloc((size_t)COPY_BATCH * ST_PAGE_SIZE);
     int rc = c.batch ? STRATA_OK
                      : st_err(err, STRATA_ERR_NO_MEMORY, "out of memory copying '%s'", src->db->file.shown);
@@ -226,7 +237,7 @@ static int write_copy(strata_txn_t *src, st_newfile *out, bool pack, st_copy_fn 
     return rc;
 }
 
-int st_db_write_copy(strata_db_t *db, const char *path, bool pack, st_copy_fn fn, strata_error *err) {
+int st_db_write_copy(strata_db_t *db, const char *path, int pack, st_copy_fn fn, strata_error *err) {
     strata_txn_t *txn;
     int rc = st_txn_begin(db, false, true, &txn, err);
     if (rc) return rc;
@@ -264,7 +275,7 @@ static int adopt_new_file(strata_db_t *db, strata_error *err) {
     return rc;
 }
 
-int st_db_compact(strata_db_t *db, bool pack, st_copy_fn fn, strata_error *err) {
+int st_db_compact(strata_db_t *db, int pack, st_copy_fn fn, strata_error *err) {
     if (db->file.mem)
         return st_err(err, STRATA_ERR_INVALID_ARGUMENT,
                       "'%s' is an in-memory database: there is no file to compact", db->file.shown);

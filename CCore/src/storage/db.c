@@ -160,9 +160,9 @@ int st_db_packed(strata_db_t *db, uint64_t *bytes, uint64_t *pages, strata_error
     strata_txn_t *txn;
     int rc = st_txn_begin(db, false, true, &txn, err);
     if (rc) return rc;
-    uint32_t run = 0;
-    if (txn->meta.packed_region) rc = st_packed_region(txn, &txn->meta, &run, err);
-    *bytes = (uint64_t)run * ST_PAGE_SIZE;
+    st_region r = {0};
+    if (txn->meta.packed_region) rc = st_packed_region(txn, &txn->meta, &r, err);
+    *bytes = (uint64_t)r.run * ST_PAGE_SIZE;
     *pages = txn->meta.packed_live;
     st_txn_free(txn);
     return rc;

@@ -4,12 +4,17 @@
  *
  * Layout (format 5). A compaction that packs writes its plain pages first and then one packed
  * region: a run of pages whose first has the common page header (kind ST_PAGE_PACKED, the run's
- * length in pages at byte 28, its checksum over that first page only), followed by the
- * compressed pages back to back from byte 32 of the region on, across page boundaries. A packed
- * page is referred to, wherever a page number goes, by its reference: bit 63 | its byte offset
- * in the region << 12 | its compressed length (storage.h). Its bytes are one LZ4 block of the
- * page up to its last non-zero byte (the rest of the page is zeros: a column page's unused end
- * costs nothing to store or to unpack). Unpacked, it is an ordinary page of its kind whose
+ * length in pages at byte 28, its checksum over that first page only), then at byte 32 the u32
+ * length (at most 64 KiB) of a dictionary that follows from byte 40, then from the next multiple
+ * of 8 the compressed pages back to back, across page boundaries. A packed page is referred to,
+ * wherever a page number goes, by its reference: bit 63 | its byte offset in the region << 12 |
+ * its compressed length (storage.h). Its bytes are one LZ4 block, compressed with the region's
+ * dictionary, of the page up to its last non-zero byte (the rest of the page is zeros: a column
+ * page's unused end costs nothing to store or to unpack). The dictionary is samples of the
+ * data (1 KiB of each of up to 64 pages spread over the file, at most a 64th of it, or the
+ * packed file's own dictionary): a small page compresses well only when LZ4 finds its words in
+ * the 64 KiB before it. Pages are compressed with LZ4HC (level set by the copy's options; 0
+ * is LZ4's fast mode): slower to write, as fast to read. Unpacked, it is an ordinary page of its kind whose
  * header holds its reference without the length, the compaction's version and the checksum of
  * the whole unpacked page. The meta records the region's first page
  * (packed_region) and how many packed pages the version reaches (packed_live).
@@ -33,7 +38,9 @@
 #include "storage/packed.h"
 
 #include <lz4.h>
+#include <lz4hc.h>
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct st_upage {
     pgno_t ref;
@@ -228,18 +235,24 @@ void st_pins_free(strata_txn_t *txn) {
 
 /* ------------------------------------------------------------------ reading */
 
-int st_packed_region(strata_txn_t *txn, const st_meta *m, uint32_t *run, strata_error *err) {
+int st_packed_region(strata_txn_t *txn, const st_meta *m, st_region *r, strata_error *err) {
     const uint8_t *hdr;
     int rc = st_page_get(txn, m->packed_region, &hdr, err);
     if (rc) return rc;
     if (pg_kind(hdr) != ST_PAGE_PACKED)
         return ST_CORRUPT(err, "page %llu: expected the packed region, found kind %u",
                           (unsigned long long)m->packed_region, pg_kind(hdr));
-    *run = st_rd32(hdr + PH_RUN);
-    if (*run == 0 || *run > m->page_count - m->packed_region)
+    r->run = st_rd32(hdr + PH_RUN);
+    if (r->run == 0 || r->run > m->page_count - m->packed_region)
         return ST_CORRUPT(err, "packed region at page %llu: a run of %u pages past the file's %llu",
-                          (unsigned long long)m->packed_region, *run,
+                          (unsigned long long)m->packed_region, r->run,
                           (unsigned long long)m->page_count);
+    r->dict_len = st_rd32(hdr + ST_REGION_DICT_LEN);
+    r->dict = hdr + ST_REGION_DICT;
+    r->first = (ST_REGION_DICT + (uint64_t)r->dict_len + 7) & ~7ull;
+    if (r->dict_len > ST_DICT_MAX || r->first > (uint64_t)r->run * ST_PAGE_SIZE)
+        return ST_CORRUPT(err, "packed region at page %llu: a dictionary of %u bytes in %u pages",
+                          (unsigned long long)m->packed_region, r->dict_len, r->run);
     return STRATA_OK;
 }
 
@@ -250,15 +263,16 @@ static int unpack(strata_txn_t *txn, pgno_t ref, uint8_t *page, strata_error *er
     if (!m->packed_region)
         return ST_CORRUPT(err, "packed page %#llx: version %llu has no packed region", shown,
                           (unsigned long long)m->version);
-    uint32_t run;
-    int rc = st_packed_region(txn, m, &run, err);
+    st_region r;
+    int rc = st_packed_region(txn, m, &r, err);
     if (rc) return rc;
     uint64_t off = st_packed_off(ref), len = st_packed_len(ref);
-    if (len == 0 || off < PH_SIZE || off + len > (uint64_t)run * ST_PAGE_SIZE)
+    if (len == 0 || off < r.first || off + len > (uint64_t)r.run * ST_PAGE_SIZE)
         return ST_CORRUPT(err, "packed page %#llx: %llu bytes at %llu lie outside the region's %u pages",
-                          shown, (unsigned long long)len, (unsigned long long)off, run);
+                          shown, (unsigned long long)len, (unsigned long long)off, r.run);
     const char *src = (const char *)txn->db->file.map + m->packed_region * ST_PAGE_SIZE + off;
-    int n = LZ4_decompress_safe(src, (char *)page, (int)len, ST_PAGE_SIZE);
+    int n = LZ4_decompress_safe_usingDict(src, (char *)page, (int)len, ST_PAGE_SIZE,
+                                          (const char *)r.dict, (int)r.dict_len);
     if (n >= PH_SIZE) memset(page + n, 0, ST_PAGE_SIZE - (size_t)n);
     if (n < PH_SIZE)
         rc = ST_CORRUPT(err, "packed page %#llx: does not unpack to a page (LZ4 gave %d)", shown, n);
@@ -335,11 +349,84 @@ int st_packed_get(strata_txn_t *txn, pgno_t ref, const uint8_t **page, strata_er
 
 /* ------------------------------------------------------------------ writing (copy.c) */
 
+struct st_packer {
+    int level;               /* 0: LZ4's fast mode; else the LZ4HC level */
+    LZ4_stream_t loaded;     /* the state after loading the dictionary, copied for each page */
+    LZ4_stream_t work;
+    LZ4_streamHC_t loaded_hc, work_hc;
+    uint8_t dict[ST_DICT_MAX];
+    uint32_t dict_len;
+    uint8_t check[ST_PAGE_SIZE];
+};
+
 size_t st_pack_bound(void) { return (size_t)LZ4_compressBound(ST_PAGE_SIZE); }
 
-uint32_t st_pack_page(const uint8_t *page, uint8_t *out, size_t cap) {
+/* Samples of the source's pages for the dictionary: 1 KiB of each of 64 tree or column pages
+ * spread over the file (a column page's leaves from its start, a tree page's cells from its
+ * end). Read as bytes: what they hold only shapes how well the copy compresses. */
+static uint32_t sample(strata_txn_t *src, uint8_t *dict) {
+    enum { SAMPLES = 64, CHUNK = ST_DICT_MAX / SAMPLES };
+    uint64_t pages = src->meta.page_count, len = 0;
+    uint64_t samples = pages / 64 < SAMPLES ? pages / 64 : SAMPLES; /* at most 1/64 of the file */
+    const uint8_t *map = src->db->file.map;
+    for (uint64_t i = 0; i < samples; i++) {
+        const uint8_t *p = map + (2 + (pages - 2) * i / samples) * ST_PAGE_SIZE;
+        uint8_t kind = pg_kind(p);
+        if (kind == ST_PAGE_COLUMN) memcpy(dict + len, p + PH_SIZE, CHUNK);
+        else if (kind == ST_PAGE_LEAF || kind == ST_PAGE_BRANCH) memcpy(dict + len, p + ST_PAGE_SIZE - CHUNK, CHUNK);
+        else continue;
+        len += CHUNK;
+    }
+    return (uint32_t)len;
+}
+
+int st_packer_new(strata_txn_t *src, int level, st_packer **out, strata_error *err) {
+    st_packer *p = malloc(sizeof *p);
+    if (!p) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory packing '%s'", src->db->file.shown);
+    st_region r;
+    if (src->meta.packed_region && st_packed_region(src, &src->meta, &r, err) == STRATA_OK && r.dict_len) {
+        memcpy(p->dict, r.dict, r.dict_len); /* a packed file keeps its dictionary */
+        p->dict_len = r.dict_len;
+    } else {
+        p->dict_len = sample(src, p->dict);
+    }
+    p->level = level;
+    if (level) {
+        LZ4_initStreamHC(&p->loaded_hc, sizeof p->loaded_hc);
+        LZ4_resetStreamHC_fast(&p->loaded_hc, level);
+        LZ4_loadDictHC(&p->loaded_hc, (const char *)p->dict, (int)p->dict_len);
+    } else {
+        LZ4_initStream(&p->loaded, sizeof p->loaded);
+        LZ4_loadDict(&p->loaded, (const char *)p->dict, (int)p->dict_len);
+    }
+    *out = p;
+    return STRATA_OK;
+}
+
+void st_packer_free(st_packer *p) { free(p); }
+
+const uint8_t *st_packer_dict(const st_packer *p, uint32_t *len) {
+    *len = p->dict_len;
+    return p->dict;
+}
+
+uint32_t st_pack_page(st_packer *p, const uint8_t *page, uint8_t *out) {
     size_t used = ST_PAGE_SIZE;
     while (used > PH_SIZE && page[used - 1] == 0) used--; /* the zeros at the end are implied */
-    int n = LZ4_compress_default((const char *)page, (char *)out, (int)used, (int)cap);
-    return n > 0 && (uint32_t)n <= ST_PACK_MAX ? (uint32_t)n : 0;
+    int n;
+    if (p->level) { /* a copy of the state with the dictionary loaded: LZ4HC's tables are big,
+                       loading it again for each page would cost more */
+        memcpy(&p->work_hc, &p->loaded_hc, sizeof p->work_hc);
+        n = LZ4_compress_HC_continue(&p->work_hc, (const char *)page, (char *)out, (int)used,
+                                     (int)st_pack_bound());
+    } else {
+        memcpy(&p->work, &p->loaded, sizeof p->work);
+        n = LZ4_compress_fast_continue(&p->work, (const char *)page, (char *)out, (int)used,
+                                       (int)st_pack_bound(), 1);
+    }
+    if (n <= 0 || (uint32_t)n > ST_PACK_MAX) return 0;
+    int back = LZ4_decompress_safe_usingDict((const char *)out, (char *)p->check, n, ST_PAGE_SIZE,
+                                             (const char *)p->dict, (int)p->dict_len);
+    if (back != (int)used || memcmp(p->check, page, used) != 0) return 0; /* stored plain */
+    return (uint32_t)n;
 }

@@ -26,13 +26,14 @@ int st_pagecheck_init(st_pagecheck *pc, strata_txn_t *txn, strata_error *err) {
     if (!pc->seen)
         return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory verifying '%s'",
                       txn->db->file.shown);
-    uint32_t run;
+    st_region r = {0};
     int rc;
-    if (txn->meta.packed_region && (rc = st_packed_region(txn, &txn->meta, &run, err))) {
+    if (txn->meta.packed_region && (rc = st_packed_region(txn, &txn->meta, &r, err))) {
         st_pagecheck_free(pc);
         return rc;
     }
-    pc->packed_bytes = txn->meta.packed_region ? (uint64_t)run * ST_PAGE_SIZE : 0;
+    pc->packed_bytes = (uint64_t)r.run * ST_PAGE_SIZE;
+    pc->packed_first = r.first;
     return STRATA_OK;
 }
 
@@ -45,7 +46,8 @@ int st_pagecheck_mark(st_pagecheck *pc, pgno_t pg, uint32_t run, int reach, cons
     ST_ASSERT(reach == ST_REACH_USED || reach == ST_REACH_FREE);
     if (st_pgno_packed(pg)) {
         uint64_t off = st_packed_off(pg), len = st_packed_len(pg);
-        if (reach != ST_REACH_USED || run != 1 || len == 0 || off < PH_SIZE || off + len > pc->packed_bytes)
+        if (reach != ST_REACH_USED || run != 1 || len == 0 || off < pc->packed_first ||
+            off + len > pc->packed_bytes)
             return ST_CORRUPT(pc->err, "%s page %#llx: not a packed page inside the version's packed "
                               "region (%llu bytes)", what, (unsigned long long)pg,
                               (unsigned long long)pc->packed_bytes);

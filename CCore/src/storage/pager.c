@@ -829,10 +829,10 @@ int st_pager_commit(strata_txn_t *txn, pgno_t catalog_root, uint64_t catalog_cou
             return st_txn_fail(txn, ST_CORRUPT(err, "'%s': %u packed pages freed, the version had %u",
                                                db->file.shown, txn->packed_freed, m.packed_live));
         m.packed_live -= txn->packed_freed;
-        uint32_t run;
+        st_region r;
         if (m.packed_live == 0 && m.packed_region) {
-            if ((rc = st_packed_region(txn, &txn->meta, &run, err)) ||
-                (rc = st_page_free(txn, m.packed_region, run, err)))
+            if ((rc = st_packed_region(txn, &txn->meta, &r, err)) ||
+                (rc = st_page_free(txn, m.packed_region, r.run, err)))
                 return st_txn_fail(txn, rc);
             m.packed_region = 0;
         }

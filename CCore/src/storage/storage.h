@@ -359,11 +359,12 @@ int st_copier_place(st_copier *c, uint8_t *buf, uint32_t npages, pgno_t *pgno, s
 typedef int (*st_copy_fn)(st_copier *c, pgno_t *catalog_root, uint64_t *catalog_count,
                           strata_error *err);
 /* The latest version into a new file at path (STRATA_ERR_EXISTS if there is one), synced;
- * pack: tree and column pages LZ4-compressed where that pays (packed.c). */
-int st_db_write_copy(strata_db_t *db, const char *path, bool pack, st_copy_fn fn, strata_error *err);
+ * pack >= 0: tree and column pages LZ4-compressed where that pays (packed.c), at that LZ4HC
+ * level (0: LZ4's fast mode); -1: none. */
+int st_db_write_copy(strata_db_t *db, const char *path, int pack, st_copy_fn fn, strata_error *err);
 /* The file replaced by a copy of its latest version; the handle continues on it. Refused
  * (BUSY) while this handle has transactions or another handle or process has the file open. */
-int st_db_compact(strata_db_t *db, bool pack, st_copy_fn fn, strata_error *err);
+int st_db_compact(strata_db_t *db, int pack, st_copy_fn fn, strata_error *err);
 
 /* ------------------------------------------------------------------ page accounting (pagecheck.c) */
 
@@ -374,7 +375,8 @@ typedef struct st_pagecheck {
     strata_txn_t *txn;       /* the version walked */
     uint64_t page_count;
     uint64_t packed_seen;    /* packed pages reached (must equal the meta's packed_live) */
-    uint64_t packed_bytes;   /* the packed region's bytes that fragments may use */
+    uint64_t packed_bytes;   /* the packed region's bytes */
+    uint64_t packed_first;   /* where its packed pages start */
     uint8_t *seen;           /* per page: 0 unseen, 1 used, 2 free */
     strata_error *err;
     /* Recovery of a version written without sync: a page stamped with a version up to the
