@@ -225,7 +225,9 @@ static int mixed_decode(const uint8_t *p, size_t len, strata_value *v, strata_er
 int st_leaf_header(strata_txn_t *txn, st_leafref ref, uint32_t n, const uint8_t **seg,
                    strata_error *err) {
     const uint8_t *pg;
-    int rc = st_page_get(txn, ref.pgno, &pg, err);
+    /* A leaf is read no further than its end (a packed page need not be unpacked whole). */
+    size_t need = (size_t)ref.off + ref.len > ST_PAGE_SIZE ? ST_PAGE_SIZE : (size_t)ref.off + ref.len;
+    int rc = st_page_get_part(txn, ref.pgno, need < PH_SIZE ? PH_SIZE : need, &pg, err);
     if (rc) return rc;
     unsigned long long pgno = (unsigned long long)ref.pgno;
     if (pg_kind(pg) != ST_PAGE_COLUMN)
@@ -574,7 +576,8 @@ static int prop_leaf(strata_txn_t *txn, st_leafref ref, uint32_t n, const st_pro
 void st_leaf_prefetch_header(strata_txn_t *txn, st_leafref ref) {
     const uint8_t *pg;
     strata_error ignored;
-    if (ref.off >= ST_PAGE_SIZE || st_page_get(txn, ref.pgno, &pg, &ignored)) return;
+    if (ref.off >= ST_PAGE_SIZE || st_pgno_packed(ref.pgno) || st_page_get(txn, ref.pgno, &pg, &ignored))
+        return; /* a packed page: the read that follows unpacks it */
     __builtin_prefetch(pg + ref.off);
 }
 
@@ -583,7 +586,7 @@ static const uint8_t *leaf_to_prefetch(strata_txn_t *txn, st_leafref ref, uint32
     const uint8_t *pg;
     strata_error ignored;
     if (ref.len < CH_BITMAPS || (size_t)ref.off + ref.len > ST_PAGE_SIZE || i >= n ||
-        st_page_get(txn, ref.pgno, &pg, &ignored))
+        st_pgno_packed(ref.pgno) || st_page_get(txn, ref.pgno, &pg, &ignored))
         return NULL;
     return pg + ref.off;
 }

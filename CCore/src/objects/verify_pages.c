@@ -30,9 +30,12 @@ static int cluster_entry(st_pagecheck *v, const st_leaf_cell *c, const uint8_t *
                 return ST_CORRUPT(v->err, "%s: cluster %llu: leaves %u and %u overlap on page %llu",
                                   tree, (unsigned long long)base, j, i, (unsigned long long)ref.pgno);
         }
-        if (first_use && (rc = st_pagecheck_mark(v, ref.pgno, 1, ST_REACH_USED, "column"))) return rc;
+        const uint8_t *page;
+        if (first_use && ((rc = st_pagecheck_mark(v, ref.pgno, 1, ST_REACH_USED, "column")) ||
+                          (rc = st_page_get(v->txn, ref.pgno, &page, v->err)) ||
+                          (rc = st_pagecheck_sum(v, page, ref.pgno, 1))))
+            return rc;
         if ((rc = st_leaf_header(v->txn, ref, r.n, &seg, v->err))) return rc;
-        if (first_use && (rc = st_pagecheck_sum(v, seg - ref.off, ref.pgno, 1))) return rc;
         if ((rc = st_leaf_check_all(seg, r.n, v->err))) return rc;
         if (i == 0) { /* the keys: ascending, >= base */
             for (uint32_t j = 0; j < r.n; j++) {

@@ -34,6 +34,13 @@
  * reference. A transaction pins every unpacked page it reads until it ends or refreshes (values
  * read from it point into it, as values read from the map do); pages no transaction pins stay
  * in the cache, least recently released first out, up to ST_UNPACKED_KEEP of them.
+ *
+ * A reader of one column leaf needs only the page's start up to the leaf's end (its small
+ * leaves lie first). Once a packed page has been unpacked and checked whole in this process
+ * (its reference is in the handle's checked set), st_packed_get_part unpacks only that far
+ * (LZ4 stops early), into the transaction's own arena: a count over a small property costs a
+ * few dozen unpacked bytes a page. The compressed bytes never change while the file lives, so
+ * what was checked stays checked (as pages checked once by pagetrust.c).
  */
 #include "storage/packed.h"
 
@@ -52,20 +59,40 @@ typedef struct st_upage {
 
 struct st_unpacked {
     pthread_mutex_t mu;
+    pgno_t *checked;                 /* references unpacked and checked whole (open addressing) */
+    size_t checked_cap, nchecked;
     st_upage **table;
     size_t cap, count, unpinned;
     st_upage lru;                    /* sentinel of the unpinned list */
     st_upage *spare;                 /* evicted entries (and their pages), for reuse */
     size_t nspare;
+    uint8_t *chunks;                 /* arena chunks transactions let go of, for reuse */
+    size_t nchunks;
 };
+
+enum { CHUNKS_MAX = 64 };
 
 enum { SPARE_MAX = 256 };
 
-/* A transaction's pinned pages, by reference (open addressing, power-of-two capacity). */
+/* A page unpacked in part for one transaction: its first `have` bytes. */
+typedef struct st_part {
+    pgno_t ref;
+    uint8_t *buf;
+    uint32_t have;
+} st_part;
+
+/* A transaction's pinned pages, by reference (open addressing, power-of-two capacity), and the
+ * pages it unpacked in part, in its arena. */
 struct st_pins {
     st_upage **slot;
     size_t cap, n;
+    st_part *part;
+    size_t part_cap, npart;
+    uint8_t *arena;          /* the current chunk (its first 8 bytes link the chunk before) */
+    size_t arena_used, arena_size;
 };
+
+enum { ARENA_CHUNK = 64 * 1024 };
 
 static size_t hash_ref(pgno_t r) { return (size_t)((r * 0x9E3779B97F4A7C15ull) >> 17); }
 
@@ -83,6 +110,9 @@ int st_unpacked_init(strata_db_t *db, strata_error *err) {
 }
 
 static void drop_all(struct st_unpacked *u) {
+    free(u->checked);
+    u->checked = NULL;
+    u->checked_cap = u->nchecked = 0;
     for (size_t i = 0; i < u->cap; i++)
         for (st_upage *e = u->table[i], *next; e; e = next) {
             next = e->hnext;
@@ -96,6 +126,13 @@ static void drop_all(struct st_unpacked *u) {
     }
     u->spare = NULL;
     u->nspare = 0;
+    while (u->chunks) {
+        uint8_t *prev;
+        memcpy(&prev, u->chunks, sizeof prev);
+        free(u->chunks);
+        u->chunks = prev;
+    }
+    u->nchunks = 0;
     memset(u->table, 0, u->cap * sizeof *u->table);
     u->count = u->unpinned = 0;
     u->lru.lnext = u->lru.lprev = &u->lru;
@@ -210,11 +247,32 @@ static int pins_add(strata_txn_t *txn, st_upage *e) {
     return STRATA_OK;
 }
 
+/* The transaction's partly unpacked pages go; its arena's chunks go back to the handle
+ * (mutex held), a few kept for the next transaction. */
+static void parts_release(struct st_unpacked *u, struct st_pins *ps) {
+    if (ps->npart) memset(ps->part, 0, ps->part_cap * sizeof *ps->part);
+    ps->npart = 0;
+    while (ps->arena) {
+        uint8_t *prev;
+        memcpy(&prev, ps->arena, sizeof prev);
+        if (u->nchunks < CHUNKS_MAX) {
+            memcpy(ps->arena, &u->chunks, sizeof u->chunks);
+            u->chunks = ps->arena;
+            u->nchunks++;
+        } else {
+            free(ps->arena);
+        }
+        ps->arena = prev;
+    }
+    ps->arena_used = ps->arena_size = 0;
+}
+
 void st_pins_release(strata_txn_t *txn) {
     struct st_pins *ps = txn->pins;
-    if (!ps || !ps->n) return;
+    if (!ps || (!ps->n && !ps->arena)) return;
     struct st_unpacked *u = txn->db->unpacked;
     pthread_mutex_lock(&u->mu);
+    parts_release(u, ps);
     for (size_t i = 0; i < ps->cap; i++) {
         st_upage *e = ps->slot[i];
         if (!e) continue;
@@ -228,9 +286,42 @@ void st_pins_release(strata_txn_t *txn) {
 
 void st_pins_free(strata_txn_t *txn) {
     st_pins_release(txn);
+    if (txn->pins) free(txn->pins->part);
     if (txn->pins) free(txn->pins->slot);
     free(txn->pins);
     txn->pins = NULL;
+}
+
+/* ------------------------------------------------------------------ the checked set */
+
+static bool checked_has(const struct st_unpacked *u, pgno_t ref) {
+    if (!u->checked_cap) return false;
+    for (size_t i = hash_ref(ref) & (u->checked_cap - 1);; i = (i + 1) & (u->checked_cap - 1)) {
+        if (!u->checked[i]) return false;
+        if (u->checked[i] == ref) return true;
+    }
+}
+
+/* Remember ref as checked (mutex held); out of memory only forgets it (it is checked again). */
+static void checked_add(struct st_unpacked *u, pgno_t ref) {
+    if ((u->nchecked + 1) * 4 > u->checked_cap * 3) {
+        size_t cap = u->checked_cap ? u->checked_cap * 2 : 1024;
+        pgno_t *t = calloc(cap, sizeof *t);
+        if (!t) return;
+        for (size_t i = 0; i < u->checked_cap; i++) {
+            if (!u->checked[i]) continue;
+            size_t j = hash_ref(u->checked[i]) & (cap - 1);
+            while (t[j]) j = (j + 1) & (cap - 1);
+            t[j] = u->checked[i];
+        }
+        free(u->checked);
+        u->checked = t;
+        u->checked_cap = cap;
+    }
+    size_t j = hash_ref(ref) & (u->checked_cap - 1);
+    while (u->checked[j] && u->checked[j] != ref) j = (j + 1) & (u->checked_cap - 1);
+    if (!u->checked[j]) u->nchecked++;
+    u->checked[j] = ref;
 }
 
 /* ------------------------------------------------------------------ reading */
@@ -329,6 +420,7 @@ int st_packed_get(strata_txn_t *txn, pgno_t ref, const uint8_t **page, strata_er
         entry_spare(u, e);
         e = NULL;
     } else {
+        checked_add(u, ref);
         e->ref = ref;
         e->pins = 1;
         e->lprev = e->lnext = NULL;
@@ -344,6 +436,103 @@ int st_packed_get(strata_txn_t *txn, pgno_t ref, const uint8_t **page, strata_er
     pthread_mutex_unlock(&u->mu);
     if (rc) return rc;
     *page = e->page;
+    return STRATA_OK;
+}
+
+static st_part *part_find(struct st_pins *ps, pgno_t ref) {
+    if (!ps || !ps->part_cap) return NULL;
+    for (size_t i = hash_ref(ref) & (ps->part_cap - 1);; i = (i + 1) & (ps->part_cap - 1)) {
+        if (!ps->part[i].ref) return NULL;
+        if (ps->part[i].ref == ref) return &ps->part[i];
+    }
+}
+
+static st_part *part_add(struct st_pins *ps, pgno_t ref) {
+    if ((ps->npart + 1) * 4 > ps->part_cap * 3) {
+        size_t cap = ps->part_cap ? ps->part_cap * 2 : 256;
+        st_part *t = calloc(cap, sizeof *t);
+        if (!t) return NULL;
+        for (size_t i = 0; i < ps->part_cap; i++) {
+            if (!ps->part[i].ref) continue;
+            size_t j = hash_ref(ps->part[i].ref) & (cap - 1);
+            while (t[j].ref) j = (j + 1) & (cap - 1);
+            t[j] = ps->part[i];
+        }
+        free(ps->part);
+        ps->part = t;
+        ps->part_cap = cap;
+    }
+    size_t j = hash_ref(ref) & (ps->part_cap - 1);
+    while (ps->part[j].ref) j = (j + 1) & (ps->part_cap - 1);
+    ps->npart++;
+    ps->part[j] = (st_part){ref, NULL, 0};
+    return &ps->part[j];
+}
+
+static uint8_t *arena_take(struct st_unpacked *u, struct st_pins *ps, size_t bytes) {
+    if (ps->arena_used + bytes > ps->arena_size) {
+        uint8_t *chunk = NULL;
+        pthread_mutex_lock(&u->mu);
+        if (u->chunks) {
+            chunk = u->chunks;
+            memcpy(&u->chunks, chunk, sizeof u->chunks);
+            u->nchunks--;
+        }
+        pthread_mutex_unlock(&u->mu);
+        if (!chunk && !(chunk = malloc(ARENA_CHUNK))) return NULL;
+        memcpy(chunk, &ps->arena, sizeof ps->arena);
+        ps->arena = chunk;
+        ps->arena_used = 64; /* the link, and aligned */
+        ps->arena_size = ARENA_CHUNK;
+    }
+    uint8_t *p = ps->arena + ps->arena_used;
+    ps->arena_used += bytes;
+    return p;
+}
+
+int st_packed_get_part(strata_txn_t *txn, pgno_t ref, size_t need, const uint8_t **page,
+                       strata_error *err) {
+    struct st_pins *ps = txn->pins;
+    st_upage *e = pins_find(ps, ref);
+    if (e) {
+        *page = e->page;
+        return STRATA_OK;
+    }
+    st_part *pt = part_find(ps, ref);
+    if (pt && pt->have >= need) {
+        *page = pt->buf;
+        return STRATA_OK;
+    }
+    size_t want = (need + 63) & ~(size_t)63;
+    struct st_unpacked *u = txn->db->unpacked;
+    pthread_mutex_lock(&u->mu);
+    bool checked = checked_has(u, ref);
+    st_upage *whole = u->table[hash_ref(ref) & (u->cap - 1)];
+    while (whole && whole->ref != ref) whole = whole->hnext;
+    pthread_mutex_unlock(&u->mu);
+    if (whole || !checked || want > ST_PAGE_SIZE / 2 || !txn->meta.packed_region)
+        return st_packed_get(txn, ref, page, err); /* the whole page (the cache has it) */
+    st_region r;
+    int rc = st_packed_region(txn, &txn->meta, &r, err);
+    if (rc) return rc;
+    uint64_t off = st_packed_off(ref), len = st_packed_len(ref);
+    if (len == 0 || off < r.first || off + len > (uint64_t)r.run * ST_PAGE_SIZE)
+        return st_packed_get(txn, ref, page, err); /* names what is wrong */
+    if (!ps && !(ps = txn->pins = calloc(1, sizeof *ps)))
+        return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory unpacking a page");
+    uint8_t *buf = arena_take(u, ps, want);
+    if (!buf || (!pt && !(pt = part_add(ps, ref))))
+        return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory unpacking a page");
+    const char *src = (const char *)txn->db->file.map + txn->meta.packed_region * ST_PAGE_SIZE + off;
+    int n = LZ4_decompress_safe_partial_usingDict(src, (char *)buf, (int)len, (int)want, (int)want,
+                                                  (const char *)r.dict, (int)r.dict_len);
+    if (n < PH_SIZE) /* checked whole before: the bytes changed since */
+        return ST_CORRUPT(err, "packed page %#llx: does not unpack (LZ4 gave %d)",
+                          (unsigned long long)ref, n);
+    if ((size_t)n < want) memset(buf + n, 0, want - (size_t)n); /* the page's zero end */
+    pt->buf = buf;
+    pt->have = (uint32_t)want;
+    *page = buf;
     return STRATA_OK;
 }
 

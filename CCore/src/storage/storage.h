@@ -260,6 +260,8 @@ static inline bool pg_number_is(const uint8_t *p, pgno_t pgno) {
     return st_rd64(p + PH_PGNO) == st_header_pgno(pgno);
 }
 int st_packed_get(strata_txn_t *txn, pgno_t ref, const uint8_t **page, strata_error *err);
+int st_packed_get_part(strata_txn_t *txn, pgno_t ref, size_t need, const uint8_t **page,
+                       strata_error *err);
 
 /* The check's fast path: page p was checked before with the version stamp it has now. */
 static inline bool st_page_trusted(const strata_db_t *db, const uint8_t *p, pgno_t pgno,
@@ -281,6 +283,15 @@ static inline int st_page_get(strata_txn_t *txn, pgno_t pgno, const uint8_t **pa
         }
     }
     return st_page_get_ahead(txn, pgno, 0, page, err);
+}
+/* The first `need` bytes of a page, for a reader that reads no further (a column leaf's): as
+ * st_page_get, but a packed page that this process has checked whole before is unpacked only
+ * that far, into memory its transaction keeps until it ends (a count over one small property
+ * of a packed table unpacks a few dozen bytes of each page, not the page). */
+static inline int st_page_get_part(strata_txn_t *txn, pgno_t pgno, size_t need, const uint8_t **page,
+                                   strata_error *err) {
+    if (st_pgno_packed(pgno)) return st_packed_get_part(txn, pgno, need, page, err);
+    return st_page_get(txn, pgno, page, err);
 }
 /* A page for writing (copy-on-write): *newp is its number in this transaction. */
 int st_page_touch(strata_txn_t *txn, pgno_t pgno, uint8_t **page, pgno_t *newp,
