@@ -1,6 +1,8 @@
 /*
  * make_seeds.c — real database files for the fuzz corpus: the workload's commits (integer keys,
- * overflow values, deletes, a free list) plus a byte-key tree, each file cut to its used pages.
+ * overflow values, deletes, a free list) plus a byte-key tree, each file cut to its used pages;
+ * object databases; and a packed copy of each (strata_db_write_copy: LZ4 pages in a packed
+ * region with its dictionary), so that mutations reach the unpacking code.
  * Usage: make_seeds DIR
  */
 #include "../c/workload.h"
@@ -63,8 +65,26 @@ static int object_seed(const char *dir, int n, uint64_t rng) {
     return 0;
 }
 
+/* A packed copy of DIR/NAME as DIR/packed-NAME. */
+static int packed_seed(const char *dir, const char *name) {
+    char path[512], copy[600], lock[700];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    snprintf(copy, sizeof copy, "%s/packed-%s", dir, name);
+    unlink(copy);
+    strata_db_t *db;
+    strata_error e = {0};
+    if (strata_db_open(path, NULL, &db, &e) || strata_db_write_copy(db, copy, NULL, &e))
+        return fprintf(stderr, "%s\n", e.message), 1;
+    strata_db_close(db, &e);
+    snprintf(lock, sizeof lock, "%s.lock", path);
+    unlink(lock);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) return 2;
     return seed(argv[1], 1, 2) || seed(argv[1], 2, 8) || seed(argv[1], 3, 20) ||
-           object_seed(argv[1], 1, 0x1234567) || object_seed(argv[1], 2, 0x89abcdef);
+           object_seed(argv[1], 1, 0x1234567) || object_seed(argv[1], 2, 0x89abcdef) ||
+           packed_seed(argv[1], "seed-3.db") || packed_seed(argv[1], "objects-1.db") ||
+           packed_seed(argv[1], "objects-2.db");
 }
