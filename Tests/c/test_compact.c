@@ -8,7 +8,9 @@
  * space report adds up. Packed pages (LZ4): a packed copy holds the same data in fewer bytes,
  * reads through a cache that evicts (a debug build keeps 16 pages), is rewritten plain page by
  * page as commits change it, and its region is freed once no page of it is used; a byte changed
- * anywhere in the region gives STRATA_ERR_CORRUPT or the right data, never a wrong answer.
+ * anywhere in the region gives STRATA_ERR_CORRUPT or the right data, never a wrong answer. A
+ * file grown while a reader was pinned gives its end back through ordinary commits once the
+ * reader lets go.
  */
 #include "sampledb.h"
 
@@ -491,6 +493,69 @@ static void damaged_packed_pages_are_named(void) {
     CHECK(corrupt > 0);
 }
 
+/* ------------------------------------------------------------------ the file gives space back */
+
+static int small_commit(strata_db_t *db, uint64_t i) {
+    strata_txn_t *w;
+    strata_tree_t *t;
+    uint8_t value[64];
+    memset(value, (int)i, sizeof value);
+    int rc = strata_txn_begin(db, STRATA_TXN_WRITE, &w, E);
+    if (rc == STRATA_OK) rc = strata_tree_open(w, "objects", STRATA_KEY_INT, STRATA_TREE_CREATE, &t, E);
+    if (rc == STRATA_OK) rc = strata_tree_put_int(t, i % 1000, value, sizeof value, E);
+    if (rc == STRATA_OK) rc = strata_txn_commit(w, E);
+    strata_txn_free(w);
+    return rc;
+}
+
+/* A reader pinned through 3,000 commits grows the file; once it lets go, ordinary commits move
+ * what they change down and give the end of the file back, without a compaction; a reader of
+ * an older version keeps the file from being cut under it. In both file modes. */
+static void the_file_shrinks_after_a_pinned_reader_lets_go(void) {
+    for (int mode = 0; mode < 2; mode++) {
+        const char *path = tl_path(mode ? "shrink-nosync.db" : "shrink-full.db");
+        strata_db_t *db = tl_open_db(path, mode ? STRATA_DURABILITY_NO_SYNC : STRATA_DURABILITY_FULL);
+        CHECK(db);
+        OK(small_commit(db, 0));
+        strata_txn_t *pin;
+        OK(strata_txn_begin(db, STRATA_TXN_READ, &pin, E));
+        for (uint64_t i = 1; i <= 3000; i++) OK(small_commit(db, i));
+        uint64_t grown = file_bytes(path);
+        strata_txn_free(pin);
+        /* another reader, pinned at the release: the file is not cut while it reads */
+        OK(strata_txn_begin(db, STRATA_TXN_READ, &pin, E));
+        uint64_t held_at = 0;
+        for (uint64_t i = 0; i < 400; i++) OK(small_commit(db, i));
+        held_at = file_bytes(path);
+        strata_tree_t *t;
+        strata_cursor_t *c;
+        OK(strata_tree_open(pin, "objects", STRATA_KEY_INT, 0, &t, E));
+        OK(strata_cursor_open(t, &c, E));
+        int n = 0, rc;
+        for (rc = strata_cursor_first(c, E); rc == STRATA_OK; rc = strata_cursor_next(c, E)) n++;
+        CHECK(rc == STRATA_ERR_NOT_FOUND && n == 1000);
+        strata_cursor_close(c);
+        strata_txn_free(pin);
+        uint64_t i = 0, small = 0;
+        for (; i < 20000 && !small; i++) {
+            OK(small_commit(db, i));
+            if (file_bytes(path) * 8 < grown) small = file_bytes(path);
+        }
+        fprintf(stderr, "  %s: %llu bytes after 3,000 commits with a reader pinned; %llu with a reader "
+                "pinned at the release; %llu after %llu more commits\n", mode ? "NO_SYNC" : "FULL",
+                (unsigned long long)grown, (unsigned long long)held_at, (unsigned long long)small,
+                (unsigned long long)i);
+        CHECK(grown > (8u << 20) && held_at >= grown && small > 0);
+        OK(strata_db_verify(db, E));
+        OK(strata_db_close(db, E));
+        db = tl_open_db(path, STRATA_DURABILITY_FULL);
+        CHECK(db);
+        OK(strata_db_verify(db, E));
+        OK(small_commit(db, 7));
+        OK(strata_db_close(db, E));
+    }
+}
+
 /* Readers on four threads read a packed file through the one cache while a writer rewrites
  * it page by page: every snapshot reads whole (each reader's fingerprint is one of the
  * versions'). */
@@ -554,6 +619,7 @@ int main(int argc, char **argv) {
         TL_TEST(packed_pages_live_and_go),
         TL_TEST(damaged_packed_pages_are_named),
         TL_TEST(packed_pages_read_by_threads),
+        TL_TEST(the_file_shrinks_after_a_pinned_reader_lets_go),
     };
     return tl_run("compact", tests, (int)(sizeof tests / sizeof *tests), argc, argv);
 }

@@ -510,6 +510,11 @@ int st_os_ensure_size(st_file *f, uint64_t needed, strata_error *err) {
     return st_os_ensure_room(f, needed, 0, err);
 }
 
+void st_os_shrink(st_file *f, uint64_t size) {
+    if (f->mem || size >= atomic_load(&f->file_size)) return;
+    if (ftruncate(f->fd, (off_t)size) == 0) atomic_store(&f->file_size, size);
+}
+
 int st_os_ensure_room(st_file *f, uint64_t needed, uint64_t headroom, strata_error *err) {
     if (needed > f->map_size)
         return st_err(err, STRATA_ERR_MAP_FULL,

@@ -99,6 +99,9 @@ int st_os_ensure_size(st_file *f, uint64_t needed, strata_error *err);
  * on a full disk, exactly needed + headroom, else the error). */
 int st_os_ensure_room(st_file *f, uint64_t needed, uint64_t headroom, strata_error *err);
 
+/* Shorten the file to `size` bytes (nothing in memory mode; a failure leaves it as it was). */
+void st_os_shrink(st_file *f, uint64_t size);
+
 /* Meta slots of an in-memory store are copied under a mutex (a file's go through the kernel). */
 void st_os_meta_lock(st_file *f);
 void st_os_meta_unlock(st_file *f);

@@ -47,6 +47,13 @@
  *  - New entries (pages this commit stopped using, tagged with its version) go at the end.
  *  - The pages holding the new list are taken from the free space itself, so the count is
  *    settled by iteration; pages taken beyond the need become empty leaves, dropped next time.
+ *  - The file's end is given back: at commit, reusable pages at the very end (no page after
+ *    them in use) leave the list and the page count ends before them (st_freelist_trim); the
+ *    pager then shortens the file once no reader holds an older version. When the end is kept
+ *    only because the durable version's pages there are held for it, the next write
+ *    transaction syncs first (a checkpoint), which lets them go. Since runs are taken
+ *    from the lowest free pages up, pages that commits rewrite move down, and the end of a file
+ *    that grew while a reader was pinned comes free as soon as the reader lets go.
  */
 #include "storage/freelist.h"
 
@@ -539,6 +546,24 @@ void st_freelist_remap(strata_txn_t *txn) {
         if (bit_is_set(&txn->reuse, txn->own.v[i].pgno)) take_bit(txn, txn->own.v[i].pgno);
 }
 
+uint64_t st_freelist_trim(strata_txn_t *txn) {
+    if (!reuse_ready(txn)) return 0;
+    st_reuse *r = &txn->reuse;
+    pgno_t end = txn->page_count;
+    while (end > 2 && end - 1 < r->map.npages && bit_is_set(r, end - 1)) {
+        take_bit(txn, end - 1);
+        end--;
+    }
+    uint64_t trimmed = txn->page_count - end;
+    /* The last page in use is only held for the durable version (its page, freed since): the
+     * next write transaction syncs first, so that it comes free (pager.c). */
+    txn->db->tail_held = end > 2 && end - 1 < r->map.npages && r->map.held &&
+                         (r->map.held[(end - 1) / 64] >> ((end - 1) % 64) & 1);
+    txn->page_count = end;
+    if (r->run_end > end) r->run_end = end > r->run_next ? end : r->run_next;
+    return trimmed;
+}
+
 bool st_freelist_take_run(strata_txn_t *txn, uint32_t npages, pgno_t *pgno) {
     st_reuse *r = &txn->reuse;
     if (!reuse_ready(txn)) return false;
@@ -586,7 +611,9 @@ static size_t leaf_taken(const strata_txn_t *txn, size_t i) {
  * Packed: a leaf entries were taken from (or an empty one), a leaf not full next to such a leaf
  * (forward along the group, or just before it), the last leaf when not full, and every leaf when
  * the list has grown to over twice the leaves its entries need (plus a few): so the list stays
- * within that bound while a small commit rewrites only the leaves it touched. */
+ * within that bound while a small commit rewrites only the leaves it touched. When a quarter of
+ * the file is free to reuse, a leaf lying past where the pages in use would end (with a quarter to spare)
+ * is packed too: its new page comes from low free space, so the end of the file can come free. */
 typedef struct layout {
     size_t packed;        /* old leaves whose pages are freed */
     size_t kept;          /* leaves untouched */
@@ -610,9 +637,12 @@ static bool plan(strata_txn_t *txn, size_t taken, bool *pack, layout *L) {
     size_t n = fl->nleaves, rest_all = 0;
     for (size_t i = 0; i < n; i++) rest_all += leaf_len(fl, i) - leaf_taken(txn, i);
     bool all = n > 2 * ((rest_all + FL_PER_PAGE - 1) / FL_PER_PAGE) + 4;
+    uint64_t pages = txn->meta.page_count, used = pages - txn->meta.free_count;
+    size_t reusable = txn->reuse.ready ? txn->reuse.reusable : 0; /* not what readers hold */
+    pgno_t high = reusable * 4 > pages ? used + used / 4 + 64 : UINT64_MAX;
     for (size_t i = 0; i < n; i++) {
         bool not_full = leaf_len(fl, i) < FL_PER_PAGE;
-        pack[i] = all || leaf_touched(txn, i) ||
+        pack[i] = all || leaf_touched(txn, i) || fl->leaf_pgno[i] >= high ||
                   (not_full && ((i > 0 && pack[i - 1]) || i == n - 1 ||
                                 (i + 1 < n && leaf_touched(txn, i + 1))));
     }

@@ -36,6 +36,10 @@ size_t st_freelist_held(const strata_txn_t *txn, uint64_t oldest_reader);
 /* The durable version or the oldest reader moved during the transaction (a sync to make room):
  * map the reusable entries again, keeping the pages already taken. */
 void st_freelist_remap(strata_txn_t *txn);
+/* Commit step before the save: reusable pages at the end of the file (none after them in use)
+ * are taken out of the list and the transaction's page count ends before them. Returns how
+ * many. */
+uint64_t st_freelist_trim(strata_txn_t *txn);
 /* npages adjacent reusable pages (best fit: the shortest run that holds them), or false. */
 bool st_freelist_take_run(strata_txn_t *txn, uint32_t npages, pgno_t *pgno);
 void st_reuse_clear(st_reuse *r);

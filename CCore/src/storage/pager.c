@@ -737,8 +737,9 @@ int st_pager_begin_write(strata_txn_t *txn, strata_error *err) {
     if (!checkpoint && !synced && !db->file.mem) {
         txn->durable_version = cm->durable_version;
         size_t held = st_freelist_held(txn, oldest);
-        checkpoint = held >= ST_HELD_SYNC_MIN && held >= cm->page_count / 16;
+        checkpoint = (held >= ST_HELD_SYNC_MIN && held >= cm->page_count / 16) || db->tail_held;
     }
+    db->tail_held = false;
     if (checkpoint) {
         if ((rc = mark_durable(db, slot, &txn->meta, err))) return rc;
         slot = 1 - slot;
@@ -805,6 +806,27 @@ void st_pager_end_write(strata_txn_t *txn) {
     st_free_vec_clear(&txn->freed);
 }
 
+/* The file holds more than two growth chunks past the pages in use and the reserve: shorten it
+ * (once no reader holds a version older than m, whose snapshot could name a page past the new
+ * end: pages there are free, but a damaged page of an old version must not fault the map). Never
+ * below either meta slot's page count: after a crash, recovery may start from the durable
+ * version in the other slot. A failure only leaves the file longer. */
+static void shrink_file(strata_txn_t *txn, const st_meta *m) {
+    strata_db_t *db = txn->db;
+    if (db->file.mem) return;
+    uint64_t pages = m->page_count;
+    for (int s = 0; s < 2; s++) {
+        st_meta other;
+        meta_copy(db, s, &other);
+        if (st_meta_valid(&other) && other.page_count > pages) pages = other.page_count;
+    }
+    uint64_t keep = (pages + reserve_pages(pages)) * ST_PAGE_SIZE;
+    uint64_t have = atomic_load(&db->file.file_size), chunk = have / 8 < (1u << 20) ? 1u << 20 : have / 8;
+    if (have <= keep + 2 * chunk || st_readers_oldest(db, m->version, NULL) < m->version) return;
+    keep = (keep + (1u << 20) - 1) & ~(uint64_t)((1u << 20) - 1); /* whole MiB, as it grows */
+    st_os_shrink(&db->file, keep);
+}
+
 static int cmp_dirty(const void *a, const void *b) {
     pgno_t x = (*(st_dirty *const *)a)->pgno, y = (*(st_dirty *const *)b)->pgno;
     return x < y ? -1 : x > y;
@@ -836,6 +858,12 @@ int st_pager_commit(strata_txn_t *txn, pgno_t catalog_root, uint64_t catalog_cou
                 return st_txn_fail(txn, rc);
             m.packed_region = 0;
         }
+    }
+    /* The end of the file, if free, is given back (a quarter of it free at least: else the
+     * reuse maps would be built for nothing). */
+    if (!db->file.mem && txn->meta.free_count * 4 > txn->meta.page_count) {
+        uint64_t trimmed = st_freelist_trim(txn);
+        txn->growth -= (int64_t)trimmed;
     }
     txn->saving = true;
     txn->growth_at_save = txn->growth;
@@ -912,6 +940,7 @@ int st_pager_commit(strata_txn_t *txn, pgno_t catalog_root, uint64_t catalog_cou
         if (txn->logged) db->reuse_hints.valid = false; /* synced: the durable version moved */
     }
     st_readers_publish(db, m.version);
+    shrink_file(txn, &m);
     for (size_t i = 0; db->trust && i < txn->dirty.cap; i++) /* the bytes this process wrote */
         if (txn->dirty.slots[i].pgno) st_trust_mark(db, txn->dirty.slots[i].pgno, m.version);
     txn->meta = m;

@@ -169,6 +169,8 @@ struct strata_db {
     int open_txns;
     bool broken;             /* a failed meta rollback: writes refused until reopen */
     bool compacting;         /* st_db_compact runs: new transactions are refused (BUSY) */
+    bool tail_held;          /* the last commit found the file's free end held for the durable
+                                version: the next write syncs first (guarded by the writer lock) */
     bool unsynced;           /* this handle committed without syncing the file (NO_SYNC or
                                 logged) since its last sync */
     char broken_why[200];
