@@ -599,9 +599,11 @@ static void test_small_commits_reuse_space_and_a_pinned_reader_only_delays_it(vo
     CHECK(info.oldest_version == strata_txn_version(pin) && info.live_readers == 1);
     strata_txn_free(pin);
     OK(small_commits(db, 2000, 13));
-    CHECK(page_count(db) <= pinned + 12);  /* the space came back */
+    /* the space came back: the pages written while pinned moved down and the end of the file
+     * was given back (freelist.c's trim) */
+    CHECK(page_count(db) <= after + 12);
     OK(strata_db_info_get(db, &info, E));
-    CHECK(info.free_pages > 100);
+    CHECK(info.free_pages < 100);
     CHECK(verify_ok(db));
     OK(strata_db_close(db, E));
 }
