@@ -92,6 +92,7 @@ one "stress (10 s: 4 writer and 4 reader processes, kills and restart storms)" "
 one "demo (objects)" "$B/examples/demo" "$B/demo.db"
 one "demo (key-value trees)" "$B/examples/kv_demo" "$B/kv_demo.db"
 one "bench (tiny N, builds and runs)" "$B/bench" -n 2000 -r 1 -c 50 -d "$B/bench-data"
+one "space bench (tiny N: plain, compacted, packed, SQLite after VACUUM)" "$B/space_bench" -n 3000 -d "$B/bench-data"
 
 install_check() {
   local prefix
