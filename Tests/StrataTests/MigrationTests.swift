@@ -42,6 +42,22 @@ enum MV2 {
     }
 }
 
+enum MV4 { // Account's primary key moved from email to name, then removed
+    final class Account: Object {
+        @Persisted var email = ""
+        @Persisted(primaryKey: true) var name = ""
+        @Persisted var age: Int?                   // optional now
+    }
+}
+
+enum MV5 {
+    final class Account: Object {
+        @Persisted var email = ""
+        @Persisted var name = ""
+        @Persisted var age: Int?
+    }
+}
+
 enum MV3 {
     final class Contact: Object {
         @Persisted var fullName = "?"
@@ -196,6 +212,34 @@ private func migratingConfig(_ dir: TempDir, _ types: [Object.Type], _ version: 
         #expect(props.first { $0.name == "age" }!.flags.contains(.indexed))
         #expect(!props.first { $0.name == "name" }!.flags.contains(.indexed))
         #expect(props.first { $0.name == "email" }!.flags.contains(.primaryKey))
+    }
+
+    @Test func primaryKeysChangeAndGoAndOptionalityChanges() throws {
+        let dir = TempDir()
+        do {
+            let realm = try Realm(configuration: config(dir, types: [MV2.Account.self], version: 2))
+            try realm.write {
+                realm.create(MV2.Account.self, value: ["email": "a@x.cn", "name": "甲", "age": 30])
+                realm.create(MV2.Account.self, value: ["email": "b@x.cn", "name": "乙", "age": 40])
+            }
+        }
+        do { // the key moves to name: values kept, lookups by the new key
+            let realm = try Realm(configuration: config(dir, types: [MV4.Account.self], version: 3))
+            #expect(realm.object(ofType: MV4.Account.self, forPrimaryKey: "乙")?.email == "b@x.cn")
+            #expect(realm.objects(MV4.Account.self).map { $0.age ?? -1 }.sorted() == [30, 40])
+            #expect(throws: StrataError.self) {
+                try realm.write { realm.create(MV4.Account.self, value: ["name": "甲"]) } // still unique
+            }
+        }
+        // no key at all: duplicates are fine now
+        let realm = try Realm(configuration: config(dir, types: [MV5.Account.self], version: 4))
+        try realm.write { realm.create(MV5.Account.self, value: ["name": "甲", "email": "c@x.cn"]) }
+        #expect(realm.objects(MV5.Account.self).filter("name == '甲'").count == 2)
+        let txn = try CoreTxn(db: realm.instance.shared.db, write: false)
+        defer { txn.free() }
+        let props = try txn.table("Account")!.properties()
+        #expect(!props.contains { $0.flags.contains(.primaryKey) })
+        #expect(props.first { $0.name == "age" }!.flags.contains(.nullable))
     }
 
     @Test func aFailureInsideTheBlockRollsEverythingBack() throws {
