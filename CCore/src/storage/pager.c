@@ -29,13 +29,17 @@
  *     rebuilt from the log: open falls back to the other slot, whose pages this commit never
  *     touched, and replays the log onto it.
  *  3. Every page of [2, page_count) is reachable from the latest version or in its free list
- *     (tagged with the version that freed it), exactly one of these.
+ *     (tagged with the version that freed it), exactly one of these, or is a page of the packed
+ *     region (packed.c), of which the version reaches exactly meta.packed_live packed pages.
  *  4. A page freed by version v is reused only when no reader holds a version older than v
  *     (v <= oldest held version); pages freed by the transaction that made them are reused at
  *     once.
  *  5. Readers never block and never take the writer lock (st_pager_snapshot).
  *
  * Commit, step by step:
+ *   0. packed pages the transaction copied or dropped lower meta.packed_live (the region's pages
+ *      are freed with its last one); reusable pages at the end of the file leave the free list
+ *      and the page count ends before them (st_freelist_trim);
  *   a. save the free list (freelist.c): only its consumed leaves, its last leaf and its
  *      directory are rewritten, in pages taken from the free space itself;
  *   b. checksum every dirty page (the file already holds them: it grows when a transaction
@@ -44,7 +48,9 @@
  *   c. pwrite every dirty page, in page order (adjacent ones together), without sync;
  *   d. logged: append the record and fdatasync the log, then pwrite the meta into
  *      txn->meta_slot; else pwrite the meta and (FULL) fdatasync the file;
- *   e. publish the version in the lock file; keep the new free list as the next base.
+ *   e. publish the version in the lock file; keep the new free list as the next base; shorten
+ *      the file if its end came free (never below either meta slot's page count, and only once
+ *      no reader holds an older version).
  *  A failure in a..c leaves the file at the previous commit (only free pages were written). A
  *  failed log sync, or a failed meta write after it, retracts the record (commitlog.c). A failed
  *  meta write of the unlogged way leaves at worst a torn slot that held the version before the
