@@ -33,14 +33,15 @@
  * than the snapshot and whose checksum matches; any failure is STRATA_ERR_CORRUPT naming the
  * reference. A transaction pins every unpacked page it reads until it ends or refreshes (values
  * read from it point into it, as values read from the map do); pages no transaction pins stay
- * in the cache, least recently released first out, up to ST_UNPACKED_KEEP of them.
+ * in the cache, least recently released first out, up to ST_UNPACKED_KEEP pages' bytes.
  *
  * A reader of one column leaf needs only the page's start up to the leaf's end (its small
  * leaves lie first). Once a packed page has been unpacked and checked whole in this process
  * (its reference is in the handle's checked set), st_packed_get_part unpacks only that far
- * (LZ4 stops early), into the transaction's own arena: a count over a small property costs a
- * few dozen unpacked bytes a page. The compressed bytes never change while the file lives, so
- * what was checked stays checked (as pages checked once by pagetrust.c).
+ * (LZ4 stops early) into an entry of its own, cached like a whole page (a page may have both;
+ * the cache's bound counts bytes): a count over a small property keeps a few dozen unpacked
+ * bytes a page, and a second count finds them. The compressed bytes never change while the
+ * file lives, so what was checked stays checked (as pages checked once by pagetrust.c).
  */
 #include "storage/packed.h"
 
@@ -52,6 +53,7 @@
 typedef struct st_upage {
     pgno_t ref;
     uint8_t *page;
+    uint32_t have;                   /* bytes unpacked: the whole page, or its first part */
     uint32_t pins;
     struct st_upage *hnext;          /* hash chain */
     struct st_upage *lprev, *lnext;  /* the unpinned list (lnext from the sentinel: newest) */
@@ -61,38 +63,24 @@ struct st_unpacked {
     pthread_mutex_t mu;
     pgno_t *checked;                 /* references unpacked and checked whole (open addressing) */
     size_t checked_cap, nchecked;
-    st_upage **table;
-    size_t cap, count, unpinned;
-    st_upage lru;                    /* sentinel of the unpinned list */
-    st_upage *spare;                 /* evicted entries (and their pages), for reuse */
+    st_upage **table;                /* by reference; a page may have a whole and a part entry */
+    size_t cap, count;
+    size_t unpinned_bytes;
+    st_upage lru, lru_part;          /* sentinels of the unpinned lists: whole pages, parts */
+    st_upage *spare;                 /* evicted whole-page entries (and their pages), for reuse */
     size_t nspare;
-    uint8_t *chunks;                 /* arena chunks transactions let go of, for reuse */
-    size_t nchunks;
 };
-
-enum { CHUNKS_MAX = 64 };
 
 enum { SPARE_MAX = 256 };
 
-/* A page unpacked in part for one transaction: its first `have` bytes. */
-typedef struct st_part {
-    pgno_t ref;
-    uint8_t *buf;
-    uint32_t have;
-} st_part;
-
-/* A transaction's pinned pages, by reference (open addressing, power-of-two capacity), and the
- * pages it unpacked in part, in its arena. */
+/* A transaction's pins: every entry it holds (let go at its end), and by reference the widest
+ * of them (open addressing, power-of-two capacity). */
 struct st_pins {
+    st_upage **held;
+    size_t nheld, held_cap;
     st_upage **slot;
     size_t cap, n;
-    st_part *part;
-    size_t part_cap, npart;
-    uint8_t *arena;          /* the current chunk (its first 8 bytes link the chunk before) */
-    size_t arena_used, arena_size;
 };
-
-enum { ARENA_CHUNK = 64 * 1024 };
 
 static size_t hash_ref(pgno_t r) { return (size_t)((r * 0x9E3779B97F4A7C15ull) >> 17); }
 
@@ -105,8 +93,14 @@ int st_unpacked_init(strata_db_t *db, strata_error *err) {
     }
     pthread_mutex_init(&u->mu, NULL);
     u->lru.lnext = u->lru.lprev = &u->lru;
+    u->lru_part.lnext = u->lru_part.lprev = &u->lru_part;
     db->unpacked = u;
     return STRATA_OK;
+}
+
+static void entry_free(st_upage *e) {
+    free(e->page);
+    free(e);
 }
 
 static void drop_all(struct st_unpacked *u) {
@@ -116,26 +110,18 @@ static void drop_all(struct st_unpacked *u) {
     for (size_t i = 0; i < u->cap; i++)
         for (st_upage *e = u->table[i], *next; e; e = next) {
             next = e->hnext;
-            free(e->page);
-            free(e);
+            entry_free(e);
         }
     for (st_upage *e = u->spare, *next; e; e = next) {
         next = e->hnext;
-        free(e->page);
-        free(e);
+        entry_free(e);
     }
     u->spare = NULL;
     u->nspare = 0;
-    while (u->chunks) {
-        uint8_t *prev;
-        memcpy(&prev, u->chunks, sizeof prev);
-        free(u->chunks);
-        u->chunks = prev;
-    }
-    u->nchunks = 0;
     memset(u->table, 0, u->cap * sizeof *u->table);
-    u->count = u->unpinned = 0;
+    u->count = u->unpinned_bytes = 0;
     u->lru.lnext = u->lru.lprev = &u->lru;
+    u->lru_part.lnext = u->lru_part.lprev = &u->lru_part;
 }
 
 void st_unpacked_clear(strata_db_t *db) {
@@ -161,38 +147,42 @@ static void lru_unlink(st_upage *e) {
     e->lprev = e->lnext = NULL;
 }
 
-/* e is no longer pinned: to the front of the unpinned list (mutex held). */
+/* e is no longer pinned: to the front of its unpinned list (mutex held). */
 static void lru_push(struct st_unpacked *u, st_upage *e) {
-    e->lnext = u->lru.lnext;
-    e->lprev = &u->lru;
-    u->lru.lnext->lprev = e;
-    u->lru.lnext = e;
-    u->unpinned++;
+    st_upage *head = e->have == ST_PAGE_SIZE ? &u->lru : &u->lru_part;
+    e->lnext = head->lnext;
+    e->lprev = head;
+    head->lnext->lprev = e;
+    head->lnext = e;
+    u->unpinned_bytes += e->have;
 }
 
-/* An entry no longer in the table, kept with its page for the next unpack (mutex held). */
-static void entry_spare(struct st_unpacked *u, st_upage *e) {
-    e->hnext = u->spare;
-    u->spare = e;
-    u->nspare++;
+/* An entry no longer in the table: a whole page is kept for the next unpack, a part freed
+ * (mutex held). */
+static void entry_retire(struct st_unpacked *u, st_upage *e) {
+    if (e->have == ST_PAGE_SIZE && u->nspare < SPARE_MAX) {
+        e->hnext = u->spare;
+        u->spare = e;
+        u->nspare++;
+    } else {
+        entry_free(e);
+    }
 }
 
-/* Unpinned pages over the limit go, oldest first (mutex held). */
+/* Unpinned pages over the limit go, oldest first, whole pages before parts: a part costs a
+ * few dozen bytes to keep, and a count that finds them all again runs at the speed of plain
+ * pages, where one that cycles through more whole pages than fit would unpack each again
+ * (mutex held). */
 static void evict(struct st_unpacked *u) {
-    while (u->unpinned > ST_UNPACKED_KEEP) {
-        st_upage *e = u->lru.lprev;
+    while (u->unpinned_bytes > (size_t)ST_UNPACKED_KEEP * ST_PAGE_SIZE) {
+        st_upage *e = u->lru.lprev != &u->lru ? u->lru.lprev : u->lru_part.lprev;
         lru_unlink(e);
         st_upage **pp = &u->table[hash_ref(e->ref) & (u->cap - 1)];
         while (*pp != e) pp = &(*pp)->hnext;
         *pp = e->hnext;
         u->count--;
-        u->unpinned--;
-        if (u->nspare < SPARE_MAX) { /* kept, page and all, for the next unpack */
-            entry_spare(u, e);
-        } else {
-            free(e->page);
-            free(e);
-        }
+        u->unpinned_bytes -= e->have;
+        entry_retire(u, e);
     }
 }
 
@@ -213,8 +203,16 @@ static int grow_table(struct st_unpacked *u) {
     return STRATA_OK;
 }
 
+/* An entry of ref with at least `need` bytes unpacked, or NULL (mutex held). */
+static st_upage *cache_find(const struct st_unpacked *u, pgno_t ref, size_t need) {
+    for (st_upage *e = u->table[hash_ref(ref) & (u->cap - 1)]; e; e = e->hnext)
+        if (e->ref == ref && e->have >= need) return e;
+    return NULL;
+}
+
 /* ------------------------------------------------------------------ a transaction's pins */
 
+/* The widest entry of ref the transaction holds, or NULL. */
 static st_upage *pins_find(const struct st_pins *ps, pgno_t ref) {
     if (!ps || !ps->cap) return NULL;
     for (size_t i = hash_ref(ref) & (ps->cap - 1);; i = (i + 1) & (ps->cap - 1)) {
@@ -226,6 +224,13 @@ static st_upage *pins_find(const struct st_pins *ps, pgno_t ref) {
 static int pins_add(strata_txn_t *txn, st_upage *e) {
     struct st_pins *ps = txn->pins;
     if (!ps && !(ps = txn->pins = calloc(1, sizeof *ps))) return STRATA_ERR_NO_MEMORY;
+    if (ps->nheld == ps->held_cap) {
+        size_t cap = ps->held_cap ? ps->held_cap * 2 : 64;
+        st_upage **h = realloc(ps->held, cap * sizeof *h);
+        if (!h) return STRATA_ERR_NO_MEMORY;
+        ps->held = h;
+        ps->held_cap = cap;
+    }
     if ((ps->n + 1) * 4 > ps->cap * 3) {
         size_t cap = ps->cap ? ps->cap * 2 : 64;
         st_upage **slot = calloc(cap, sizeof *slot);
@@ -240,54 +245,36 @@ static int pins_add(strata_txn_t *txn, st_upage *e) {
         ps->slot = slot;
         ps->cap = cap;
     }
+    ps->held[ps->nheld++] = e;
     size_t j = hash_ref(e->ref) & (ps->cap - 1);
-    while (ps->slot[j]) j = (j + 1) & (ps->cap - 1);
-    ps->slot[j] = e;
-    ps->n++;
+    while (ps->slot[j] && ps->slot[j]->ref != e->ref) j = (j + 1) & (ps->cap - 1);
+    if (!ps->slot[j]) ps->n++;
+    if (!ps->slot[j] || ps->slot[j]->have < e->have) ps->slot[j] = e; /* the widest is found */
     return STRATA_OK;
-}
-
-/* The transaction's partly unpacked pages go; its arena's chunks go back to the handle
- * (mutex held), a few kept for the next transaction. */
-static void parts_release(struct st_unpacked *u, struct st_pins *ps) {
-    if (ps->npart) memset(ps->part, 0, ps->part_cap * sizeof *ps->part);
-    ps->npart = 0;
-    while (ps->arena) {
-        uint8_t *prev;
-        memcpy(&prev, ps->arena, sizeof prev);
-        if (u->nchunks < CHUNKS_MAX) {
-            memcpy(ps->arena, &u->chunks, sizeof u->chunks);
-            u->chunks = ps->arena;
-            u->nchunks++;
-        } else {
-            free(ps->arena);
-        }
-        ps->arena = prev;
-    }
-    ps->arena_used = ps->arena_size = 0;
 }
 
 void st_pins_release(strata_txn_t *txn) {
     struct st_pins *ps = txn->pins;
-    if (!ps || (!ps->n && !ps->arena)) return;
+    if (!ps || !ps->nheld) return;
     struct st_unpacked *u = txn->db->unpacked;
     pthread_mutex_lock(&u->mu);
-    parts_release(u, ps);
-    for (size_t i = 0; i < ps->cap; i++) {
-        st_upage *e = ps->slot[i];
-        if (!e) continue;
-        ps->slot[i] = NULL;
+    for (size_t i = 0; i < ps->nheld; i++) {
+        st_upage *e = ps->held[i];
         if (--e->pins == 0) lru_push(u, e);
     }
-    ps->n = 0;
     evict(u);
     pthread_mutex_unlock(&u->mu);
+    ps->nheld = 0;
+    memset(ps->slot, 0, ps->cap * sizeof *ps->slot);
+    ps->n = 0;
 }
 
 void st_pins_free(strata_txn_t *txn) {
     st_pins_release(txn);
-    if (txn->pins) free(txn->pins->part);
-    if (txn->pins) free(txn->pins->slot);
+    if (txn->pins) {
+        free(txn->pins->held);
+        free(txn->pins->slot);
+    }
     free(txn->pins);
     txn->pins = NULL;
 }
@@ -347,8 +334,10 @@ int st_packed_region(strata_txn_t *txn, const st_meta *m, st_region *r, strata_e
     return STRATA_OK;
 }
 
-/* Unpack ref into page (a page's bytes): checked, or CORRUPT naming it. */
-static int unpack(strata_txn_t *txn, pgno_t ref, uint8_t *page, strata_error *err) {
+/* Unpack the first `want` bytes of ref's page into page (the whole page: want == the page
+ * size, and then it is checked: number, version, checksum), or CORRUPT naming it. A part is
+ * unpacked only from a page checked whole before in this process. */
+static int unpack(strata_txn_t *txn, pgno_t ref, uint8_t *page, size_t want, strata_error *err) {
     const st_meta *m = &txn->meta;
     unsigned long long shown = (unsigned long long)ref;
     if (!m->packed_region)
@@ -362,72 +351,80 @@ static int unpack(strata_txn_t *txn, pgno_t ref, uint8_t *page, strata_error *er
         return ST_CORRUPT(err, "packed page %#llx: %llu bytes at %llu lie outside the region's %u pages",
                           shown, (unsigned long long)len, (unsigned long long)off, r.run);
     const char *src = (const char *)txn->db->file.map + m->packed_region * ST_PAGE_SIZE + off;
-    int n = LZ4_decompress_safe_usingDict(src, (char *)page, (int)len, ST_PAGE_SIZE,
-                                          (const char *)r.dict, (int)r.dict_len);
-    if (n >= PH_SIZE) memset(page + n, 0, ST_PAGE_SIZE - (size_t)n);
+    int n = want < ST_PAGE_SIZE
+                ? LZ4_decompress_safe_partial_usingDict(src, (char *)page, (int)len, (int)want, (int)want,
+                                                        (const char *)r.dict, (int)r.dict_len)
+                : LZ4_decompress_safe_usingDict(src, (char *)page, (int)len, ST_PAGE_SIZE,
+                                                (const char *)r.dict, (int)r.dict_len);
     if (n < PH_SIZE)
-        rc = ST_CORRUPT(err, "packed page %#llx: does not unpack to a page (LZ4 gave %d)", shown, n);
-    else if (!pg_number_is(page, ref))
-        rc = ST_CORRUPT(err, "packed page %#llx: header says %#llx", shown,
-                        (unsigned long long)st_rd64(page + PH_PGNO));
-    else if (st_rd64(page + PH_VERSION) > m->version)
-        rc = ST_CORRUPT(err, "packed page %#llx: written by version %llu, newer than the snapshot %llu",
-                        shown, (unsigned long long)st_rd64(page + PH_VERSION),
-                        (unsigned long long)m->version);
-    else if (st_rd64(page + PH_CHECKSUM) != st_checksum(page + 8, ST_PAGE_SIZE - 8))
-        rc = ST_CORRUPT(err, "packed page %#llx (kind %u): checksum mismatch", shown, pg_kind(page));
-    return rc;
+        return ST_CORRUPT(err, "packed page %#llx: does not unpack to a page (LZ4 gave %d)", shown, n);
+    memset(page + n, 0, want - (size_t)n); /* the page's zero end */
+    if (want < ST_PAGE_SIZE) return STRATA_OK; /* checked whole before */
+    if (!pg_number_is(page, ref))
+        return ST_CORRUPT(err, "packed page %#llx: header says %#llx", shown,
+                          (unsigned long long)st_rd64(page + PH_PGNO));
+    if (st_rd64(page + PH_VERSION) > m->version)
+        return ST_CORRUPT(err, "packed page %#llx: written by version %llu, newer than the snapshot %llu",
+                          shown, (unsigned long long)st_rd64(page + PH_VERSION),
+                          (unsigned long long)m->version);
+    if (st_rd64(page + PH_CHECKSUM) != st_checksum(page + 8, ST_PAGE_SIZE - 8))
+        return ST_CORRUPT(err, "packed page %#llx (kind %u): checksum mismatch", shown, pg_kind(page));
+    return STRATA_OK;
 }
 
-/* An entry with a page to unpack into: a spare one, or new (mutex held). */
-static st_upage *entry_new(struct st_unpacked *u) {
-    st_upage *e = u->spare;
-    if (e) {
+/* An entry with `bytes` to unpack into: a spare whole page, or new (mutex held). */
+static st_upage *entry_new(struct st_unpacked *u, size_t bytes) {
+    st_upage *e = NULL;
+    if (bytes == ST_PAGE_SIZE && (e = u->spare)) {
         u->spare = e->hnext;
         u->nspare--;
         return e;
     }
     e = calloc(1, sizeof *e);
-    if (e && !(e->page = aligned_alloc(64, ST_PAGE_SIZE))) {
+    if (e && !(e->page = aligned_alloc(64, bytes))) {
         free(e);
         e = NULL;
     }
     return e;
 }
 
-
-int st_packed_get(strata_txn_t *txn, pgno_t ref, const uint8_t **page, strata_error *err) {
+/* The first `need` bytes of ref's page (the page size: all of it), pinned by the transaction. */
+static int get(strata_txn_t *txn, pgno_t ref, size_t need, const uint8_t **page, strata_error *err) {
     st_upage *e = pins_find(txn->pins, ref);
-    if (e) {
+    if (e && e->have >= need) {
         *page = e->page;
         return STRATA_OK;
     }
     struct st_unpacked *u = txn->db->unpacked;
-    pthread_mutex_lock(&u->mu);
-    e = u->table[hash_ref(ref) & (u->cap - 1)];
-    while (e && e->ref != ref) e = e->hnext;
     int rc = STRATA_OK;
-    if (e) {
+    pthread_mutex_lock(&u->mu);
+    if ((e = cache_find(u, ref, need))) {
         if (e->pins++ == 0) {
             lru_unlink(e);
-            u->unpinned--;
+            u->unpinned_bytes -= e->have;
         }
-    } else if (!(e = entry_new(u)) || (u->count + 1 > u->cap && grow_table(u) != STRATA_OK)) {
-        if (e) entry_spare(u, e);
-        e = NULL;
-        rc = st_err(err, STRATA_ERR_NO_MEMORY, "out of memory unpacking a page");
-    } else if ((rc = unpack(txn, ref, e->page, err))) {
-        entry_spare(u, e);
-        e = NULL;
     } else {
-        checked_add(u, ref);
-        e->ref = ref;
-        e->pins = 1;
-        e->lprev = e->lnext = NULL;
-        size_t h = hash_ref(ref) & (u->cap - 1);
-        e->hnext = u->table[h];
-        u->table[h] = e;
-        u->count++;
+        size_t want = (need + 63) & ~(size_t)63;
+        if (want > ST_PAGE_SIZE / 2 || !checked_has(u, ref)) want = ST_PAGE_SIZE;
+        if (!(e = entry_new(u, want)) || (u->count + 1 > u->cap && grow_table(u) != STRATA_OK)) {
+            if (e) entry_retire(u, e);
+            e = NULL;
+            rc = st_err(err, STRATA_ERR_NO_MEMORY, "out of memory unpacking a page");
+        } else if ((rc = unpack(txn, ref, e->page, want, err))) {
+            e->have = (uint32_t)want;
+            entry_retire(u, e);
+            e = NULL;
+        } else {
+            if (want == ST_PAGE_SIZE) checked_add(u, ref);
+            e->ref = ref;
+            e->have = (uint32_t)want;
+            e->pins = 1;
+            e->lprev = e->lnext = NULL;
+            size_t h = hash_ref(ref) & (u->cap - 1);
+            e->hnext = u->table[h];
+            u->table[h] = e;
+            u->count++;
+        }
     }
     if (rc == STRATA_OK && pins_add(txn, e) != STRATA_OK) {
         if (--e->pins == 0) lru_push(u, e);
@@ -439,101 +436,13 @@ int st_packed_get(strata_txn_t *txn, pgno_t ref, const uint8_t **page, strata_er
     return STRATA_OK;
 }
 
-static st_part *part_find(struct st_pins *ps, pgno_t ref) {
-    if (!ps || !ps->part_cap) return NULL;
-    for (size_t i = hash_ref(ref) & (ps->part_cap - 1);; i = (i + 1) & (ps->part_cap - 1)) {
-        if (!ps->part[i].ref) return NULL;
-        if (ps->part[i].ref == ref) return &ps->part[i];
-    }
-}
-
-static st_part *part_add(struct st_pins *ps, pgno_t ref) {
-    if ((ps->npart + 1) * 4 > ps->part_cap * 3) {
-        size_t cap = ps->part_cap ? ps->part_cap * 2 : 256;
-        st_part *t = calloc(cap, sizeof *t);
-        if (!t) return NULL;
-        for (size_t i = 0; i < ps->part_cap; i++) {
-            if (!ps->part[i].ref) continue;
-            size_t j = hash_ref(ps->part[i].ref) & (cap - 1);
-            while (t[j].ref) j = (j + 1) & (cap - 1);
-            t[j] = ps->part[i];
-        }
-        free(ps->part);
-        ps->part = t;
-        ps->part_cap = cap;
-    }
-    size_t j = hash_ref(ref) & (ps->part_cap - 1);
-    while (ps->part[j].ref) j = (j + 1) & (ps->part_cap - 1);
-    ps->npart++;
-    ps->part[j] = (st_part){ref, NULL, 0};
-    return &ps->part[j];
-}
-
-static uint8_t *arena_take(struct st_unpacked *u, struct st_pins *ps, size_t bytes) {
-    if (ps->arena_used + bytes > ps->arena_size) {
-        uint8_t *chunk = NULL;
-        pthread_mutex_lock(&u->mu);
-        if (u->chunks) {
-            chunk = u->chunks;
-            memcpy(&u->chunks, chunk, sizeof u->chunks);
-            u->nchunks--;
-        }
-        pthread_mutex_unlock(&u->mu);
-        if (!chunk && !(chunk = malloc(ARENA_CHUNK))) return NULL;
-        memcpy(chunk, &ps->arena, sizeof ps->arena);
-        ps->arena = chunk;
-        ps->arena_used = 64; /* the link, and aligned */
-        ps->arena_size = ARENA_CHUNK;
-    }
-    uint8_t *p = ps->arena + ps->arena_used;
-    ps->arena_used += bytes;
-    return p;
+int st_packed_get(strata_txn_t *txn, pgno_t ref, const uint8_t **page, strata_error *err) {
+    return get(txn, ref, ST_PAGE_SIZE, page, err);
 }
 
 int st_packed_get_part(strata_txn_t *txn, pgno_t ref, size_t need, const uint8_t **page,
                        strata_error *err) {
-    struct st_pins *ps = txn->pins;
-    st_upage *e = pins_find(ps, ref);
-    if (e) {
-        *page = e->page;
-        return STRATA_OK;
-    }
-    st_part *pt = part_find(ps, ref);
-    if (pt && pt->have >= need) {
-        *page = pt->buf;
-        return STRATA_OK;
-    }
-    size_t want = (need + 63) & ~(size_t)63;
-    struct st_unpacked *u = txn->db->unpacked;
-    pthread_mutex_lock(&u->mu);
-    bool checked = checked_has(u, ref);
-    st_upage *whole = u->table[hash_ref(ref) & (u->cap - 1)];
-    while (whole && whole->ref != ref) whole = whole->hnext;
-    pthread_mutex_unlock(&u->mu);
-    if (whole || !checked || want > ST_PAGE_SIZE / 2 || !txn->meta.packed_region)
-        return st_packed_get(txn, ref, page, err); /* the whole page (the cache has it) */
-    st_region r;
-    int rc = st_packed_region(txn, &txn->meta, &r, err);
-    if (rc) return rc;
-    uint64_t off = st_packed_off(ref), len = st_packed_len(ref);
-    if (len == 0 || off < r.first || off + len > (uint64_t)r.run * ST_PAGE_SIZE)
-        return st_packed_get(txn, ref, page, err); /* names what is wrong */
-    if (!ps && !(ps = txn->pins = calloc(1, sizeof *ps)))
-        return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory unpacking a page");
-    uint8_t *buf = arena_take(u, ps, want);
-    if (!buf || (!pt && !(pt = part_add(ps, ref))))
-        return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory unpacking a page");
-    const char *src = (const char *)txn->db->file.map + txn->meta.packed_region * ST_PAGE_SIZE + off;
-    int n = LZ4_decompress_safe_partial_usingDict(src, (char *)buf, (int)len, (int)want, (int)want,
-                                                  (const char *)r.dict, (int)r.dict_len);
-    if (n < PH_SIZE) /* checked whole before: the bytes changed since */
-        return ST_CORRUPT(err, "packed page %#llx: does not unpack (LZ4 gave %d)",
-                          (unsigned long long)ref, n);
-    if ((size_t)n < want) memset(buf + n, 0, want - (size_t)n); /* the page's zero end */
-    pt->buf = buf;
-    pt->have = (uint32_t)want;
-    *page = buf;
-    return STRATA_OK;
+    return get(txn, ref, need < PH_SIZE ? PH_SIZE : need, page, err);
 }
 
 /* ------------------------------------------------------------------ writing (copy.c) */
