@@ -114,6 +114,14 @@ int main(int argc, char **argv) {
             if (run == 0) first_last = last;
             final_last = last;
         }
+        if (db) {
+            char leftover[320];
+            snprintf(leftover, sizeof leftover, "%s.compacting", path);
+            if (access(leftover, F_OK) == 0) { /* the first open removes a dead compaction's copy */
+                fprintf(stderr, "run %d: '%s' is still there after the open\n", run, leftover);
+                corrupt++;
+            }
+        }
         if (db) strata_db_close(db, NULL);
         char copy[300];
         copy_path(path, copy, sizeof copy);

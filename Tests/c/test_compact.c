@@ -147,9 +147,11 @@ static void compact_shrinks_and_goes_on(void) {
     cols c;
     uint64_t fp, fp_after;
     OK(make_sample(path, 5, &c, &fp));
+    CHECK(tl_copy_file(path, tl_path("shrink.db.compacting"))); /* as a compaction that died */
     strata_options o = opts();
     strata_db_t *db;
     OK(strata_db_open(path, &o, &db, E));
+    CHECK(!exists(tl_path("shrink.db.compacting"))); /* the first open removed it */
     /* a big table, then most of it deleted */
     strata_txn_t *w;
     strata_table_t *t;

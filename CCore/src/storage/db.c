@@ -97,6 +97,12 @@ int st_db_open(const char *path, const strata_options *opts, st_check_unsynced_f
          * or writes before the recovered version is published (readers.c). A recoverer that
          * dies leaves both locks to the next opener, which is alone and recovers again. */
         if ((rc = st_readers_writer_lock(db, true, err))) goto fail;
+        /* A compaction that died before its rename left its whole copy beside the file. */
+        if (!db->file.mem && !opts->read_only) {
+            char leftover[4200];
+            snprintf(leftover, sizeof leftover, "%s.compacting", db->file.path);
+            unlink(leftover);
+        }
         rc = st_pager_recover(db, check, &m, err);
         if (rc == STRATA_OK) st_readers_publish(db, m.version);
         st_readers_writer_unlock(db);
