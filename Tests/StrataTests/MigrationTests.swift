@@ -163,6 +163,11 @@ private func migratingConfig(_ dir: TempDir, _ types: [Object.Type], _ version: 
         var seen: [String] = []
         var cfg = config(dir, types: [MV2.Contact.self], version: 2)
         cfg.migrationBlock = { migration, _ in
+            #expect(migration.oldSchema["Contact"]?["firstName"]?.type == .string)
+            #expect(migration.oldSchema["Contact"]?["nick"]?.isOptional == true)
+            #expect(migration.oldSchema["Legacy"]?.objectClass == Object.self)
+            #expect(migration.newSchema["Contact"]?["firstName"] == nil)
+            #expect(migration.newSchema["Contact"]?["city"]?.defaultValue as? String == "北京")
             migration.enumerateObjects(ofType: "Contact") { oldObject, newObject in
                 newObject!["age"] = 99
                 seen.append("\(oldObject!["age"]!)->\(newObject!["age"]!)")

@@ -54,6 +54,27 @@ public final class Migration {
         if let failure { throw failure }
     }
 
+    /// The classes as the file had them: every table of the old version, with its properties
+    /// as stored (no declared defaults: the file keeps none).
+    public var oldSchema: Schema {
+        var schemas: [ObjectSchema] = []
+        do {
+            for name in try old.txn.tableNames() {
+                guard let t = try old.txn.table(name) else { continue }
+                schemas.append(ObjectSchema(className: name, objectClass: newClasses[name]?.type ?? Object.self,
+                                            core: try t.properties()))
+            }
+        } catch {
+            fail(error)
+        }
+        return Schema(objectSchema: schemas)
+    }
+
+    /// The classes of the model the file is migrated to.
+    public var newSchema: Schema {
+        Schema(objectSchema: newClasses.values.sorted { $0.name < $1.name }.map { $0.schema })
+    }
+
     /// Call `block` for each object of the class `typeName`: the object as the file held it
     /// (nil for an object created in this migration) and as it will be (nil when the class is
     /// no longer in the model, or the object was deleted here).

@@ -7,13 +7,21 @@ public final class ObjectSchema: CustomStringConvertible {
     public let properties: [Property]
     /// The primary key property, if the class has one.
     public var primaryKeyProperty: Property? { properties.first { $0.isPrimary } }
-    /// The Swift class, when this schema comes from one.
+    /// The Swift class, when this schema comes from one (a class the file has and the model
+    /// does not — a migration's old schema — has `Object.self`).
     public let objectClass: Object.Type
 
     init(info: ClassInfo) {
         className = info.name
         objectClass = info.type
         properties = info.properties.map { Property(info: $0) }
+    }
+
+    /// A table as the file has it.
+    init(className: String, objectClass: Object.Type, core: [CoreProperty]) {
+        self.className = className
+        self.objectClass = objectClass
+        properties = core.map { Property(core: $0) }
     }
 
     public subscript(propertyName: String) -> Property? { properties.first { $0.name == propertyName } }
@@ -71,24 +79,20 @@ public struct Property: CustomStringConvertible {
         objectClassName = p.kind.target?.className()
         linkOriginPropertyName = p.originProperty
         defaultValue = p.defaultValue
-        if p.kind.collection == .linkingObjects {
-            type = .linkingObjects
-            return
-        }
-        switch p.kind.type {
-        case .bool: type = .bool
-        case .int: type = .int
-        case .float: type = .float
-        case .double: type = .double
-        case .string: type = .string
-        case .binary: type = .data
-        case .timestamp: type = .date
-        case .objectId: type = .objectId
-        case .uuid: type = .UUID
-        case .decimal128: type = .decimal128
-        case .link: type = .object
-        case .mixed, .null: type = .any
-        }
+        type = p.kind.collection == .linkingObjects ? .linkingObjects : PropertyType(core: p.kind.type)
+    }
+
+    /// A property as the file has it (no declared default, no origin: the file keeps neither).
+    init(core p: CoreProperty) {
+        name = p.name
+        type = PropertyType(core: p.type)
+        isOptional = p.flags.contains(.nullable) && p.type != .mixed
+        isArray = p.flags.contains(.list)
+        isIndexed = p.flags.contains(.indexed) || p.flags.contains(.primaryKey)
+        isPrimary = p.flags.contains(.primaryKey)
+        objectClassName = p.linkTarget
+        linkOriginPropertyName = nil
+        defaultValue = nil
     }
 
     public var description: String {
@@ -98,6 +102,25 @@ public struct Property: CustomStringConvertible {
         s += "\t\tindexed = \(isIndexed ? "YES" : "NO");\n\t\tisPrimary = \(isPrimary ? "YES" : "NO");\n"
         s += "\t\tarray = \(isArray ? "YES" : "NO");\n\t\toptional = \(isOptional ? "YES" : "NO");\n\t}"
         return s
+    }
+}
+
+extension PropertyType {
+    init(core: CoreType) {
+        switch core {
+        case .bool: self = .bool
+        case .int: self = .int
+        case .float: self = .float
+        case .double: self = .double
+        case .string: self = .string
+        case .binary: self = .data
+        case .timestamp: self = .date
+        case .objectId: self = .objectId
+        case .uuid: self = .UUID
+        case .decimal128: self = .decimal128
+        case .link: self = .object
+        case .mixed, .null: self = .any
+        }
     }
 }
 
