@@ -14,10 +14,10 @@
  * data (1 KiB of each of up to 64 pages spread over the file, at most a 64th of it, or the
  * packed file's own dictionary): a small page compresses well only when LZ4 finds its words in
  * the 64 KiB before it. Pages are compressed with LZ4HC (level set by the copy's options; 0
- * is LZ4's fast mode): slower to write, as fast to read. Unpacked, it is an ordinary page of its kind whose
- * header holds its reference without the length, the compaction's version and the checksum of
- * the whole unpacked page. The meta records the region's first page
- * (packed_region) and how many packed pages the version reaches (packed_live).
+ * is LZ4's fast mode): slower to write, as fast to read. Unpacked, a packed page is an ordinary
+ * page of its kind whose header holds its reference without the length, the compaction's
+ * version and the checksum of the whole unpacked page. The meta records the region's first
+ * page (packed_region) and how many packed pages the version reaches (packed_live).
  *
  * Invariants: a packed page is never written again; a write transaction that changes one
  * copies it, unpacked, to a plain page (st_page_touch) and counts it freed (packed_freed); the
@@ -29,7 +29,7 @@
  *
  * Reading: st_page_get finds a reference's page in the transaction's pins (a small hash), else
  * in the handle's cache, else unpacks it there: the compressed bytes must lie inside the region
- * and unpack to exactly one page whose header names the reference, whose version is no newer
+ * and unpack to at most a page (the rest zeros) whose header names the reference, whose version is no newer
  * than the snapshot and whose checksum matches; any failure is STRATA_ERR_CORRUPT naming the
  * reference. A transaction pins every unpacked page it reads until it ends or refreshes (values
  * read from it point into it, as values read from the map do); pages no transaction pins stay
