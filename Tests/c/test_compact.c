@@ -372,7 +372,8 @@ static int put_kv(strata_db_t *db, int n, int salt) {
 /* A packed copy: fewer bytes, the same data; commits rewrite what they change plain, and the
  * region is freed with its last page; an unpacked copy has no region. */
 static void packed_pages_live_and_go(void) {
-    const char *path = tl_path("kv.db");
+    char path[512]; /* tl_path's buffers are reused after eight calls */
+    snprintf(path, sizeof path, "%s", tl_path("kv.db"));
     strata_options o = opts();
     strata_db_t *db;
     uint64_t fp, fp_after;
@@ -383,6 +384,27 @@ static void packed_pages_live_and_go(void) {
     strata_copy_options_init(&plain);
     plain.pack = false;
     OK(strata_db_write_copy(db, tl_path("kv-plain.db"), &plain, E));
+    for (int level = 0; level <= 12; level += 4) { /* LZ4's fast mode and LZ4HC levels */
+        char name[64];
+        snprintf(name, sizeof name, "kv-level-%d.db", level);
+        strata_copy_options lv;
+        strata_copy_options_init(&lv);
+        lv.pack_level = level;
+        OK(strata_db_write_copy(db, tl_path(name), &lv, E));
+        strata_db_t *ldb;
+        uint64_t lfp;
+        OK(strata_db_open(tl_path(name), &o, &ldb, E));
+        OK(strata_db_verify(ldb, E));
+        OK(fingerprint(ldb, &lfp));
+        CHECK(lfp == fp);
+        OK(strata_db_close(ldb, E));
+        fprintf(stderr, "  pack_level %d: %llu bytes\n", level, (unsigned long long)file_bytes(tl_path(name)));
+    }
+    strata_copy_options bad;
+    strata_copy_options_init(&bad);
+    bad.pack_level = 13;
+    EXPECT_CODE(strata_db_write_copy(db, tl_path("kv-bad.db"), &bad, E), STRATA_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(tl_err.message, "pack_level 13") != NULL);
     OK(strata_db_compact(db, NULL, E));
     strata_space s = {.size = sizeof s};
     OK(strata_db_space_get(db, &s, E));

@@ -3,7 +3,8 @@
  * the workload makes, every object of the object seeds, and a counting and a listing scan of
  * each int and bool property (the query engine's leaf reads). Whatever the bytes, the result
  * must be an error or success: never a crash, a hang, or a sanitizer report. Seeded with real
- * files (make_seeds.c). Then a write is committed into it.
+ * files (make_seeds.c). Then a write is committed into it, and a quarter of the inputs are
+ * compacted (packed or not) and read again.
  *
  * Every page is checksummed, so most mutations end at the first check of a page. Half the
  * inputs (chosen by their hash, so a finding replays) have every page's and meta slot's
@@ -104,6 +105,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             }
             strata_txn_commit(txn, NULL);
             strata_txn_free(txn);
+        }
+        /* A quarter of the inputs: a compaction (packed or not) reads every page of the
+         * damaged file; it must fail cleanly or leave a file that opens and reads. */
+        uint64_t h = XXH3_64bits(data, size);
+        if ((h >> 1) % 4 == 0) {
+            strata_copy_options co;
+            strata_copy_options_init(&co);
+            co.pack = (h >> 3) % 2;
+            if (strata_db_compact(db, &co, NULL) == STRATA_OK) {
+                strata_db_verify(db, NULL);
+                if (strata_txn_begin(db, STRATA_TXN_READ, &txn, NULL) == STRATA_OK) {
+                    objops_read_all(txn);
+                    strata_txn_free(txn);
+                }
+            }
         }
         strata_db_close(db, NULL);
     }

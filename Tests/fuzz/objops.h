@@ -7,6 +7,8 @@
  *         Person {id int primary key, name string, best Dog link, dogs [Dog], born timestamp}
  * Each operation is one opcode byte and argument bytes; errors from the API are expected (bad
  * indexes, duplicate keys, dead links) and ignored, but a crash or a failed verify is a bug.
+ * A commit is now and then followed by a compaction (packed or plain), so the operations after
+ * it change packed pages.
  */
 #ifndef STRATA_OBJOPS_H
 #define STRATA_OBJOPS_H
@@ -113,11 +115,21 @@ __attribute__((unused)) static int objops_run(strata_db_t *db, objops_in *in) {
         case 9: strata_list_move(t, k, t == dog ? 3 : 4, idx, (size_t)oo_byte(in) % 6, NULL); break;
         case 10: strata_list_clear(t, k, t == dog ? 3 : 4, NULL); break;
         case 11: strata_obj_get(t, k, oo_col(t, in), &v, NULL); break;
-        case 12:
+        case 12: {
             strata_txn_commit(txn, NULL);
             strata_txn_free(txn);
             txn = NULL;
+            uint8_t c = oo_byte(in);
+            if (c % 8 == 0) { /* now and then a compaction, packed or not: later operations
+                                 rewrite packed pages plain, and verify checks the region */
+                strata_copy_options co;
+                strata_copy_options_init(&co);
+                co.pack = c % 16 == 0;
+                co.pack_level = (c >> 4) % 3;
+                strata_db_compact(db, &co, NULL);
+            }
             break;
+        }
         case 13:
             strata_txn_free(txn); /* abort */
             txn = NULL;

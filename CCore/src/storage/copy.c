@@ -203,7 +203,7 @@ static int write_copy(strata_txn_t *src, st_newfile *out, int pack, st_copy_fn f
     c.batch = malloc((size_t)COPY_BATCH * ST_PAGE_SIZE);
     int rc = c.batch ? STRATA_OK
                      : st_err(err, STRATA_ERR_NO_MEMORY, "out of memory copying '%s'", src->db->file.shown);
-    if (rc == STRATA_OK && pack) rc = pack_begin(&c, err);
+    if (rc == STRATA_OK && c.pack) rc = pack_begin(&c, err);
     pgno_t root = 0;
     uint64_t count = 0;
     uint32_t run = 0;
