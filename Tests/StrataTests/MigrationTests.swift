@@ -332,6 +332,20 @@ private func migratingConfig(_ dir: TempDir, _ types: [Object.Type], _ version: 
         #expect(throws: StrataError.self) { _ = try schemaVersionAtURL(dir.file("nothing.realm")) }
     }
 
+    @Test func anInMemoryRealmIsWrittenToAFileAndNotAskedToCompact() throws {
+        let dir = TempDir()
+        var asked = false
+        var cfg = Realm.Configuration(inMemoryIdentifier: "copy-me-\(UUID().uuidString)", objectTypes: [Message.self])
+        cfg.shouldCompactOnLaunch = { _, _ in asked = true; return true }
+        let memory = try Realm(configuration: cfg)
+        try memory.write { for i in 0..<100 { memory.create(Message.self, value: ["id": i, "text": "第\(i)条"]) } }
+        #expect(!asked)
+        try memory.writeCopy(toFile: dir.file("from-memory.realm"))
+        let file = try Realm(configuration: config(dir, "from-memory.realm", types: [Message.self]))
+        #expect(file.objects(Message.self).count == 100)
+        #expect(file.object(ofType: Message.self, forPrimaryKey: 42)?.text == "第42条")
+    }
+
     @Test func deleteFilesRemovesAClosedRealm() throws {
         let dir = TempDir()
         let cfg = config(dir, types: [Message.self])
