@@ -7,6 +7,8 @@
  *   - churn: 4 MiB of live values of one size (1 KB, 4 KB, 10 KB, 100 KB, 1 MB), each
  *     replaced 16 times over in durable commits of about 64 KiB, no reader: the file against
  *     the live data (freed runs of pages must be reused, or the file grows without end);
+ *   - the latency from a commit in one process to strata_db_wait_commit returning in another
+ *     (median and 99th percentile of 200);
  *   - the first full scan after open (file in the page cache) of an 8 MiB and a 64 MiB file,
  *     with each page checked on first use (the default) and with strata_options.trust_pages:
  *     what checking every page once (its XXH3 checksum) costs a process that reads it all.
@@ -21,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -75,6 +78,53 @@ static void small_commit(strata_db_t *db, uint64_t i) {
         strata_tree_put_int(t, i % 1000, value, sizeof value, &e) || strata_txn_commit(txn, &e))
         die("commit", &e);
     strata_txn_free(txn);
+}
+
+/* From a commit returning in one process to strata_db_wait_commit returning in another: 200
+ * NO_SYNC commits 2 ms apart, median and 99th percentile. */
+static void wake_latency(const char *path) {
+    enum { N = 200 };
+    fresh(path);
+    strata_db_t *db = open_db(path, STRATA_DURABILITY_NO_SYNC);
+    small_commit(db, 0);
+    int fds[2];
+    if (pipe(fds)) die("pipe", NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        strata_db_t *other = open_db(path, STRATA_DURABILITY_NO_SYNC);
+        for (uint64_t i = 1; i <= N; i++) {
+            struct timespec pause = {0, 2000000};
+            nanosleep(&pause, NULL);
+            small_commit(other, i);
+            double at = now();
+            if (write(fds[1], &at, sizeof at) != sizeof at) _exit(3);
+        }
+        strata_db_close(other, NULL);
+        _exit(0);
+    }
+    close(fds[1]);
+    double lat[N];
+    strata_db_info info;
+    strata_error e = {0};
+    if (strata_db_info_get(db, &info, &e)) die("info", &e);
+    uint64_t seen = info.version;
+    int got = 0;
+    for (; got < N; got++) {
+        uint64_t v;
+        if (strata_db_wait_commit(db, seen, 5000, &v, &e)) die("wait", &e);
+        double woke = now(), at;
+        if (read(fds[0], &at, sizeof at) != sizeof at) break;
+        lat[got] = (woke - at) * 1e6;
+        seen = v;
+    }
+    close(fds[0]);
+    waitpid(pid, NULL, 0);
+    strata_db_close(db, NULL);
+    fresh(path);
+    qsort(lat, (size_t)got, sizeof *lat, cmp_double);
+    printf("%-34s %12.1f us median, %.1f us 99th percentile (%d commits)\n",
+           "commit in another process -> wake", lat[got / 2], lat[got * 99 / 100], got);
+    printf("bench wake median_us=%.1f p99_us=%.1f commits=%d\n", lat[got / 2], lat[got * 99 / 100], got);
 }
 
 static double fdatasync_rate(const char *dir, double seconds) {
@@ -303,6 +353,7 @@ int main(int argc, char **argv) {
     printf("bench growth commits=10000 no_reader_bytes=%llu no_reader_nosync_bytes=%llu "
            "pinned_reader_bytes=%llu after_release_bytes=%llu\n", no_reader, no_reader_nosync,
            pinned, released);
+    wake_latency(path);
     churn_rows(path);
     scan_cost(path, 8);
     scan_cost(path, 64);

@@ -64,6 +64,7 @@ typedef enum strata_status {
     STRATA_ERR_NO_MEMORY = 15,
     STRATA_ERR_TOO_LARGE = 16,       /* a key or value over the limits */
     STRATA_ERR_WRONG_TYPE = 17,      /* e.g. an integer-key call on a byte-key tree */
+    STRATA_ERR_TIMEOUT = 18,         /* strata_db_wait_commit: no commit in the time given */
 } strata_status;
 
 /** Where a failing call puts its code and message. Zero-initialise it, or ignore it (NULL). */
@@ -253,6 +254,16 @@ STRATA_API int strata_db_compact(strata_db_t *db, const strata_copy_options *opt
  */
 STRATA_API int strata_db_live_versions(strata_db_t *db, uint64_t *versions, size_t cap,
                                        size_t *count, strata_error *err);
+
+/**
+ * Wait until a commit, by any handle of any process, makes the latest version newer than
+ * `after` (for example the version a reader last saw): *version receives it. Returns at once
+ * when it already is; STRATA_ERR_TIMEOUT after timeout_ms without one. A commit wakes every
+ * waiter through a futex word in the lock file: no polling (a commit by an older library,
+ * which does not touch it, is seen within 100 ms).
+ */
+STRATA_API int strata_db_wait_commit(strata_db_t *db, uint64_t after, uint32_t timeout_ms,
+                                     uint64_t *version, strata_error *err);
 
 /**
  * Check the latest version of the whole file: every page reachable exactly once or free, every

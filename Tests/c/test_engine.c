@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <sched.h>
 #include <sys/wait.h>
+#include <time.h>
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
@@ -568,6 +569,64 @@ static void test_two_handles_taking_turns_reuse_space(void) {
     CHECK(verify_ok(a));
     OK(strata_db_close(b, E));
     OK(strata_db_close(a, E));
+}
+
+/* A waiter wakes when another process commits (a futex word in the lock file), at once when the
+ * version is already newer, and times out clearly when nobody commits. */
+static double mono_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static void test_a_commit_in_another_process_wakes_a_waiter(void) {
+    const char *path = tl_path("wake.db");
+    strata_db_t *db = tl_open_db(path, STRATA_DURABILITY_FULL);
+    CHECK(db);
+    OK(small_commits(db, 3, 0));
+    strata_db_info info;
+    OK(strata_db_info_get(db, &info, E));
+    uint64_t seen = info.version, now;
+    OK(strata_db_wait_commit(db, seen - 1, 1000, &now, E)); /* already newer: at once */
+    CHECK(now == seen);
+    double t0 = mono_ms();
+    EXPECT_CODE(strata_db_wait_commit(db, seen, 150, &now, E), STRATA_ERR_TIMEOUT);
+    double waited = mono_ms() - t0;
+    CHECK(waited >= 140 && waited < 2000 && strstr(tl_err.message, "150 ms") != NULL);
+    int fds[2];
+    CHECK(pipe(fds) == 0);
+    pid_t pid = fork();
+    if (pid == 0) { /* another process: commits 5 times, 30 ms apart, saying when each returned */
+        strata_db_t *other = tl_open_db(path, STRATA_DURABILITY_FULL);
+        if (!other) _exit(2);
+        for (int i = 0; i < 5; i++) {
+            usleep(30000);
+            if (small_commits(other, 1, 100 + i)) _exit(3);
+            double at = mono_ms();
+            if (write(fds[1], &at, sizeof at) != sizeof at) _exit(4);
+        }
+        strata_db_close(other, NULL);
+        _exit(0);
+    }
+    close(fds[1]);
+    double worst = 0;
+    for (int i = 0; i < 5; i++) {
+        uint64_t v;
+        OK(strata_db_wait_commit(db, seen, 5000, &v, E));
+        double woke = mono_ms(), committed;
+        CHECK(read(fds[0], &committed, sizeof committed) == sizeof committed);
+        CHECK(v > seen);
+        if (woke - committed > worst) worst = woke - committed;
+        seen = v;
+    }
+    close(fds[0]);
+    int status;
+    waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    fprintf(stderr, "  5 commits in another process: each woke the waiter, at most %.2f ms after it returned\n", worst);
+    CHECK(worst < 50);
+    EXPECT_CODE(strata_db_wait_commit(NULL, 0, 10, &now, E), STRATA_ERR_INVALID_ARGUMENT);
+    OK(strata_db_close(db, E));
 }
 
 static void test_small_commits_reuse_space_and_a_pinned_reader_only_delays_it(void) {
@@ -1484,6 +1543,7 @@ static const tl_test tests[] = {
     TL_TEST(test_two_processes_adding_1000_each_reach_2000),
     TL_TEST(test_one_writer_at_a_time_and_try_lock_reports_busy),
     TL_TEST(test_small_commits_reuse_space_and_a_pinned_reader_only_delays_it),
+    TL_TEST(test_a_commit_in_another_process_wakes_a_waiter),
     TL_TEST(test_the_commit_log_rebuilds_commits_whose_pages_were_lost),
     TL_TEST(test_a_second_handle_keeps_the_log_of_the_first),
     TL_TEST(test_a_commit_after_the_log_was_replaced_is_synced),

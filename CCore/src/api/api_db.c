@@ -246,6 +246,15 @@ int strata_db_live_versions(strata_db_t *db, uint64_t *versions, size_t cap, siz
     return STRATA_OK;
 }
 
+int strata_db_wait_commit(strata_db_t *db, uint64_t after, uint32_t timeout_ms,
+                          uint64_t *version, strata_error *err) {
+    strata_error local;
+    if (!err) err = &local;
+    if (!db || !version)
+        return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "strata_db_wait_commit: NULL argument");
+    return st_db_wait_commit(db, after, timeout_ms, version, err);
+}
+
 int strata_db_verify(strata_db_t *db, strata_error *err) {
     strata_error local;
     if (!err) err = &local;

@@ -174,6 +174,11 @@ int st_db_packed(strata_db_t *db, uint64_t *bytes, uint64_t *pages, strata_error
     return rc;
 }
 
+int st_db_wait_commit(strata_db_t *db, uint64_t after, uint32_t timeout_ms, uint64_t *version,
+                      strata_error *err) {
+    return st_readers_wait(db, after, timeout_ms, version, err);
+}
+
 size_t st_db_live_versions(strata_db_t *db, uint64_t *versions, size_t cap) {
     return st_readers_list(db, versions, cap);
 }

@@ -39,6 +39,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,7 +58,11 @@ typedef struct lock_header {
     uint32_t format;
     uint32_t nslots;
     _Atomic uint64_t current;
-    uint64_t reserved[5];
+    _Atomic uint32_t commits;   /* bumped by every publish: a futex word, so that waiters in any
+                                   process wake (a lock file of an older library leaves it 0:
+                                   its commits wake nobody, a waiter's timeout still ends) */
+    uint32_t reserved0;
+    uint64_t reserved[4];
 } lock_header;
 _Static_assert(sizeof(lock_header) == 64, "lock header is 64 bytes");
 
@@ -261,7 +268,39 @@ void st_readers_close(strata_db_t *db) {
 uint64_t st_readers_current(strata_db_t *db) { return atomic_load(&db->readers->hdr->current); }
 
 void st_readers_publish(strata_db_t *db, uint64_t version) {
-    atomic_store(&db->readers->hdr->current, version);
+    lock_header *h = db->readers->hdr;
+    atomic_store(&h->current, version);
+    atomic_fetch_add(&h->commits, 1);
+    /* Not FUTEX_PRIVATE: waiters in other processes map the same lock file. */
+    syscall(SYS_futex, &h->commits, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+int st_readers_wait(strata_db_t *db, uint64_t after, uint32_t timeout_ms, uint64_t *version,
+                    strata_error *err) {
+    lock_header *h = db->readers->hdr;
+    struct timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    for (;;) {
+        uint32_t seq = atomic_load(&h->commits);
+        uint64_t cur = atomic_load(&h->current);
+        if (cur > after) {
+            *version = cur;
+            return STRATA_OK;
+        }
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        int64_t left_ns = (int64_t)timeout_ms * 1000000 - ((int64_t)(now.tv_sec - start.tv_sec) * 1000000000 +
+                                                            (now.tv_nsec - start.tv_nsec));
+        if (left_ns <= 0) {
+            *version = cur;
+            return st_err(err, STRATA_ERR_TIMEOUT, "no commit to '%s' after version %llu within %u ms",
+                          db->file.shown, (unsigned long long)after, timeout_ms);
+        }
+        /* A commit by a library that does not bump the word is seen at the next wake-up: wait
+         * at most 100 ms at a time. */
+        if (left_ns > 100000000) left_ns = 100000000;
+        struct timespec ts = {left_ns / 1000000000, left_ns % 1000000000};
+        syscall(SYS_futex, &h->commits, FUTEX_WAIT, seq, &ts, NULL, 0);
+    }
 }
 
 static bool owner_dead(st_readers *r, uint32_t pid) {

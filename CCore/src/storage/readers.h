@@ -20,8 +20,12 @@ void st_readers_close(strata_db_t *db);
 
 /* The latest committed version, as published by the last writer. */
 uint64_t st_readers_current(strata_db_t *db);
-/* Publish a new latest version (the writer, after its meta is durable). */
+/* Publish a new latest version (the writer, after its meta is durable), and wake every waiter
+ * of every process (a futex word in the lock file). */
 void st_readers_publish(strata_db_t *db, uint64_t version);
+/* Until the latest version is past `after` (*version: it), or timeout_ms (STRATA_ERR_TIMEOUT). */
+int st_readers_wait(strata_db_t *db, uint64_t after, uint32_t timeout_ms, uint64_t *version,
+                    strata_error *err);
 
 /* Take a free slot for a read transaction (freeing slots of dead processes if needed). */
 int st_readers_acquire(strata_db_t *db, int *slot, strata_error *err);

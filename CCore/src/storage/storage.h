@@ -358,6 +358,9 @@ int st_db_info(strata_db_t *db, strata_db_info *info, strata_error *err);
 int st_db_packed(strata_db_t *db, uint64_t *bytes, uint64_t *pages, strata_error *err);
 /* The held versions, ascending and distinct, up to cap; returns how many there are in all. */
 size_t st_db_live_versions(strata_db_t *db, uint64_t *versions, size_t cap);
+/* Block until a commit, in any process, makes the latest version newer than `after`. */
+int st_db_wait_commit(strata_db_t *db, uint64_t after, uint32_t timeout_ms, uint64_t *version,
+                      strata_error *err);
 
 /* ------------------------------------------------------------------ copies (copy.c) */
 

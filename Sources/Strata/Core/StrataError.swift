@@ -30,6 +30,7 @@ public struct StrataError: Error, CustomStringConvertible, Equatable, LocalizedE
         public static let tooManyVersions = Code(rawValue: Int32(STRATA_ERR_TOO_MANY_VERSIONS.rawValue))
         public static let wrongType = Code(rawValue: Int32(STRATA_ERR_WRONG_TYPE.rawValue))
         public static let tooLarge = Code(rawValue: Int32(STRATA_ERR_TOO_LARGE.rawValue))
+        public static let timeout = Code(rawValue: Int32(STRATA_ERR_TIMEOUT.rawValue))
     }
 
     public let code: Code
