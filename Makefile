@@ -63,7 +63,7 @@ TSAN_FLAGS := -O1 $(DEBUG) -fsanitize=thread
 FUZZ_FLAGS := -O1 $(DEBUG) -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
 # Objects that only pattern rules name would be deleted as intermediate files after each build.
 .SECONDARY: $(DBG_OBJ) $(PORT_OBJ) $(ASAN_OBJ) $(TSAN_OBJ) $(FUZZ_OBJ)
-TESTS := test_engine test_objects test_query test_query_portable test_clusters test_verify_objects test_index_scan test_btree_batch test_commitlog_io test_hostile test_damage test_badargs test_disk_full test_compact crashtest powerloss faults stress
+TESTS := test_engine test_objects test_query test_query_portable test_clusters test_verify_objects test_index_scan test_btree_batch test_commitlog_io test_hostile test_damage test_badargs test_disk_full test_compact test_changes crashtest powerloss faults stress
 TEST_BIN := $(TESTS:%=$(B)/%)
 EXAMPLES := $(patsubst CCore/examples/%.c,$(B)/examples/%,$(wildcard CCore/examples/*.c))
 
@@ -186,6 +186,7 @@ test-c: build
 	$(B)/test_badargs
 	$(B)/test_disk_full
 	$(B)/test_compact
+	$(B)/test_changes
 
 crashtest: $(B)/crashtest
 	$(B)/crashtest $(RUNS)
@@ -250,6 +251,7 @@ asan: $(TESTS:%=$(B)/asan/%)
 	$(B)/asan/test_badargs
 	$(B)/asan/test_disk_full
 	$(B)/asan/test_compact
+	$(B)/asan/test_changes
 	$(B)/asan/crashtest 20
 	$(B)/asan/powerloss 40
 	$(B)/asan/faults

@@ -80,6 +80,10 @@ echo "== copies and compaction: every value kept, space given back, failures lea
 "$B/test_compact" > "$log" 2>&1; grep -E "^  [a-z].*:" "$log"; tail -n 1 "$log"; count_line compact
 grep -q "FAIL" "$log" && grep "FAIL" "$log"
 
+echo "== changes between two versions: against a full diff, the cost follows the change"
+"$B/test_changes" > "$log" 2>&1; grep -E "^  [a-z0-9].*:" "$log"; tail -n 1 "$log"; count_line changes
+grep -q "FAIL" "$log" && grep "FAIL" "$log"
+
 echo "== verify catches broken object invariants"
 "$B/test_verify_objects" > "$log" 2>&1; tail -n 1 "$log"; count_line verify-objects
 grep -q "FAIL" "$log" && grep "FAIL" "$log"

@@ -598,6 +598,38 @@ STRATA_API int strata_index_find(strata_table_t *table, strata_col_t col,
                                  size_t *count, strata_error *err);
 
 
+/* ---------------------------------------------------------------- changes between versions */
+
+/** What changed in a table between two versions (strata_changes_get). */
+typedef struct strata_changes strata_changes_t;
+
+enum {
+    STRATA_CHANGE_DELETED = 0,  /* objects the older version has and the newer does not */
+    STRATA_CHANGE_INSERTED = 1, /* objects the newer version has and the older does not */
+    STRATA_CHANGE_MODIFIED = 2, /* objects of both whose properties differ */
+};
+
+/**
+ * The objects of `table` deleted, inserted and modified from the version `older` reads to the
+ * one `newer` reads (two transactions of one database; a write transaction's own changes
+ * count). The two versions' cluster trees are compared skipping every subtree whose page is
+ * the same in both (copy-on-write shares them): the cost follows what changed, not the table.
+ * Keys come ascending. Not yet: a change to a list's elements alone does not make its object
+ * modified. *out is the caller's; free it with strata_changes_free.
+ */
+STRATA_API int strata_changes_get(strata_txn_t *older, strata_txn_t *newer, const char *table,
+                                  strata_changes_t **out, strata_error *err);
+/** How many objects of a kind (STRATA_CHANGE_*); 0 for a NULL c or an unknown kind. */
+STRATA_API size_t strata_changes_count(const strata_changes_t *c, int kind);
+/** The i-th key of a kind, ascending; -1 when out of range. */
+STRATA_API strata_key_t strata_changes_key(const strata_changes_t *c, int kind, size_t i);
+/** Whether property col of the i-th modified object changed. */
+STRATA_API bool strata_changes_property_changed(const strata_changes_t *c, size_t i,
+                                                strata_col_t col);
+/** Pages read to compute c (to show the cost follows the change). */
+STRATA_API uint64_t strata_changes_pages_read(const strata_changes_t *c);
+STRATA_API void strata_changes_free(strata_changes_t *c);
+
 /* ---------------------------------------------------------------- queries
  *
  * The predicate language (Realm's): comparisons == = != <> < <= > >=; BEGINSWITH, ENDSWITH,

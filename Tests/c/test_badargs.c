@@ -106,6 +106,15 @@ CASE(copy_empty_path, strata_db_write_copy(db, "", NULL, E))
 CASE(compact_null, strata_db_compact(NULL, NULL, E))
 CASE(compact_busy, strata_db_compact(db, NULL, E)) /* transactions not freed */
 CASE(wait_null_db, strata_db_wait_commit(NULL, 0, 10, &u64, E))
+CASE(changes_null_out, strata_changes_get(rtxn, rtxn, "Dog", NULL, E))
+CASE(changes_null_older, ({
+    strata_changes_t *ch;
+    strata_changes_get(NULL, rtxn, "Dog", &ch, E);
+}))
+CASE(changes_null_table, ({
+    strata_changes_t *ch;
+    strata_changes_get(rtxn, rtxn, NULL, &ch, E);
+}))
 CASE(wait_null_version, strata_db_wait_commit(db, 0, 10, NULL, E))
 CASE(begin_null_db, strata_txn_begin(NULL, STRATA_TXN_READ, &rtxn, E))
 CASE(begin_null_out, strata_txn_begin(db, STRATA_TXN_READ, NULL, E))
@@ -338,7 +347,8 @@ static const bad_case cases[] = {
     C(open_no_readers), C(open_half_io), C(open_missing_no_create), C(close_null), C(close_busy),
     C(sync_null), C(info_null_db), C(info_null_out), C(recovery_null_db), C(recovery_null_out),
     C(live_null_db), C(live_null_versions), C(live_null_count), C(verify_null), C(space_null_db), C(space_null_out), C(space_small_size),
-    C(copy_null_db), C(copy_null_path), C(copy_empty_path), C(compact_null), C(compact_busy), C(wait_null_db), C(wait_null_version), C(begin_null_db),
+    C(copy_null_db), C(copy_null_path), C(copy_empty_path), C(compact_null), C(compact_busy), C(wait_null_db), C(wait_null_version), C(changes_null_out), C(changes_null_older),
+    C(changes_null_table), C(begin_null_db),
     C(begin_null_out), C(begin_bad_flags), C(begin_try_read), C(commit_null), C(commit_ended), V(abort_null),
     V(free_null), C(refresh_null), C(refresh_write), V(version_null), C(err_null_too),
     C(tree_open_null_txn), C(tree_open_null_name), C(tree_open_empty_name), C(tree_open_reserved),

@@ -126,6 +126,17 @@ int st_overflow_copy(st_copier *c, pgno_t pgno, uint32_t vlen, pgno_t *out, stra
 int st_catalog_copy(st_copier *c, uint8_t flag, st_copy_value fn, pgno_t *root, uint64_t *count,
                     strata_error *err);
 
+/* ------------------------------------------------------------------ two versions (treediff.c) */
+
+/* An entry of a leaf one version does not share with the other: side 0 the older (a), 1 the
+ * newer (b); val is the whole value (a big one read from its run). */
+typedef int (*st_diff_entry)(int side, const uint8_t *key, size_t klen, const uint8_t *val,
+                             size_t vlen, void *arg, strata_error *err);
+/* The entries of the leaves that trees ta (read in a) and tb (in b) do not share, each to fn;
+ * subtrees with the same page in both are skipped unread. *pages: pages read. */
+int st_tree_diff(strata_txn_t *a, const st_tree_state *ta, strata_txn_t *b, const st_tree_state *tb,
+                 st_diff_entry fn, void *arg, uint64_t *pages, strata_error *err);
+
 /* Values whose leaf cell would exceed this go to an overflow run. */
 #define ST_MAX_INLINE_CELL 1024u
 

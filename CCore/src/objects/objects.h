@@ -272,6 +272,15 @@ int st_verify_objects(strata_txn_t *txn, strata_error *err);
 /* verify_pages.c: every page of txn's snapshot reached once, intact (pagecheck.c's rules),
  * through the catalog, every tree and every cluster record's column leaves and big values. */
 int st_verify_pages(strata_txn_t *txn, strata_error *err);
+/* changes.c: the objects of `table` deleted, inserted and modified from older's version to
+ * newer's (strata_changes_get). */
+int st_changes_get(strata_txn_t *older, strata_txn_t *newer, const char *table,
+                   strata_changes_t **out, strata_error *err);
+size_t st_changes_count(const strata_changes_t *c, int kind);
+int64_t st_changes_key(const strata_changes_t *c, int kind, size_t i);
+bool st_changes_changed(const strata_changes_t *c, size_t i, uint32_t col);
+uint64_t st_changes_pages(const strata_changes_t *c);
+void st_changes_free(strata_changes_t *c);
 /* copy_objects.c: every tree of the copy's source version, with the column pages and big
  * values of cluster records, into the copy (st_copy_fn, handed to st_db_write_copy and
  * st_db_compact). */
