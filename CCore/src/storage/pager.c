@@ -820,14 +820,15 @@ void st_pager_end_write(strata_txn_t *txn) {
 static void shrink_file(strata_txn_t *txn, const st_meta *m) {
     strata_db_t *db = txn->db;
     if (db->file.mem) return;
+    uint64_t have = atomic_load(&db->file.file_size), chunk = have / 8 < (1u << 20) ? 1u << 20 : have / 8;
     uint64_t pages = m->page_count;
+    if (have <= (pages + reserve_pages(pages)) * ST_PAGE_SIZE + 2 * chunk) return; /* most commits */
     for (int s = 0; s < 2; s++) {
         st_meta other;
         meta_copy(db, s, &other);
         if (st_meta_valid(&other) && other.page_count > pages) pages = other.page_count;
     }
     uint64_t keep = (pages + reserve_pages(pages)) * ST_PAGE_SIZE;
-    uint64_t have = atomic_load(&db->file.file_size), chunk = have / 8 < (1u << 20) ? 1u << 20 : have / 8;
     if (have <= keep + 2 * chunk || st_readers_oldest(db, m->version, NULL) < m->version) return;
     keep = (keep + (1u << 20) - 1) & ~(uint64_t)((1u << 20) - 1); /* whole MiB, as it grows */
     st_os_shrink(&db->file, keep);

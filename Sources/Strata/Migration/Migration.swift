@@ -198,25 +198,13 @@ public final class Migration {
         }
         let fallback = newClasses[typeName]?.property(named: newName)?.defaultValue
             .flatMap(ValueConversion.storedIfPrimitive)
-        let required = !to.flags.contains(.nullable)
         do {
-            for k in try newTable.core.keys() where try oldTable.core.exists(k) {
-                if to.flags.contains(.list) {
-                    try newTable.core.listClear(k, to.col)
-                    for i in 0..<(try oldTable.core.listCount(k, from.col)) {
-                        let v = try oldTable.core.listGet(k, from.col, i)
-                        if v == .null && required { continue }
-                        try newTable.core.listInsert(k, to.col, try newTable.core.listCount(k, to.col), v)
-                    }
-                    continue
-                }
-                var v = try oldTable.core.get(k, from.col)
-                if v == .null && required {
-                    guard let fallback else { continue }
-                    v = fallback
-                }
-                try newTable.core.set(k, to.col, v)
+            if to.flags.contains(.list) { // the list added empty: the old elements replace it
+                for k in try newTable.core.keys() where try oldTable.core.exists(k) { try newTable.core.listClear(k, to.col) }
             }
+            try SchemaPlan.copyValues(from: oldTable.core, from.col, to: newTable.core, to.col,
+                                      list: to.flags.contains(.list),
+                                      required: !to.flags.contains(.nullable), fallback: fallback)
         } catch {
             fail(error)
         }

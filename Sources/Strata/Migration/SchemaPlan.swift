@@ -208,23 +208,32 @@ struct SchemaPlan {
     /// where the property is now required.
     private func keepValues(of h: CoreProperty, from oldTable: CoreTable, into t: CoreTable, col: UInt32,
                             _ p: ClassInfo.PropertyInfo, _ w: WantedProperty) throws {
-        let required = !w.flags.contains(.nullable)
-        let fallback = p.defaultValue.flatMap(ValueConversion.storedIfPrimitive)
-        for k in try t.keys() where try oldTable.exists(k) {
-            if w.flags.contains(.list) {
-                for i in 0..<(try oldTable.listCount(k, h.col)) {
-                    let v = try oldTable.listGet(k, h.col, i)
+        try SchemaPlan.copyValues(from: oldTable, h.col, to: t, col, list: w.flags.contains(.list),
+                                  required: !w.flags.contains(.nullable),
+                                  fallback: p.defaultValue.flatMap(ValueConversion.storedIfPrimitive))
+    }
+
+    /// Property `from` of every object of `newTable` that `oldTable` (the old snapshot) has,
+    /// copied into property `to` (a list's elements appended after what it holds); where the
+    /// target is required, a nil becomes `fallback` (skipped without one; a nil element of a
+    /// list is dropped).
+    static func copyValues(from oldTable: CoreTable, _ from: UInt32, to newTable: CoreTable, _ to: UInt32,
+                           list: Bool, required: Bool, fallback: StoredValue?) throws {
+        for k in try newTable.keys() where try oldTable.exists(k) {
+            if list {
+                for i in 0..<(try oldTable.listCount(k, from)) {
+                    let v = try oldTable.listGet(k, from, i)
                     if v == .null && required { continue } // a required list holds no nils
-                    try t.listInsert(k, col, try t.listCount(k, col), v)
+                    try newTable.listInsert(k, to, try newTable.listCount(k, to), v)
                 }
                 continue
             }
-            var v = try oldTable.get(k, h.col)
+            var v = try oldTable.get(k, from)
             if v == .null && required {
                 guard let fallback else { continue }
                 v = fallback
             }
-            try t.set(k, col, v)
+            try newTable.set(k, to, v)
         }
     }
 
