@@ -35,6 +35,20 @@ static uint64_t file_bytes(const char *path) {
     return stat(path, &sb) == 0 ? (uint64_t)sb.st_size : 0;
 }
 
+/* The database at path opens, passes verify and holds exactly what fingerprint fp says (the
+ * error, if any, in tl_err). */
+static bool holds(const char *path, uint64_t fp) {
+    strata_options o = opts();
+    strata_db_t *db;
+    uint64_t got = 0;
+    bool ok = strata_db_open(path, &o, &db, E) == STRATA_OK;
+    if (ok) {
+        ok = strata_db_verify(db, E) == STRATA_OK && fingerprint(db, &got) == STRATA_OK && got == fp;
+        strata_db_close(db, NULL);
+    }
+    return ok;
+}
+
 /* A sample database at path with versions 1..n; *fp_out its fingerprint. */
 static int make_sample(const char *path, int n, cols *c, uint64_t *fp_out) {
     strata_options o = opts();
@@ -79,10 +93,7 @@ static void copy_holds_the_version(void) {
     OK(fingerprint(cdb, &fp_copy));
     CHECK(fp_copy == fp);
     OK(strata_db_close(cdb, E));
-    OK(strata_db_open(copy, &o, &cdb, E));
-    OK(fingerprint(cdb, &fp_copy));
-    CHECK(fp_copy == fp);
-    OK(strata_db_close(cdb, E));
+    CHECK(holds(copy, fp));
     OK(strata_db_close(db, E));
 }
 
@@ -91,10 +102,10 @@ static void copy_holds_the_version(void) {
 static void copy_beside_readers_and_writers(void) {
     const char *path = tl_path("busy.db"), *copy = tl_path("busy-copy.db");
     cols c;
-    uint64_t fp3, fp, fp_copy;
+    uint64_t fp3, fp;
     OK(make_sample(path, 3, &c, &fp3));
     strata_options o = opts();
-    strata_db_t *db, *cdb;
+    strata_db_t *db;
     OK(strata_db_open(path, &o, &db, E));
     strata_txn_t *r;
     OK(strata_txn_begin(db, STRATA_TXN_READ, &r, E)); /* pins version 3 */
@@ -107,11 +118,7 @@ static void copy_beside_readers_and_writers(void) {
     strata_txn_abort(w);
     strata_txn_free(w);
     strata_txn_free(r);
-    OK(strata_db_open(copy, &o, &cdb, E));
-    OK(strata_db_verify(cdb, E));
-    OK(fingerprint(cdb, &fp_copy));
-    CHECK(fp_copy == fp && fp != fp3);
-    OK(strata_db_close(cdb, E));
+    CHECK(holds(copy, fp) && fp != fp3);
     /* never over a file */
     EXPECT_CODE(strata_db_write_copy(db, copy, NULL, E), STRATA_ERR_EXISTS);
     CHECK(strstr(tl_err.message, "busy-copy.db") != NULL);
@@ -133,11 +140,7 @@ static void copy_beside_readers_and_writers(void) {
     OK(strata_db_write_copy(mdb, tl_path("from-mem.db"), NULL, E));
     EXPECT_CODE(strata_db_compact(mdb, NULL, E), STRATA_ERR_INVALID_ARGUMENT);
     OK(strata_db_close(mdb, E));
-    OK(strata_db_open(tl_path("from-mem.db"), &o, &cdb, E));
-    OK(strata_db_verify(cdb, E));
-    OK(fingerprint(cdb, &fp_copy));
-    CHECK(fp_copy == fp);
-    OK(strata_db_close(cdb, E));
+    CHECK(holds(tl_path("from-mem.db"), fp));
 }
 
 /* Objects made and mostly deleted: a compaction gives the space back, keeps every value, and
@@ -207,11 +210,7 @@ static void compact_shrinks_and_goes_on(void) {
     OK(commit_version(db, 8, &c));
     OK(fingerprint(db, &fp));
     OK(strata_db_close(db, E));
-    OK(strata_db_open(path, &o, &db, E));
-    OK(strata_db_verify(db, E));
-    OK(fingerprint(db, &fp_after));
-    CHECK(fp_after == fp);
-    OK(strata_db_close(db, E));
+    CHECK(holds(path, fp));
 }
 
 static void compact_refuses_clearly(void) {
@@ -342,11 +341,7 @@ static void failure_at_every_step(void) {
     }
     OK(fingerprint(db, &fp));
     OK(strata_db_close(db, E));
-    OK(strata_db_open(copy, &o, &db, E));
-    OK(strata_db_verify(db, E));
-    OK(fingerprint(db, &fp_after));
-    CHECK(fp_after == fp);
-    OK(strata_db_close(db, E));
+    CHECK(holds(copy, fp));
 }
 
 /* ------------------------------------------------------------------ packed pages */
@@ -454,11 +449,7 @@ static void packed_pages_live_and_go(void) {
     CHECK(none.packed_pages == 0 && none.packed_bytes == 0 && none.free_bytes >= s.packed_bytes);
     OK(strata_db_verify(db, E));
     OK(strata_db_close(db, E));
-    OK(strata_db_open(path, &o, &db, E));
-    OK(strata_db_verify(db, E));
-    OK(fingerprint(db, &fp_after));
-    CHECK(fp_after == fp);
-    OK(strata_db_close(db, E));
+    CHECK(holds(path, fp));
 }
 
 /* Every byte of a packed region's pages, changed one at a time (a sample per page): the open or
