@@ -1,8 +1,9 @@
 /*
  * btree.h — the door of the btree layer: copy-on-write B+trees with integer or byte-string keys
  * (btree.c), their iterators, leaf directories for read transactions (leafdir.c), the catalog
- * of named trees of a transaction (tree.c), and the walk of a tree's pages for an integrity
- * check (treecheck.c).
+ * of named trees of a transaction (tree.c), the walk of a tree's pages for an integrity
+ * check (treecheck.c), a tree's pages into a copy of its version (treecopy.c), and the entries
+ * two versions of a tree do not share (treediff.c).
  */
 #ifndef STRATA_BTREE_H
 #define STRATA_BTREE_H

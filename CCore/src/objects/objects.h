@@ -2,7 +2,9 @@
  * objects.h — the door of the objects layer: tables of typed objects over the btree layer.
  * Schema and the per-transaction store (schema.c), column leaves (column.c), clusters
  * (cluster.c), indexes (index.c), links, lists and deletes (object.c), the object-level
- * integrity walk (verify_objects.c) and the page walk of clusters (verify_pages.c). Row masks
+ * integrity walk (verify_objects.c), the page walk of clusters (verify_pages.c), the copy of
+ * cluster records' pages (copy_objects.c) and the objects changed between two versions
+ * (changes.c). Row masks
  * (rowmask.h) live here because column leaves compare into them; the query layer uses them too.
  * Private to the folder: private.h (decoded clusters, the column codec, index maintenance).
  *
