@@ -614,8 +614,8 @@ enum {
  * one `newer` reads (two transactions of one database; a write transaction's own changes
  * count). The two versions' cluster trees are compared skipping every subtree whose page is
  * the same in both (copy-on-write shares them): the cost follows what changed, not the table.
- * Keys come ascending. Not yet: a change to a list's elements alone does not make its object
- * modified. *out is the caller's; free it with strata_changes_free.
+ * Keys come ascending. A change to a list's elements makes its object modified, with the list
+ * property changed. *out is the caller's; free it with strata_changes_free.
  */
 STRATA_API int strata_changes_get(strata_txn_t *older, strata_txn_t *newer, const char *table,
                                   strata_changes_t **out, strata_error *err);
@@ -629,6 +629,28 @@ STRATA_API bool strata_changes_property_changed(const strata_changes_t *c, size_
 /** Pages read to compute c (to show the cost follows the change). */
 STRATA_API uint64_t strata_changes_pages_read(const strata_changes_t *c);
 STRATA_API void strata_changes_free(strata_changes_t *c);
+
+/** Which elements of one list changed between two versions (strata_list_changes_get). */
+typedef struct strata_list_changes strata_list_changes_t;
+
+/**
+ * The elements of the list property `col` of object `key` in `table` deleted from the list
+ * `older` reads (STRATA_CHANGE_DELETED: indices in that list) and inserted into the one `newer`
+ * reads (STRATA_CHANGE_INSERTED: indices in this list); every other element is in both, in the
+ * same order (a moved element is deleted and inserted). A small edit script by elements'
+ * values (Myers' diff after the common prefix and suffix); past 512 edits the differing middle
+ * is reported deleted and inserted whole. A list untouched between two read transactions costs
+ * one lookup. An object missing from a version has an empty list there. Indices come ascending.
+ * *out is the caller's; free it with strata_list_changes_free.
+ */
+STRATA_API int strata_list_changes_get(strata_txn_t *older, strata_txn_t *newer, const char *table,
+                                       strata_key_t key, strata_col_t col,
+                                       strata_list_changes_t **out, strata_error *err);
+/** How many indices of a kind (STRATA_CHANGE_DELETED or _INSERTED); 0 for NULL or another kind. */
+STRATA_API size_t strata_list_changes_count(const strata_list_changes_t *c, int kind);
+/** The i-th index of a kind, ascending; SIZE_MAX when out of range. */
+STRATA_API size_t strata_list_changes_index(const strata_list_changes_t *c, int kind, size_t i);
+STRATA_API void strata_list_changes_free(strata_list_changes_t *c);
 
 /* ---------------------------------------------------------------- queries
  *

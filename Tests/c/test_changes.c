@@ -1,8 +1,10 @@
 /*
  * test_changes.c — strata_changes_get against a brute-force diff of two full snapshots, over
  * rounds of random inserts, deletes and changes (small and big values, nulls, a property added
- * half-way); a write transaction's own changes; and the cost: the pages read for a
- * one-object commit stay flat from 2,000 to 200,000 objects.
+ * half-way); a write transaction's own changes; the cost: the pages read for a one-object
+ * commit stay flat from 2,000 to 200,000 objects; and lists: a list's change makes its object
+ * modified, and strata_list_changes_get's deletions and insertions turn the old list into the
+ * new one with no more edits than were made.
  */
 #include "testlib.h"
 
@@ -283,11 +285,175 @@ static void the_cost_follows_the_change(void) {
     CHECK(big <= small + 8 && big < 40);
 }
 
+
+/* Random rounds of list edits on a few objects' lists; each round's changes checked. */
+enum { NOWNERS = 6, MAXLIST = 300 };
+
+static void list_changes_are_an_edit_script(void) {
+    strata_db_t *db = tl_open_db(tl_path("lists.db"), STRATA_DURABILITY_NO_SYNC);
+    CHECK(db);
+    strata_txn_t *w, *a, *b;
+    strata_table_t *t;
+    strata_col_t nums, name;
+    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
+    OK(strata_table_create(w, "Owner", &t, E));
+    OK(strata_table_add_property(t, "name", STRATA_TYPE_INT, 0, NULL, &name, E));
+    OK(strata_table_add_property(t, "nums", STRATA_TYPE_INT, STRATA_PROP_LIST, NULL, &nums, E));
+    static int64_t model[NOWNERS][MAXLIST], before[NOWNERS][MAXLIST];
+    size_t len[NOWNERS] = {0}, lenb[NOWNERS];
+    for (int o = 0; o < NOWNERS; o++) {
+        strata_key_t k;
+        OK(strata_obj_create(t, &k, E));
+        CHECK(k == o);
+    }
+    OK(strata_txn_commit(w, E));
+    strata_txn_free(w);
+    tl_seed(77);
+    size_t total_edits = 0, total_reported = 0;
+    for (int round = 0; round < 300; round++) {
+        memcpy(before, model, sizeof model);
+        memcpy(lenb, len, sizeof len);
+        OK(strata_txn_begin(db, STRATA_TXN_READ, &a, E));
+        OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
+        OK(strata_table_open(w, "Owner", &t, E));
+        int edits[NOWNERS] = {0};
+        int owners = 1 + (int)(rnd() % 3);
+        for (int j = 0; j < owners; j++) {
+            int o = (int)(rnd() % NOWNERS);
+            int ops = round % 10 == 0 ? 1 + (int)(rnd() % 60) : 1 + (int)(rnd() % 4);
+            for (int i = 0; i < ops; i++) {
+                uint64_t r = rnd() % 100;
+                size_t n = len[o];
+                if (n == 0 || (r < 45 && n < MAXLIST)) {
+                    size_t at = r < 25 ? n : rnd() % (n + 1);
+                    int64_t v = (int64_t)(rnd() % 20);
+                    OK(strata_list_insert(t, o, nums, at, (strata_value[]){{.type = STRATA_TYPE_INT, .u.i = v}}, E));
+                    memmove(&model[o][at + 1], &model[o][at], (n - at) * sizeof model[o][0]);
+                    model[o][at] = v;
+                    len[o]++;
+                } else if (r < 70) {
+                    size_t at = rnd() % n;
+                    OK(strata_list_remove(t, o, nums, at, E));
+                    memmove(&model[o][at], &model[o][at + 1], (n - at - 1) * sizeof model[o][0]);
+                    len[o]--;
+                } else if (r < 85) {
+                    size_t from = rnd() % n, to = rnd() % n;
+                    OK(strata_list_move(t, o, nums, from, to, E));
+                    int64_t x = model[o][from];
+                    if (from < to) memmove(&model[o][from], &model[o][from + 1], (to - from) * sizeof x);
+                    else memmove(&model[o][to + 1], &model[o][to], (from - to) * sizeof x);
+                    model[o][to] = x;
+                    edits[o]++; /* a move is a deletion and an insertion */
+                } else if (r < 98) {
+                    size_t at = rnd() % n;
+                    int64_t v = (int64_t)(rnd() % 20);
+                    OK(strata_list_set(t, o, nums, at, (strata_value[]){{.type = STRATA_TYPE_INT, .u.i = v}}, E));
+                    model[o][at] = v;
+                    edits[o]++;
+                } else {
+                    OK(strata_list_clear(t, o, nums, E));
+                    edits[o] += (int)n - 1;
+                    len[o] = 0;
+                }
+                edits[o]++;
+            }
+        }
+        /* a scalar change of an object whose list stays */
+        strata_key_t plain = (strata_key_t)(rnd() % NOWNERS);
+        if (!edits[plain])
+            OK(strata_obj_set(t, plain, name, (strata_value[]){{.type = STRATA_TYPE_INT, .u.i = round + 1}}, E));
+        OK(strata_txn_commit(w, E));
+        strata_txn_free(w);
+        OK(strata_txn_begin(db, STRATA_TXN_READ, &b, E));
+        strata_changes_t *c;
+        OK(strata_changes_get(a, b, "Owner", &c, E));
+        size_t m = 0;
+        for (int o = 0; o < NOWNERS; o++) {
+            bool mod = m < strata_changes_count(c, STRATA_CHANGE_MODIFIED) && strata_changes_key(c, STRATA_CHANGE_MODIFIED, m) == o;
+            /* modified with its list among the changed properties exactly when the list was edited */
+            /* (a list empty before and after keeps no storage: edits that leave it so change nothing) */
+            bool listed = edits[o] > 0 && (lenb[o] || len[o]);
+            CHECK(mod == (listed || o == plain));
+            if (mod) CHECK(strata_changes_property_changed(c, m++, nums) == listed);
+            strata_list_changes_t *lc;
+            OK(strata_list_changes_get(a, b, "Owner", o, nums, &lc, E));
+            size_t nd = strata_list_changes_count(lc, STRATA_CHANGE_DELETED);
+            size_t ni = strata_list_changes_count(lc, STRATA_CHANGE_INSERTED);
+            if (!edits[o]) CHECK(nd == 0 && ni == 0);
+            CHECK(nd + ni <= (size_t)edits[o]);
+            /* the old list without its deletions is the new one without its insertions */
+            int64_t kept_a[MAXLIST], kept_b[MAXLIST];
+            size_t ka = 0, kb = 0, d = 0, in = 0;
+            for (size_t i = 0; i < lenb[o]; i++) {
+                if (d < nd && strata_list_changes_index(lc, STRATA_CHANGE_DELETED, d) == i) d++;
+                else kept_a[ka++] = before[o][i];
+            }
+            for (size_t i = 0; i < len[o]; i++) {
+                if (in < ni && strata_list_changes_index(lc, STRATA_CHANGE_INSERTED, in) == i) in++;
+                else kept_b[kb++] = model[o][i];
+            }
+            CHECK(d == nd && in == ni); /* every index ascending and in range */
+            CHECK(ka == kb && memcmp(kept_a, kept_b, ka * sizeof *kept_a) == 0);
+            total_edits += (size_t)edits[o];
+            total_reported += nd + ni;
+            strata_list_changes_free(lc);
+        }
+        strata_changes_free(c);
+        strata_txn_free(a);
+        strata_txn_free(b);
+    }
+    /* the simple cases exactly */
+    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
+    OK(strata_table_open(w, "Owner", &t, E));
+    OK(strata_list_clear(t, 0, nums, E));
+    for (int i = 0; i < 10; i++)
+        OK(strata_list_insert(t, 0, nums, (size_t)i, (strata_value[]){{.type = STRATA_TYPE_INT, .u.i = i}}, E));
+    OK(strata_txn_commit(w, E));
+    strata_txn_free(w);
+    struct { int op; size_t a, b; size_t del, ins; } cases[] = {
+        {0, 10, 0, SIZE_MAX, 10}, /* append: inserted at 10 */
+        {1, 3, 0, 3, SIZE_MAX},   /* remove 3 */
+        {2, 0, 5, 0, 5},          /* move 0 to 5: deleted at 0, inserted at 5 */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        OK(strata_txn_begin(db, STRATA_TXN_READ, &a, E));
+        OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
+        OK(strata_table_open(w, "Owner", &t, E));
+        if (cases[i].op == 0) OK(strata_list_insert(t, 0, nums, cases[i].a, (strata_value[]){{.type = STRATA_TYPE_INT, .u.i = 99}}, E));
+        if (cases[i].op == 1) OK(strata_list_remove(t, 0, nums, cases[i].a, E));
+        if (cases[i].op == 2) OK(strata_list_move(t, 0, nums, cases[i].a, cases[i].b, E));
+        strata_list_changes_t *lc;
+        OK(strata_list_changes_get(a, w, "Owner", 0, nums, &lc, E)); /* the write's own changes */
+        CHECK(strata_list_changes_index(lc, STRATA_CHANGE_DELETED, 0) == cases[i].del);
+        CHECK(strata_list_changes_index(lc, STRATA_CHANGE_INSERTED, 0) == cases[i].ins);
+        CHECK(strata_list_changes_count(lc, STRATA_CHANGE_DELETED) + strata_list_changes_count(lc, STRATA_CHANGE_INSERTED) ==
+              (cases[i].op == 2 ? 2u : 1u));
+        strata_list_changes_free(lc);
+        OK(strata_txn_commit(w, E));
+        strata_txn_free(w);
+        strata_txn_free(a);
+    }
+    strata_list_changes_t *lc;
+    OK(strata_txn_begin(db, STRATA_TXN_READ, &a, E));
+    EXPECT_CODE(strata_list_changes_get(a, a, "Owner", 0, name, &lc, E), STRATA_ERR_WRONG_TYPE);
+    EXPECT_CODE(strata_list_changes_get(a, a, "Owner", 0, 99, &lc, E), STRATA_ERR_NOT_FOUND);
+    EXPECT_CODE(strata_list_changes_get(a, NULL, "Owner", 0, nums, &lc, E), STRATA_ERR_INVALID_ARGUMENT);
+    OK(strata_list_changes_get(a, a, "Owner", 1234, nums, &lc, E)); /* no such object: empty */
+    CHECK(strata_list_changes_count(lc, STRATA_CHANGE_INSERTED) == 0 && strata_list_changes_index(lc, 1, 0) == SIZE_MAX);
+    strata_list_changes_free(lc);
+    strata_txn_free(a);
+    OK(strata_db_verify(db, E));
+    fprintf(stderr, "  300 rounds of list edits: %zu edits made, %zu deletions and insertions reported\n",
+            total_edits, total_reported);
+    OK(strata_db_close(db, E));
+}
+
 int main(int argc, char **argv) {
     static const tl_test tests[] = {
         TL_TEST(changes_match_a_full_diff),
         TL_TEST(a_write_transactions_own_changes),
         TL_TEST(the_cost_follows_the_change),
+        TL_TEST(list_changes_are_an_edit_script),
     };
     return tl_run("changes", tests, (int)(sizeof tests / sizeof *tests), argc, argv);
 }

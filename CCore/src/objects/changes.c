@@ -7,8 +7,10 @@
  * property of an object in both is compared only where its leaf differs (a leaf at the same
  * place in both holds the same values). The cost follows the change, not the table.
  *
- * Not here yet: a list's contents live in the table's list tree, not in its cluster, so a change
- * to a list's elements alone does not make its object modified (issue 27).
+ * Lists: a list's contents live in the table's list tree, but a transaction that changes a list
+ * stores it under a new id (object.c, list_write), so its object's list column changes too and
+ * the object is modified here with the list property among its changed ones. Which elements of
+ * one list changed: list_changes.c.
  */
 #include "objects/private.h"
 
@@ -136,7 +138,7 @@ static int read_value(strata_txn_t *txn, const objpos *o, const st_prop *p, stra
     return st_col_read(txn, ref, o->cr.n, o->row, p, out, err);
 }
 
-static bool same_value(const strata_value *a, const strata_value *b) {
+bool st_value_same(const strata_value *a, const strata_value *b) {
     if (a->type != b->type) return false;
     switch (a->type) {
     case STRATA_TYPE_NULL: return true;
@@ -169,7 +171,7 @@ static int compare(strata_changes_t *c, strata_table_t *ta, strata_table_t *tb, 
         strata_value va, vb;
         int rc = read_value(ta->txn, a, pa, &va, err);
         if (rc || (rc = read_value(tb->txn, b, pb, &vb, err))) return rc;
-        if (same_value(&va, &vb)) continue;
+        if (st_value_same(&va, &vb)) continue;
         if (!modified) {
             if (add_key(c, STRATA_CHANGE_MODIFIED, a->key))
                 return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory comparing '%s'", tb->name);

@@ -7,7 +7,8 @@
  *           BE u64 origin object key
  *   value = u32 how many times the origin property of that object links to the target
  * Lists of table T live in the integer-key tree "$t<T>.l", under the list id that the list
- * property's column holds (0 = empty list, no entry):
+ * property's column holds (0 = empty list, no entry; a list changed by a transaction is stored
+ * under an id that transaction made, see list_write):
  *   value = u32 count | count × element; element = u8 type tag (0 = null) + payload:
  *           bool 1 byte, int and link 8, fixed types their fixed size (column.c), string and
  *           binary u32 length + bytes.
@@ -465,25 +466,27 @@ static int index_error(strata_table_t *t, const st_prop *p, size_t index, size_t
 }
 
 /* Store the new contents of a list: an empty list has no storage and id 0 in its column; a list
- * that gains its first element gets a new id. */
+ * changed for the first time in a transaction gets a new id (its storage moves), so that the
+ * object's column changes with its list and two versions' cluster records show which objects'
+ * lists changed (changes.c) without a look at the list tree. */
 static int list_write(strata_table_t *t, int64_t key, st_prop *p, uint64_t id, strata_value *v,
                       size_t n, strata_error *err) {
-    int rc;
-    uint64_t want = n == 0 ? 0 : id ? id : t->next_list_id;
-    if (want != id) {
-        if (!id) {
-            t->next_list_id++;
-            t->dirty = true;
-        }
-        st_objref ref;
-        strata_value idv = {.type = STRATA_TYPE_INT, .u.i = (int64_t)want};
-        if ((rc = st_obj_locate_write(t, key, &ref, err))) return rc;
-        for (uint32_t i = 0; i < ref.dc->ncols; i++)
-            if (ref.dc->cols[i].col_id == p->id)
-                rc = st_dcol_store(t->txn, t->store, &ref.dc->cols[i], p, ref.row, &idv, err);
-        if (rc) return rc;
+    uint64_t want = n == 0 ? 0 : id >= t->fresh_list_ids ? id : t->next_list_id;
+    /* the new contents first: v may point into the old entry */
+    int rc = list_store(t, want ? want : id, v, n, err);
+    if (rc || want == id) return rc;
+    if (want) {
+        t->next_list_id++;
+        t->dirty = true;
     }
-    return list_store(t, want ? want : id, v, n, err);
+    if (id && want && (rc = list_store(t, id, NULL, 0, err))) return rc;
+    st_objref ref;
+    strata_value idv = {.type = STRATA_TYPE_INT, .u.i = (int64_t)want};
+    if ((rc = st_obj_locate_write(t, key, &ref, err))) return rc;
+    for (uint32_t i = 0; i < ref.dc->ncols; i++)
+        if (ref.dc->cols[i].col_id == p->id)
+            rc = st_dcol_store(t->txn, t->store, &ref.dc->cols[i], p, ref.row, &idv, err);
+    return rc;
 }
 
 int st_list_op(strata_table_t *t, int64_t key, uint32_t col, st_list_edit op, size_t a, size_t b,

@@ -3,8 +3,8 @@
  * Schema and the per-transaction store (schema.c), column leaves (column.c), clusters
  * (cluster.c), indexes (index.c), links, lists and deletes (object.c), the object-level
  * integrity walk (verify_objects.c), the page walk of clusters (verify_pages.c), the copy of
- * cluster records' pages (copy_objects.c) and the objects changed between two versions
- * (changes.c). Row masks
+ * cluster records' pages (copy_objects.c), the objects changed between two versions
+ * (changes.c) and the elements of a list changed between two versions (list_changes.c). Row masks
  * (rowmask.h) live here because column leaves compare into them; the query layer uses them too.
  * Private to the folder: private.h (decoded clusters, the column codec, index maintenance).
  *
@@ -87,6 +87,8 @@ struct strata_table {
     int64_t next_key;
     uint64_t count;
     uint64_t next_list_id;
+    uint64_t fresh_list_ids;  /* next_list_id when the transaction loaded the table: lists with
+                                 ids from here on were made by this transaction (object.c) */
     bool dirty;              /* the table record must be written */
     bool dropped;
     strata_tree_t *clusters, *lists, *backlinks; /* opened lazily */
@@ -283,6 +285,15 @@ int64_t st_changes_key(const strata_changes_t *c, int kind, size_t i);
 bool st_changes_changed(const strata_changes_t *c, size_t i, uint32_t col);
 uint64_t st_changes_pages(const strata_changes_t *c);
 void st_changes_free(strata_changes_t *c);
+/* Whether two values are the same (type and value; strings and bytes by content). */
+bool st_value_same(const strata_value *a, const strata_value *b);
+/* list_changes.c: the elements of one list deleted (indices in older's list) and inserted
+ * (indices in newer's) between two versions (strata_list_changes_get). */
+int st_list_changes_get(strata_txn_t *older, strata_txn_t *newer, const char *table, int64_t key,
+                        uint32_t col, strata_list_changes_t **out, strata_error *err);
+size_t st_list_changes_count(const strata_list_changes_t *c, int kind);
+size_t st_list_changes_index(const strata_list_changes_t *c, int kind, size_t i);
+void st_list_changes_free(strata_list_changes_t *c);
 /* copy_objects.c: every tree of the copy's source version, with the column pages and big
  * values of cluster records, into the copy (st_copy_fn, handed to st_db_write_copy and
  * st_db_compact). */
