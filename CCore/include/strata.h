@@ -266,6 +266,13 @@ STRATA_API int strata_db_wait_commit(strata_db_t *db, uint64_t after, uint32_t t
                                      uint64_t *version, strata_error *err);
 
 /**
+ * From now on every strata_db_wait_commit of this handle, those in progress included, returns
+ * STRATA_ERR_TIMEOUT at once: call it before closing a handle that another thread waits on,
+ * then wait for that thread to return. Other handles' waits are not stopped.
+ */
+STRATA_API int strata_db_stop_waits(strata_db_t *db, strata_error *err);
+
+/**
  * Check the latest version of the whole file: every page reachable exactly once or free, every
  * checksum, every tree well formed, every count right. STRATA_OK or STRATA_ERR_CORRUPT with a
  * message naming the first page and what was wrong.

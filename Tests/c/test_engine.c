@@ -579,6 +579,20 @@ static double mono_ms(void) {
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+struct stopped_wait {
+    strata_db_t *db;
+    uint64_t after;
+    int rc;
+    uint64_t version;
+};
+
+static void *wait_long(void *arg) {
+    struct stopped_wait *w = arg;
+    strata_error err;
+    w->rc = strata_db_wait_commit(w->db, w->after, 10000, &w->version, &err);
+    return NULL;
+}
+
 static void test_a_commit_in_another_process_wakes_a_waiter(void) {
     const char *path = tl_path("wake.db");
     strata_db_t *db = tl_open_db(path, STRATA_DURABILITY_FULL);
@@ -626,6 +640,17 @@ static void test_a_commit_in_another_process_wakes_a_waiter(void) {
     fprintf(stderr, "  5 commits in another process: each woke the waiter, at most %.2f ms after it returned\n", worst);
     CHECK(worst < 50);
     EXPECT_CODE(strata_db_wait_commit(NULL, 0, 10, &now, E), STRATA_ERR_INVALID_ARGUMENT);
+    /* strata_db_stop_waits: a thread waiting 10 s returns at once, and later waits too */
+    struct stopped_wait sw = {db, seen, -1, 0};
+    pthread_t th;
+    pthread_create(&th, NULL, wait_long, &sw);
+    usleep(50000);
+    t0 = mono_ms();
+    OK(strata_db_stop_waits(db, E));
+    pthread_join(th, NULL);
+    CHECK(sw.rc == STRATA_ERR_TIMEOUT && mono_ms() - t0 < 1000);
+    EXPECT_CODE(strata_db_wait_commit(db, seen, 5000, &now, E), STRATA_ERR_TIMEOUT);
+    CHECK(strstr(tl_err.message, "stopped") != NULL);
     OK(strata_db_close(db, E));
 }
 

@@ -255,6 +255,14 @@ int strata_db_wait_commit(strata_db_t *db, uint64_t after, uint32_t timeout_ms,
     return st_db_wait_commit(db, after, timeout_ms, version, err);
 }
 
+int strata_db_stop_waits(strata_db_t *db, strata_error *err) {
+    strata_error local;
+    if (!err) err = &local;
+    if (!db) return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "strata_db_stop_waits: db is NULL");
+    st_db_stop_waits(db);
+    return STRATA_OK;
+}
+
 int strata_db_verify(strata_db_t *db, strata_error *err) {
     strata_error local;
     if (!err) err = &local;

@@ -174,6 +174,8 @@ int st_db_packed(strata_db_t *db, uint64_t *bytes, uint64_t *pages, strata_error
     return rc;
 }
 
+void st_db_stop_waits(strata_db_t *db) { st_readers_stop_waits(db); }
+
 int st_db_wait_commit(strata_db_t *db, uint64_t after, uint32_t timeout_ms, uint64_t *version,
                       strata_error *err) {
     return st_readers_wait(db, after, timeout_ms, version, err);

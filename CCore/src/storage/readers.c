@@ -277,6 +277,15 @@ void st_readers_publish(strata_db_t *db, uint64_t version) {
     syscall(SYS_futex, &h->commits, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
+void st_readers_stop_waits(strata_db_t *db) {
+    lock_header *h = db->readers->hdr;
+    atomic_store(&db->waits_stopped, true);
+    /* move the word so that a waiter about to sleep on its old value does not, and wake those
+     * asleep (waiters of other processes wake too, find no commit and sleep again) */
+    atomic_fetch_add(&h->commits, 1);
+    syscall(SYS_futex, &h->commits, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
 int st_readers_wait(strata_db_t *db, uint64_t after, uint32_t timeout_ms, uint64_t *version,
                     strata_error *err) {
     lock_header *h = db->readers->hdr;
@@ -288,6 +297,11 @@ int st_readers_wait(strata_db_t *db, uint64_t after, uint32_t timeout_ms, uint64
         if (cur > after) {
             *version = cur;
             return STRATA_OK;
+        }
+        if (atomic_load(&db->waits_stopped)) {
+            *version = cur;
+            return st_err(err, STRATA_ERR_TIMEOUT, "waits for commits to '%s' were stopped (strata_db_stop_waits)",
+                          db->file.shown);
         }
         clock_gettime(CLOCK_MONOTONIC, &now);
         int64_t left_ns = (int64_t)timeout_ms * 1000000 - ((int64_t)(now.tv_sec - start.tv_sec) * 1000000000 +

@@ -24,6 +24,8 @@ uint64_t st_readers_current(strata_db_t *db);
  * of every process (a futex word in the lock file). */
 void st_readers_publish(strata_db_t *db, uint64_t version);
 /* Until the latest version is past `after` (*version: it), or timeout_ms (STRATA_ERR_TIMEOUT). */
+/* Waits of this handle, those in progress too, return STRATA_ERR_TIMEOUT at once from now on. */
+void st_readers_stop_waits(strata_db_t *db);
 int st_readers_wait(strata_db_t *db, uint64_t after, uint32_t timeout_ms, uint64_t *version,
                     strata_error *err);
 

@@ -170,6 +170,7 @@ struct strata_db {
     int open_txns;
     bool broken;             /* a failed meta rollback: writes refused until reopen */
     bool compacting;         /* st_db_compact runs: new transactions are refused (BUSY) */
+    _Atomic bool waits_stopped; /* strata_db_stop_waits: waits return at once (readers.c) */
     bool tail_held;          /* the last commit found the file's free end held for the durable
                                 version: the next write syncs first (guarded by the writer lock) */
     bool unsynced;           /* this handle committed without syncing the file (NO_SYNC or
@@ -359,6 +360,7 @@ int st_db_packed(strata_db_t *db, uint64_t *bytes, uint64_t *pages, strata_error
 /* The held versions, ascending and distinct, up to cap; returns how many there are in all. */
 size_t st_db_live_versions(strata_db_t *db, uint64_t *versions, size_t cap);
 /* Block until a commit, in any process, makes the latest version newer than `after`. */
+void st_db_stop_waits(strata_db_t *db);
 int st_db_wait_commit(strata_db_t *db, uint64_t after, uint32_t timeout_ms, uint64_t *version,
                       strata_error *err);
 
