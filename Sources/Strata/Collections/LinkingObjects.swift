@@ -11,10 +11,14 @@ import Foundation
 public struct LinkingObjects<Element: Object>: RandomAccessCollection, CustomStringConvertible {
     private let keys: [Int64]
     private let realmInstance: RealmInstance?
+    /// The object whose linking objects these are, and the property: to read them again (in
+    /// another version, or another Realm of the file).
+    let owner: LinkingOwner?
 
-    init(keys: [Int64], realm: RealmInstance?) {
+    init(keys: [Int64], realm: RealmInstance?, owner: LinkingOwner? = nil) {
         self.keys = keys
         realmInstance = realm
+        self.owner = owner
     }
 
     public var startIndex: Int { 0 }
@@ -59,13 +63,8 @@ extension LinkingObjects: _Persistable {
             strataTrap("\(a.info.name).\(p.name): '\(Element.className()).\(p.originProperty ?? "")' is not a property")
         }
         realm.checkThread("\(a.info.name).\(p.name)")
-        do {
-            let keys = try a.table.backlinks(a.key, origin: realm.table(origin), col: origin.cols[originIndex])
-            return LinkingObjects(keys: keys, realm: realm)
-        } catch {
-            a.trapIfDeleted("\(a.info.name).\(p.name)")
-            strataTrap("cannot read \(a.info.name).\(p.name): \(error)")
-        }
+        let owner = LinkingOwner(info: a.info, key: a.key, index: at.index, origin: origin, originCol: origin.cols[originIndex])
+        return LinkingObjects(keys: owner.keys(in: realm), realm: realm, owner: owner)
     }
 
     public static func _strataSet(_ at: _ManagedProperty, _ value: LinkingObjects<Element>) {
@@ -80,10 +79,32 @@ extension LinkingObjects: _QueryableObjects {
             strataTrap("LinkingObjects<\(Element.className())> of an unmanaged object cannot be queried")
         }
         let keys = self.keys
-        return Results(realm: r, info: r.tableInfo(Element.self), source: { keys })
+        if let owner { return Results(realm: r, info: r.tableInfo(Element.self), source: { owner.keys(in: $0) }) }
+        return Results(realm: r, info: r.tableInfo(Element.self), source: { _ in keys })
     }
 }
 
 extension LinkingObjects: _QueryArgSequence {
     var _strataQueryElements: [Any] { map { $0 as Any } }
+}
+
+/// Where linking objects come from: an object (its class and key), its `LinkingObjects`
+/// property, and the origin class and property whose links they follow back.
+struct LinkingOwner {
+    let info: TableInfo
+    let key: Int64
+    let index: Int
+    let origin: TableInfo
+    let originCol: UInt32
+
+    /// The linking objects' keys as `realm` reads them now.
+    func keys(in realm: RealmInstance) -> [Int64] {
+        let what = "\(info.name).\(info.properties[index].name)"
+        do {
+            return try realm.table(info).backlinks(key, origin: realm.table(origin), col: originCol)
+        } catch {
+            ObjectAccessor(realm: realm, info: info, key: key).trapIfDeleted(what)
+            strataTrap("cannot read \(what): \(error)")
+        }
+    }
 }

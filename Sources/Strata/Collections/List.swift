@@ -10,7 +10,7 @@ import Foundation
 /// ```
 public final class List<Element: RealmCollectionValue>: RandomAccessCollection, CustomStringConvertible {
     private var items: [Element]
-    private let managed: _ManagedProperty?
+    let managed: _ManagedProperty?
 
     /// An empty, unmanaged list.
     public init() {
@@ -166,9 +166,11 @@ extension List: _QueryableObjects where Element: Object {
             strataTrap("List<\(Element.className())>: an unmanaged list cannot be queried (filter, sorted, aggregates): add its object to a Realm first")
         }
         let realm = m.accessor.realm
-        return Results(realm: realm, info: realm.tableInfo(Element.self), source: {
-            (0..<m.accessor.listCount(m.index)).compactMap {
-                if case .link(let k) = m.accessor.listGet(m.index, $0) { return k } else { return nil }
+        let (owner, key, index) = (m.accessor.info, m.accessor.key, m.index)
+        return Results(realm: realm, info: realm.tableInfo(Element.self), source: { r in
+            let a = ObjectAccessor(realm: r, info: owner, key: key)
+            return (0..<a.listCount(index)).compactMap {
+                if case .link(let k) = a.listGet(index, $0) { return k } else { return nil }
             }
         })
     }

@@ -13,9 +13,11 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
     let base: ResultsBase
 
     init(realm: RealmInstance, info: TableInfo, spec: QuerySpec = QuerySpec(),
-         source: (() -> [Int64])? = nil) {
+         source: ((RealmInstance) -> [Int64])? = nil) {
         base = ResultsBase(realm: realm, info: info, spec: spec, source: source)
     }
+
+    init(base: ResultsBase) { self.base = base }
 
     private func with(_ change: (inout QuerySpec) -> Void) -> Results {
         var spec = base.spec
@@ -25,7 +27,7 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
              * core sorts before it takes distinct values): their objects are the source */
             let limited = base
             spec = QuerySpec()
-            source = { limited.keys() }
+            source = { realm in limited.rebound(to: realm).keys() }
         }
         change(&spec)
         let r = Results(realm: base.realm, info: base.info, spec: spec, source: source)
@@ -163,14 +165,14 @@ final class ResultsBase {
     let info: TableInfo
     let spec: QuerySpec
     /// The objects of a List or LinkingObjects the results are taken from (in their order),
-    /// or nil for every object of the class.
-    let source: (() -> [Int64])?
+    /// read in the Realm given, or nil for every object of the class.
+    let source: ((RealmInstance) -> [Int64])?
     private var cachedKeys: [Int64] = []
     private var cachedVersion: UInt64 = .max
     private var cachedMutations: UInt64 = .max
 
     init(realm: RealmInstance, info: TableInfo, spec: QuerySpec = QuerySpec(),
-         source: (() -> [Int64])? = nil) {
+         source: ((RealmInstance) -> [Int64])? = nil) {
         self.realm = realm
         self.info = info
         self.spec = spec
@@ -178,6 +180,16 @@ final class ResultsBase {
     }
 
     private var what: String { "Results<\(info.name)>" }
+
+    /// The same results read in another Realm of the same file (a queue's, a snapshot).
+    func rebound(to other: RealmInstance) -> ResultsBase {
+        other === realm ? self : ResultsBase(realm: other, info: info, spec: spec, source: source)
+    }
+
+    /// Whether the results read through links (their objects then change with other tables).
+    var followsLinks: Bool {
+        source != nil || spec.text.contains(".") || spec.text.contains("@links") || spec.sort.contains { $0.keyPath.contains(".") }
+    }
 
     /// Compile the query now, so that a bad predicate or argument stops the program where it
     /// was written (Realm raises there too).
@@ -267,7 +279,7 @@ final class ResultsBase {
         if cachedVersion != realm.version || cachedMutations != realm.mutationCount {
             do {
                 if let source {
-                    cachedKeys = try restricted(source())
+                    cachedKeys = try restricted(source(realm))
                     if let n = spec.limit { cachedKeys = Array(cachedKeys.prefix(n)) }
                 } else if spec.isEmpty {
                     cachedKeys = try realm.table(info).keys()

@@ -13,8 +13,18 @@ final class RealmInstance {
     let shared: SharedFile
     let classes: [ClassInfo]
     private let owner: pthread_t
+    /// Set for a Realm confined to a serial queue: it is used on that queue, whatever thread
+    /// runs it (`Realm(configuration:queue:)`, `observe(on:)`).
+    let queue: DispatchQueue?
+    private let queueMark: QueueMark?
+    /// A snapshot that never moves and never writes (old values of change notifications).
+    let isFrozen: Bool
     /// The snapshot read (a read transaction), or the write transaction during a write.
     private var txn: CoreTxn
+    /// During a write with observers: the snapshot read before it (what they last saw).
+    private var readBeforeWrite: CoreTxn?
+    /// The observers of this Realm and their deliveries (made by the first observer).
+    private(set) var notifier: RealmNotifier?
     /// Table handles of `txn`, by their TableInfo's ordinal.
     private var tableHandles: [CoreTable?] = []
     /// The tables of this Realm's classes.
@@ -33,9 +43,12 @@ final class RealmInstance {
 
     var autorefresh = true
 
-    init(opening configuration: Realm.Configuration) throws {
+    init(opening configuration: Realm.Configuration, queue: DispatchQueue? = nil) throws {
         self.configuration = configuration
         owner = pthread_self()
+        self.queue = queue
+        queueMark = queue.map(QueueMark.of)
+        isFrozen = false
         let types = try configuration.objectTypes ?? ClassDiscovery.allObjectClasses()
         let infos = try RealmInstance.checkedClasses(types)
         classes = infos
@@ -45,10 +58,26 @@ final class RealmInstance {
         txn = try CoreTxn(db: shared.db, write: false)
     }
 
+    /// A frozen Realm reading `txn` (a read transaction of `base`'s file), used where `base` is.
+    init(snapshotOf base: RealmInstance, txn: CoreTxn) {
+        configuration = base.configuration
+        shared = base.shared
+        classes = base.classes
+        infos = base.infos
+        owner = base.owner
+        queue = base.queue
+        queueMark = base.queueMark
+        isFrozen = true
+        self.txn = txn
+    }
+
     deinit {
         for q in compiledQueries.values { strata_query_free(q) }
-        txn.free()
+        if !isFrozen { txn.free() } // a frozen Realm's transaction frees itself when unused
     }
+
+    /// The transaction this Realm reads (or writes) in now.
+    var currentTxn: CoreTxn { txn }
 
     /// Queries compiled by this Realm, by table and text (a compiled query runs in any later
     /// transaction; the core checks its properties' types each run). Bounded: cleared when full.
@@ -99,7 +128,12 @@ final class RealmInstance {
     // MARK: threads
 
     func checkThread(_ what: @autoclosure () -> String = "Realm") {
-        if pthread_equal(owner, pthread_self()) == 0 {
+        if let mark = queueMark {
+            if DispatchQueue.getSpecific(key: QueueMark.key) !== mark {
+                strataTrap("Realm accessed from incorrect thread (\(what())): this Realm is confined to "
+                           + "the queue '\(queue?.label ?? "")' and its objects are used on it only")
+            }
+        } else if pthread_equal(owner, pthread_self()) == 0 {
             strataTrap("Realm accessed from incorrect thread (\(what())): a Realm and its objects "
                        + "belong to the thread that opened them")
         }
@@ -146,13 +180,21 @@ final class RealmInstance {
         if configuration.readOnly {
             throw StrataError(code: .readOnly, message: "'\(configuration.path)' is opened read-only: cannot write")
         }
+        if isFrozen { throw StrataError(code: .readOnly, message: "a frozen Realm cannot write") }
+        notifier?.deliverInitials()
         let w = try CoreTxn(db: shared.db, write: true)
-        switchTo(w)
+        if notifier?.hasObservers == true {
+            readBeforeWrite = txn // what observers last saw: the commit is told against it
+            txn = w
+            tableHandles.removeAll(keepingCapacity: true)
+        } else {
+            switchTo(w)
+        }
         writeError = nil
     }
 
     /// Commit the write; throws (and rolls the write back) when it failed, naming why.
-    func commitWrite() throws {
+    func commitWrite(withoutNotifying tokens: [NotificationToken] = []) throws {
         checkThread("commitWrite")
         guard txn.isWrite else {
             throw StrataError(code: .transactionState, message: "commitWrite outside a write transaction")
@@ -166,10 +208,19 @@ final class RealmInstance {
         } catch {
             tableHandles.removeAll()
             txn = try CoreTxn(db: shared.db, write: false)
+            tellObservers(skipping: [])
             throw error
         }
         tableHandles.removeAll()
         txn = try CoreTxn(db: shared.db, write: false)
+        tellObservers(skipping: Set(tokens.map(ObjectIdentifier.init)))
+    }
+
+    /// After a write ended: the observers learn what changed since the snapshot they last saw.
+    private func tellObservers(skipping: Set<ObjectIdentifier>) {
+        guard let before = readBeforeWrite else { return }
+        readBeforeWrite = nil
+        if let n = notifier { n.moved(from: before, realm: self, skipping: skipping) }
     }
 
     /// Undo everything since `beginWrite`. Objects added in it become invalid.
@@ -182,11 +233,13 @@ final class RealmInstance {
         } catch {
             strataTrap("cannot read '\(configuration.path)' after cancelling a write: \(error)")
         }
+        tellObservers(skipping: []) // commits of others that the write began on
     }
 
     /// Run `block` in a write and commit it; a block that throws rolls the write back and the
     /// error is rethrown. Returns what the block returns.
-    func write<Result>(_ block: () throws -> Result) throws -> Result {
+    func write<Result>(withoutNotifying tokens: [NotificationToken] = [],
+                       _ block: () throws -> Result) throws -> Result {
         try beginWrite()
         let result: Result
         do {
@@ -195,15 +248,24 @@ final class RealmInstance {
             if isInWriteTransaction { cancelWrite() }
             throw error
         }
-        if isInWriteTransaction { try commitWrite() }
+        if isInWriteTransaction { try commitWrite(withoutNotifying: tokens) }
         return result
     }
 
     /// Move to the latest version (outside a write). Returns whether there was a newer one.
     func refresh() -> Bool {
         checkThread("refresh")
-        if txn.isWrite { return false }
+        if txn.isWrite || isFrozen { return false }
         let before = txn.version
+        if let n = notifier, n.hasObservers {
+            n.deliverInitials()
+            guard let next = try? CoreTxn(db: shared.db, write: false), next.version != before else { return false }
+            let old = txn
+            txn = next
+            tableHandles.removeAll(keepingCapacity: true)
+            n.moved(from: old, realm: self, skipping: [])
+            return true
+        }
         do {
             try txn.refresh()
         } catch {
@@ -213,6 +275,33 @@ final class RealmInstance {
         }
         tableHandles.removeAll(keepingCapacity: true)
         return txn.version != before
+    }
+
+    /// The notifier, made with the first observer: its home is this Realm's queue, or the run
+    /// loop of its thread (the main queue on the main thread).
+    func notifications() -> RealmNotifier {
+        if let n = notifier { return n }
+        let home: DeliveryHome
+        if let q = queue { home = .queue(q) } else if Thread.isMainThread { home = .main } else {
+            home = .runLoop(RunLoop.current)
+        }
+        let n = RealmNotifier(realm: self, home: home)
+        notifier = n
+        return n
+    }
+
+    /// The home's run loop or queue turned after a commit somewhere (or a new observer):
+    /// deliver what is due, refreshing when the Realm refreshes by itself.
+    func wokenForNotifications() {
+        if isInvalidated || isFrozen { return }
+        guard let n = notifier else { return }
+        n.deliverInitials()
+        if txn.isWrite { return } // told when the write ends
+        if autorefresh || queue != nil {
+            _ = refresh()
+        } else if shared.db.latestVersion != txn.version {
+            n.refreshRequired(realm: self)
+        }
     }
 
     /// The version this Realm reads (or, writing, will commit).
@@ -252,6 +341,22 @@ final class RealmInstance {
     }
 }
 
+/// The mark a Realm puts on its serial queue (`DispatchQueue.setSpecific`): code runs on the
+/// queue when `getSpecific` finds it.
+final class QueueMark: @unchecked Sendable {
+    static let key = DispatchSpecificKey<QueueMark>()
+    private static let lock = NSLock()
+
+    static func of(_ queue: DispatchQueue) -> QueueMark {
+        lock.lock()
+        defer { lock.unlock() }
+        if let m = queue.getSpecific(key: key) { return m }
+        let m = QueueMark()
+        queue.setSpecific(key: key, value: m)
+        return m
+    }
+}
+
 /// A Realm: one file (or in-memory store) seen from one thread, through one snapshot that moves
 /// forward when the Realm writes or refreshes.
 ///
@@ -281,10 +386,17 @@ public struct Realm {
         instance = try RealmCache.instance(for: configuration)
     }
 
+    /// The Realm of `configuration` confined to a serial `queue`: used from blocks run on that
+    /// queue (whatever thread runs them), where it refreshes by itself when others commit.
+    public init(configuration: Configuration = .defaultConfiguration, queue: DispatchQueue) throws {
+        instance = try RealmCache.instance(for: configuration, queue: queue)
+    }
+
     public var configuration: Configuration { instance.configuration }
 
-    /// Accepted for RealmSwift compatibility: a Realm moves to the latest version when it writes
-    /// or when `refresh()` is called.
+    /// When on (the default), a Realm whose thread runs its run loop (or whose queue runs)
+    /// moves to the latest version by itself when another thread or process commits, once it
+    /// observes something; it always moves when it writes or `refresh()` is called.
     public var autorefresh: Bool {
         get { instance.autorefresh }
         nonmutating set { instance.autorefresh = newValue }
@@ -298,9 +410,11 @@ public struct Realm {
     public func beginWrite() throws { try instance.beginWrite() }
 
     /// Commit the write; throws (and rolls the write back) when something in it failed — a
-    /// duplicate primary key, a value too large, a full disk — naming what. `tokens` is accepted
-    /// for RealmSwift compatibility (notifications come with their own issue).
-    public func commitWrite(withoutNotifying tokens: [Any] = []) throws { try instance.commitWrite() }
+    /// duplicate primary key, a value too large, a full disk — naming what. The observers of
+    /// `tokens` are not told of this write.
+    public func commitWrite(withoutNotifying tokens: [NotificationToken] = []) throws {
+        try instance.commitWrite(withoutNotifying: tokens)
+    }
 
     /// Undo everything since `beginWrite`. Objects added in it become invalid.
     public func cancelWrite() { instance.cancelWrite() }
@@ -308,8 +422,9 @@ public struct Realm {
     /// Run `block` in a write and commit it; a block that throws rolls the write back and the
     /// error is rethrown. Returns what the block returns.
     @discardableResult
-    public func write<Result>(withoutNotifying tokens: [Any] = [], _ block: () throws -> Result) throws -> Result {
-        try instance.write(block)
+    public func write<Result>(withoutNotifying tokens: [NotificationToken] = [],
+                              _ block: () throws -> Result) throws -> Result {
+        try instance.write(withoutNotifying: tokens, block)
     }
 
     /// Move to the latest version (outside a write). Returns whether there was a newer one.
@@ -339,6 +454,22 @@ enum RealmCache {
     private final class Box { var realms: [String: WeakInstance] = [:] }
     private struct WeakInstance { weak var instance: RealmInstance? }
     private static let key = "strata.realm.cache"
+
+    private static let queueLock = NSLock()
+    nonisolated(unsafe) private static var queueRealms: [String: WeakInstance] = [:]
+
+    /// The Realm of `config` confined to `queue` (one per queue and configuration).
+    static func instance(for config: Realm.Configuration, queue: DispatchQueue) throws -> RealmInstance {
+        let mark = QueueMark.of(queue)
+        let key = "\(ObjectIdentifier(mark))|" + config.storeKey + "|" + (config.readOnly ? "ro" : "rw")
+        queueLock.lock()
+        defer { queueLock.unlock() }
+        queueRealms = queueRealms.filter { $0.value.instance != nil }
+        if let r = queueRealms[key]?.instance { return r }
+        let r = try RealmInstance(opening: config, queue: queue)
+        queueRealms[key] = WeakInstance(instance: r)
+        return r
+    }
 
     static func instance(for config: Realm.Configuration) throws -> RealmInstance {
         let dict = Thread.current.threadDictionary

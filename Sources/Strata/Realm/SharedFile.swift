@@ -35,7 +35,15 @@ final class SharedFile {
         let version: UInt64
     }
 
-    private init(db: Database) { self.db = db }
+    private init(db: Database) {
+        self.db = db
+        watcher = CommitWatcher(db: db)
+    }
+
+    /// Tells the Realms of this file that observe something when any thread or process commits.
+    let watcher: CommitWatcher
+
+    deinit { watcher.stop() }
 
     func table(for type: Object.Type) -> TableInfo? {
         lock.lock()

@@ -1,0 +1,87 @@
+import Foundation
+
+/// What a collection observer receives (`Results`, `List`, `LinkingObjects`): first the
+/// collection as it is, then after each version that changed it the new collection with the
+/// indices that changed, as RealmSwift defines them (and as `UITableView` batch updates take
+/// them): `deletions` are indices in the previous version of the collection, `insertions` and
+/// `modifications` indices in the new one. An object that moved (in a sorted collection, or
+/// moved in a list) is a deletion at its old index and an insertion at its new one.
+public enum RealmCollectionChange<CollectionType> {
+    case initial(CollectionType)
+    case update(CollectionType, deletions: [Int], insertions: [Int], modifications: [Int])
+    case error(Error)
+}
+
+/// One property of an observed object that changed: its value before and after. `oldValue` is
+/// nil for list properties.
+public struct PropertyChange {
+    public let name: String
+    public let oldValue: Any?
+    public let newValue: Any?
+}
+
+/// What an object observer receives: the properties that changed, or that the object was
+/// deleted (after which nothing more comes).
+public enum ObjectChange<T: Object> {
+    case error(Error)
+    case change(T, [PropertyChange])
+    case deleted
+}
+
+extension Realm {
+    /// What a `Realm.observe` block is told.
+    public enum Notification: String {
+        /// The Realm moved to a newer version: a write committed (on this thread or another, or
+        /// in another process) and the Realm refreshed to it.
+        case didChange = "RLMRealmDidChangeNotification"
+        /// A newer version exists but the Realm does not refresh by itself (autorefresh off).
+        case refreshRequired = "RLMRealmRefreshRequiredNotification"
+    }
+
+    public typealias NotificationBlock = (_ notification: Notification, _ realm: Realm) -> Void
+}
+
+/// Keeps an observation going: notifications are delivered while the token is retained and
+/// `invalidate()` was not called. Invalidating (or releasing) it stops them at once, from any
+/// thread.
+public final class NotificationToken: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stop: (() -> Void)?
+    private var invalidated = false
+
+    init() {}
+
+    /// Called once when the token is invalidated (or at once if it already is).
+    func onInvalidate(_ body: @escaping () -> Void) {
+        lock.lock()
+        if invalidated {
+            lock.unlock()
+            body()
+            return
+        }
+        stop = body
+        lock.unlock()
+    }
+
+    var isInvalidated: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return invalidated
+    }
+
+    /// Stop the notifications of this token: no block runs for it from now on.
+    public func invalidate() {
+        lock.lock()
+        if invalidated {
+            lock.unlock()
+            return
+        }
+        invalidated = true
+        let body = stop
+        stop = nil
+        lock.unlock()
+        body?()
+    }
+
+    deinit { invalidate() }
+}

@@ -1,0 +1,103 @@
+/// The indices that changed between two versions of a collection of object keys: deletions in
+/// the old, insertions in the new; an object in both that changed its position relative to the
+/// others is deleted and inserted (the fewest such: the objects outside a longest run kept in
+/// order). Keys may repeat (a list may hold an object twice): then a list diff is used.
+struct IndexDiff {
+    var deletions: [Int] = []
+    var insertions: [Int] = []
+    /// Pairs (old index, new index) of the objects in both, kept in order.
+    var kept: [(old: Int, new: Int)] = []
+
+    static func of(old: [Int64], new: [Int64]) -> IndexDiff {
+        var d = IndexDiff()
+        if old == new {
+            d.kept = old.indices.map { ($0, $0) }
+            return d
+        }
+        var oldIndex: [Int64: Int] = [:]
+        oldIndex.reserveCapacity(old.count)
+        for (i, k) in old.enumerated() where oldIndex.updateValue(i, forKey: k) != nil {
+            return sequenceDiff(old: old, new: new) // a repeated key
+        }
+        var seen = Set<Int64>()
+        seen.reserveCapacity(new.count)
+        // the objects in both, in new order, with their old index
+        var common: [(old: Int, new: Int)] = []
+        for (j, k) in new.enumerated() {
+            if !seen.insert(k).inserted { return sequenceDiff(old: old, new: new) }
+            if let i = oldIndex[k] { common.append((i, j)) } else { d.insertions.append(j) }
+        }
+        let newKeys = seen
+        for (i, k) in old.enumerated() where !newKeys.contains(k) { d.deletions.append(i) }
+        // longest increasing run of old indices: those keep their place
+        let keep = longestIncreasing(common.map(\.old))
+        var moved: [(old: Int, new: Int)] = []
+        for (n, c) in common.enumerated() {
+            if keep.contains(n) { d.kept.append(c) } else { moved.append(c) }
+        }
+        if !moved.isEmpty {
+            d.deletions = (d.deletions + moved.map(\.old)).sorted()
+            d.insertions = (d.insertions + moved.map(\.new)).sorted()
+        }
+        return d
+    }
+
+    /// The positions (in `a`) of a longest strictly increasing subsequence of `a`.
+    private static func longestIncreasing(_ a: [Int]) -> Set<Int> {
+        var tails: [Int] = []        // positions in a: the tail of the best run of each length
+        var previous = [Int](repeating: -1, count: a.count)
+        for (i, x) in a.enumerated() {
+            var lo = 0, hi = tails.count
+            while lo < hi {
+                let mid = (lo + hi) / 2
+                if a[tails[mid]] < x { lo = mid + 1 } else { hi = mid }
+            }
+            if lo > 0 { previous[i] = tails[lo - 1] }
+            if lo == tails.count { tails.append(i) } else { tails[lo] = i }
+        }
+        var out = Set<Int>()
+        var i = tails.last ?? -1
+        while i >= 0 {
+            out.insert(i)
+            i = previous[i]
+        }
+        return out
+    }
+
+    /// A diff of two sequences with repeats: the common prefix and suffix kept, the middle by
+    /// a longest common subsequence when small, else deleted and inserted whole.
+    static func sequenceDiff(old: [Int64], new: [Int64]) -> IndexDiff {
+        var d = IndexDiff()
+        var pre = 0
+        while pre < old.count, pre < new.count, old[pre] == new[pre] { pre += 1 }
+        var suf = 0
+        while suf < old.count - pre, suf < new.count - pre, old[old.count - 1 - suf] == new[new.count - 1 - suf] { suf += 1 }
+        let a = Array(old[pre..<(old.count - suf)]), b = Array(new[pre..<(new.count - suf)])
+        d.kept = (0..<pre).map { ($0, $0) }
+        if a.count * b.count <= 1_000_000 {
+            // LCS table
+            var t = [[Int32]](repeating: [Int32](repeating: 0, count: b.count + 1), count: a.count + 1)
+            for i in stride(from: a.count - 1, through: 0, by: -1) {
+                for j in stride(from: b.count - 1, through: 0, by: -1) {
+                    t[i][j] = a[i] == b[j] ? t[i + 1][j + 1] + 1 : max(t[i + 1][j], t[i][j + 1])
+                }
+            }
+            var i = 0, j = 0
+            while i < a.count || j < b.count {
+                if i < a.count, j < b.count, a[i] == b[j] {
+                    d.kept.append((pre + i, pre + j))
+                    i += 1; j += 1
+                } else if j == b.count || (i < a.count && t[i + 1][j] >= t[i][j + 1]) {
+                    d.deletions.append(pre + i); i += 1
+                } else {
+                    d.insertions.append(pre + j); j += 1
+                }
+            }
+        } else {
+            d.deletions = Array(pre..<(pre + a.count))
+            d.insertions = Array(pre..<(pre + b.count))
+        }
+        d.kept += (0..<suf).map { (old.count - suf + $0, new.count - suf + $0) }
+        return d
+    }
+}

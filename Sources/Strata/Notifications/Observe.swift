@@ -1,0 +1,177 @@
+import Foundation
+
+/// Registering observers: the checks RealmSwift makes, then an observer on this Realm's thread,
+/// or on a Realm confined to the queue given (made there, and the observed thing found again
+/// in it).
+enum Observation {
+    static func register(_ realm: RealmInstance, queue: DispatchQueue?, what: String,
+                         onError: @escaping (Error) -> Void,
+                         make: @escaping (RealmInstance, NotificationToken) -> NotificationObserver) -> NotificationToken {
+        realm.checkThread(what)
+        if realm.isFrozen {
+            strataTrap("Frozen Realms do not change and do not have change notifications (\(what)).")
+        }
+        if realm.configuration.readOnly {
+            strataTrap("Read-only Realms do not change and do not have change notifications (\(what) of '\(realm.configuration.path)').")
+        }
+        if realm.isInWriteTransaction {
+            strataTrap("Cannot register notification blocks from within write transactions (\(what)).")
+        }
+        let token = NotificationToken()
+        guard let queue else {
+            realm.notifications().add(make(realm, token))
+            return token
+        }
+        let config = realm.configuration
+        queue.async {
+            if token.isInvalidated { return }
+            do {
+                let home = try RealmCache.instance(for: config, queue: queue)
+                home.notifications().add(make(home, token))
+            } catch {
+                onError(error)
+                token.invalidate()
+            }
+        }
+        return token
+    }
+}
+
+extension Results {
+    /// Be told of the results now (`.initial`) and after every version that changes them
+    /// (`.update` with deleted, inserted and modified indices). The block runs on this thread
+    /// — at once when this thread commits or refreshes, else from its run loop — or on `queue`
+    /// (with results of a Realm confined to it). `keyPaths` limits modifications to changes of
+    /// those properties (`"name"`, `"dogs.color"`). Keep the token: releasing or invalidating it
+    /// stops the notifications.
+    public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
+                        _ block: @escaping (RealmCollectionChange<Results<Element>>) -> Void) -> NotificationToken {
+        let base = self.base
+        return Observation.register(base.realm, queue: queue, what: "observe \(description)", onError: { block(.error($0)) }) { home, token in
+            ResultsObserver(base: base.rebound(to: home), keyPaths: keyPaths, token: token,
+                            make: { Results(base: $0) }, block: block)
+        }
+    }
+
+    public func observe(keyPaths: [PartialKeyPath<Element>], on queue: DispatchQueue? = nil,
+                        _ block: @escaping (RealmCollectionChange<Results<Element>>) -> Void) -> NotificationToken
+    where Element: Object {
+        observe(keyPaths: keyPaths.map { KeyPathNames.name($0) }, on: queue, block)
+    }
+
+    /// The same changes as an asynchronous sequence (registered on this thread: the main actor,
+    /// or a thread that runs its run loop).
+    public var changeset: AsyncStream<RealmCollectionChange<Results<Element>>> {
+        AsyncStream { continuation in
+            let token = observe { continuation.yield($0) }
+            continuation.onTermination = { _ in token.invalidate() }
+        }
+    }
+}
+
+extension List {
+    /// Be told of the list now (`.initial`) and after every version that changes it: elements
+    /// deleted (old indices), inserted and, for objects, modified (new indices). When its
+    /// object is deleted, every element is reported deleted. Thread, queue and `keyPaths` as
+    /// for `Results.observe`.
+    public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
+                        _ block: @escaping (RealmCollectionChange<List<Element>>) -> Void) -> NotificationToken {
+        guard let m = managed else {
+            strataTrap("Only lists of objects managed by a Realm support change notifications (List<\(Element.self)>).")
+        }
+        let a = m.accessor
+        let (info, key, index) = (a.info, a.key, m.index)
+        return Observation.register(a.realm, queue: queue, what: "observe \(info.name).\(info.properties[index].name)",
+                                    onError: { block(.error($0)) }) { home, token in
+            let list: List<Element>
+            let owner: ObjectAccessor
+            if home === a.realm {
+                list = self
+                owner = a
+            } else {
+                let o = info.classInfo.type.init()
+                owner = ObjectAccessor(realm: home, info: info, key: key)
+                o.__accessor = owner
+                list = List(managed: _ManagedProperty(object: o, index: index))
+            }
+            return ListObserver(list: list, owner: owner, index: index, keyPaths: keyPaths, token: token, block: block)
+        }
+    }
+
+    /// The same changes as an asynchronous sequence (registered on this thread).
+    public var changeset: AsyncStream<RealmCollectionChange<List<Element>>> {
+        AsyncStream { continuation in
+            let token = observe { continuation.yield($0) }
+            continuation.onTermination = { _ in token.invalidate() }
+        }
+    }
+}
+
+extension LinkingObjects {
+    /// Be told of the linking objects now and after every version that changes them, as
+    /// `Results.observe`.
+    public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
+                        _ block: @escaping (RealmCollectionChange<LinkingObjects<Element>>) -> Void) -> NotificationToken {
+        guard let owner else {
+            strataTrap("Only linking objects of an object managed by a Realm support change notifications (LinkingObjects<\(Element.className())>).")
+        }
+        let base = _queryResults.base
+        return Observation.register(base.realm, queue: queue, what: "observe LinkingObjects<\(Element.className())>",
+                                    onError: { block(.error($0)) }) { home, token in
+            ResultsObserver(base: base.rebound(to: home), keyPaths: keyPaths, token: token,
+                            make: { LinkingObjects(keys: $0.keys(), realm: $0.realm, owner: owner) }, block: block)
+        }
+    }
+}
+
+/// Lets `observe` hand each model class its own type (`ObjectChange<Dog>` for a `Dog`).
+public protocol _ObservableObject: AnyObject {}
+extension Object: _ObservableObject {}
+
+extension _ObservableObject where Self: Object {
+    /// Be told when properties of this object change (`.change` with each property's old and
+    /// new value) or when it is deleted (`.deleted`, then nothing more). No initial call. On
+    /// this thread or on `queue` (with the object found again in a Realm confined to it);
+    /// `keyPaths` limits it to those properties.
+    public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
+                        _ block: @escaping (ObjectChange<Self>) -> Void) -> NotificationToken {
+        guard let a = __accessor else {
+            strataTrap("Only objects which are managed by a Realm support change notifications (\(Self.className())).")
+        }
+        if a.isInvalidated { strataTrap("Object has been deleted or invalidated (observe \(Self.className())).") }
+        let key = a.key
+        return Observation.register(a.realm, queue: queue, what: "observe \(Self.className())",
+                                    onError: { block(.error($0)) }) { home, token in
+            let object = home === a.realm ? self : home.managedObject(Self.self, key: key)
+            return ObjectObserver(object: object, keyPaths: keyPaths, token: token, block: block)
+        }
+    }
+
+    public func observe(keyPaths: [PartialKeyPath<Self>], on queue: DispatchQueue? = nil,
+                        _ block: @escaping (ObjectChange<Self>) -> Void) -> NotificationToken {
+        observe(keyPaths: keyPaths.map { KeyPathNames.name($0) }, on: queue, block)
+    }
+
+    /// The same changes as an asynchronous sequence (registered on this thread); it ends when
+    /// the object is deleted.
+    public var changes: AsyncStream<ObjectChange<Self>> {
+        AsyncStream { continuation in
+            let token = observe { change in
+                continuation.yield(change)
+                if case .deleted = change { continuation.finish() }
+            }
+            continuation.onTermination = { _ in token.invalidate() }
+        }
+    }
+}
+
+extension Realm {
+    /// Be told after every move of this Realm to a newer version (`.didChange`): a write of this
+    /// thread committing, `refresh()`, or, when autorefresh is on, another thread's or process's
+    /// commit reaching this thread's run loop (with autorefresh off, `.refreshRequired`).
+    public func observe(_ block: @escaping NotificationBlock) -> NotificationToken {
+        Observation.register(instance, queue: nil, what: "observe Realm", onError: { _ in }) { home, token in
+            RealmObserver(realm: home, token: token, block: block)
+        }
+    }
+}

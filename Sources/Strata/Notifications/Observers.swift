@@ -1,0 +1,287 @@
+import Foundation
+
+/// Which changes of an object count for an observer: its own properties (all, or those named
+/// by key paths) and, one link away, properties of the objects it links to (`dogs.name`; with
+/// no key paths, every property of every object a link or list property points to).
+struct ModificationCheck {
+    let info: TableInfo
+    /// Columns of the object's own properties that count.
+    let ownCols: Set<UInt32>
+    /// Link and list-of-objects properties followed: their index, target and target columns.
+    let links: [(index: Int, target: TableInfo, cols: Set<UInt32>?)]
+
+    init(info: TableInfo, realm: RealmInstance, keyPaths: [String]?) {
+        self.info = info
+        var own = Set<UInt32>()
+        var links: [Int: (TableInfo, Set<UInt32>?)] = [:]
+        let props = info.properties
+        func target(_ i: Int) -> TableInfo? {
+            let k = props[i].kind
+            guard k.type == .link, k.collection != .linkingObjects, let t = k.target else { return nil }
+            return realm.tableInfo(t)
+        }
+        if let paths = keyPaths {
+            for path in paths {
+                let parts = path.split(separator: ".", maxSplits: 1).map(String.init)
+                guard let i = info.classInfo.index(named: parts[0]) else {
+                    strataTrap("Invalid key path '\(path)' for class '\(info.name)': '\(info.name)' has no property '\(parts[0])'")
+                }
+                if info.cols[i] != 0 { own.insert(info.cols[i]) }
+                if parts.count == 2 {
+                    guard let t = target(i) else {
+                        strataTrap("Invalid key path '\(path)' for class '\(info.name)': '\(parts[0])' is not a link")
+                    }
+                    let sub = parts[1].split(separator: ".").first.map(String.init) ?? parts[1]
+                    guard sub == "*" || t.classInfo.index(named: sub) != nil else {
+                        strataTrap("Invalid key path '\(path)': '\(t.name)' has no property '\(sub)'")
+                    }
+                    var cols = links[i]?.1 ?? []
+                    if sub == "*" { cols.formUnion(t.cols.filter { $0 != 0 }) } else {
+                        cols.insert(t.cols[t.classInfo.index(named: sub)!])
+                    }
+                    links[i] = (t, cols)
+                }
+            }
+        } else {
+            own = Set(info.cols.filter { $0 != 0 })
+            for i in props.indices { if let t = target(i) { links[i] = (t, nil) } }
+        }
+        ownCols = own
+        self.links = links.sorted { $0.key < $1.key }.map { ($0.key, $0.value.0, $0.value.1) }
+    }
+
+    /// Whether anything this check follows changed (a cheap first look).
+    func anyTouched(_ ctx: ChangeContext) -> Bool {
+        ctx.touched(info) || links.contains { ctx.touched($0.target) }
+    }
+
+    /// The keys of each followed link's target objects that changed in the columns that count.
+    func changedTargets(_ ctx: ChangeContext) -> [Set<Int64>] {
+        links.map { l in
+            let c = ctx.changes(l.target)
+            return Set(c.modified.filter { l.cols == nil || !$0.value.isDisjoint(with: l.cols!) }.keys)
+        }
+    }
+
+    /// Whether object `key` (in the Realm's current version) changed in what counts.
+    func isModified(_ key: Int64, _ ctx: ChangeContext, targets: [Set<Int64>]) -> Bool {
+        if let cols = ctx.changes(info).modified[key], !cols.isDisjoint(with: ownCols) { return true }
+        for (n, l) in links.enumerated() where !targets[n].isEmpty {
+            let a = ObjectAccessor(realm: ctx.realm, info: info, key: key)
+            if info.properties[l.index].kind.collection == .list {
+                for i in 0..<a.listCount(l.index) {
+                    if case .link(let k) = a.listGet(l.index, i), targets[n].contains(k) { return true }
+                }
+            } else if case .link(let k) = a.get(l.index), targets[n].contains(k) {
+                return true
+            }
+        }
+        return false
+    }
+}
+
+/// Observes a `Results` (or linking objects, through the results of their owner's backlinks):
+/// the keys last told are compared with the keys now.
+final class ResultsObserver<C>: NotificationObserver {
+    let base: ResultsBase
+    private let make: (ResultsBase) -> C
+    private let block: (RealmCollectionChange<C>) -> Void
+    private let check: ModificationCheck
+    private var lastKeys: [Int64] = []
+    private var pending: RealmCollectionChange<C>?
+
+    init(base: ResultsBase, keyPaths: [String]?, token: NotificationToken, make: @escaping (ResultsBase) -> C,
+         block: @escaping (RealmCollectionChange<C>) -> Void) {
+        self.base = base
+        self.make = make
+        self.block = block
+        check = ModificationCheck(info: base.info, realm: base.realm, keyPaths: keyPaths)
+        super.init(token: token)
+    }
+
+    override func prepare(_ ctx: ChangeContext?) -> Bool {
+        guard let ctx else {
+            lastKeys = base.keys()
+            pending = .initial(make(base))
+            return true
+        }
+        // nothing read by these results changed: nothing to tell
+        if !check.anyTouched(ctx) && !(base.followsLinks && base.realm.classes.contains { ctx.touched(base.realm.tableInfo($0.type)) }) {
+            return false
+        }
+        let keys = base.keys()
+        let d = IndexDiff.of(old: lastKeys, new: keys)
+        let targets = check.changedTargets(ctx)
+        let mods = d.kept.filter { check.isModified(keys[$0.new], ctx, targets: targets) }.map(\.new).sorted()
+        lastKeys = keys
+        if d.deletions.isEmpty && d.insertions.isEmpty && mods.isEmpty { return false }
+        pending = .update(make(base), deletions: d.deletions, insertions: d.insertions, modifications: mods)
+        return true
+    }
+
+    override func deliver() {
+        guard let p = pending else { return }
+        pending = nil
+        block(p)
+    }
+}
+
+/// Observes a managed `List`: the core says which elements were deleted and inserted
+/// (`strata_list_changes_get`); for a list of objects, the objects kept that changed are
+/// modifications. When the list's object is deleted, every element is deleted, once.
+final class ListObserver<Element: RealmCollectionValue>: NotificationObserver {
+    private let list: List<Element>
+    private let owner: TableInfo
+    private let key: Int64
+    private let index: Int
+    private let check: ModificationCheck?
+    private let block: (RealmCollectionChange<List<Element>>) -> Void
+    private var lastCount = 0
+    private var ownerGone = false
+    private var pending: RealmCollectionChange<List<Element>>?
+
+    init(list: List<Element>, owner: ObjectAccessor, index: Int, keyPaths: [String]?, token: NotificationToken,
+         block: @escaping (RealmCollectionChange<List<Element>>) -> Void) {
+        self.list = list
+        self.owner = owner.info
+        key = owner.key
+        self.index = index
+        self.block = block
+        if let t = owner.info.properties[index].kind.target {
+            check = ModificationCheck(info: owner.realm.tableInfo(t), realm: owner.realm, keyPaths: keyPaths)
+        } else {
+            check = nil
+        }
+        super.init(token: token)
+    }
+
+    override func prepare(_ ctx: ChangeContext?) -> Bool {
+        guard let ctx else {
+            lastCount = list.count
+            pending = .initial(list)
+            return true
+        }
+        if ownerGone { return false }
+        let oc = ctx.changes(owner)
+        if oc.deleted.contains(key) {
+            ownerGone = true
+            pending = .update(list, deletions: Array(0..<lastCount), insertions: [], modifications: [])
+            return lastCount > 0
+        }
+        var deleted: [Int] = [], inserted: [Int] = []
+        if oc.modified[key]?.contains(owner.cols[index]) == true {
+            do {
+                (deleted, inserted) = try ctx.realm.currentTxn.listChanges(
+                    since: ctx.old, table: owner.tableName, key: key, col: owner.cols[index])
+            } catch {
+                pending = .error(error)
+                return true
+            }
+        }
+        var mods: [Int] = []
+        if let check, check.anyTouched(ctx) {
+            let targets = check.changedTargets(ctx)
+            let a = ObjectAccessor(realm: ctx.realm, info: owner, key: key)
+            let ins = Set(inserted)
+            for i in 0..<a.listCount(index) where !ins.contains(i) {
+                if case .link(let k) = a.listGet(index, i), check.isModified(k, ctx, targets: targets) { mods.append(i) }
+            }
+        }
+        lastCount = list.count
+        if deleted.isEmpty && inserted.isEmpty && mods.isEmpty { return false }
+        pending = .update(list, deletions: deleted, insertions: inserted, modifications: mods)
+        return true
+    }
+
+    override func deliver() {
+        guard let p = pending else { return }
+        pending = nil
+        block(p)
+    }
+}
+
+/// Observes one object: its changed properties with old and new values, or its deletion
+/// (after which the token is invalidated).
+final class ObjectObserver<T: Object>: NotificationObserver {
+    private let object: T
+    private let info: TableInfo
+    private let key: Int64
+    private let cols: Set<UInt32>?
+    private let block: (ObjectChange<T>) -> Void
+    private var pending: ObjectChange<T>?
+    private var deleted = false
+
+    init(object: T, keyPaths: [String]?, token: NotificationToken, block: @escaping (ObjectChange<T>) -> Void) {
+        let a = object.__accessor!
+        self.object = object
+        info = a.info
+        key = a.key
+        self.block = block
+        cols = keyPaths.map { paths in
+            Set(paths.map { path -> UInt32 in
+                let name = String(path.split(separator: ".").first ?? "")
+                guard let i = a.info.classInfo.index(named: name) else {
+                    strataTrap("Invalid key path '\(path)' for class '\(a.info.name)': it has no property '\(name)'")
+                }
+                return a.info.cols[i]
+            })
+        }
+        super.init(token: token)
+        needsInitial = false // objects have no initial notification
+    }
+
+    override func prepare(_ ctx: ChangeContext?) -> Bool {
+        guard let ctx, !deleted else { return false }
+        let c = ctx.changes(info)
+        if c.deleted.contains(key) {
+            deleted = true
+            pending = .deleted
+            return true
+        }
+        guard let changed = c.modified[key] else { return false }
+        var props: [PropertyChange] = []
+        for (i, p) in info.properties.enumerated() where info.cols[i] != 0 && changed.contains(info.cols[i]) {
+            if let cols, !cols.contains(info.cols[i]) { continue }
+            props.append(PropertyChange(name: p.name, oldValue: ctx.oldValue(info, key: key, index: i),
+                                        newValue: info.classInfo.value(of: object, p)))
+        }
+        if props.isEmpty { return false }
+        pending = .change(object, props)
+        return true
+    }
+
+    override func deliver() {
+        guard let p = pending else { return }
+        pending = nil
+        block(p)
+        if case .deleted = p { token.invalidate() }
+    }
+}
+
+/// Observes a whole Realm: told after each move to a newer version.
+final class RealmObserver: NotificationObserver {
+    private let realm: RealmInstance
+    private let block: Realm.NotificationBlock
+    private var pending: Realm.Notification?
+
+    init(realm: RealmInstance, token: NotificationToken, block: @escaping Realm.NotificationBlock) {
+        self.realm = realm
+        self.block = block
+        super.init(token: token)
+        needsInitial = false
+    }
+
+    override func prepare(_ ctx: ChangeContext?) -> Bool {
+        guard ctx != nil else { return false }
+        pending = .didChange
+        return true
+    }
+
+    func prepareRefreshRequired() { pending = .refreshRequired }
+
+    override func deliver() {
+        guard let p = pending else { return }
+        pending = nil
+        block(p, Realm(realm))
+    }
+}
