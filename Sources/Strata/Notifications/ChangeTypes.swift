@@ -45,13 +45,24 @@ extension Realm {
 /// `invalidate()` was not called. Invalidating (or releasing) it stops them at once, from any
 /// thread.
 public final class NotificationToken: @unchecked Sendable {
+    let state = ObservationState()
+
+    init() {}
+
+    /// Stop the notifications of this token: no block runs for it from now on.
+    public func invalidate() { state.invalidate() }
+
+    deinit { state.invalidate() }
+}
+
+/// Whether an observation goes on, shared by its token and its observer (which must not keep
+/// the token alive: releasing the token ends the observation).
+final class ObservationState: @unchecked Sendable {
     private let lock = NSLock()
     private var stop: (() -> Void)?
     private var invalidated = false
 
-    init() {}
-
-    /// Called once when the token is invalidated (or at once if it already is).
+    /// Called once when the observation ends (or at once if it has).
     func onInvalidate(_ body: @escaping () -> Void) {
         lock.lock()
         if invalidated {
@@ -69,8 +80,7 @@ public final class NotificationToken: @unchecked Sendable {
         return invalidated
     }
 
-    /// Stop the notifications of this token: no block runs for it from now on.
-    public func invalidate() {
+    func invalidate() {
         lock.lock()
         if invalidated {
             lock.unlock()
@@ -82,6 +92,4 @@ public final class NotificationToken: @unchecked Sendable {
         lock.unlock()
         body?()
     }
-
-    deinit { invalidate() }
 }

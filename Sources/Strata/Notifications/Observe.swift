@@ -6,7 +6,7 @@ import Foundation
 enum Observation {
     static func register(_ realm: RealmInstance, queue: DispatchQueue?, what: String,
                          onError: @escaping (Error) -> Void,
-                         make: @escaping (RealmInstance, NotificationToken) -> NotificationObserver) -> NotificationToken {
+                         make: @escaping (RealmInstance, ObservationState) -> NotificationObserver) -> NotificationToken {
         realm.checkThread(what)
         if realm.isFrozen {
             strataTrap("Frozen Realms do not change and do not have change notifications (\(what)).")
@@ -18,19 +18,20 @@ enum Observation {
             strataTrap("Cannot register notification blocks from within write transactions (\(what)).")
         }
         let token = NotificationToken()
+        let state = token.state
         guard let queue else {
-            realm.notifications().add(make(realm, token))
+            realm.notifications().add(make(realm, state))
             return token
         }
         let config = realm.configuration
         queue.async {
-            if token.isInvalidated { return }
+            if state.isInvalidated { return }
             do {
                 let home = try RealmCache.instance(for: config, queue: queue)
-                home.notifications().add(make(home, token))
+                home.notifications().add(make(home, state))
             } catch {
                 onError(error)
-                token.invalidate()
+                state.invalidate()
             }
         }
         return token

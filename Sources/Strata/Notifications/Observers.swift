@@ -90,7 +90,7 @@ final class ResultsObserver<C>: NotificationObserver {
     private var lastKeys: [Int64] = []
     private var pending: RealmCollectionChange<C>?
 
-    init(base: ResultsBase, keyPaths: [String]?, token: NotificationToken, make: @escaping (ResultsBase) -> C,
+    init(base: ResultsBase, keyPaths: [String]?, token: ObservationState, make: @escaping (ResultsBase) -> C,
          block: @escaping (RealmCollectionChange<C>) -> Void) {
         self.base = base
         self.make = make
@@ -140,7 +140,7 @@ final class ListObserver<Element: RealmCollectionValue>: NotificationObserver {
     private var ownerGone = false
     private var pending: RealmCollectionChange<List<Element>>?
 
-    init(list: List<Element>, owner: ObjectAccessor, index: Int, keyPaths: [String]?, token: NotificationToken,
+    init(list: List<Element>, owner: ObjectAccessor, index: Int, keyPaths: [String]?, token: ObservationState,
          block: @escaping (RealmCollectionChange<List<Element>>) -> Void) {
         self.list = list
         self.owner = owner.info
@@ -211,7 +211,7 @@ final class ObjectObserver<T: Object>: NotificationObserver {
     private var pending: ObjectChange<T>?
     private var deleted = false
 
-    init(object: T, keyPaths: [String]?, token: NotificationToken, block: @escaping (ObjectChange<T>) -> Void) {
+    init(object: T, keyPaths: [String]?, token: ObservationState, block: @escaping (ObjectChange<T>) -> Void) {
         let a = object.__accessor!
         self.object = object
         info = a.info
@@ -264,7 +264,7 @@ final class RealmObserver: NotificationObserver {
     private let block: Realm.NotificationBlock
     private var pending: Realm.Notification?
 
-    init(realm: RealmInstance, token: NotificationToken, block: @escaping Realm.NotificationBlock) {
+    init(realm: RealmInstance, token: ObservationState, block: @escaping Realm.NotificationBlock) {
         self.realm = realm
         self.block = block
         super.init(token: token)

@@ -5,11 +5,12 @@ import Foundation
 /// every observer of a Realm computes its changes against the same version before any block
 /// runs (a block may write, which moves the Realm on).
 class NotificationObserver {
-    let token: NotificationToken
+    /// Shared with the token; the observer does not keep the token alive.
+    let token: ObservationState
     /// The `.initial` delivery is still due.
     var needsInitial = true
 
-    init(token: NotificationToken) { self.token = token }
+    init(token: ObservationState) { self.token = token }
 
     /// Compute what this observer will be told about the move the context describes (or its
     /// initial state); false when there is nothing to tell.

@@ -213,7 +213,7 @@ final class RealmInstance {
         }
         tableHandles.removeAll()
         txn = try CoreTxn(db: shared.db, write: false)
-        tellObservers(skipping: Set(tokens.map(ObjectIdentifier.init)))
+        tellObservers(skipping: Set(tokens.map { ObjectIdentifier($0.state) }))
     }
 
     /// After a write ended: the observers learn what changed since the snapshot they last saw.
