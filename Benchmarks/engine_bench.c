@@ -295,6 +295,59 @@ static void scan_cost(const char *path, unsigned mib) {
     fresh(path);
 }
 
+/* The change set of a one-object commit on a table of n objects (strata_changes_get): the
+ * median time of 21 computations and the pages read. Flat in n is the goal (issue 27). */
+static void change_set_cost(const char *path, size_t n) {
+    fresh(path);
+    strata_db_t *db = open_db(path, STRATA_DURABILITY_NO_SYNC);
+    strata_error e = {0};
+    strata_txn_t *w, *a, *b;
+    strata_table_t *t;
+    strata_col_t age, name;
+    if (strata_txn_begin(db, STRATA_TXN_WRITE, &w, &e) || strata_table_create(w, "Person", &t, &e) ||
+        strata_table_add_property(t, "age", STRATA_TYPE_INT, 0, NULL, &age, &e) ||
+        strata_table_add_property(t, "name", STRATA_TYPE_STRING, 0, NULL, &name, &e) || strata_txn_commit(w, &e))
+        die("schema", &e);
+    strata_txn_free(w);
+    for (size_t done = 0; done < n;) {
+        if (strata_txn_begin(db, STRATA_TXN_WRITE, &w, &e) || strata_table_open(w, "Person", &t, &e)) die("fill", &e);
+        for (size_t end = done + 50000 < n ? done + 50000 : n; done < end; done++) {
+            strata_key_t k;
+            strata_value v = {.type = STRATA_TYPE_INT, .u.i = (int64_t)(done % 90)};
+            strata_value s = {.type = STRATA_TYPE_STRING, .u.bytes = {"张三", 6}};
+            if (strata_obj_create(t, &k, &e) || strata_obj_set(t, k, age, &v, &e) || strata_obj_set(t, k, name, &s, &e))
+                die("fill", &e);
+        }
+        if (strata_txn_commit(w, &e)) die("fill", &e);
+        strata_txn_free(w);
+    }
+    if (strata_txn_begin(db, STRATA_TXN_READ, &a, &e) || strata_txn_begin(db, STRATA_TXN_WRITE, &w, &e) ||
+        strata_table_open(w, "Person", &t, &e) ||
+        strata_obj_set(t, (strata_key_t)(n / 2), age, &(strata_value){.type = STRATA_TYPE_INT, .u.i = -1}, &e) ||
+        strata_txn_commit(w, &e) || strata_txn_begin(db, STRATA_TXN_READ, &b, &e))
+        die("change", &e);
+    strata_txn_free(w);
+    double us[21];
+    uint64_t pages = 0;
+    for (int r = 0; r < 21; r++) {
+        strata_changes_t *c;
+        double t0 = now();
+        if (strata_changes_get(a, b, "Person", &c, &e)) die("changes", &e);
+        us[r] = (now() - t0) * 1e6;
+        if (strata_changes_count(c, STRATA_CHANGE_MODIFIED) != 1) die("changes: not one modified object", NULL);
+        pages = strata_changes_pages_read(c);
+        strata_changes_free(c);
+    }
+    strata_txn_free(a);
+    strata_txn_free(b);
+    strata_db_close(db, NULL);
+    fresh(path);
+    qsort(us, 21, sizeof *us, cmp_double);
+    printf("%-34s %12.1f us, %llu pages read (%zu objects)\n", "change set of a one-object commit", us[10],
+           (unsigned long long)pages, n);
+    printf("bench changes objects=%zu median_us=%.1f pages=%llu\n", n, us[10], (unsigned long long)pages);
+}
+
 int main(int argc, char **argv) {
     const char *dir = argc > 1 ? argv[1] : ".";
     char path[512];
@@ -354,6 +407,9 @@ int main(int argc, char **argv) {
            "pinned_reader_bytes=%llu after_release_bytes=%llu\n", no_reader, no_reader_nosync,
            pinned, released);
     wake_latency(path);
+    change_set_cost(path, 10000);
+    change_set_cost(path, 100000);
+    change_set_cost(path, 1000000);
     churn_rows(path);
     scan_cost(path, 8);
     scan_cost(path, 64);

@@ -11,6 +11,8 @@
 // Output: `bench-swift <workload> strata=<per s> c=<per s> grdb=<per s> vs_grdb=<x> vs_c=<x>`.
 // Durability: Strata FULL (one fdatasync a commit), GRDB WAL with synchronous FULL.
 // `--rss N` instead: iterate N objects through the Swift API and print the resident memory it takes.
+// Then notifications: from a commit in another process to a Results observer's callback (Notify.swift):
+// `bench-swift notify median_us=<> p99_us=<> commits=<>`.
 import CCore
 import Foundation
 import GRDB
@@ -37,6 +39,9 @@ while let a = args.next() {
     case "-d": dir = args.next() ?? dir
     case "--rss": rssObjects = value()
     case "-e": only = args.next()
+    case "--commit-child": // notifications: the other process (Notify.swift)
+        let path = args.next() ?? ""
+        commitChild(path, value())
     default:
         print("usage: bench-swift [-n N] [-c COMMITS] [-l LOOKUPS] [-r REPS] [-d DIR] [-e strata|c|grdb] [--rss N]")
         exit(2)
@@ -466,5 +471,10 @@ for (name, kp) in workloads {
     let g = median(runs["grdb"]!.map { $0[keyPath: kp] })
     print(String(format: "bench-swift %@ strata=%.0f c=%.0f grdb=%.0f vs_grdb=%.2f vs_c=%.2f",
                  name, s, c, g, s / g, s / c))
+}
+if only == nil || only == "strata" {
+    let l = try notifyLatency(dir + "/notify.db")
+    print(String(format: "bench-swift notify median_us=%.1f p99_us=%.1f commits=%d (a commit in another process -> the observer's callback)",
+                 l.median, l.p99, l.seen))
 }
 try? FileManager.default.removeItem(atPath: dir)
