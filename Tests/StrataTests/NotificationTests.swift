@@ -506,6 +506,34 @@ struct NotificationTests {
         ui.stop()
     }
 
+    @MainActor @Test func anAsyncSequenceOnTheMainActor() async throws {
+        let dir = TempDir()
+        let cfg = config(dir, types: chatTypes)
+        let realm = try Realm(configuration: cfg)
+        let messages = realm.objects(Message.self).sorted(byKeyPath: "id")
+        let writer = Thread {
+            let realm = try! Realm(configuration: cfg)
+            for i in 1...3 {
+                usleep(50_000)
+                try! realm.write { realm.add(Message(value: ["id": i, "text": "m\(i)"])) }
+            }
+        }
+        writer.start()
+        var kinds: [String] = []
+        var texts: [String] = []
+        for await change in messages.changeset {
+            // the collection is live: read here, on the main actor, it shows the latest version
+            switch change {
+            case .initial(let m): kinds.append("initial"); texts = m.map(\.text)
+            case .update(let m, _, _, _): kinds.append("update"); texts = m.map(\.text)
+            case .error(let e): Issue.record("\(e)")
+            }
+            if texts.count == 3 { break }
+        }
+        #expect(kinds.first == "initial")
+        #expect(texts == ["m1", "m2", "m3"])
+    }
+
     // MARK: misuse
 
     @Test func observingInsideAWriteOrAReadOnlyRealmTraps() async throws {

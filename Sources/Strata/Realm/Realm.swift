@@ -282,7 +282,7 @@ final class RealmInstance {
     func notifications() -> RealmNotifier {
         if let n = notifier { return n }
         let home: DeliveryHome
-        if let q = queue { home = .queue(q) } else if Thread.isMainThread { home = .main } else {
+        if let q = queue { home = .queue(q) } else if Thread.isMainThread || QueueMark.onMainQueue { home = .main } else {
             home = .runLoop(RunLoop.current)
         }
         let n = RealmNotifier(realm: self, home: home)
@@ -346,6 +346,15 @@ final class RealmInstance {
 final class QueueMark: @unchecked Sendable {
     static let key = DispatchSpecificKey<QueueMark>()
     private static let lock = NSLock()
+
+    /// Whether code runs on the main queue (the main actor's executor): on Linux a thread other
+    /// than the process's first may drain it.
+    static var onMainQueue: Bool {
+        _ = mainMarked
+        return DispatchQueue.getSpecific(key: mainKey) != nil
+    }
+    private static let mainKey = DispatchSpecificKey<Bool>()
+    private static let mainMarked: Void = DispatchQueue.main.setSpecific(key: mainKey, value: true)
 
     static func of(_ queue: DispatchQueue) -> QueueMark {
         lock.lock()
