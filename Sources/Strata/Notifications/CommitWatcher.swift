@@ -6,7 +6,10 @@ import Foundation
 /// commit futex (`strata_db_wait_commit`): no polling. It ends when the file closes
 /// (`strata_db_stop_waits` wakes it).
 final class CommitWatcher: @unchecked Sendable {
-    private let db: Database
+    /// Not retained: the file's owner stops this watcher (and waits for its thread) before the
+    /// handle closes, so the handle closes where and when the file's last Realm goes (an
+    /// in-memory store's data goes with it).
+    private unowned let db: Database
     private let lock = NSLock()
     private var listeners: [ObjectIdentifier: Weak] = [:]
     private var started = false
