@@ -646,8 +646,8 @@ typedef struct strata_list_changes strata_list_changes_t;
  * reads (STRATA_CHANGE_INSERTED: indices in this list); every other element is in both, in the
  * same order (a moved element is deleted and inserted). A small edit script by elements'
  * values (Myers' diff after the common prefix and suffix); past 512 edits the differing middle
- * is reported deleted and inserted whole. A list untouched between two read transactions costs
- * one lookup. An object missing from a version has an empty list there. Indices come ascending.
+ * is reported deleted and inserted whole. An object missing from a version has an empty list
+ * there. Indices come ascending.
  * *out is the caller's; free it with strata_list_changes_free.
  */
 STRATA_API int strata_list_changes_get(strata_txn_t *older, strata_txn_t *newer, const char *table,

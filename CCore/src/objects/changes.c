@@ -7,10 +7,13 @@
  * property of an object in both is compared only where its leaf differs (a leaf at the same
  * place in both holds the same values). The cost follows the change, not the table.
  *
- * Lists: a list's contents live in the table's list tree, but a transaction that changes a list
- * stores it under a new id (object.c, list_write), so its object's list column changes too and
- * the object is modified here with the list property among its changed ones. Which elements of
- * one list changed: list_changes.c.
+ * Lists: a list's contents live in the table's list tree under an id its object's column holds;
+ * a list created or emptied changes that column, but one changed in place does not. So the two
+ * versions' list trees are compared too (skipping shared subtrees as well): a list stored in
+ * both with other contents names its owner (the object and property in its last bytes,
+ * object.c), which is checked to hold it; that object is modified, with the list property among
+ * its changed ones. Lists written before 0.7.0 name no owner: the objects are searched for them
+ * (a scan, only for such lists). Which elements of one list changed: list_changes.c.
  */
 #include "objects/private.h"
 
@@ -182,6 +185,164 @@ static int compare(strata_changes_t *c, strata_table_t *ta, strata_table_t *tb, 
     return STRATA_OK;
 }
 
+/* A list changed in place: its owner and property. */
+typedef struct owned {
+    int64_t key;
+    uint32_t col;
+    uint64_t id;
+} owned;
+
+static int cmp_owned(const void *a, const void *b) {
+    const owned *x = a, *y = b;
+    if (x->key != y->key) return (x->key > y->key) - (x->key < y->key);
+    return (x->col > y->col) - (x->col < y->col);
+}
+
+static bool has_key(const strata_changes_t *c, int kind, int64_t key) {
+    size_t lo = 0, hi = c->n[kind];
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (c->keys[kind][mid] < key) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < c->n[kind] && c->keys[kind][lo] == key;
+}
+
+/* Whether list property col of object key holds list id in t's version. */
+static int holds_list(strata_table_t *t, int64_t key, uint32_t col, uint64_t id, bool *yes,
+                      strata_error *err) {
+    *yes = false;
+    const st_prop *p = st_prop_find(t, col);
+    if (!p || !(p->flags & STRATA_PROP_LIST)) return STRATA_OK;
+    st_objref ref;
+    strata_value v;
+    int rc = st_obj_locate(t, key, &ref, err);
+    if (rc == STRATA_ERR_NOT_FOUND) return STRATA_OK;
+    if (rc || (rc = st_obj_read(t, &ref, p, &v, err))) return rc;
+    *yes = (uint64_t)v.u.i == id;
+    return STRATA_OK;
+}
+
+/* The owners of lists `ids` (sorted) that name none: every object's list properties read. */
+static int find_owners(strata_table_t *t, const uint64_t *ids, size_t n, owned *out, size_t *nout,
+                       strata_error *err) {
+    int64_t key = -1;
+    int rc;
+    while ((rc = st_cluster_next_key(t, key, &key, err)) == STRATA_OK) {
+        st_objref ref;
+        if ((rc = st_obj_locate(t, key, &ref, err))) return rc;
+        for (uint32_t i = 0; i < t->nprops; i++) {
+            const st_prop *p = &t->props[i];
+            strata_value v;
+            if (!(p->flags & STRATA_PROP_LIST)) continue;
+            if ((rc = st_obj_read(t, &ref, p, &v, err))) return rc;
+            uint64_t id = (uint64_t)v.u.i;
+            size_t lo = 0, hi = n;
+            while (lo < hi) {
+                size_t mid = (lo + hi) / 2;
+                if (ids[mid] < id) lo = mid + 1;
+                else hi = mid;
+            }
+            if (id && lo < n && ids[lo] == id) out[(*nout)++] = (owned){key, p->id, id};
+        }
+    }
+    return rc == STRATA_ERR_NOT_FOUND ? STRATA_OK : rc;
+}
+
+/* The lists stored in both versions with other contents: their objects become modified (or
+ * gain the list property among their changed ones). */
+static int changed_lists(strata_changes_t *c, strata_txn_t *older, strata_txn_t *newer,
+                         strata_table_t *ta, strata_table_t *tb, strata_error *err) {
+    strata_tree_t *la = NULL, *lb = NULL;
+    int rc = st_table_tree(ta, ST_TABLE_LISTS, false, &la, err);
+    if (rc && rc != STRATA_ERR_NOT_FOUND) return rc;
+    rc = st_table_tree(tb, ST_TABLE_LISTS, false, &lb, err);
+    if (rc == STRATA_ERR_NOT_FOUND || (rc == STRATA_OK && !la)) return STRATA_OK; /* no list in both */
+    if (rc) return rc;
+    diff_walk w = {.table = tb->name};
+    owned *pairs = NULL;
+    uint64_t *orphans = NULL;
+    size_t npairs = 0, norphans = 0;
+    if ((rc = st_tree_diff(older, &la->st, newer, &lb->st, collect, &w, &c->pages, err))) goto out;
+    for (int side = 0; side < 2; side++)
+        if (w.side[side].n) qsort(w.side[side].v, w.side[side].n, sizeof *w.side[side].v, cmp_rec);
+    pairs = malloc((w.side[1].n + 1) * sizeof *pairs);
+    orphans = malloc((w.side[1].n + 1) * sizeof *orphans);
+    if (!pairs || !orphans) {
+        rc = st_err(err, STRATA_ERR_NO_MEMORY, "out of memory comparing '%s'", tb->name);
+        goto out;
+    }
+    for (size_t i = 0, j = 0; rc == STRATA_OK && i < w.side[0].n && j < w.side[1].n;) {
+        const rec *x = &w.side[0].v[i], *y = &w.side[1].v[j];
+        if (x->base != y->base) {
+            if (x->base < y->base) i++;
+            else j++;
+            continue; /* a list made or dropped: its column changed */
+        }
+        i++, j++;
+        if (x->len == y->len && memcmp(x->bytes, y->bytes, x->len) == 0) continue;
+        int64_t key;
+        uint32_t col;
+        bool yes = false;
+        if (st_list_owner(y->bytes, y->len, &key, &col) &&
+            (rc = holds_list(tb, key, col, y->base, &yes, err)) == STRATA_OK && yes)
+            pairs[npairs++] = (owned){key, col, y->base};
+        else if (rc == STRATA_OK)
+            orphans[norphans++] = y->base;
+    }
+    if (rc == STRATA_OK && norphans) {
+        owned *more = realloc(pairs, (npairs + norphans * tb->nprops + 1) * sizeof *pairs);
+        if (!more) rc = st_err(err, STRATA_ERR_NO_MEMORY, "out of memory comparing '%s'", tb->name);
+        else {
+            pairs = more;
+            rc = find_owners(tb, orphans, norphans, pairs, &npairs, err);
+        }
+    }
+    if (rc || !npairs) goto out;
+    qsort(pairs, npairs, sizeof *pairs, cmp_owned);
+    /* merge into the modified objects (keys ascending) */
+    size_t nm = c->n[STRATA_CHANGE_MODIFIED], cap = nm + npairs;
+    int64_t *keys = malloc(cap * sizeof *keys);
+    uint64_t *bits = calloc(cap * c->words, sizeof *bits);
+    if (!keys || !bits) {
+        free(keys);
+        free(bits);
+        rc = st_err(err, STRATA_ERR_NO_MEMORY, "out of memory comparing '%s'", tb->name);
+        goto out;
+    }
+    size_t m = 0, i = 0, j = 0;
+    while (i < nm || j < npairs) {
+        const owned *o = j < npairs ? &pairs[j] : NULL;
+        if (o && (has_key(c, STRATA_CHANGE_INSERTED, o->key) || has_key(c, STRATA_CHANGE_DELETED, o->key))) {
+            j++;
+            continue;
+        }
+        int64_t key = i < nm && (!o || c->keys[STRATA_CHANGE_MODIFIED][i] <= o->key)
+                          ? c->keys[STRATA_CHANGE_MODIFIED][i] : o->key;
+        keys[m] = key;
+        if (i < nm && c->keys[STRATA_CHANGE_MODIFIED][i] == key) {
+            memcpy(bits + m * c->words, c->changed + i * c->words, c->words * sizeof *bits);
+            i++;
+        }
+        for (; j < npairs && pairs[j].key == key; j++)
+            for (size_t k = 0; k < c->ncols; k++)
+                if (c->cols[k] == pairs[j].col) bits[m * c->words + k / 64] |= 1ull << (k % 64);
+        m++;
+    }
+    free(c->keys[STRATA_CHANGE_MODIFIED]);
+    free(c->changed);
+    c->keys[STRATA_CHANGE_MODIFIED] = keys;
+    c->changed = bits;
+    c->n[STRATA_CHANGE_MODIFIED] = m;
+    c->cap[STRATA_CHANGE_MODIFIED] = cap;
+out:
+    free(w.side[0].v);
+    free(w.side[1].v);
+    free(pairs);
+    free(orphans);
+    return rc;
+}
+
 int st_changes_get(strata_txn_t *older, strata_txn_t *newer, const char *table,
                    strata_changes_t **out, strata_error *err) {
     *out = NULL;
@@ -243,6 +404,7 @@ int st_changes_get(strata_txn_t *older, strata_txn_t *newer, const char *table,
         }
     }
     if (rc == STRATA_ERR_NO_MEMORY) rc = st_err(err, rc, "out of memory comparing '%s'", table);
+    if (rc == STRATA_OK) rc = changed_lists(c, older, newer, ta, tb, err);
 out:
     free(w.side[0].v);
     free(w.side[1].v);

@@ -3,9 +3,8 @@
  * deleted from the older list and inserted into the newer one, every other element being in
  * both in the same order (a moved element counts as deleted and inserted).
  *
- * A transaction that changes a list stores it under a new id (object.c), so a list whose id is
- * the same in two read snapshots is the same list: nothing to compare. Otherwise the common
- * prefix and suffix are skipped and the middle is compared with Myers' O((N+M)·D) diff (values
+ * The common prefix and suffix are skipped (a list untouched costs one pass over it) and the
+ * middle is compared with Myers' O((N+M)·D) diff (values
  * compared as st_value_same does: links by key, strings by bytes); past MAX_EDITS edits the
  * middle is reported deleted and inserted whole (a small script stays exact; a reshuffle of a
  * long list costs O(N), not O(N²)).
@@ -33,11 +32,10 @@ static int add(strata_list_changes_t *c, int kind, size_t i) {
     return STRATA_OK;
 }
 
-/* The list of (key, col) in txn's version: its id (0 = empty or no such object) and elements. */
-static int load(strata_txn_t *txn, const char *table, int64_t key, uint32_t col, uint64_t *id,
-                strata_value **v, size_t *n, strata_error *err) {
+/* The list of (key, col) in txn's version (empty when there is no such object). */
+static int load(strata_txn_t *txn, const char *table, int64_t key, uint32_t col, strata_value **v,
+                size_t *n, strata_error *err) {
     strata_table_t *t;
-    *id = 0;
     *v = NULL;
     *n = 0;
     int rc = st_table_open(txn, table, &t, err);
@@ -51,8 +49,7 @@ static int load(strata_txn_t *txn, const char *table, int64_t key, uint32_t col,
     rc = st_obj_locate(t, key, &ref, err);
     if (rc == STRATA_ERR_NOT_FOUND) return STRATA_OK;
     if (rc || (rc = st_obj_read(t, &ref, p, &idv, err))) return rc;
-    *id = (uint64_t)idv.u.i;
-    return st_list_load(t, p, *id, v, n, err);
+    return st_list_load(t, p, (uint64_t)idv.u.i, v, n, err);
 }
 
 /* Myers' diff of a[0, n) and b[0, m): the edit script's deletions and insertions, offset by
@@ -117,13 +114,11 @@ int st_list_changes_get(strata_txn_t *older, strata_txn_t *newer, const char *ta
     *out = NULL;
     strata_list_changes_t *c = calloc(1, sizeof *c);
     if (!c) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory comparing a list of '%s'", table);
-    uint64_t ida, idb;
     strata_value *a = NULL, *b = NULL;
     size_t n, m;
-    int rc = load(older, table, key, col, &ida, &a, &n, err);
-    if (rc == STRATA_OK) rc = load(newer, table, key, col, &idb, &b, &m, err);
-    /* the same list id in two snapshots: the same list (a changed list gets a new id) */
-    if (rc || (ida == idb && !older->write && !newer->write)) goto out;
+    int rc = load(older, table, key, col, &a, &n, err);
+    if (rc == STRATA_OK) rc = load(newer, table, key, col, &b, &m, err);
+    if (rc) goto out;
     size_t pre = 0, suf = 0;
     while (pre < n && pre < m && st_value_same(&a[pre], &b[pre])) pre++;
     while (suf < n - pre && suf < m - pre && st_value_same(&a[n - 1 - suf], &b[m - 1 - suf])) suf++;

@@ -7,11 +7,14 @@
  *           BE u64 origin object key
  *   value = u32 how many times the origin property of that object links to the target
  * Lists of table T live in the integer-key tree "$t<T>.l", under the list id that the list
- * property's column holds (0 = empty list, no entry; a list changed by a transaction is stored
- * under an id that transaction made, see list_write):
- *   value = u32 count | count × element; element = u8 type tag (0 = null) + payload:
- *           bool 1 byte, int and link 8, fixed types their fixed size (column.c), string and
- *           binary u32 length + bytes.
+ * property's column holds (0 = empty list, no entry):
+ *   value = u32 count | count × element | owner;
+ *           element = u8 type tag (0 = null) + payload: bool 1 byte, int and link 8, fixed types
+ *           their fixed size (column.c), string and binary u32 length + bytes;
+ *           owner (since 0.7.0) = u64 object key | u32 property id | u32 ST_LIST_OWNER_MAGIC:
+ *           the object and property holding the list, so that a change of the list tree names
+ *           its object (changes.c). Readers stop after `count` elements (older libraries too);
+ *           lists written before 0.7.0 have no owner.
  *
  * Invariants: for every link (to-one or in a list) from (O, p, o) to (T, k) the backlink entry
  * (k, O, p, o) counts the occurrences; links only point at live objects of their target table;
@@ -394,8 +397,15 @@ int st_list_load(strata_table_t *t, const st_prop *p, uint64_t list_id, strata_v
     return STRATA_OK;
 }
 
-static int list_store(strata_table_t *t, uint64_t list_id, const strata_value *v, size_t n,
-                      strata_error *err) {
+bool st_list_owner(const uint8_t *b, size_t len, int64_t *key, uint32_t *col) {
+    if (len < 4 + ST_LIST_OWNER_SIZE || st_rd32(b + len - 4) != ST_LIST_OWNER_MAGIC) return false;
+    *key = (int64_t)st_rd64(b + len - ST_LIST_OWNER_SIZE);
+    *col = st_rd32(b + len - 8);
+    return true;
+}
+
+static int list_store(strata_table_t *t, int64_t owner, uint32_t col, uint64_t list_id,
+                      const strata_value *v, size_t n, strata_error *err) {
     strata_tree_t *lt;
     int rc = st_table_tree(t, ST_TABLE_LISTS, true, &lt, err);
     if (rc) return rc;
@@ -405,7 +415,7 @@ static int list_store(strata_table_t *t, uint64_t list_id, const strata_value *v
         rc = st_tree_del(lt, k, 8, err);
         return rc == STRATA_ERR_NOT_FOUND ? STRATA_OK : rc;
     }
-    size_t len = 4;
+    size_t len = 4 + ST_LIST_OWNER_SIZE;
     for (size_t i = 0; i < n; i++) len += elem_size(&v[i]);
     if (len > STRATA_MAX_VALUE) return st_err(err, STRATA_ERR_TOO_LARGE, "a list of %zu bytes", len);
     uint8_t *buf = malloc(len);
@@ -413,6 +423,9 @@ static int list_store(strata_table_t *t, uint64_t list_id, const strata_value *v
     st_wr32(buf, (uint32_t)n);
     size_t off = 4;
     for (size_t i = 0; i < n; i++) off += elem_put(&v[i], buf + off);
+    st_wr64(buf + off, (uint64_t)owner);
+    st_wr32(buf + off + 8, col);
+    st_wr32(buf + off + 12, ST_LIST_OWNER_MAGIC);
     rc = st_tree_put(lt, k, 8, buf, len, err);
     free(buf);
     return rc;
@@ -432,7 +445,7 @@ int st_list_free_storage(strata_table_t *t, const st_prop *p, uint64_t list_id, 
         free(v);
         if (rc) return rc;
     }
-    return list_store(t, list_id, NULL, 0, err);
+    return list_store(t, okey, p->id, list_id, NULL, 0, err);
 }
 
 static int read_prop(strata_table_t *t, int64_t key, const st_prop *p, strata_value *v,
@@ -466,27 +479,25 @@ static int index_error(strata_table_t *t, const st_prop *p, size_t index, size_t
 }
 
 /* Store the new contents of a list: an empty list has no storage and id 0 in its column; a list
- * changed for the first time in a transaction gets a new id (its storage moves), so that the
- * object's column changes with its list and two versions' cluster records show which objects'
- * lists changed (changes.c) without a look at the list tree. */
+ * that gains its first element gets a new id. */
 static int list_write(strata_table_t *t, int64_t key, st_prop *p, uint64_t id, strata_value *v,
                       size_t n, strata_error *err) {
-    uint64_t want = n == 0 ? 0 : id >= t->fresh_list_ids ? id : t->next_list_id;
-    /* the new contents first: v may point into the old entry */
-    int rc = list_store(t, want ? want : id, v, n, err);
-    if (rc || want == id) return rc;
-    if (want) {
-        t->next_list_id++;
-        t->dirty = true;
+    int rc;
+    uint64_t want = n == 0 ? 0 : id ? id : t->next_list_id;
+    if (want != id) {
+        if (!id) {
+            t->next_list_id++;
+            t->dirty = true;
+        }
+        st_objref ref;
+        strata_value idv = {.type = STRATA_TYPE_INT, .u.i = (int64_t)want};
+        if ((rc = st_obj_locate_write(t, key, &ref, err))) return rc;
+        for (uint32_t i = 0; i < ref.dc->ncols; i++)
+            if (ref.dc->cols[i].col_id == p->id)
+                rc = st_dcol_store(t->txn, t->store, &ref.dc->cols[i], p, ref.row, &idv, err);
+        if (rc) return rc;
     }
-    if (id && want && (rc = list_store(t, id, NULL, 0, err))) return rc;
-    st_objref ref;
-    strata_value idv = {.type = STRATA_TYPE_INT, .u.i = (int64_t)want};
-    if ((rc = st_obj_locate_write(t, key, &ref, err))) return rc;
-    for (uint32_t i = 0; i < ref.dc->ncols; i++)
-        if (ref.dc->cols[i].col_id == p->id)
-            rc = st_dcol_store(t->txn, t->store, &ref.dc->cols[i], p, ref.row, &idv, err);
-    return rc;
+    return list_store(t, key, p->id, want ? want : id, v, n, err);
 }
 
 int st_list_op(strata_table_t *t, int64_t key, uint32_t col, st_list_edit op, size_t a, size_t b,

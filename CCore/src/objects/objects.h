@@ -87,8 +87,6 @@ struct strata_table {
     int64_t next_key;
     uint64_t count;
     uint64_t next_list_id;
-    uint64_t fresh_list_ids;  /* next_list_id when the transaction loaded the table: lists with
-                                 ids from here on were made by this transaction (object.c) */
     bool dirty;              /* the table record must be written */
     bool dropped;
     strata_tree_t *clusters, *lists, *backlinks; /* opened lazily */
@@ -260,6 +258,11 @@ int st_obj_delete(strata_table_t *t, int64_t key, strata_error *err);
 int st_obj_create(strata_table_t *t, const strata_value *pk, int64_t *key, strata_error *err);
 int st_list_load(strata_table_t *t, const st_prop *p, uint64_t list_id, strata_value **vals,
                  size_t *n, strata_error *err);
+/* The object and property a stored list names as its owner (its last 16 bytes, object.c);
+ * false when it has none (written before 0.7.0). A claim is checked by its caller. */
+#define ST_LIST_OWNER_SIZE 16u
+#define ST_LIST_OWNER_MAGIC 0x4c4f574eu /* "NWOL" little-endian: "list owner" */
+bool st_list_owner(const uint8_t *b, size_t len, int64_t *key, uint32_t *col);
 /* One operation on the list property col of object key: its size, the element at a, insert at
  * a, replace a, move a → b, remove a, clear. */
 typedef enum st_list_edit {

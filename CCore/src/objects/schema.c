@@ -98,7 +98,6 @@ static int table_parse(st_store *store, const uint8_t *rec, size_t len, strata_t
     t->next_key = (int64_t)take64(&r);
     t->count = take64(&r);
     t->next_list_id = take64(&r);
-    t->fresh_list_ids = t->next_list_id;
     bool ok = take_name(&r, t->name) && !r.bad && t->nprops < 4096;
     if (ok) t->props = calloc(t->nprops ? t->nprops : 1, sizeof *t->props);
     for (uint32_t i = 0; ok && i < t->nprops; i++) {
@@ -456,7 +455,6 @@ int st_table_create(strata_txn_t *txn, const char *name, strata_table_t **out, s
     snprintf(t->name, sizeof t->name, "%s", name);
     t->next_col_id = 1;
     t->next_list_id = 1;
-    t->fresh_list_ids = 1;
     t->dirty = true;
     store->header_dirty = true;
     store->tables[store->ntables++] = t;
