@@ -126,6 +126,22 @@ struct NotificationTests {
         print("chat, another thread: 20 messages, commit to callback median \(latencies[10]) ms")
     }
 
+    @Test func anInMemoryRealmWakesItsObserversToo() throws {
+        let cfg = Realm.Configuration(inMemoryIdentifier: "notify-\(UUID())", objectTypes: chatTypes)
+        let keep = try Realm(configuration: cfg) // the store lives while a Realm of it does
+        let ui = LoopThread()
+        defer { ui.stop() }
+        let log = ChangeLog()
+        let token = try ui.sync {
+            try Realm(configuration: cfg).objects(Message.self).observe { log.add($0) }
+        }
+        #expect(log.wait())
+        try keep.write { keep.add(Message(value: ["id": 1, "text": "内存"])) }
+        #expect(log.wait())
+        #expect(log.all == [ChangeLog.Entry(initial: 0), inserted([0])])
+        token.invalidate()
+    }
+
     @Test func aMessageListSeesEachMessageAnotherProcessAdds() async throws {
         let dir = TempDir()
         let path = dir.file().path

@@ -3,7 +3,8 @@
  * the workload makes, every object of the object seeds, and a counting and a listing scan of
  * each int and bool property (the query engine's leaf reads). Whatever the bytes, the result
  * must be an error or success: never a crash, a hang, or a sanitizer report. Seeded with real
- * files (make_seeds.c). Then a write is committed into it, and a quarter of the inputs are
+ * files (make_seeds.c). Then a write is committed into it (its changes computed against the
+ * snapshot before), and a quarter of the inputs are
  * compacted (packed or not) and read again.
  *
  * Every page is checksummed, so most mutations end at the first check of a page. Half the
@@ -96,16 +97,32 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             objops_read_all(txn);
             strata_txn_free(txn);
         }
-        /* A write on a damaged file must fail cleanly or succeed and stay verifiable. */
+        /* A write on a damaged file must fail cleanly or succeed and stay verifiable; its
+         * changes (tables and a list, against the snapshot before) are computed as a notifier
+         * would, reading the damaged cluster and list trees of both versions. */
+        strata_txn_t *before = NULL;
+        strata_txn_begin(db, STRATA_TXN_READ, &before, NULL);
         if (strata_txn_begin(db, STRATA_TXN_WRITE, &txn, NULL) == STRATA_OK) {
             strata_tree_t *t;
+            strata_table_t *person;
             if (strata_tree_open(txn, "data", STRATA_KEY_INT, STRATA_TREE_CREATE, &t, NULL) == 0) {
                 strata_tree_put_int(t, 3, "fuzz", 4, NULL);
                 strata_tree_delete_int(t, 5, NULL);
             }
+            if (strata_table_open(txn, "Person", &person, NULL) == STRATA_OK)
+                strata_list_insert(person, 1, 4, 0, (strata_value[]){{.type = STRATA_TYPE_LINK, .u.link = 2}}, NULL);
+            for (int tb = 0; before && tb < 2; tb++) {
+                strata_changes_t *ch;
+                strata_list_changes_t *lc;
+                if (strata_changes_get(before, txn, tb ? "Person" : "Dog", &ch, NULL) == STRATA_OK)
+                    strata_changes_free(ch);
+                if (strata_list_changes_get(before, txn, tb ? "Person" : "Dog", 1, tb ? 4 : 3, &lc, NULL) == STRATA_OK)
+                    strata_list_changes_free(lc);
+            }
             strata_txn_commit(txn, NULL);
             strata_txn_free(txn);
         }
+        strata_txn_free(before);
         /* A quarter of the inputs: a compaction (packed or not) reads every page of the
          * damaged file; it must fail cleanly or leave a file that opens and reads. */
         uint64_t h = XXH3_64bits(data, size);

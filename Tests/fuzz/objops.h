@@ -7,6 +7,8 @@
  *         Person {id int primary key, name string, best Dog link, dogs [Dog], born timestamp}
  * Each operation is one opcode byte and argument bytes; errors from the API are expected (bad
  * indexes, duplicate keys, dead links) and ignored, but a crash or a failed verify is a bug.
+ * Before each commit the write's changes are computed (strata_changes_get, and one list's with
+ * strata_list_changes_get) against the snapshot it began on.
  * A commit is now and then followed by a compaction (packed or plain), so the operations after
  * it change packed pages.
  */
@@ -74,14 +76,21 @@ static strata_col_t oo_col(strata_table_t *t, objops_in *in) {
 
 /* Run the program in `in` on db; returns 0, or -1 when verify fails (a bug). */
 __attribute__((unused)) static int objops_run(strata_db_t *db, objops_in *in) {
-    strata_txn_t *txn = NULL;
+    strata_txn_t *txn = NULL, *before = NULL;
     strata_table_t *dog = NULL, *person = NULL;
     int steps = 0;
     while (in->i < in->n && steps++ < 400) {
         if (!txn) {
-            if (strata_txn_begin(db, STRATA_TXN_WRITE, &txn, NULL)) return 0;
+            strata_txn_free(before); /* the snapshot the write's changes are taken against */
+            before = NULL;
+            strata_txn_begin(db, STRATA_TXN_READ, &before, NULL);
+            if (strata_txn_begin(db, STRATA_TXN_WRITE, &txn, NULL)) {
+                strata_txn_free(before);
+                return 0;
+            }
             if (oo_schema(txn, &dog, &person)) {
                 strata_txn_free(txn);
+                strata_txn_free(before);
                 return 0;
             }
         }
@@ -116,9 +125,23 @@ __attribute__((unused)) static int objops_run(strata_db_t *db, objops_in *in) {
         case 10: strata_list_clear(t, k, t == dog ? 3 : 4, NULL); break;
         case 11: strata_obj_get(t, k, oo_col(t, in), &v, NULL); break;
         case 12: {
+            /* the write's own changes, of the tables and of one list of each (as a notifier
+             * computes them) */
+            for (int tb = 0; before && tb < 2; tb++) {
+                strata_changes_t *ch;
+                strata_list_changes_t *lc;
+                if (strata_changes_get(before, txn, tb ? "Person" : "Dog", &ch, NULL) == STRATA_OK) {
+                    for (size_t i = 0; i < strata_changes_count(ch, STRATA_CHANGE_MODIFIED); i++)
+                        (void)strata_changes_property_changed(ch, i, tb ? 4 : 3);
+                    strata_changes_free(ch);
+                }
+                if (strata_list_changes_get(before, txn, tb ? "Person" : "Dog", k, tb ? 4 : 3, &lc, NULL) == STRATA_OK)
+                    strata_list_changes_free(lc);
+            }
             strata_txn_commit(txn, NULL);
             strata_txn_free(txn);
-            txn = NULL;
+            strata_txn_free(before); /* a compaction needs the handle without transactions */
+            txn = before = NULL;
             uint8_t c = oo_byte(in);
             if (c % 8 == 0) { /* now and then a compaction, packed or not: later operations
                                  rewrite packed pages plain, and verify checks the region */
@@ -149,6 +172,7 @@ __attribute__((unused)) static int objops_run(strata_db_t *db, objops_in *in) {
         strata_txn_commit(txn, NULL);
         strata_txn_free(txn);
     }
+    strata_txn_free(before);
     strata_error e = {0};
     if (strata_db_verify(db, &e) != STRATA_OK) {
         fprintf(stderr, "verify failed after the operations: %s\n", e.message);
