@@ -316,6 +316,13 @@ STRATA_API void strata_txn_free(strata_txn_t *txn);
  */
 STRATA_API int strata_txn_refresh(strata_txn_t *txn, strata_error *err);
 
+/**
+ * Another read transaction reading the same version as `txn` (an active read transaction), for
+ * another thread: it holds that version on its own, so either may end first. STRATA_ERR_BUSY
+ * while the handle compacts; STRATA_ERR_READERS_FULL when no reader slot is free.
+ */
+STRATA_API int strata_txn_clone(strata_txn_t *txn, strata_txn_t **out, strata_error *err);
+
 /** The version the transaction reads (for a write transaction: the one it will commit). */
 STRATA_API uint64_t strata_txn_version(const strata_txn_t *txn);
 

@@ -593,6 +593,65 @@ static void *wait_long(void *arg) {
     return NULL;
 }
 
+/* strata_txn_clone: a second reader of the same version, on another thread; it keeps the
+ * version after its source ends while writers rewrite every key many times over. */
+struct clone_read {
+    strata_txn_t *txn;
+    uint64_t sum;
+    int rc;
+};
+
+static void *read_clone(void *arg) {
+    struct clone_read *c = arg;
+    c->sum = 0;
+    for (uint64_t k = 0; k < 500 && c->rc == STRATA_OK; k++) {
+        uint64_t v;
+        strata_tree_t *t;
+        const void *p;
+        size_t len;
+        strata_error err;
+        c->rc = strata_tree_open(c->txn, "small", STRATA_KEY_INT, 0, &t, &err);
+        if (c->rc == STRATA_OK) c->rc = strata_tree_get_int(t, k, &p, &len, &err);
+        if (c->rc == STRATA_OK) {
+            memcpy(&v, p, 8);
+            c->sum += v;
+        }
+    }
+    return NULL;
+}
+
+static void test_a_cloned_reader_keeps_its_version_on_another_thread(void) {
+    strata_db_t *db = tl_open_db(tl_path("clone.db"), STRATA_DURABILITY_NO_SYNC);
+    CHECK(db);
+    OK(small_commits(db, 500, 0));
+    strata_txn_t *src, *clone, *w;
+    OK(strata_txn_begin(db, STRATA_TXN_READ, &src, E));
+    OK(strata_txn_clone(src, &clone, E));
+    CHECK(strata_txn_version(clone) == strata_txn_version(src));
+    struct clone_read before = {src, 0, 0};
+    read_clone(&before);
+    OK(before.rc);
+    strata_txn_free(src); /* the clone holds the version alone now */
+    OK(small_commits(db, 3000, 7));
+    struct clone_read other = {clone, 0, 0};
+    pthread_t th;
+    pthread_create(&th, NULL, read_clone, &other);
+    pthread_join(th, NULL);
+    OK(other.rc);
+    CHECK(other.sum == before.sum);
+    strata_db_info info;
+    OK(strata_db_info_get(db, &info, E));
+    CHECK(info.oldest_version == strata_txn_version(clone));
+    strata_txn_free(clone);
+    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
+    EXPECT_CODE(strata_txn_clone(w, &clone, E), STRATA_ERR_INVALID_ARGUMENT);
+    strata_txn_abort(w);
+    EXPECT_CODE(strata_txn_clone(w, &clone, E), STRATA_ERR_TXN_STATE);
+    strata_txn_free(w);
+    OK(strata_db_verify(db, E));
+    OK(strata_db_close(db, E));
+}
+
 static void test_a_commit_in_another_process_wakes_a_waiter(void) {
     const char *path = tl_path("wake.db");
     strata_db_t *db = tl_open_db(path, STRATA_DURABILITY_FULL);
@@ -1569,6 +1628,7 @@ static const tl_test tests[] = {
     TL_TEST(test_one_writer_at_a_time_and_try_lock_reports_busy),
     TL_TEST(test_small_commits_reuse_space_and_a_pinned_reader_only_delays_it),
     TL_TEST(test_a_commit_in_another_process_wakes_a_waiter),
+    TL_TEST(test_a_cloned_reader_keeps_its_version_on_another_thread),
     TL_TEST(test_the_commit_log_rebuilds_commits_whose_pages_were_lost),
     TL_TEST(test_a_second_handle_keeps_the_log_of_the_first),
     TL_TEST(test_a_commit_after_the_log_was_replaced_is_synced),

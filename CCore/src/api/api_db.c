@@ -109,6 +109,26 @@ int strata_txn_begin(strata_db_t *db, unsigned flags, strata_txn_t **out, strata
     return STRATA_OK;
 }
 
+int strata_txn_clone(strata_txn_t *txn, strata_txn_t **out, strata_error *err) {
+    strata_error local;
+    if (!err) err = &local;
+    if (!out) return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "strata_txn_clone: out is NULL");
+    *out = NULL;
+    int rc = st_txn_check(txn, false, err);
+    if (rc) return rc;
+    if (txn->write)
+        return st_err(err, STRATA_ERR_INVALID_ARGUMENT,
+                      "strata_txn_clone: a write transaction cannot be cloned (only a read one)");
+    strata_txn_t *clone;
+    if ((rc = st_txn_clone(txn, &clone, err))) return rc;
+    if ((rc = st_trees_begin(clone, err))) {
+        st_txn_free(clone);
+        return rc;
+    }
+    *out = clone;
+    return STRATA_OK;
+}
+
 /* The transaction ended (commit, abort, failure): the object layer lets go of its data. */
 static void txn_end(strata_txn_t *txn) {
     st_txn_end(txn);

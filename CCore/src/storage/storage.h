@@ -321,6 +321,9 @@ int st_txn_begin(strata_db_t *db, bool write, bool wait, strata_txn_t **out, str
  * must hold the writer lock with no other handle open (nothing can reuse m's pages). Free with
  * st_txn_free. */
 int st_txn_view(strata_db_t *db, const st_meta *m, strata_txn_t **out, strata_error *err);
+/* Another read transaction of src's version (src: an active read transaction of a handle whose
+ * reader slots are in use), holding the version in a slot of its own. */
+int st_txn_clone(strata_txn_t *src, strata_txn_t **out, strata_error *err);
 /* A txn that must be active (and writable when `write`); fills err otherwise. */
 int st_txn_check(const strata_txn_t *txn, bool write, strata_error *err);
 /* Mark a write transaction failed: from now on it can only be aborted. Returns code. */

@@ -122,6 +122,31 @@ fail:
     return rc;
 }
 
+int st_txn_clone(strata_txn_t *src, strata_txn_t **out, strata_error *err) {
+    *out = NULL;
+    strata_db_t *db = src->db;
+    int rc = txn_enter(db, err);
+    if (rc) return rc;
+    strata_txn_t *txn = calloc(1, sizeof *txn);
+    if (!txn) {
+        txn_register(db, -1);
+        return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
+    }
+    txn->db = db;
+    txn->reader_slot = -1;
+    /* src's slot holds the version while this one takes its own: no page of it can be freed */
+    if ((rc = st_readers_acquire(db, &txn->reader_slot, err))) {
+        txn_register(db, -1);
+        free(txn);
+        return rc;
+    }
+    st_readers_hold(db, txn->reader_slot, src->meta.version);
+    txn->meta = src->meta;
+    txn->state = ST_TXN_ACTIVE;
+    *out = txn;
+    return STRATA_OK;
+}
+
 int st_txn_view(strata_db_t *db, const st_meta *m, strata_txn_t **out, strata_error *err) {
     strata_txn_t *txn = calloc(1, sizeof *txn);
     if (!txn) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
