@@ -30,6 +30,10 @@ struct TypedQueryTests {
         let string = dogs.filter("color = '黑色' AND name BEGINSWITH '小'").sorted(byKeyPath: "name")
         #expect(typed.map(\.name) == ["小狗子", "小黑"])
         #expect(string.map(\.name) == typed.map(\.name))
+        // the older closure spelling is the same query (a Results, run by the core)
+        let closure: Results<Dog> = dogs.filter { $0.color == "黑色" && $0.name.starts(with: "小") }
+        #expect(closure.sorted(byKeyPath: "name").map(\.name) == typed.map(\.name))
+        #expect(realm.objects(Person.self)[0].dogs.filter { $0.age > 4 }.count == dogs.where { $0.age > 4 && $0.owners.count > 0 }.count)
         for d in typed { #expect(d.owners.map(\.name) == ["张三"]) }
         // the update of every 白色 dog whose name begins with 大, in one write
         let white = dogs.where { $0.color == "白色" && $0.name.starts(with: "大") }

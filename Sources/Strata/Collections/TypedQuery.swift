@@ -204,10 +204,20 @@ extension Results where Element: Object {
         let q = isIncluded(Query<Element>(text: ""))
         return filter(q.text, arguments: q.args)
     }
+
+    /// The same as `where` (RealmSwift's older spelling): `dogs.filter { $0.age > 3 }` is a
+    /// query run by the core, not Swift's `Sequence.filter`.
+    public func filter(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element> {
+        self.where(isIncluded)
+    }
 }
 
 extension _QueryableObjects {
     public func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element> {
+        _queryResults.where(isIncluded)
+    }
+
+    public func filter(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element> {
         _queryResults.where(isIncluded)
     }
 }
