@@ -65,6 +65,11 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
         for o in objects { append(o) }
     }
 
+    /// Append every element of `objects` (RealmSwift's spelling).
+    public func append<S: Sequence>(objectsIn objects: S) where S.Element == Element {
+        for o in objects { append(o) }
+    }
+
     /// Insert before `index` (`count` appends).
     public func insert(_ object: Element, at index: Int) {
         guard let m = managed else { items.insert(object, at: index); return }

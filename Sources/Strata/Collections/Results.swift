@@ -140,8 +140,9 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
 
     public var realm: Realm? { Realm(base.realm) }
 
-    /// False: results follow their Realm (frozen results come with part 2).
-    public var isFrozen: Bool { false }
+    /// True for results of a frozen Realm (`freeze()`): they keep one version and may be read
+    /// from any thread.
+    public var isFrozen: Bool { base.realm.isFrozen }
 
     public var isInvalidated: Bool { base.realm.isInvalidated }
 
@@ -273,9 +274,21 @@ final class ResultsBase {
     }
 
     /// The keys in the Realm's current snapshot (read again whenever it moved or a write
-    /// changed something since).
+    /// changed something since). Frozen results may be read by several threads at once: their
+    /// cache is then locked.
     func keys() -> [Int64] {
         realm.checkThread(what)
+        if realm.isFrozen {
+            cacheLock.lock()
+            defer { cacheLock.unlock() }
+            return keysUnlocked()
+        }
+        return keysUnlocked()
+    }
+
+    private let cacheLock = NSLock()
+
+    private func keysUnlocked() -> [Int64] {
         if cachedVersion != realm.version || cachedMutations != realm.mutationCount {
             do {
                 if let source {

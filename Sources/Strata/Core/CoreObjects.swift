@@ -16,6 +16,14 @@ final class CoreTxn {
         handle = txn!
     }
 
+    /// Another read transaction of `other`'s version (`strata_txn_clone`), for another thread.
+    init(cloneOf other: CoreTxn) throws {
+        isWrite = false
+        var txn: OpaquePointer?
+        try StrataError.check { strata_txn_clone(other.handle, &txn, $0) }
+        handle = txn!
+    }
+
     deinit { if !freed { strata_txn_free(handle) } }
 
     /// Commit (write) or end (read); either way the handle is freed.

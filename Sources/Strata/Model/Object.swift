@@ -93,6 +93,11 @@ open class Object: CustomStringConvertible {
     }
 }
 
+/// Lets methods hand each model class its own type (`ObjectChange<Dog>` from `observe`, a `Dog`
+/// from `freeze()`).
+public protocol _TypedObject: AnyObject {}
+extension Object: _TypedObject {}
+
 extension Object: Equatable {
     public static func == (a: Object, b: Object) -> Bool { a.isSameObject(as: b) }
 }

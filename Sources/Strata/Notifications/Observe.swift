@@ -125,11 +125,7 @@ extension LinkingObjects {
     }
 }
 
-/// Lets `observe` hand each model class its own type (`ObjectChange<Dog>` for a `Dog`).
-public protocol _ObservableObject: AnyObject {}
-extension Object: _ObservableObject {}
-
-extension _ObservableObject where Self: Object {
+extension _TypedObject where Self: Object {
     /// Be told when properties of this object change (`.change` with each property's old and
     /// new value) or when it is deleted (`.deleted`, then nothing more). No initial call. On
     /// this thread or on `queue` (with the object found again in a Realm confined to it);

@@ -17,8 +17,10 @@ final class RealmInstance {
     /// runs it (`Realm(configuration:queue:)`, `observe(on:)`).
     let queue: DispatchQueue?
     private let queueMark: QueueMark?
-    /// A snapshot that never moves and never writes (old values of change notifications).
-    let isFrozen: Bool
+    /// For a frozen Realm (`freeze()`, old values of change notifications): its transactions, one
+    /// version read from any thread. A frozen Realm never moves and never writes.
+    let frozen: FrozenReads?
+    var isFrozen: Bool { frozen != nil }
     /// The snapshot read (a read transaction), or the write transaction during a write.
     private var txn: CoreTxn
     /// During a write with observers: the snapshot read before it (what they last saw).
@@ -48,7 +50,7 @@ final class RealmInstance {
         owner = pthread_self()
         self.queue = queue
         queueMark = queue.map(QueueMark.of)
-        isFrozen = false
+        frozen = nil
         let types = try configuration.objectTypes ?? ClassDiscovery.allObjectClasses()
         let infos = try RealmInstance.checkedClasses(types)
         classes = infos
@@ -58,32 +60,43 @@ final class RealmInstance {
         txn = try CoreTxn(db: shared.db, write: false)
     }
 
-    /// A frozen Realm reading `txn` (a read transaction of `base`'s file), used where `base` is.
+    /// A frozen Realm reading `txn` (a read transaction of `base`'s file) from the calling
+    /// thread, and clones of it from others.
     init(snapshotOf base: RealmInstance, txn: CoreTxn) {
         configuration = base.configuration
         shared = base.shared
         classes = base.classes
         infos = base.infos
-        owner = base.owner
-        queue = base.queue
-        queueMark = base.queueMark
-        isFrozen = true
+        owner = pthread_self()
+        queue = nil
+        queueMark = nil
+        frozen = FrozenReads(anchor: txn)
         self.txn = txn
     }
 
     deinit {
         for q in compiledQueries.values { strata_query_free(q) }
-        if !isFrozen { txn.free() } // a frozen Realm's transaction frees itself when unused
+        if !isFrozen { txn.free() } // a frozen Realm's transactions free themselves when unused
     }
 
-    /// The transaction this Realm reads (or writes) in now.
-    var currentTxn: CoreTxn { txn }
+    /// The transaction this Realm reads (or writes) in now (a frozen Realm: the calling
+    /// thread's).
+    var currentTxn: CoreTxn { frozen?.reader().txn ?? txn }
 
     /// Queries compiled by this Realm, by table and text (a compiled query runs in any later
     /// transaction; the core checks its properties' types each run). Bounded: cleared when full.
     private var compiledQueries: [String: OpaquePointer] = [:]
 
     func compiledQuery(table: String, text: String) throws -> OpaquePointer {
+        if let f = frozen {
+            f.cacheLock.lock()
+            defer { f.cacheLock.unlock() }
+            return try compiledQueryUnlocked(table: table, text: text)
+        }
+        return try compiledQueryUnlocked(table: table, text: text)
+    }
+
+    private func compiledQueryUnlocked(table: String, text: String) throws -> OpaquePointer {
         let key = table + "\u{0}" + text
         if let q = compiledQueries[key] { return q }
         if compiledQueries.count >= 256 {
@@ -91,7 +104,7 @@ final class RealmInstance {
             compiledQueries.removeAll()
         }
         var q: OpaquePointer?
-        try StrataError.check { strata_query_compile(txn.handle, table, text, &q, $0) }
+        try StrataError.check { strata_query_compile(currentTxn.handle, table, text, &q, $0) }
         compiledQueries[key] = q!
         return q!
     }
@@ -115,12 +128,16 @@ final class RealmInstance {
 
     func cachedPropertyIndex(_ info: TableInfo, _ keyPath: ObjectIdentifier) -> Int? {
         checkThread(info.name) // before touching this thread's cache
+        frozen?.cacheLock.lock()
+        defer { frozen?.cacheLock.unlock() }
         guard info.ordinal < keyPathIndexes.count else { return nil }
         for e in keyPathIndexes[info.ordinal] where e.keyPath == keyPath { return e.index }
         return nil
     }
 
     func cachePropertyIndex(_ info: TableInfo, _ keyPath: ObjectIdentifier, _ index: Int) {
+        frozen?.cacheLock.lock()
+        defer { frozen?.cacheLock.unlock() }
         while keyPathIndexes.count <= info.ordinal { keyPathIndexes.append([]) }
         keyPathIndexes[info.ordinal].append((keyPath, index))
     }
@@ -128,7 +145,9 @@ final class RealmInstance {
     // MARK: threads
 
     func checkThread(_ what: @autoclosure () -> String = "Realm") {
-        if let mark = queueMark {
+        if frozen != nil {
+            // any thread: each reads through its own transaction of the frozen version
+        } else if let mark = queueMark {
             if DispatchQueue.getSpecific(key: QueueMark.key) !== mark {
                 strataTrap("Realm accessed from incorrect thread (\(what())): this Realm is confined to "
                            + "the queue '\(queue?.label ?? "")' and its objects are used on it only")
@@ -146,6 +165,7 @@ final class RealmInstance {
 
     /// The table handle of `info` in the current transaction.
     func table(_ info: TableInfo) -> CoreTable {
+        if let f = frozen { return frozenTable(f.reader(), info) }
         if info.ordinal < tableHandles.count, let t = tableHandles[info.ordinal] { return t }
         do {
             guard let t = try txn.table(info.tableName) else {
@@ -153,6 +173,20 @@ final class RealmInstance {
             }
             while tableHandles.count <= info.ordinal { tableHandles.append(nil) }
             tableHandles[info.ordinal] = t
+            return t
+        } catch {
+            strataTrap("cannot open table '\(info.tableName)': \(error)")
+        }
+    }
+
+    private func frozenTable(_ r: FrozenReads.Reader, _ info: TableInfo) -> CoreTable {
+        if info.ordinal < r.tables.count, let t = r.tables[info.ordinal] { return t }
+        do {
+            guard let t = try r.txn.table(info.tableName) else {
+                strataTrap("table '\(info.tableName)' is missing from '\(configuration.path)'")
+            }
+            while r.tables.count <= info.ordinal { r.tables.append(nil) }
+            r.tables[info.ordinal] = t
             return t
         } catch {
             strataTrap("cannot open table '\(info.tableName)': \(error)")
@@ -307,7 +341,7 @@ final class RealmInstance {
     /// The version this Realm reads (or, writing, will commit).
     var version: UInt64 { txn.version }
     /// The core's transaction this Realm reads (or writes) in now: for queries.
-    var coreTxnHandle: OpaquePointer { txn.handle }
+    var coreTxnHandle: OpaquePointer { currentTxn.handle }
 
     /// Record a failure inside a write (thrown by the commit); outside a write it traps.
     func fail(_ error: Error, _ what: @autoclosure () -> String) {
@@ -317,6 +351,9 @@ final class RealmInstance {
 
     /// Inside a write, or trap naming what was changed.
     func requireWrite(_ what: @autoclosure () -> String) {
+        if isFrozen {
+            strataTrap("Attempting to modify a frozen object - call thaw on the Object instance first (\(what())).")
+        }
         if !txn.isWrite {
             strataTrap("Cannot modify managed objects outside of a write transaction (\(what())).")
         }

@@ -45,6 +45,21 @@ final class SharedFile {
 
     deinit { watcher.stop() }
 
+    /// Frozen Realms by version and class set, while something uses them: freezing objects of
+    /// one version shares one frozen Realm (and its transactions).
+    private var frozenRealms: [String: WeakFrozen] = [:]
+    private struct WeakFrozen { weak var realm: RealmInstance? }
+
+    func frozenRealm(_ key: String, make: () throws -> RealmInstance) rethrows -> RealmInstance {
+        lock.lock()
+        defer { lock.unlock() }
+        if let r = frozenRealms[key]?.realm { return r }
+        let r = try make()
+        frozenRealms = frozenRealms.filter { $0.value.realm != nil }
+        frozenRealms[key] = WeakFrozen(realm: r)
+        return r
+    }
+
     func table(for type: Object.Type) -> TableInfo? {
         lock.lock()
         defer { lock.unlock() }

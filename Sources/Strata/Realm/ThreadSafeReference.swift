@@ -1,0 +1,104 @@
+import Foundation
+
+/// What belongs to its Realm's thread and can be handed to another thread through a
+/// `ThreadSafeReference`: managed objects, `Results` and `List`.
+public protocol ThreadConfined {
+    var realm: Realm? { get }
+    var isInvalidated: Bool { get }
+    var isFrozen: Bool { get }
+    /// The same thing in `realm` (another Realm of its file), or nil when it is gone there.
+    func _strataFound(in realm: Realm) -> Self?
+}
+
+extension Object: ThreadConfined {
+    public func _strataFound(in realm: Realm) -> Self? {
+        guard let a = __accessor else { return nil }
+        let r = realm.instance
+        guard (try? r.table(a.info).exists(a.key)) == true else { return nil }
+        return r.managedObject(type(of: self), key: a.key)
+    }
+}
+
+extension Results: ThreadConfined {
+    public func _strataFound(in realm: Realm) -> Results<Element>? {
+        Results(base: base.rebound(to: realm.instance))
+    }
+}
+
+extension List: ThreadConfined {
+    public func _strataFound(in realm: Realm) -> List<Element>? {
+        guard let m = managed else { return nil }
+        let r = realm.instance
+        guard (try? r.table(m.accessor.info).exists(m.accessor.key)) == true else { return nil }
+        return rebound(m, to: r)
+    }
+}
+
+/// A way to hand an object, a `Results` or a `List` to another thread: made on the thread that
+/// owns it, resolved once with `realm.resolve(_:)` on the other thread, which then reads the same
+/// object (at least the version it was made at).
+///
+/// ```swift
+/// let ref = ThreadSafeReference(to: person)
+/// DispatchQueue.global().async {
+///     let realm = try! Realm(configuration: config)
+///     guard let person = realm.resolve(ref) else { return }   // nil: deleted meanwhile
+/// }
+/// ```
+public final class ThreadSafeReference<Confined: ThreadConfined>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Confined?
+    private let storeKey: String
+    private let version: UInt64
+    private let what: String
+
+    /// A reference to `threadConfined`, a managed object or collection of this thread's Realm.
+    public init(to threadConfined: Confined) {
+        guard let realm = threadConfined.realm else {
+            strataTrap("Cannot construct reference to unmanaged object, which can be passed across threads directly (\(Confined.self)).")
+        }
+        if threadConfined.isInvalidated {
+            strataTrap("Cannot construct reference to invalidated object (\(Confined.self)).")
+        }
+        value = threadConfined
+        storeKey = realm.instance.configuration.storeKey
+        version = realm.instance.version
+        what = "\(Confined.self)"
+    }
+
+    /// True once resolved (a reference resolves once).
+    public var isInvalidated: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return value == nil
+    }
+
+    func resolve(in realm: Realm) -> Confined? {
+        lock.lock()
+        guard let v = value else {
+            lock.unlock()
+            strataTrap("Can only resolve a thread safe reference once (\(what)).")
+        }
+        value = nil
+        lock.unlock()
+        let r = realm.instance
+        r.checkThread("resolve \(what)")
+        if r.configuration.storeKey != storeKey {
+            strataTrap("Cannot resolve a thread safe reference of '\(storeKey)' in a Realm of '\(r.configuration.path)'.")
+        }
+        if r.version < version {
+            if r.isFrozen || r.isInWriteTransaction || !r.refresh() && r.version < version {
+                strataTrap("Cannot resolve a thread safe reference of version \(version) in a Realm at version \(r.version) that cannot refresh (frozen or in a write transaction).")
+            }
+        }
+        return v._strataFound(in: realm)
+    }
+}
+
+extension Realm {
+    /// The object or collection of `reference` in this Realm (refreshed to at least the version
+    /// the reference was made at), or nil when the object was deleted since. Once per reference.
+    public func resolve<Confined: ThreadConfined>(_ reference: ThreadSafeReference<Confined>) -> Confined? {
+        reference.resolve(in: self)
+    }
+}
