@@ -26,13 +26,15 @@ final class CommitWatcher: @unchecked Sendable {
         listeners[ObjectIdentifier(n)] = Weak(notifier: n)
         if started || stopped { return }
         started = true
-        let thread = Thread { [self] in run() }
+        // from the version now: a commit between here and the thread's start is not missed
+        let from = db.latestVersion
+        let thread = Thread { [self] in run(from: from) }
         thread.name = "strata.commits"
         thread.start()
     }
 
-    private func run() {
-        var seen = db.latestVersion
+    private func run(from: UInt64) {
+        var seen = from
         while true {
             lock.lock()
             let stop = stopped

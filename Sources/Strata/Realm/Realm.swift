@@ -17,6 +17,9 @@ final class RealmInstance {
     /// runs it (`Realm(configuration:queue:)`, `observe(on:)`).
     let queue: DispatchQueue?
     private let queueMark: QueueMark?
+    /// Opened on the main thread or main queue (main-actor code): used there, whichever thread
+    /// drains the main queue (on Linux it may be another than the first, and change).
+    let isMain: Bool
     /// For a frozen Realm (`freeze()`, old values of change notifications): its transactions, one
     /// version read from any thread. A frozen Realm never moves and never writes.
     let frozen: FrozenReads?
@@ -50,6 +53,7 @@ final class RealmInstance {
         owner = pthread_self()
         self.queue = queue
         queueMark = queue.map(QueueMark.of)
+        isMain = queue == nil && QueueMark.onMain
         frozen = nil
         let types = try configuration.objectTypes ?? ClassDiscovery.allObjectClasses()
         let infos = try RealmInstance.checkedClasses(types)
@@ -70,6 +74,7 @@ final class RealmInstance {
         owner = pthread_self()
         queue = nil
         queueMark = nil
+        isMain = false
         frozen = FrozenReads(anchor: txn)
         self.txn = txn
     }
@@ -151,6 +156,11 @@ final class RealmInstance {
             if DispatchQueue.getSpecific(key: QueueMark.key) !== mark {
                 strataTrap("Realm accessed from incorrect thread (\(what())): this Realm is confined to "
                            + "the queue '\(queue?.label ?? "")' and its objects are used on it only")
+            }
+        } else if isMain {
+            if !QueueMark.onMain {
+                strataTrap("Realm accessed from incorrect thread (\(what())): this Realm was opened on the main "
+                           + "thread or main actor and its objects are used there only")
             }
         } else if pthread_equal(owner, pthread_self()) == 0 {
             strataTrap("Realm accessed from incorrect thread (\(what())): a Realm and its objects "
@@ -316,7 +326,7 @@ final class RealmInstance {
     func notifications() -> RealmNotifier {
         if let n = notifier { return n }
         let home: DeliveryHome
-        if let q = queue { home = .queue(q) } else if Thread.isMainThread || QueueMark.onMainQueue { home = .main } else {
+        if let q = queue { home = .queue(q) } else if isMain { home = .main } else {
             home = .runLoop(RunLoop.current)
         }
         let n = RealmNotifier(realm: self, home: home)
@@ -384,9 +394,10 @@ final class QueueMark: @unchecked Sendable {
     static let key = DispatchSpecificKey<QueueMark>()
     private static let lock = NSLock()
 
-    /// Whether code runs on the main queue (the main actor's executor): on Linux a thread other
-    /// than the process's first may drain it.
-    static var onMainQueue: Bool {
+    /// Whether code runs on the main thread or the main queue (the main actor's executor): on
+    /// Linux a thread other than the process's first may drain the main queue.
+    static var onMain: Bool {
+        if Thread.isMainThread { return true }
         _ = mainMarked
         return DispatchQueue.getSpecific(key: mainKey) != nil
     }
@@ -504,6 +515,32 @@ enum RealmCache {
     private static let queueLock = NSLock()
     nonisolated(unsafe) private static var queueRealms: [String: WeakInstance] = [:]
 
+    nonisolated(unsafe) private static var mainRealms: [String: WeakInstance] = [:]
+
+    /// The Realm of `config` of the main thread / main queue (whichever thread runs it).
+    private static func mainInstance(for config: Realm.Configuration) throws -> RealmInstance {
+        let key = config.storeKey + "|" + (config.readOnly ? "ro" : "rw")
+        queueLock.lock()
+        defer { queueLock.unlock() }
+        mainRealms = mainRealms.filter { $0.value.instance != nil }
+        if let r = mainRealms[key]?.instance, try reuse(r, for: config) { return r }
+        let r = try RealmInstance(opening: config)
+        mainRealms[key] = WeakInstance(instance: r)
+        return r
+    }
+
+    /// Whether the open Realm r serves `config` (same classes); an error when its schema version
+    /// differs.
+    private static func reuse(_ r: RealmInstance, for config: Realm.Configuration) throws -> Bool {
+        if r.configuration.schemaVersion != config.schemaVersion {
+            throw StrataError(code: .invalidArgument, message: "'\(config.path)' is already open with "
+                + "schema version \(r.configuration.schemaVersion), not \(config.schemaVersion)")
+        }
+        let wanted = (config.objectTypes ?? []).map(ObjectIdentifier.init)
+        let have = r.classes.map { ObjectIdentifier($0.type) }
+        return config.objectTypes == nil || Set(wanted) == Set(have)
+    }
+
     /// The Realm of `config` confined to `queue` (one per queue and configuration).
     static func instance(for config: Realm.Configuration, queue: DispatchQueue) throws -> RealmInstance {
         let mark = QueueMark.of(queue)
@@ -518,19 +555,12 @@ enum RealmCache {
     }
 
     static func instance(for config: Realm.Configuration) throws -> RealmInstance {
+        if QueueMark.onMain { return try mainInstance(for: config) }
         let dict = Thread.current.threadDictionary
         let box: Box
         if let b = dict[key] as? Box { box = b } else { box = Box(); dict[key] = box }
         let cacheKey = config.storeKey + "|" + (config.readOnly ? "ro" : "rw")
-        if let r = box.realms[cacheKey]?.instance {
-            if r.configuration.schemaVersion != config.schemaVersion {
-                throw StrataError(code: .invalidArgument, message: "'\(config.path)' is already open with "
-                    + "schema version \(r.configuration.schemaVersion), not \(config.schemaVersion)")
-            }
-            let wanted = (config.objectTypes ?? []).map(ObjectIdentifier.init)
-            let have = r.classes.map { ObjectIdentifier($0.type) }
-            if config.objectTypes == nil || Set(wanted) == Set(have) { return r }
-        }
+        if let r = box.realms[cacheKey]?.instance, try reuse(r, for: config) { return r }
         let r = try RealmInstance(opening: config)
         box.realms[cacheKey] = WeakInstance(instance: r)
         return r
