@@ -150,7 +150,12 @@ final class RealmInstance {
     // MARK: threads
 
     func checkThread(_ what: @autoclosure () -> String = "Realm") {
-        if frozen != nil {
+        // The common case first and cheap: the thread that opened it (a main Realm is usually
+        // used on the thread that opened it too; asking whether a thread is the main one costs
+        // two system calls on Linux).
+        if queueMark == nil && pthread_equal(owner, pthread_self()) != 0 {
+            // its thread
+        } else if frozen != nil {
             // any thread: each reads through its own transaction of the frozen version
         } else if let mark = queueMark {
             if DispatchQueue.getSpecific(key: QueueMark.key) !== mark {
@@ -162,7 +167,7 @@ final class RealmInstance {
                 strataTrap("Realm accessed from incorrect thread (\(what())): this Realm was opened on the main "
                            + "thread or main actor and its objects are used there only")
             }
-        } else if pthread_equal(owner, pthread_self()) == 0 {
+        } else {
             strataTrap("Realm accessed from incorrect thread (\(what())): a Realm and its objects "
                        + "belong to the thread that opened them")
         }
@@ -397,9 +402,8 @@ final class QueueMark: @unchecked Sendable {
     /// Whether code runs on the main thread or the main queue (the main actor's executor): on
     /// Linux a thread other than the process's first may drain the main queue.
     static var onMain: Bool {
-        if Thread.isMainThread { return true }
         _ = mainMarked
-        return DispatchQueue.getSpecific(key: mainKey) != nil
+        return DispatchQueue.getSpecific(key: mainKey) != nil || Thread.isMainThread
     }
     private static let mainKey = DispatchSpecificKey<Bool>()
     private static let mainMarked: Void = DispatchQueue.main.setSpecific(key: mainKey, value: true)
