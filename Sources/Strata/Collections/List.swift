@@ -25,7 +25,7 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
 
     private var context: _ElementContext {
         let a = managed!.accessor
-        return _ElementContext(realm: a.realm, what: "\(a.info.name).\(a.info.properties[managed!.index].name)")
+        return _ElementContext(realm: a.realm, what: a.info.propertyPaths[managed!.index])
     }
 
     /// The Realm of the object holding the list, or nil while unmanaged.

@@ -16,6 +16,9 @@ public struct _ElementContext {
     let realm: RealmInstance
     /// For messages: the collection ("Person.dogs").
     let what: String
+    /// The table of the elements when they are objects and the collection knows it (saves
+    /// looking it up for each element).
+    var info: TableInfo? = nil
 }
 
 extension RealmCollectionValue where Self: _PrimitivePersistable {
@@ -58,6 +61,9 @@ extension Object: RealmCollectionValue {
     public static func _strataElement(_ v: _Stored, _ ctx: _ElementContext) -> Self {
         guard case .link(let key) = v.value else {
             strataTrap("\(ctx.what): an element is not a link to a '\(className())'")
+        }
+        if let info = ctx.info, info.classInfo.type == self {
+            return ctx.realm.managedObject(self, info: info, key: key)
         }
         return ctx.realm.managedObject(self, key: key)
     }

@@ -134,9 +134,29 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
         if position < 0 || position >= keys.count {
             strataTrap("Index \(position) is out of bounds (must be less than \(keys.count)) in Results<\(base.info.name)>.")
         }
-        return Element._strataElement(_Stored(.link(keys[position])),
-                                      _ElementContext(realm: base.realm, what: "Results<\(base.info.name)>"))
+        return Element._strataElement(_Stored(.link(keys[position])), _ElementContext(realm: base.realm, what: base.what, info: base.info))
     }
+
+    /// Iterates the objects of the version read when iteration began (the keys are read once,
+    /// not at each step).
+    public struct Iterator: IteratorProtocol {
+        private let keys: [Int64]
+        private let context: _ElementContext
+        private var i = 0
+
+        init(_ base: ResultsBase) {
+            keys = base.keys()
+            context = _ElementContext(realm: base.realm, what: base.what, info: base.info)
+        }
+
+        public mutating func next() -> Element? {
+            guard i < keys.count else { return nil }
+            defer { i += 1 }
+            return Element._strataElement(_Stored(.link(keys[i])), context)
+        }
+    }
+
+    public func makeIterator() -> Iterator { Iterator(base) }
 
     public var realm: Realm? { Realm(base.realm) }
 
@@ -176,11 +196,13 @@ final class ResultsBase {
          source: ((RealmInstance) -> [Int64])? = nil) {
         self.realm = realm
         self.info = info
+        what = "Results<\(info.name)>"
         self.spec = spec
         self.source = source
     }
 
-    private var what: String { "Results<\(info.name)>" }
+    /// For messages: "Results<Person>".
+    let what: String
 
     /// The same results read in another Realm of the same file (a queue's, a snapshot).
     func rebound(to other: RealmInstance) -> ResultsBase {

@@ -157,7 +157,11 @@ struct CoreTable {
     }
 
     func exists(_ key: Int64) throws -> Bool {
-        try StrataError.found { strata_obj_exists(handle, key, $0) }
+        switch strata_obj_exists(handle, key, nil) {
+        case 0: return true
+        case Int32(STRATA_ERR_NOT_FOUND.rawValue): return false
+        default: return try StrataError.found { strata_obj_exists(handle, key, $0) }
+        }
     }
 
     func delete(_ key: Int64) throws { try StrataError.check { strata_obj_delete(handle, key, $0) } }
@@ -182,7 +186,7 @@ struct CoreTable {
 
     func get(_ key: Int64, _ col: UInt32) throws -> StoredValue {
         var v = strata_value()
-        try StrataError.check { strata_obj_get(handle, key, col, &v, $0) }
+        try StrataError.checkRead { strata_obj_get(handle, key, col, &v, $0) }
         return StoredValue(v)
     }
 
@@ -194,13 +198,13 @@ struct CoreTable {
 
     func listCount(_ key: Int64, _ col: UInt32) throws -> Int {
         var n = 0
-        try StrataError.check { strata_list_size(handle, key, col, &n, $0) }
+        try StrataError.checkRead { strata_list_size(handle, key, col, &n, $0) }
         return n
     }
 
     func listGet(_ key: Int64, _ col: UInt32, _ i: Int) throws -> StoredValue {
         var v = strata_value()
-        try StrataError.check { strata_list_get(handle, key, col, i, &v, $0) }
+        try StrataError.checkRead { strata_list_get(handle, key, col, i, &v, $0) }
         return StoredValue(v)
     }
 

@@ -49,6 +49,14 @@ public struct StrataError: Error, CustomStringConvertible, Equatable, LocalizedE
         if rc != 0 { throw StrataError(code: Code(rawValue: rc), message: message(of: &err)) }
     }
 
+    /// Like `check`, for a read that can be made again: first without an error record (filling
+    /// its 260 bytes costs more than a small read), and again with one only when it failed.
+    @inline(__always)
+    static func checkRead(_ call: (UnsafeMutablePointer<strata_error>?) -> Int32) throws {
+        if call(nil) == 0 { return }
+        try check { call($0) }
+    }
+
     /// Like `check`, but STRATA_ERR_NOT_FOUND gives false instead of throwing.
     static func found(_ call: (UnsafeMutablePointer<strata_error>) -> Int32) throws -> Bool {
         var err = strata_error()

@@ -70,37 +70,58 @@ public struct Persisted<Value: _Persistable> {
         storage storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
     ) -> Value {
         get {
-            switch object[keyPath: storageKeyPath].storage {
-            case .managed(let index):
-                return Value._strataGet(_ManagedProperty(object: object, index: index))
+            // Managed: the property by the storage key path's identity (cached), without reading
+            // the field through the key path (a generic projection costs more than the read).
+            if object.__isManaged {
+                return Value._strataGet(_ManagedProperty(object: object, index: propertyIndex(object, storageKeyPath)))
+            }
+            if let probe = object.__probe { probe.saw(object, &object[keyPath: storageKeyPath]) }
+            // Unmanaged (its storage is never .managed then): the field in place, by its offset.
+            let field = fieldAddress(object, storageKeyPath)
+            switch field.pointee.storage {
             case .unmanaged(let value):
-                if object.__isManaged {
-                    return Value._strataGet(_ManagedProperty(object: object, index: propertyIndex(object, storageKeyPath)))
-                }
-                if let probe = object.__probe { probe.saw(object, &object[keyPath: storageKeyPath]) }
                 return value
-            case .unmanagedNoDefault:
-                if object.__isManaged {
-                    return Value._strataGet(_ManagedProperty(object: object, index: propertyIndex(object, storageKeyPath)))
-                }
-                if let probe = object.__probe { probe.saw(object, &object[keyPath: storageKeyPath]) }
+            default:
                 let value = Value._strataDefault()
-                object[keyPath: storageKeyPath].storage = .unmanaged(value)
+                field.pointee.storage = .unmanaged(value)
                 return value
             }
         }
         set {
-            switch object[keyPath: storageKeyPath].storage {
-            case .managed(let index):
-                Value._strataSet(_ManagedProperty(object: object, index: index), newValue)
-            default:
-                if object.__isManaged {
-                    Value._strataSet(_ManagedProperty(object: object, index: propertyIndex(object, storageKeyPath)), newValue)
-                } else {
-                    object[keyPath: storageKeyPath].storage = .unmanaged(newValue)
-                }
+            if object.__isManaged {
+                Value._strataSet(_ManagedProperty(object: object, index: propertyIndex(object, storageKeyPath)), newValue)
+                return
             }
+            fieldAddress(object, storageKeyPath).pointee.storage = .unmanaged(newValue)
         }
+    }
+
+    /// "Class.property" of a field, for messages.
+    @usableFromInline
+    static func fieldName<EnclosingSelf: Object>(
+        _ object: EnclosingSelf, _ storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
+    ) -> String {
+        let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque())
+        let offset = UnsafeMutableRawPointer(fieldAddress(object, storageKeyPath)) - base
+        let info = ClassInfo.of(EnclosingSelf.self)
+        return info.index(atOffset: offset).map { "\(info.name).\(info.properties[$0].name)" } ?? info.name
+    }
+
+    /// The address of an object's field, by its storage key path: the key path projects it once
+    /// (a stored property's key path projects it in place) and its offset is remembered by the
+    /// key path's identity (a projection through a key path costs ~20× the lookup).
+    @usableFromInline
+    static func fieldAddress<EnclosingSelf: Object>(
+        _ object: EnclosingSelf, _ storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
+    ) -> UnsafeMutablePointer<Persisted<Value>> {
+        let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque())
+        let id = ObjectIdentifier(storageKeyPath)
+        if let offset = FieldOffsets.offset(of: id) {
+            return (base + offset).assumingMemoryBound(to: Persisted<Value>.self)
+        }
+        let offset = withUnsafeMutablePointer(to: &object[keyPath: storageKeyPath]) { UnsafeMutableRawPointer($0) - base }
+        FieldOffsets.remember(id, offset)
+        return (base + offset).assumingMemoryBound(to: Persisted<Value>.self)
     }
 
     /// The property of a managed object's field, by its storage key path (one instance per
@@ -112,7 +133,8 @@ public struct Persisted<Value: _Persistable> {
         _ object: EnclosingSelf, _ storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
     ) -> Int {
         let accessor = object.__accessor!
-        if let i = accessor.realm.cachedPropertyIndex(accessor.info, ObjectIdentifier(storageKeyPath)) { return i }
+        if let i = accessor.realm.cachedPropertyIndex(accessor.info, ObjectIdentifier(storageKeyPath),
+                                                      fieldName(object, storageKeyPath)) { return i }
         let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque())
         let offset = withUnsafeMutablePointer(to: &object[keyPath: storageKeyPath]) {
             UnsafeMutableRawPointer($0) - base
@@ -210,5 +232,27 @@ extension Persisted: PersistedField {
         if Value._strataKind.collection == .linkingObjects { return }
         if skipIfEqual, let prim = value as? any _PrimitivePersistable, prim._strata.value == at.read() { return }
         Value._strataSet(at, value)
+    }
+}
+
+/// The offsets in their objects of the fields that storage key paths name (Persisted.fieldAddress),
+/// for the whole process: a key path's field lies at one offset in every instance.
+@usableFromInline
+enum FieldOffsets {
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var offsets: [ObjectIdentifier: Int] = [:]
+
+    @usableFromInline
+    static func offset(of keyPath: ObjectIdentifier) -> Int? {
+        lock.lock()
+        defer { lock.unlock() }
+        return offsets[keyPath]
+    }
+
+    @usableFromInline
+    static func remember(_ keyPath: ObjectIdentifier, _ offset: Int) {
+        lock.lock()
+        offsets[keyPath] = offset
+        lock.unlock()
     }
 }

@@ -21,7 +21,7 @@ final class ObjectAccessor {
         return (try? table.exists(key)) != true
     }
 
-    private func what(_ index: Int) -> String { "\(info.name).\(info.properties[index].name)" }
+    private func what(_ index: Int) -> String { info.propertyPaths[index] }
 
     /// Trap naming the property when the object is gone (deleted, or its Realm invalidated).
     func trapIfDeleted(_ what: @autoclosure () -> String) {
@@ -79,7 +79,11 @@ extension RealmInstance {
     /// A managed object of `type` for `key` (not checked to exist). Its fields are left as
     /// `init()` made them: a managed object's accessors find their property by key path.
     func managedObject<T: Object>(_ type: T.Type, key: Int64) -> T {
-        let info = tableInfo(type)
+        managedObject(type, info: tableInfo(type), key: key)
+    }
+
+    /// The same, with the class's table known.
+    func managedObject<T: Object>(_ type: T.Type, info: TableInfo, key: Int64) -> T {
         let o = type.init()
         o.__accessor = ObjectAccessor(realm: self, info: info, key: key)
         return o

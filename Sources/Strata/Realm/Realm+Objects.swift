@@ -54,7 +54,10 @@ extension Realm {
 
     /// The object of `type` whose primary key is `key`, or nil.
     public func object<Element: Object, KeyType>(ofType type: Element.Type, forPrimaryKey key: KeyType) -> Element? {
-        instance.object(type, primaryKey: key)
+        // the common key types without a dynamic cast (a cast costs more than the lookup)
+        if KeyType.self == Int.self { return instance.object(type, primaryKey: key, stored: .int(Int64(unsafeBitCast(key, to: Int.self)))) }
+        if KeyType.self == String.self { return instance.object(type, primaryKey: key, stored: .string(key as! String)) }
+        return instance.object(type, primaryKey: key)
     }
 }
 
@@ -149,20 +152,22 @@ extension RealmInstance {
         mutationCount &+= 1
     }
 
-    func object<T: Object>(_ type: T.Type, primaryKey: Any) -> T? {
+    /// `stored`: the key already converted (Int and String keys), checked against the property.
+    func object<T: Object>(_ type: T.Type, primaryKey: Any, stored: StoredValue? = nil) -> T? {
         checkThread("object(ofType: \(type.className()))")
         let info = tableInfo(type)
         guard let pk = info.classInfo.primaryKeyIndex else {
             strataTrap("'\(type.className())' does not have a primary key")
         }
         let p = info.properties[pk]
-        guard let value = ValueConversion.convertAny(primaryKey, toKindOf: p) else {
+        let fast = stored.flatMap { $0.coreType == p.kind.type ? $0 : nil }
+        guard let value = fast ?? ValueConversion.convertAny(primaryKey, toKindOf: p) else {
             strataTrap("Invalid value '\(primaryKey)' of type '\(Swift.type(of: primaryKey))' for "
                        + "primary key '\(info.name).\(p.name)'.")
         }
         do {
             guard let key = try table(info).find(primaryKey: value) else { return nil }
-            return managedObject(type, key: key)
+            return managedObject(type, info: info, key: key)
         } catch {
             strataTrap("cannot look up '\(info.name)': \(error)")
         }

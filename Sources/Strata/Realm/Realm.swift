@@ -41,8 +41,8 @@ final class RealmInstance {
     /// Moves with every change a write makes (results re-read their keys when it moved).
     var mutationCount: UInt64 = 0
     /// Per table (by ordinal): the property of each @Persisted storage key path seen
-    /// (Persisted.propertyIndex); a short list searched in order beats hashing here.
-    private var keyPathIndexes: [[(keyPath: ObjectIdentifier, index: Int)]] = []
+    /// (Persisted.propertyIndex).
+    private let keyPathIndexes: KeyPathIndexCache
     /// The update policies of the adds in progress (an add adds the objects it links to).
     var addPolicy: [Realm.UpdatePolicy] = []
 
@@ -61,6 +61,7 @@ final class RealmInstance {
         shared = try SharedFile.open(configuration)
         try shared.prepare(infos, config: configuration)
         for c in infos { self.infos[ObjectIdentifier(c.type)] = shared.table(for: c.type) }
+        keyPathIndexes = RealmInstance.keyPathCache(for: self.infos)
         txn = try CoreTxn(db: shared.db, write: false)
     }
 
@@ -76,7 +77,13 @@ final class RealmInstance {
         queueMark = nil
         isMain = false
         frozen = FrozenReads(anchor: txn)
+        keyPathIndexes = RealmInstance.keyPathCache(for: infos)
         self.txn = txn
+    }
+
+    private static func keyPathCache(for infos: [ObjectIdentifier: TableInfo]) -> KeyPathIndexCache {
+        KeyPathIndexCache(tables: (infos.values.map(\.ordinal).max() ?? -1) + 1,
+                          properties: infos.values.map(\.properties.count).max() ?? 0)
     }
 
     deinit {
@@ -131,20 +138,21 @@ final class RealmInstance {
         return infos
     }
 
-    func cachedPropertyIndex(_ info: TableInfo, _ keyPath: ObjectIdentifier) -> Int? {
-        checkThread(info.name) // before touching this thread's cache
-        frozen?.cacheLock.lock()
-        defer { frozen?.cacheLock.unlock() }
-        guard info.ordinal < keyPathIndexes.count else { return nil }
-        for e in keyPathIndexes[info.ordinal] where e.keyPath == keyPath { return e.index }
-        return nil
+    func cachedPropertyIndex(_ info: TableInfo, _ keyPath: ObjectIdentifier,
+                             _ what: @autoclosure () -> String) -> Int? {
+        checkThread(what()) // before touching this thread's cache
+        if let f = frozen {
+            f.cacheLock.lock()
+            defer { f.cacheLock.unlock() }
+            return keyPathIndexes.index(table: info.ordinal, keyPath: keyPath)
+        }
+        return keyPathIndexes.index(table: info.ordinal, keyPath: keyPath)
     }
 
     func cachePropertyIndex(_ info: TableInfo, _ keyPath: ObjectIdentifier, _ index: Int) {
         frozen?.cacheLock.lock()
         defer { frozen?.cacheLock.unlock() }
-        while keyPathIndexes.count <= info.ordinal { keyPathIndexes.append([]) }
-        keyPathIndexes[info.ordinal].append((keyPath, index))
+        keyPathIndexes.insert(table: info.ordinal, keyPath: keyPath, index: index)
     }
 
     // MARK: threads

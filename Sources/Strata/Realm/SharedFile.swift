@@ -10,11 +10,15 @@ final class TableInfo {
     /// Its number in its file (0, 1, …): where Realms keep its table handle.
     let ordinal: Int
 
+    /// For messages: "Class.property", by property.
+    let propertyPaths: [String]
+
     init(classInfo: ClassInfo, cols: [UInt32], ordinal: Int) {
         self.classInfo = classInfo
         self.tableName = classInfo.name
         self.cols = cols
         self.ordinal = ordinal
+        propertyPaths = classInfo.properties.map { "\(classInfo.name).\($0.name)" }
     }
 
     var name: String { classInfo.name }
