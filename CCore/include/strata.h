@@ -540,6 +540,12 @@ STRATA_API int strata_table_primary_key(strata_table_t *table, strata_col_t *col
 
 /** The number of objects in the table. */
 STRATA_API int strata_table_size(strata_table_t *table, uint64_t *count, strata_error *err);
+/**
+ * Every object's key, ascending: up to `cap` are written to `keys`; *count receives how many
+ * there are in all (call with cap 0 to size the buffer). One pass over the clusters' key leaves.
+ */
+STRATA_API int strata_table_keys(strata_table_t *table, strata_key_t *keys, size_t cap,
+                                 size_t *count, strata_error *err);
 /** Create an object in a table without a primary key; *key receives its new key. */
 STRATA_API int strata_obj_create(strata_table_t *table, strata_key_t *key, strata_error *err);
 /** Create an object with primary key `pk`. STRATA_ERR_EXISTS names the value if taken. */

@@ -131,6 +131,15 @@ CASE(stop_waits_null, strata_db_stop_waits(NULL, E))
 CASE(wait_null_version, strata_db_wait_commit(db, 0, 10, NULL, E))
 CASE(clone_null, strata_txn_clone(NULL, &rtxn, E))
 CASE(clone_null_out, strata_txn_clone(rtxn, NULL, E))
+CASE(keys_null_table, ({
+    size_t n;
+    strata_table_keys(NULL, NULL, 0, &n, E);
+}))
+CASE(keys_null_count, strata_table_keys(table, NULL, 0, NULL, E))
+CASE(keys_null_buffer, ({
+    size_t n;
+    strata_table_keys(table, NULL, 4, &n, E);
+}))
 CASE(begin_null_db, strata_txn_begin(NULL, STRATA_TXN_READ, &rtxn, E))
 CASE(begin_null_out, strata_txn_begin(db, STRATA_TXN_READ, NULL, E))
 CASE(begin_bad_flags, ({
@@ -364,7 +373,7 @@ static const bad_case cases[] = {
     C(live_null_db), C(live_null_versions), C(live_null_count), C(verify_null), C(space_null_db), C(space_null_out), C(space_small_size),
     C(copy_null_db), C(copy_null_path), C(copy_empty_path), C(compact_null), C(compact_busy), C(wait_null_db), C(wait_null_version), C(stop_waits_null), C(changes_null_out), C(changes_null_older),
     C(changes_null_table), C(list_changes_null_out), C(list_changes_null_newer), C(list_changes_null_table),
-    V(list_changes_free_null), V(list_changes_count_null), V(list_changes_index_null), C(clone_null), C(clone_null_out), C(begin_null_db),
+    V(list_changes_free_null), V(list_changes_count_null), V(list_changes_index_null), C(clone_null), C(clone_null_out), C(keys_null_table), C(keys_null_count), C(keys_null_buffer), C(begin_null_db),
     C(begin_null_out), C(begin_bad_flags), C(begin_try_read), C(commit_null), C(commit_ended), V(abort_null),
     V(free_null), C(refresh_null), C(refresh_write), V(version_null), C(err_null_too),
     C(tree_open_null_txn), C(tree_open_null_name), C(tree_open_empty_name), C(tree_open_reserved),

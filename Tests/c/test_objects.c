@@ -1113,6 +1113,17 @@ static int check_against_model(strata_db_t *db, const dcols *c) {
         rc = -1;
         goto out;
     }
+    /* strata_table_keys: every live key of the model, ascending, in one call (sized by a first) */
+    size_t nkeys = 0, got = 0;
+    static strata_key_t all[M_OBJS];
+    if ((rc = strata_table_keys(t, NULL, 0, &nkeys, E)) || (rc = strata_table_keys(t, all, M_OBJS, &got, E))) goto out;
+    for (size_t i = 0, j = 0; rc == STRATA_OK && i < M_OBJS; i++)
+        if (model[i].live && (j >= got || all[j++] != (strata_key_t)i)) rc = -1;
+    if (rc || nkeys != live || got != live) {
+        fprintf(stderr, "  strata_table_keys: %zu and %zu keys, model %llu\n", nkeys, got, (unsigned long long)live);
+        rc = -1;
+        goto out;
+    }
     strata_key_t k = -1, prev = -1;
     uint64_t seen = 0;
     while ((rc = strata_obj_next(t, k, &k, E)) == STRATA_OK) {

@@ -257,6 +257,16 @@ int strata_table_clear(strata_table_t *table, strata_error *err) {
     return rc ? rc : st_table_clear(table, err);
 }
 
+int strata_table_keys(strata_table_t *table, strata_key_t *keys, size_t cap, size_t *count,
+                      strata_error *err) {
+    LOCAL_ERR;
+    int rc = st_table_check(table, false, err);
+    if (rc || (rc = need(count, "strata_table_keys", "count", err))) return rc;
+    if (cap && !keys)
+        return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "strata_table_keys: keys is NULL with cap %zu", cap);
+    return st_cluster_keys(table, keys, cap, count, err);
+}
+
 int strata_obj_next(strata_table_t *table, strata_key_t after, strata_key_t *key, strata_error *err) {
     LOCAL_ERR;
     int rc = st_table_check(table, false, err);

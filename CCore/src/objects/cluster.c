@@ -929,6 +929,33 @@ int st_cluster_next_key(strata_table_t *t, int64_t after, int64_t *key, strata_e
     return rc;
 }
 
+int st_cluster_keys(strata_table_t *t, int64_t *keys, size_t cap, size_t *count, strata_error *err) {
+    *count = 0;
+    int rc = st_clusters_flush(t, err);
+    if (rc) return rc;
+    strata_tree_t *tree;
+    rc = st_table_tree(t, ST_TABLE_CLUSTERS, false, &tree, err);
+    if (rc == STRATA_ERR_NOT_FOUND) return STRATA_OK;
+    if (rc) return rc;
+    st_iter c;
+    st_iter_init(&c, tree);
+    size_t n = 0;
+    for (rc = st_iter_first(&c, err); rc == STRATA_OK; rc = st_iter_next(&c, err)) {
+        const uint8_t *ck, *rec, *kp;
+        size_t kl, rlen;
+        st_crec r;
+        if ((rc = st_iter_get(&c, &ck, &kl, &rec, &rlen, err)) ||
+            (rc = st_crec_parse(t->name, st_rd64(ck), rec, rlen, &r, err)) ||
+            (rc = st_leaf_header(t->txn, st_crec_entry(&r, 0, NULL), r.n, &kp, err)))
+            return rc;
+        for (uint32_t row = 0; row < r.n; row++, n++)
+            if (n < cap) keys[n] = st_packed_at(kp, r.n, row);
+    }
+    if (rc != STRATA_ERR_NOT_FOUND) return rc;
+    *count = n;
+    return STRATA_OK;
+}
+
 /* Every cluster base, ascending (flushes first). */
 static int all_bases(strata_table_t *t, uint64_t **out, size_t *n, strata_error *err) {
     *out = NULL;

@@ -200,6 +200,8 @@ int st_obj_read(strata_table_t *t, const st_objref *ref, const st_prop *p, strat
 int st_obj_read_many(strata_table_t *t, const st_objref *ref, st_prop *const *props, size_t n,
                      strata_value *out, strata_error *err);
 int st_clusters_flush(strata_table_t *t, strata_error *err);
+/* Every key, ascending (flushes first): up to cap into keys; *count: how many in all. */
+int st_cluster_keys(strata_table_t *t, int64_t *keys, size_t cap, size_t *count, strata_error *err);
 /* Next key after `after` (flushes first). */
 int st_cluster_next_key(strata_table_t *t, int64_t after, int64_t *key, strata_error *err);
 /* Parsed cluster record (layout in cluster.c). */

@@ -174,14 +174,16 @@ struct CoreTable {
     }
 
     /// Every key, ascending.
+    /// Every key, ascending (`strata_table_keys`: one pass over the clusters' key leaves).
     func keys() throws -> [Int64] {
-        var out: [Int64] = []
-        var k: Int64 = -1
-        while let n = try next(after: k) {
-            out.append(n)
-            k = n
+        var n = 0
+        try StrataError.check { strata_table_keys(handle, nil, 0, &n, $0) }
+        var out = [Int64](repeating: 0, count: n)
+        var got = 0
+        try out.withUnsafeMutableBufferPointer { buf in
+            try StrataError.check { strata_table_keys(handle, buf.baseAddress, n, &got, $0) }
         }
-        return out
+        return got >= n ? out : Array(out.prefix(got))
     }
 
     func get(_ key: Int64, _ col: UInt32) throws -> StoredValue {
