@@ -229,6 +229,7 @@ int strata_obj_find_pk(strata_table_t *table, const strata_value *pk, strata_key
     size_t n;
     if ((rc = st_index_find(table, p, &nv, &k, 1, &n, err))) return rc;
     if (n == 0) {
+        if (err == &local_) return STRATA_ERR_NOT_FOUND; /* the caller asked for no message */
         char d[100];
         st_value_describe(&nv, d, sizeof d);
         return st_err(err, STRATA_ERR_NOT_FOUND, "table '%s' has no object with primary key %s",

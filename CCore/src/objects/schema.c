@@ -374,10 +374,10 @@ int st_table_tree(strata_table_t *t, st_table_tree_kind which, bool create, stra
         return STRATA_OK;
     }
     uint8_t bit = table_trees[which].bit;
+    if (!create && (t->absent_trees & bit)) /* looked for already: a delete asks every time */
+        return st_err(err, STRATA_ERR_NOT_FOUND, "no tree named '$t%u.%c'", t->id, table_trees[which].letter);
     char name[40];
     snprintf(name, sizeof name, "$t%u.%c", t->id, table_trees[which].letter);
-    if (!create && (t->absent_trees & bit)) /* looked for already: a delete asks every time */
-        return st_err(err, STRATA_ERR_NOT_FOUND, "no tree named '%s'", name);
     int rc = st_tree_open(t->txn, name, table_trees[which].kind, create && t->txn->write, true,
                           slot, err);
     if (rc == STRATA_ERR_NOT_FOUND && !create) t->absent_trees |= bit;

@@ -220,6 +220,15 @@ extension Persisted: PersistedField {
 
     static func read(_ at: _ManagedProperty) -> Any { Value._strataGet(at) }
 
+    // Specialized for the common value types: the generic body looks up the metadata of
+    // `Persisted<Value>.Storage` at each call (an add calls this once per field).
+    @_specialize(where Value == Int)
+    @_specialize(where Value == String)
+    @_specialize(where Value == Bool)
+    @_specialize(where Value == Double)
+    @_specialize(where Value == Date)
+    @_specialize(where Value == Int?)
+    @_specialize(where Value == String?)
     static func transfer(from field: UnsafeMutableRawPointer, to at: _ManagedProperty, skipIfEqual: Bool) {
         let p = field.assumingMemoryBound(to: Persisted<Value>.self)
         let value: Value
