@@ -105,6 +105,33 @@ struct FrozenTests {
         #expect(seen.text == ["张三 41", "狗5,狗4,狗3", "狗0,狗1", "nil"])
     }
 
+    /// maximumNumberOfActiveVersions: a frozen Realm pins its version; commits that would keep
+    /// more versions alive than allowed throw, naming the limit, until it goes.
+    @Test func aFrozenVersionCountsAgainstTheActiveVersionLimit() throws {
+        let dir = TempDir()
+        var cfg = config(dir)
+        cfg.maximumNumberOfActiveVersions = 4
+        let realm = try Realm(configuration: cfg)
+        try dogs(realm, 1)
+        var frozen: Realm? = realm.freeze()
+        var refused: StrataError?
+        for i in 0..<10 {
+            do {
+                try realm.write { realm.add(Dog(value: ["name": "d\(i)"])) }
+            } catch let e as StrataError {
+                refused = e
+                break
+            }
+        }
+        let e = try #require(refused)
+        #expect(e.code == .tooManyVersions && e.message.contains("max_versions 4"))
+        #expect(frozen?.objects(Dog.self).count == 1)
+        #expect(realm.objects(Dog.self).count > 1 && realm.objects(Dog.self).count < 6)
+        frozen = nil // the pinned version goes: writes go on
+        try realm.write { realm.add(Dog(value: ["name": "after"])) }
+        #expect(realm.objects(Dog.self).filter("name == 'after'").count == 1)
+    }
+
     @Test func misuseOfFrozenThingsAndReferencesTraps() async throws {
         let write = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let realm = try! Realm(configuration: Realm.Configuration(inMemoryIdentifier: "frozen-write", objectTypes: [Company.self, Person.self, Dog.self]))
