@@ -95,6 +95,16 @@ func inserted(_ i: [Int]) -> ChangeLog.Entry { ChangeLog.Entry(insertions: i) }
 
 let chatTypes: [Object.Type] = [Message.self]
 
+/// The chat's message list (by id) observed on `ui`, its initial delivery received.
+func observeMessages(_ cfg: Realm.Configuration, on ui: LoopThread) throws -> (ChangeLog, NotificationToken) {
+    let log = ChangeLog()
+    let token = try ui.sync {
+        try Realm(configuration: cfg).objects(Message.self).sorted(byKeyPath: "id").observe { log.add($0) }
+    }
+    #expect(log.wait())
+    return (log, token)
+}
+
 @Suite("Notifications: collections, objects and Realms told what changed")
 struct NotificationTests {
     // MARK: the seeds' chat example
@@ -104,12 +114,7 @@ struct NotificationTests {
         let cfg = config(dir, types: chatTypes)
         let ui = LoopThread()
         defer { ui.stop() }
-        let log = ChangeLog()
-        let token = try ui.sync {
-            let realm = try Realm(configuration: cfg)
-            return realm.objects(Message.self).sorted(byKeyPath: "id").observe { log.add($0) }
-        }
-        #expect(log.wait())
+        let (log, token) = try observeMessages(cfg, on: ui)
         var latencies: [Double] = []
         let writer = try Realm(configuration: cfg) // this thread writes, one message per commit
         for i in 1...20 {
@@ -149,12 +154,7 @@ struct NotificationTests {
         _ = try Realm(configuration: cfg) // the schema, before the other process opens it
         let ui = LoopThread()
         defer { ui.stop() }
-        let log = ChangeLog()
-        let token = try ui.sync {
-            let realm = try Realm(configuration: cfg)
-            return realm.objects(Message.self).sorted(byKeyPath: "id").observe { log.add($0) }
-        }
-        #expect(log.wait())
+        let (log, token) = try observeMessages(cfg, on: ui)
         // another process adds 10 messages, one per commit, 50 ms apart
         await #expect(processExitsWith: .success) { [path = path as String] in
             let cfg = Realm.Configuration(fileURL: URL(fileURLWithPath: path), objectTypes: [Message.self])

@@ -9,7 +9,8 @@
  *   12      4     slot count N
  *   16      8     current version: the latest commit published by a writer (atomic)
  *   24      4     commit counter (atomic): bumped by every publish, the futex word waiters of
- *                 strata_db_wait_commit sleep on in any process
+ *                 strata_db_wait_commit sleep on in any process (strata_db_stop_waits bumps it
+ *                 too, to wake this handle's waiters)
  *   28      36    reserved, zero
  *   64      64*N  reader slots: u32 pid (atomic, 0 = free), u32 reserved,
  *                 u64 version (atomic, UINT64_MAX = none), 48 reserved

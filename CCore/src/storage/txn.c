@@ -1,6 +1,7 @@
 /*
  * txn.c — the life of a transaction in the storage layer: a read transaction holds a reader
- * slot at one version (the pager's reader protocol); a write transaction holds the writer lock
+ * slot at one version (the pager's reader protocol; a clone takes a slot of its own at its
+ * source's version, for another thread); a write transaction holds the writer lock
  * (the handle's mutex for its threads, the lock file's OFD lock for processes) from begin to
  * end, and commits through the pager.
  *
@@ -78,14 +79,19 @@ static int writer_lock(strata_txn_t *txn, bool wait, strata_error *err) {
     return STRATA_OK;
 }
 
-static int read_begin(strata_txn_t *txn, strata_error *err) {
+/* A reader slot, then the latest version — or `like`'s version (a clone: like's slot holds that
+ * version while this one takes its own, so no page of it can be freed meanwhile). */
+static int read_begin(strata_txn_t *txn, const strata_txn_t *like, strata_error *err) {
     int rc = STRATA_OK;
     if (txn->reader_slot < 0) rc = st_readers_acquire(txn->db, &txn->reader_slot, err);
-    if (rc == STRATA_OK) rc = st_pager_snapshot(txn->db, txn->reader_slot, &txn->meta, err);
-    return rc;
+    if (rc || !like) return rc ? rc : st_pager_snapshot(txn->db, txn->reader_slot, &txn->meta, err);
+    st_readers_hold(txn->db, txn->reader_slot, like->meta.version);
+    txn->meta = like->meta;
+    return STRATA_OK;
 }
 
-int st_txn_begin(strata_db_t *db, bool write, bool wait, strata_txn_t **out, strata_error *err) {
+static int txn_start(strata_db_t *db, bool write, bool wait, const strata_txn_t *like,
+                     strata_txn_t **out, strata_error *err) {
     *out = NULL;
     if (write && db->file.opts.read_only)
         return st_err(err, STRATA_ERR_READ_ONLY, "'%s' is open read-only", db->file.shown);
@@ -105,7 +111,7 @@ int st_txn_begin(strata_db_t *db, bool write, bool wait, strata_txn_t **out, str
     if (write) {
         if ((rc = writer_lock(txn, wait, err))) goto fail;
         if ((rc = st_pager_begin_write(txn, err))) goto fail;
-    } else if ((rc = read_begin(txn, err))) {
+    } else if ((rc = read_begin(txn, like, err))) {
         goto fail;
     }
     txn->state = ST_TXN_ACTIVE;
@@ -122,29 +128,12 @@ fail:
     return rc;
 }
 
+int st_txn_begin(strata_db_t *db, bool write, bool wait, strata_txn_t **out, strata_error *err) {
+    return txn_start(db, write, wait, NULL, out, err);
+}
+
 int st_txn_clone(strata_txn_t *src, strata_txn_t **out, strata_error *err) {
-    *out = NULL;
-    strata_db_t *db = src->db;
-    int rc = txn_enter(db, err);
-    if (rc) return rc;
-    strata_txn_t *txn = calloc(1, sizeof *txn);
-    if (!txn) {
-        txn_register(db, -1);
-        return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
-    }
-    txn->db = db;
-    txn->reader_slot = -1;
-    /* src's slot holds the version while this one takes its own: no page of it can be freed */
-    if ((rc = st_readers_acquire(db, &txn->reader_slot, err))) {
-        txn_register(db, -1);
-        free(txn);
-        return rc;
-    }
-    st_readers_hold(db, txn->reader_slot, src->meta.version);
-    txn->meta = src->meta;
-    txn->state = ST_TXN_ACTIVE;
-    *out = txn;
-    return STRATA_OK;
+    return txn_start(src->db, false, false, src, out, err);
 }
 
 int st_txn_view(strata_db_t *db, const st_meta *m, strata_txn_t **out, strata_error *err) {
@@ -200,7 +189,7 @@ int st_txn_commit(strata_txn_t *txn, pgno_t catalog_root, uint64_t catalog_count
 int st_txn_refresh(strata_txn_t *txn, strata_error *err) {
     ST_ASSERT(!txn->write && txn->state == ST_TXN_ACTIVE);
     st_pins_release(txn); /* what was read before is gone, as after an end */
-    int rc = read_begin(txn, err);
+    int rc = read_begin(txn, NULL, err);
     if (rc) st_txn_end(txn);
     return rc;
 }

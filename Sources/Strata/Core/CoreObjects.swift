@@ -150,23 +150,14 @@ struct CoreTable {
     /// The object whose primary key is pk, or nil.
     func find(primaryKey pk: StoredValue) throws -> Int64? {
         var key: Int64 = 0
-        let found = try pk.withCValue { v -> Bool in
-            // not found is an answer, not a failure: asked without an error record (no message made)
-            switch strata_obj_find_pk(handle, v, &key, nil) {
-            case 0: return true
-            case Int32(STRATA_ERR_NOT_FOUND.rawValue): return false
-            default: return try StrataError.found { strata_obj_find_pk(handle, v, &key, $0) }
-            }
+        let found = try pk.withCValue { v in
+            try StrataError.foundRead { strata_obj_find_pk(handle, v, &key, $0) }
         }
         return found ? key : nil
     }
 
     func exists(_ key: Int64) throws -> Bool {
-        switch strata_obj_exists(handle, key, nil) {
-        case 0: return true
-        case Int32(STRATA_ERR_NOT_FOUND.rawValue): return false
-        default: return try StrataError.found { strata_obj_exists(handle, key, $0) }
-        }
+        try StrataError.foundRead { strata_obj_exists(handle, key, $0) }
     }
 
     func delete(_ key: Int64) throws { try StrataError.check { strata_obj_delete(handle, key, $0) } }

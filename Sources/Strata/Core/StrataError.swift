@@ -57,6 +57,17 @@ public struct StrataError: Error, CustomStringConvertible, Equatable, LocalizedE
         try check { call($0) }
     }
 
+    /// Like `found`, for a lookup that can be made again: first without an error record (not
+    /// found is an answer: no message is made for it), again with one only when it failed.
+    @inline(__always)
+    static func foundRead(_ call: (UnsafeMutablePointer<strata_error>?) -> Int32) throws -> Bool {
+        switch call(nil) {
+        case 0: return true
+        case Int32(STRATA_ERR_NOT_FOUND.rawValue): return false
+        default: return try found { call($0) }
+        }
+    }
+
     /// Like `check`, but STRATA_ERR_NOT_FOUND gives false instead of throwing.
     static func found(_ call: (UnsafeMutablePointer<strata_error>) -> Int32) throws -> Bool {
         var err = strata_error()

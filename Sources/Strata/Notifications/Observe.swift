@@ -36,6 +36,19 @@ enum Observation {
         }
         return token
     }
+
+    /// The changes an observer registered by `register` receives, as an AsyncStream that ends
+    /// with `ends` (or when the consumer stops: the token is invalidated then).
+    static func stream<Change>(_ register: (@escaping (Change) -> Void) -> NotificationToken,
+                               ends: @escaping (Change) -> Bool = { _ in false }) -> AsyncStream<Change> {
+        AsyncStream { continuation in
+            let token = register { change in
+                continuation.yield(change)
+                if ends(change) { continuation.finish() }
+            }
+            continuation.onTermination = { _ in token.invalidate() }
+        }
+    }
 }
 
 extension Results {
@@ -63,10 +76,7 @@ extension Results {
     /// The same changes as an asynchronous sequence (registered on this thread: the main actor,
     /// or a thread that runs its run loop).
     public var changeset: AsyncStream<RealmCollectionChange<Results<Element>>> {
-        AsyncStream { continuation in
-            let token = observe { continuation.yield($0) }
-            continuation.onTermination = { _ in token.invalidate() }
-        }
+        Observation.stream { yield in observe { yield($0) } }
     }
 }
 
@@ -101,10 +111,7 @@ extension List {
 
     /// The same changes as an asynchronous sequence (registered on this thread).
     public var changeset: AsyncStream<RealmCollectionChange<List<Element>>> {
-        AsyncStream { continuation in
-            let token = observe { continuation.yield($0) }
-            continuation.onTermination = { _ in token.invalidate() }
-        }
+        Observation.stream { yield in observe { yield($0) } }
     }
 }
 
@@ -152,13 +159,8 @@ extension _TypedObject where Self: Object {
     /// The same changes as an asynchronous sequence (registered on this thread); it ends when
     /// the object is deleted.
     public var changes: AsyncStream<ObjectChange<Self>> {
-        AsyncStream { continuation in
-            let token = observe { change in
-                continuation.yield(change)
-                if case .deleted = change { continuation.finish() }
-            }
-            continuation.onTermination = { _ in token.invalidate() }
-        }
+        Observation.stream({ yield in observe { yield($0) } },
+                           ends: { if case .deleted = $0 { return true } else { return false } })
     }
 }
 

@@ -134,29 +134,17 @@ final class RealmNotifier: @unchecked Sendable {
     }
 
     /// A commit happened somewhere (the watcher's thread): wake the home once.
-    func commitSeen() {
+    func commitSeen() { scheduleWake(unlessIdle: true) }
+
+    /// Wake the home (once: a wake-up already on its way covers this one).
+    private func scheduleWake(unlessIdle: Bool = false) {
         lock.lock()
-        if wakeScheduled || observers.isEmpty {
+        if wakeScheduled || (unlessIdle && observers.isEmpty) {
             lock.unlock()
             return
         }
         wakeScheduled = true
         lock.unlock()
-        scheduleWakeNow()
-    }
-
-    private func scheduleWake() {
-        lock.lock()
-        if wakeScheduled {
-            lock.unlock()
-            return
-        }
-        wakeScheduled = true
-        lock.unlock()
-        scheduleWakeNow()
-    }
-
-    private func scheduleWakeNow() {
         home.perform { [weak self] in
             guard let self else { return }
             self.lock.lock()

@@ -188,28 +188,24 @@ final class RealmInstance {
 
     /// The table handle of `info` in the current transaction.
     func table(_ info: TableInfo) -> CoreTable {
-        if let f = frozen { return frozenTable(f.reader(), info) }
+        if let f = frozen {
+            let r = f.reader()
+            if info.ordinal < r.tables.count, let t = r.tables[info.ordinal] { return t }
+            return open(info, in: r.txn, into: &r.tables)
+        }
+        // the hot path reads the handle; only opening one takes the array inout
         if info.ordinal < tableHandles.count, let t = tableHandles[info.ordinal] { return t }
+        return open(info, in: txn, into: &tableHandles)
+    }
+
+    /// Open the table of `info` in `txn` and keep its handle in `handles` (by ordinal).
+    private func open(_ info: TableInfo, in txn: CoreTxn, into handles: inout [CoreTable?]) -> CoreTable {
         do {
             guard let t = try txn.table(info.tableName) else {
                 strataTrap("table '\(info.tableName)' is missing from '\(configuration.path)'")
             }
-            while tableHandles.count <= info.ordinal { tableHandles.append(nil) }
-            tableHandles[info.ordinal] = t
-            return t
-        } catch {
-            strataTrap("cannot open table '\(info.tableName)': \(error)")
-        }
-    }
-
-    private func frozenTable(_ r: FrozenReads.Reader, _ info: TableInfo) -> CoreTable {
-        if info.ordinal < r.tables.count, let t = r.tables[info.ordinal] { return t }
-        do {
-            guard let t = try r.txn.table(info.tableName) else {
-                strataTrap("table '\(info.tableName)' is missing from '\(configuration.path)'")
-            }
-            while r.tables.count <= info.ordinal { r.tables.append(nil) }
-            r.tables[info.ordinal] = t
+            while handles.count <= info.ordinal { handles.append(nil) }
+            handles[info.ordinal] = t
             return t
         } catch {
             strataTrap("cannot open table '\(info.tableName)': \(error)")
