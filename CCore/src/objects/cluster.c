@@ -292,26 +292,39 @@ static bool rcache_usable(const strata_table_t *t) {
            t->rcache.mod == t->clusters->mod_count;
 }
 
-/* Row of key in the cached cluster's keys leaf (the first row with a key >= key: *exact). */
-static uint32_t rcache_row(const strata_table_t *t, int64_t key, bool *exact) {
+/* Row of key in the cached cluster's keys leaf (the first row with a key >= key: *exact);
+ * key lies between the cached first and last. */
+static inline uint32_t rcache_row(const strata_table_t *t, int64_t key, bool *exact) {
     ST_ASSERT(rcache_usable(t));
+    if (t->rcache.dense) {
+        *exact = true;
+        return (uint32_t)(key - t->rcache.first);
+    }
     uint32_t lo = st_packed_lower_bound(t->rcache.keys, t->rcache.n, key);
     *exact = lo < t->rcache.n && st_packed_at(t->rcache.keys, t->rcache.n, lo) == key;
     return lo;
 }
 
+/* The key at a row of the cached cluster. */
+static inline int64_t rcache_key(const strata_table_t *t, uint32_t row) {
+    return t->rcache.dense ? t->rcache.first + row : st_packed_at(t->rcache.keys, t->rcache.n, row);
+}
+
+/* Cache a cluster record: with its keys leaf, or (keys NULL) a dense cluster, whose keys are
+ * base .. base + n - 1. */
 static void rcache_fill(strata_table_t *t, uint64_t base, const uint8_t *rec, size_t rlen,
                         const st_crec *r, const uint8_t *keys) {
     if (!t->clusters) return;
     t->rcache.valid = true;
+    t->rcache.dense = keys == NULL;
     t->rcache.mod = t->clusters->mod_count;
     t->rcache.base = base;
     t->rcache.rec = rec;
     t->rcache.rec_len = rlen;
     t->rcache.keys = keys;
     t->rcache.n = r->n;
-    t->rcache.first = st_packed_at(keys, r->n, 0);
-    t->rcache.last = st_packed_at(keys, r->n, r->n - 1);
+    t->rcache.first = keys ? st_packed_at(keys, r->n, 0) : (int64_t)base;
+    t->rcache.last = keys ? st_packed_at(keys, r->n, r->n - 1) : (int64_t)(base + r->n - 1);
 }
 
 const st_prop st_reads_nothing;
@@ -383,6 +396,7 @@ int st_obj_locate_for(strata_table_t *t, int64_t key, const st_prop *only, st_ob
         if (leaf.pgno) st_leaf_prefetch_header(t->txn, leaf);
     }
     if (dense) {
+        rcache_fill(t, base, rec, rlen, &r, NULL);
         ref->row = (uint32_t)((uint64_t)key - base);
         ref->rec = rec;
         ref->rec_len = rlen;
@@ -892,7 +906,7 @@ int st_cluster_next_key(strata_table_t *t, int64_t after, int64_t *key, strata_e
         bool exact;
         uint32_t row = rcache_row(t, after, &exact);
         if (exact) row++;
-        *key = st_packed_at(t->rcache.keys, t->rcache.n, row);
+        *key = rcache_key(t, row);
         return STRATA_OK;
     }
     strata_tree_t *tree;

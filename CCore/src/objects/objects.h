@@ -96,9 +96,11 @@ struct strata_table {
     size_t ndc, capdc;
     st_dcluster *hint;       /* the last cluster used */
     /* The cluster record last found through the tree, valid while the tree's mod_count stays
-     * (and no cluster is decoded): point reads of one cluster skip the tree descent. */
+     * (and no cluster is decoded): point reads of one cluster skip the tree descent. A dense
+     * cluster (every key from first to last) is cached without its keys leaf (keys NULL): a
+     * key's row is key - first. */
     struct {
-        bool valid;
+        bool valid, dense;
         uint64_t mod, base;
         const uint8_t *rec, *keys;
         size_t rec_len;

@@ -206,7 +206,7 @@ final class ResultsBase {
 
     /// The same results read in another Realm of the same file (a queue's, a snapshot).
     func rebound(to other: RealmInstance) -> ResultsBase {
-        other === realm ? self : ResultsBase(realm: other, info: info, spec: spec, source: source)
+        other === realm ? self : ResultsBase(realm: other, info: other.tableInfo(info.classInfo.type), spec: spec, source: source)
     }
 
     /// Whether the results read through links (their objects then change with other tables).

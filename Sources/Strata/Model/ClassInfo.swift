@@ -27,6 +27,8 @@ final class ClassInfo {
     let name: String
     let properties: [PropertyInfo]
     let primaryKeyIndex: Int?
+    /// The core type of the primary key (lookups compare a key's type with it).
+    let primaryKeyType: CoreType?
     private let indexByName: [String: Int]
 
     private init(_ type: Object.Type) {
@@ -55,6 +57,7 @@ final class ClassInfo {
         withExtendedLifetime(prototype) {}
         properties = props
         primaryKeyIndex = props.firstIndex { $0.isPrimaryKey }
+        primaryKeyType = primaryKeyIndex.map { props[$0].kind.type }
         indexByName = Dictionary(props.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { a, _ in a })
     }
 

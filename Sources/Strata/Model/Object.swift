@@ -19,7 +19,15 @@ import Foundation
 /// the class and property named.
 open class Object: CustomStringConvertible {
     /// Set when the object is managed: its Realm, class and key.
-    var __accessor: ObjectAccessor?
+    final var __accessor: ObjectAccessor? {
+        didSet {
+            __holds = __accessor?.realm
+            assert(__accessor.map { $0.realm.owns($0.info) } ?? true, "an object's TableInfo is its Realm's own")
+        }
+    }
+    /// What the accessor refers to without counting it (ObjectAccessor), kept alive here: the
+    /// Realm (which keeps its TableInfos: an object's is one of its Realm's own).
+    private final var __holds: RealmInstance?
     /// Set on an unmanaged object used to learn which property a key path reads (KeyPathNames).
     @usableFromInline var __probe: _KeyPathProbe?
 

@@ -133,8 +133,9 @@ public struct Persisted<Value: _Persistable> {
         _ object: EnclosingSelf, _ storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
     ) -> Int {
         let accessor = object.__accessor!
-        if let i = accessor.realm.cachedPropertyIndex(accessor.info, ObjectIdentifier(storageKeyPath),
-                                                      fieldName(object, storageKeyPath)) { return i }
+        if let i = accessor.cachedPropertyIndex(ObjectIdentifier(storageKeyPath), fieldName(object, storageKeyPath)) {
+            return i
+        }
         let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque())
         let offset = withUnsafeMutablePointer(to: &object[keyPath: storageKeyPath]) {
             UnsafeMutableRawPointer($0) - base

@@ -101,7 +101,7 @@ extension List {
                 owner = a
             } else {
                 let o = info.classInfo.type.init()
-                owner = ObjectAccessor(realm: home, info: info, key: key)
+                owner = ObjectAccessor(realm: home, info: home.tableInfo(info.classInfo.type), key: key)
                 o.__accessor = owner
                 list = List(managed: _ManagedProperty(object: o, index: index))
             }

@@ -59,7 +59,7 @@ final class ChangeContext {
         if oldRealm == nil { oldRealm = RealmInstance(snapshotOf: realm, txn: old) }
         guard let r = oldRealm, (try? r.table(info).exists(key)) == true else { return nil }
         let o = info.classInfo.type.init()
-        o.__accessor = ObjectAccessor(realm: r, info: info, key: key)
+        o.__accessor = ObjectAccessor(realm: r, info: r.tableInfo(info.classInfo.type), key: key)
         return info.classInfo.value(of: o, p)
     }
 }

@@ -110,7 +110,7 @@ extension List {
     func rebound(_ m: _ManagedProperty, to realm: RealmInstance) -> List<Element> {
         let a = m.accessor
         let o = a.info.classInfo.type.init()
-        o.__accessor = ObjectAccessor(realm: realm, info: a.info, key: a.key)
+        o.__accessor = ObjectAccessor(realm: realm, info: realm.tableInfo(a.info.classInfo.type), key: a.key)
         return List(managed: _ManagedProperty(object: o, index: m.index))
     }
 }

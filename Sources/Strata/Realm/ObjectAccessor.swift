@@ -2,15 +2,29 @@ import Foundation
 
 /// What a managed object holds: its Realm, how its class lives in the file, and its key. Every
 /// read and write of a `@Persisted` property of a managed object goes through here.
-final class ObjectAccessor {
-    let realm: RealmInstance
-    let info: TableInfo
+///
+/// A plain value whose references are not counted (a property read copies it and calls into
+/// its Realm without retaining anything): whoever keeps one keeps its Realm and TableInfo
+/// alive — an object holds them (`Object.__accessor` sets `__holds`), and a temporary accessor
+/// lives while its maker holds the Realm (whose TableInfos live as long as it).
+struct ObjectAccessor {
+    private let realmRef: Unmanaged<RealmInstance>
+    private let infoRef: Unmanaged<TableInfo>
     let key: Int64
 
     init(realm: RealmInstance, info: TableInfo, key: Int64) {
-        self.realm = realm
-        self.info = info
+        realmRef = .passUnretained(realm)
+        infoRef = .passUnretained(info)
         self.key = key
+    }
+
+    var realm: RealmInstance { realmRef.takeUnretainedValue() }
+    var info: TableInfo { infoRef.takeUnretainedValue() }
+
+    /// `body` with the Realm and TableInfo borrowed (not retained: the hot paths).
+    @inline(__always)
+    private func borrowing<R>(_ body: (RealmInstance, TableInfo) -> R) -> R {
+        realmRef._withUnsafeGuaranteedRef { realm in infoRef._withUnsafeGuaranteedRef { body(realm, $0) } }
     }
 
     var table: CoreTable { realm.table(info) }
@@ -37,12 +51,20 @@ final class ObjectAccessor {
     }
 
     func get(_ index: Int) -> StoredValue {
-        realm.checkThread(what(index))
-        do {
-            return try table.get(key, info.cols[index])
-        } catch {
-            failRead(error, index)
+        borrowing { realm, info in
+            realm.checkThread(info.propertyPaths[index])
+            do {
+                return try realm.table(info).get(key, info.cols[index])
+            } catch {
+                failRead(error, index)
+            }
         }
+    }
+
+    /// The property of the field whose storage key path is `keyPath`, if this Realm saw it.
+    @inline(__always)
+    func cachedPropertyIndex(_ keyPath: ObjectIdentifier, _ what: @autoclosure () -> String) -> Int? {
+        borrowing { realm, info in realm.cachedPropertyIndex(info, keyPath, what()) }
     }
 
     func set(_ index: Int, _ value: StoredValue) {

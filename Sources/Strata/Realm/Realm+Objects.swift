@@ -156,12 +156,13 @@ extension RealmInstance {
     func object<T: Object>(_ type: T.Type, primaryKey: Any, stored: StoredValue? = nil) -> T? {
         checkThread("object(ofType: \(type.className()))")
         let info = tableInfo(type)
-        guard let pk = info.classInfo.primaryKeyIndex else {
+        let cls = info.classInfo
+        guard let pk = cls.primaryKeyIndex else {
             strataTrap("'\(type.className())' does not have a primary key")
         }
-        let p = info.properties[pk]
-        let fast = stored.flatMap { $0.coreType == p.kind.type ? $0 : nil }
-        guard let value = fast ?? ValueConversion.convertAny(primaryKey, toKindOf: p) else {
+        let fast = stored.flatMap { $0.coreType == cls.primaryKeyType ? $0 : nil }
+        guard let value = fast ?? ValueConversion.convertAny(primaryKey, toKindOf: cls.properties[pk]) else {
+            let p = cls.properties[pk]
             strataTrap("Invalid value '\(primaryKey)' of type '\(Swift.type(of: primaryKey))' for "
                        + "primary key '\(info.name).\(p.name)'.")
         }

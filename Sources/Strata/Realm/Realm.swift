@@ -31,9 +31,12 @@ final class RealmInstance {
     /// The observers of this Realm and their deliveries (made by the first observer).
     private(set) var notifier: RealmNotifier?
     /// Table handles of `txn`, by their TableInfo's ordinal.
-    private var tableHandles: [CoreTable?] = []
+    private let tableHandles: TableHandleSlots
     /// The tables of this Realm's classes.
-    private var infos: [ObjectIdentifier: TableInfo] = [:]
+    /// (A short list: looked up on every `object(ofType:forPrimaryKey:)` and results read; a scan
+    /// of a few identifiers costs less than hashing. Never changes: frozen Realms read it from
+    /// any thread.)
+    private let infos: [(type: ObjectIdentifier, info: TableInfo)]
     /// The first failure inside the current write: it is thrown by `write`/`commitWrite`, which
     /// then roll the write back (RealmSwift's `add`, setters and `delete` cannot throw).
     private var writeError: Error?
@@ -60,8 +63,11 @@ final class RealmInstance {
         classes = infos
         shared = try SharedFile.open(configuration)
         try shared.prepare(infos, config: configuration)
-        for c in infos { self.infos[ObjectIdentifier(c.type)] = shared.table(for: c.type) }
-        keyPathIndexes = RealmInstance.keyPathCache(for: self.infos)
+        let file = shared
+        let tables = infos.compactMap { c in file.table(for: c.type).map { (type: ObjectIdentifier(c.type), info: $0) } }
+        self.infos = tables
+        keyPathIndexes = RealmInstance.keyPathCache(for: tables.map(\.info))
+        tableHandles = TableHandleSlots(count: RealmInstance.ordinals(tables.map(\.info)))
         txn = try CoreTxn(db: shared.db, write: false)
     }
 
@@ -77,18 +83,25 @@ final class RealmInstance {
         queueMark = nil
         isMain = false
         frozen = FrozenReads(anchor: txn)
-        keyPathIndexes = RealmInstance.keyPathCache(for: infos)
+        keyPathIndexes = RealmInstance.keyPathCache(for: infos.map(\.info))
+        tableHandles = TableHandleSlots(count: 0) // a frozen Realm's are per thread (FrozenReads)
         self.txn = txn
     }
 
-    private static func keyPathCache(for infos: [ObjectIdentifier: TableInfo]) -> KeyPathIndexCache {
-        KeyPathIndexCache(tables: (infos.values.map(\.ordinal).max() ?? -1) + 1,
-                          properties: infos.values.map(\.properties.count).max() ?? 0)
+    /// How many table ordinals the classes of `infos` span.
+    private static func ordinals(_ infos: [TableInfo]) -> Int {
+        (infos.map(\.ordinal).max() ?? -1) + 1
+    }
+
+    private static func keyPathCache(for infos: [TableInfo]) -> KeyPathIndexCache {
+        KeyPathIndexCache(tables: ordinals(infos),
+                          properties: infos.map(\.properties.count).max() ?? 0)
     }
 
     deinit {
         for q in compiledQueries.values { strata_query_free(q) }
         if !isFrozen { txn.free() } // a frozen Realm's transactions free themselves when unused
+        tableHandles.free()
     }
 
     /// The transaction this Realm reads (or writes) in now (a frozen Realm: the calling
@@ -191,38 +204,42 @@ final class RealmInstance {
         if let f = frozen {
             let r = f.reader()
             if info.ordinal < r.tables.count, let t = r.tables[info.ordinal] { return t }
-            return open(info, in: r.txn, into: &r.tables)
+            let t = open(info, in: r.txn)
+            while r.tables.count <= info.ordinal { r.tables.append(nil) }
+            r.tables[info.ordinal] = t
+            return t
         }
-        // the hot path reads the handle; only opening one takes the array inout
-        if info.ordinal < tableHandles.count, let t = tableHandles[info.ordinal] { return t }
-        return open(info, in: txn, into: &tableHandles)
+        if let t = tableHandles[info.ordinal] { return t }
+        let t = open(info, in: txn)
+        tableHandles.keep(t, at: info.ordinal)
+        return t
     }
 
-    /// Open the table of `info` in `txn` and keep its handle in `handles` (by ordinal).
-    private func open(_ info: TableInfo, in txn: CoreTxn, into handles: inout [CoreTable?]) -> CoreTable {
+    /// Open the table of `info` in `txn`.
+    private func open(_ info: TableInfo, in txn: CoreTxn) -> CoreTable {
         do {
             guard let t = try txn.table(info.tableName) else {
                 strataTrap("table '\(info.tableName)' is missing from '\(configuration.path)'")
             }
-            while handles.count <= info.ordinal { handles.append(nil) }
-            handles[info.ordinal] = t
             return t
         } catch {
             strataTrap("cannot open table '\(info.tableName)': \(error)")
         }
     }
 
+    /// Whether `info` is this Realm's own (it lives as long as the Realm).
+    func owns(_ info: TableInfo) -> Bool { infos.contains { $0.info === info } }
+
     func tableInfo(_ type: Object.Type) -> TableInfo {
-        guard let info = infos[ObjectIdentifier(type)] else {
-            strataTrap("Object type '\(type.className())' is not managed by this Realm (not in its objectTypes)")
-        }
-        return info
+        let id = ObjectIdentifier(type)
+        for e in infos where e.type == id { return e.info }
+        strataTrap("Object type '\(type.className())' is not managed by this Realm (not in its objectTypes)")
     }
 
     private func switchTo(_ next: CoreTxn) {
         txn.free()
         txn = next
-        tableHandles.removeAll(keepingCapacity: true)
+        tableHandles.clear()
     }
 
     /// Start a write: waits while another thread or process writes, then moves this Realm to
@@ -239,7 +256,7 @@ final class RealmInstance {
         if notifier?.hasObservers == true {
             readBeforeWrite = txn // what observers last saw: the commit is told against it
             txn = w
-            tableHandles.removeAll(keepingCapacity: true)
+            tableHandles.clear()
         } else {
             switchTo(w)
         }
@@ -259,12 +276,12 @@ final class RealmInstance {
         do {
             try txn.commit()
         } catch {
-            tableHandles.removeAll()
+            tableHandles.clear()
             txn = try CoreTxn(db: shared.db, write: false)
             tellObservers(skipping: [])
             throw error
         }
-        tableHandles.removeAll()
+        tableHandles.clear()
         txn = try CoreTxn(db: shared.db, write: false)
         tellObservers(skipping: Set(tokens.map { ObjectIdentifier($0.state) }))
     }
@@ -315,7 +332,7 @@ final class RealmInstance {
             guard let next = try? CoreTxn(db: shared.db, write: false), next.version != before else { return false }
             let old = txn
             txn = next
-            tableHandles.removeAll(keepingCapacity: true)
+            tableHandles.clear()
             n.moved(from: old, realm: self, skipping: [])
             return true
         }
@@ -326,7 +343,7 @@ final class RealmInstance {
                 strataTrap("cannot read '\(configuration.path)': \(error)")
             }
         }
-        tableHandles.removeAll(keepingCapacity: true)
+        tableHandles.clear()
         return txn.version != before
     }
 
