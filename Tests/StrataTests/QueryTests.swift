@@ -27,6 +27,54 @@ private func zoo(_ dir: TempDir) throws -> Realm {
 
 @Suite("Results: predicate strings, sorting, distinct, aggregates")
 struct QueryTests {
+    /// Iteration moves an instance to the next object only when nobody can see it: one held
+    /// strongly, weakly or unowned stays the object it was, and a class with a field of its own
+    /// (Person.selected) always gets fresh instances.
+    @Test func iterationMovesOnlyInstancesNobodyHolds() throws {
+        let dir = TempDir()
+        let realm = try zoo(dir)
+        let dogs = realm.objects(Dog.self)
+        let names = ["小白", "小黑", "旺财", "小花", "Rex"]
+        var seen: [String] = []
+        for d in dogs { seen.append(d.name) }
+        #expect(seen == names)
+
+        var held: [Dog] = []
+        for d in dogs { held.append(d) }
+        #expect(held.map(\.name) == names)
+        #expect(Set(held.map(ObjectIdentifier.init)).count == 5)
+        #expect(held[0].isSameObject(as: dogs[0]) && held[4].isSameObject(as: dogs[4]))
+
+        final class WeakDog { weak var dog: Dog? }
+        var weak: [WeakDog] = []
+        var weakNames: [String] = []
+        for d in dogs {
+            if let previous = weak.last?.dog { weakNames.append(previous.name) }
+            let w = WeakDog()
+            w.dog = d
+            weak.append(w)
+        }
+        #expect(weakNames.isEmpty) // each went when the loop left it, none became the next dog
+        #expect(weak.allSatisfy { $0.dog == nil })
+
+        struct UnownedDog { unowned let dog: Dog }
+        var unowned: [UnownedDog] = []
+        var ids: [ObjectIdentifier] = []
+        for d in dogs {
+            unowned.append(UnownedDog(dog: d))
+            ids.append(ObjectIdentifier(d))
+        }
+        #expect(Set(ids).count == 5) // an instance with an unowned reference is never moved
+        withExtendedLifetime(unowned) {}
+
+        var selectedSeen: [Bool] = []
+        for p in realm.objects(Person.self) {
+            selectedSeen.append(p.selected)
+            p.selected = true
+        }
+        #expect(selectedSeen == [false, false, false])
+    }
+
     @Test func predicateStringsWithArgumentsOfEveryKind() throws {
         let dir = TempDir()
         let realm = try zoo(dir)

@@ -139,20 +139,38 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
 
     /// Iterates the objects of the version read when iteration began (the keys are read once,
     /// not at each step).
+    ///
+    /// An object handed out that nobody references any more when the next is asked for (no
+    /// strong, weak or unowned reference but the iterator's) is moved to the next key instead of
+    /// a new instance being made, when its class stores nothing but its properties
+    /// (`ClassInfo.holdsOnlyItsPlace`): `for dog in dogs { total += dog.age }` makes one instance.
+    /// Nothing can tell the difference but the count of `init`/`deinit` calls of the class.
     public struct Iterator: IteratorProtocol {
         private let keys: [Int64]
         private let context: _ElementContext
         private var i = 0
+        /// The object handed out last, while its class allows moving it (see above).
+        private var last: Object?
+        private let reusable: Bool
 
         init(_ base: ResultsBase) {
             keys = base.keys()
             context = _ElementContext(realm: base.realm, what: base.what, info: base.info)
+            reusable = base.info.classInfo.type == Element.self && base.info.classInfo.holdsOnlyItsPlace
         }
 
         public mutating func next() -> Element? {
             guard i < keys.count else { return nil }
             defer { i += 1 }
-            return Element._strataElement(_Stored(.link(keys[i])), context)
+            guard reusable else { return Element._strataElement(_Stored(.link(keys[i])), context) }
+            if isKnownUniquelyReferenced(&last), let o = last,
+               _getWeakRetainCount(o) == 1, _getUnownedRetainCount(o) == 1 {
+                o.__move(to: keys[i])
+                return unsafeBitCast(o, to: Element.self)
+            }
+            let o = Element._strataElement(_Stored(.link(keys[i])), context)
+            last = unsafeBitCast(o, to: Object.self)
+            return o
         }
     }
 

@@ -29,20 +29,28 @@ final class ClassInfo {
     let primaryKeyIndex: Int?
     /// The core type of the primary key (lookups compare a key's type with it).
     let primaryKeyType: CoreType?
+    /// Every stored field of the class is a property of its schema (or Object's own): a managed
+    /// instance holds nothing but its place in the Realm, so one nobody references can be moved
+    /// to another object of the class without anyone telling (Results.Iterator).
+    let holdsOnlyItsPlace: Bool
     private let indexByName: [String: Int]
 
     private init(_ type: Object.Type) {
         self.type = type
         name = type.className()
         var found: [(String, Int, PersistedField.Type)] = []
+        var others = 0 // fields that are neither @Persisted nor Object's own
         _ = _forEachField(of: type, options: .classType) { cname, offset, fieldType, _ in
             let label = String(cString: cname)
             if let f = fieldType as? PersistedField.Type, label.hasPrefix("_") {
                 found.append((String(label.dropFirst()), offset, f))
+            } else if !ClassInfo.objectFields.contains(label) {
+                others += 1
             }
             return true
         }
         let ignored = Set(type.ignoredProperties())
+        holdsOnlyItsPlace = others == 0 && !found.contains { ignored.contains($0.0) }
         let prototype = type.init()
         let base = Unmanaged.passUnretained(prototype).toOpaque()
         var props: [PropertyInfo] = []
@@ -103,6 +111,16 @@ final class ClassInfo {
 
     private static let lock = NSLock()
     private static var cache: [ObjectIdentifier: ClassInfo] = [:]
+
+    /// The names of Object's own stored fields.
+    private static let objectFields: Set<String> = {
+        var names: Set<String> = []
+        _ = _forEachField(of: Object.self, options: .classType) { cname, _, _, _ in
+            names.insert(String(cString: cname))
+            return true
+        }
+        return names
+    }()
 
     static func of(_ type: Object.Type) -> ClassInfo {
         lock.lock()

@@ -20,10 +20,19 @@ import Foundation
 open class Object: CustomStringConvertible {
     /// Set when the object is managed: its Realm, class and key.
     final var __accessor: ObjectAccessor? {
-        didSet {
-            __holds = __accessor?.realm
-            assert(__accessor.map { $0.realm.owns($0.info) } ?? true, "an object's TableInfo is its Realm's own")
+        get { __place }
+        set {
+            __place = newValue
+            __holds = newValue?.realm
+            assert(newValue.map { $0.realm.owns($0.info) } ?? true, "an object's TableInfo is its Realm's own")
         }
+    }
+    private final var __place: ObjectAccessor?
+
+    /// A managed object becomes the object `key` of its class in the same Realm (an iterator
+    /// reusing an instance nobody references: Results.Iterator).
+    final func __move(to key: Int64) {
+        __place = __place.map { ObjectAccessor(realm: $0.realm, info: $0.info, key: key) }
     }
     /// What the accessor refers to without counting it (ObjectAccessor), kept alive here: the
     /// Realm (which keeps its TableInfos: an object's is one of its Realm's own).

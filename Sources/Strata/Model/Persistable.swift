@@ -40,16 +40,20 @@ public struct _PersistedKind {
 public struct _ManagedProperty {
     let object: Object
     let index: Int
+    /// The caller checked that this is the Realm's thread (a @Persisted accessor checks it
+    /// before finding its property): reads skip the check.
+    let threadChecked: Bool
 
     @usableFromInline
-    init(object: Object, index: Int) {
+    init(object: Object, index: Int, threadChecked: Bool = false) {
         self.object = object
         self.index = index
+        self.threadChecked = threadChecked
     }
 
     var accessor: ObjectAccessor { object.__accessor! }
 
-    func read() -> StoredValue { accessor.get(index) }
+    func read() -> StoredValue { threadChecked ? accessor.getOnCheckedThread(index) : accessor.get(index) }
     func write(_ v: StoredValue) { accessor.set(index, v) }
 }
 

@@ -73,7 +73,9 @@ public struct Persisted<Value: _Persistable> {
             // Managed: the property by the storage key path's identity (cached), without reading
             // the field through the key path (a generic projection costs more than the read).
             if object.__isManaged {
-                return Value._strataGet(_ManagedProperty(object: object, index: propertyIndex(object, storageKeyPath)))
+                // (propertyIndex checked the thread)
+                return Value._strataGet(_ManagedProperty(object: object, index: propertyIndex(object, storageKeyPath),
+                                                         threadChecked: true))
             }
             if let probe = object.__probe { probe.saw(object, &object[keyPath: storageKeyPath]) }
             // Unmanaged (its storage is never .managed then): the field in place, by its offset.

@@ -53,11 +53,21 @@ struct ObjectAccessor {
     func get(_ index: Int) -> StoredValue {
         borrowing { realm, info in
             realm.checkThread(info.propertyPaths[index])
-            do {
-                return try realm.table(info).get(key, info.cols[index])
-            } catch {
-                failRead(error, index)
-            }
+            return read(realm, info, index)
+        }
+    }
+
+    /// `get` where the caller checked the thread.
+    func getOnCheckedThread(_ index: Int) -> StoredValue {
+        borrowing { realm, info in read(realm, info, index) }
+    }
+
+    @inline(__always)
+    private func read(_ realm: RealmInstance, _ info: TableInfo, _ index: Int) -> StoredValue {
+        do {
+            return try realm.table(info).get(key, info.cols[index])
+        } catch {
+            failRead(error, index)
         }
     }
 
