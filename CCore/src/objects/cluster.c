@@ -193,6 +193,8 @@ static int tree_floor(strata_table_t *t, int64_t key, uint64_t *base, const uint
         return STRATA_OK;
     }
     strata_tree_t *tree;
+    /* no clusters yet (a new table: its objects are decoded clusters until they are written) */
+    if (!t->clusters && st_table_tree_known_absent(t, ST_TABLE_CLUSTERS)) return STRATA_OK;
     int rc = st_table_tree(t, ST_TABLE_CLUSTERS, false, &tree, err);
     if (rc == STRATA_ERR_NOT_FOUND) return STRATA_OK;
     if (rc) return rc;

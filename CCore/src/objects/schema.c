@@ -366,6 +366,10 @@ static strata_tree_t **table_tree_slot(strata_table_t *t, st_table_tree_kind whi
     return NULL;
 }
 
+bool st_table_tree_known_absent(const strata_table_t *t, st_table_tree_kind which) {
+    return (t->absent_trees & table_trees[which].bit) != 0;
+}
+
 int st_table_tree(strata_table_t *t, st_table_tree_kind which, bool create, strata_tree_t **out,
                   strata_error *err) {
     strata_tree_t **slot = table_tree_slot(t, which);

@@ -183,9 +183,16 @@ struct CoreTable {
     }
 
     func get(_ key: Int64, _ col: UInt32) throws -> StoredValue {
+        StoredValue(try getRaw(key, col))
+    }
+
+    /// The value as the core hands it out (its bytes in the mapped file: copy them before the
+    /// transaction moves).
+    @inline(__always)
+    func getRaw(_ key: Int64, _ col: UInt32) throws -> strata_value {
         var v = strata_value()
         try StrataError.checkRead { strata_obj_get(handle, key, col, &v, $0) }
-        return StoredValue(v)
+        return v
     }
 
     func set(_ key: Int64, _ col: UInt32, _ value: StoredValue) throws {

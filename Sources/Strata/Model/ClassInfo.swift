@@ -26,6 +26,9 @@ final class ClassInfo {
     let type: Object.Type
     let name: String
     let properties: [PropertyInfo]
+    /// Each property's field (its offset in an instance and how to reach it), by property: what
+    /// `add` walks (a PropertyInfo copy costs reference counting of its strings and values).
+    let fields: [(offset: Int, field: PersistedField.Type)]
     let primaryKeyIndex: Int?
     /// The core type of the primary key (lookups compare a key's type with it).
     let primaryKeyType: CoreType?
@@ -64,6 +67,7 @@ final class ClassInfo {
         }
         withExtendedLifetime(prototype) {}
         properties = props
+        fields = props.map { ($0.offset, $0.field) }
         primaryKeyIndex = props.firstIndex { $0.isPrimaryKey }
         primaryKeyType = primaryKeyIndex.map { props[$0].kind.type }
         indexByName = Dictionary(props.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { a, _ in a })

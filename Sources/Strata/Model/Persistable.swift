@@ -1,4 +1,5 @@
 import Foundation
+import CCore
 
 /// A type that can be the value of a `@Persisted` property. Strata conforms Bool, the integer
 /// and floating-point types, String, Data, Date, ObjectId, UUID, Decimal128, AnyRealmValue,
@@ -54,6 +55,8 @@ public struct _ManagedProperty {
     var accessor: ObjectAccessor { object.__accessor! }
 
     func read() -> StoredValue { threadChecked ? accessor.getOnCheckedThread(index) : accessor.get(index) }
+    /// The core's value as it hands it out (ObjectAccessor.getRaw).
+    func readRaw() -> strata_value { accessor.getRaw(index, threadChecked: threadChecked) }
     func write(_ v: StoredValue) { accessor.set(index, v) }
 }
 
@@ -84,7 +87,14 @@ extension _PrimitivePersistable {
 
 // MARK: - Scalars
 
+// The getters of the common types read the core's value directly (no StoredValue in between);
+// a value of another type (a file whose column differs) goes the general way.
+
 extension Bool: _PrimitivePersistable {
+    public static func _strataGet(_ at: _ManagedProperty) -> Bool {
+        let v = at.readRaw()
+        return v.type == STRATA_TYPE_BOOL ? v.u.b : Bool(_strata: _Stored(StoredValue(v)))
+    }
     public static var _strataCoreType: _CoreTypeTag { _CoreTypeTag(.bool) }
     public static func _strataDefault() -> Bool { false }
     public init(_strata v: _Stored) { if case .bool(let b) = v.value { self = b } else { self = false } }
@@ -95,6 +105,10 @@ extension Bool: _PrimitivePersistable {
 public protocol _IntegerPersistable: _PrimitivePersistable, FixedWidthInteger {}
 
 extension _IntegerPersistable {
+    public static func _strataGet(_ at: _ManagedProperty) -> Self {
+        let v = at.readRaw()
+        return v.type == STRATA_TYPE_INT ? Self(truncatingIfNeeded: v.u.i) : Self(_strata: _Stored(StoredValue(v)))
+    }
     public static var _strataCoreType: _CoreTypeTag { _CoreTypeTag(.int) }
     public static func _strataDefault() -> Self { 0 }
     public init(_strata v: _Stored) {
@@ -124,6 +138,10 @@ extension Float: _PrimitivePersistable {
 }
 
 extension Double: _PrimitivePersistable {
+    public static func _strataGet(_ at: _ManagedProperty) -> Double {
+        let v = at.readRaw()
+        return v.type == STRATA_TYPE_DOUBLE ? v.u.d : Double(_strata: _Stored(StoredValue(v)))
+    }
     public static var _strataCoreType: _CoreTypeTag { _CoreTypeTag(.double) }
     public static func _strataDefault() -> Double { 0 }
     public init(_strata v: _Stored) {
@@ -138,6 +156,11 @@ extension Double: _PrimitivePersistable {
 }
 
 extension String: _PrimitivePersistable {
+    public static func _strataGet(_ at: _ManagedProperty) -> String {
+        let v = at.readRaw()
+        guard v.type == STRATA_TYPE_STRING else { return String(_strata: _Stored(StoredValue(v))) }
+        return v.u.bytes.len == 0 ? "" : String(decoding: UnsafeRawBufferPointer(start: v.u.bytes.data, count: v.u.bytes.len), as: UTF8.self)
+    }
     public static var _strataCoreType: _CoreTypeTag { _CoreTypeTag(.string) }
     public static func _strataDefault() -> String { "" }
     public init(_strata v: _Stored) { if case .string(let s) = v.value { self = s } else { self = "" } }

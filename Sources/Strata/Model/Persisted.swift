@@ -169,6 +169,9 @@ protocol PersistedField {
     static func options(at field: UnsafeRawPointer) -> (primaryKey: Bool, indexed: Bool, origin: String?)
     /// The unmanaged value (the default made if it had none), type-erased.
     static func unmanagedValue(at field: UnsafeMutableRawPointer) -> Any
+    /// The unmanaged value as a core value (a primary key to look up): nil for a value that is
+    /// not one core value.
+    static func unmanagedStored(at field: UnsafeMutableRawPointer) -> StoredValue?
     /// From now on the field reads and writes property `index` of its managed object.
     static func bind(at field: UnsafeMutableRawPointer, index: Int)
     /// Set the unmanaged value from a type-erased one; false when it has the wrong type.
@@ -191,20 +194,18 @@ extension Persisted: PersistedField {
         return (p.primaryKey, p.indexed, p.originProperty)
     }
 
-    static func unmanagedValue(at field: UnsafeMutableRawPointer) -> Any {
-        let p = field.assumingMemoryBound(to: Persisted<Value>.self)
-        switch p.pointee.storage {
-        case .unmanaged(let v): return v
-        case .unmanagedNoDefault:
-            let v = Value._strataDefault()
-            p.pointee.storage = .unmanaged(v)
-            return v
-        case .managed: fatalError("unmanagedValue of a managed property")
-        }
+    static func unmanagedValue(at field: UnsafeMutableRawPointer) -> Any { typedUnmanaged(field) }
+
+    static func unmanagedStored(at field: UnsafeMutableRawPointer) -> StoredValue? {
+        if Value.self == Int.self { return Persisted<Int>.typedUnmanaged(field)._strata.value }
+        if Value.self == String.self { return Persisted<String>.typedUnmanaged(field)._strata.value }
+        return ValueConversion.storedIfPrimitive(unmanagedValue(at: field))
     }
 
     static func bind(at field: UnsafeMutableRawPointer, index: Int) {
-        field.assumingMemoryBound(to: Persisted<Value>.self).pointee.storage = .managed(index)
+        if Value.self == Int.self { return Persisted<Int>.typedBind(field, index) }
+        if Value.self == String.self { return Persisted<String>.typedBind(field, index) }
+        typedBind(field, index)
     }
 
     static func setUnmanaged(at field: UnsafeMutableRawPointer, _ value: Any) -> Bool {
@@ -223,16 +224,41 @@ extension Persisted: PersistedField {
 
     static func read(_ at: _ManagedProperty) -> Any { Value._strataGet(at) }
 
-    // Specialized for the common value types: the generic body looks up the metadata of
-    // `Persisted<Value>.Storage` at each call (an add calls this once per field).
-    @_specialize(where Value == Int)
-    @_specialize(where Value == String)
-    @_specialize(where Value == Bool)
-    @_specialize(where Value == Double)
-    @_specialize(where Value == Date)
-    @_specialize(where Value == Int?)
-    @_specialize(where Value == String?)
+    // The common value types go to code made for them before anything touches `Storage`: a
+    // generic body looks up the metadata of `Persisted<Value>.Storage` first, a hash lookup in
+    // the runtime's cache at each call (an add calls this once per field). (`@_specialize`
+    // dispatches after that lookup.)
     static func transfer(from field: UnsafeMutableRawPointer, to at: _ManagedProperty, skipIfEqual: Bool) {
+        if Value.self == Int.self { return Persisted<Int>.typedTransfer(field, at, skipIfEqual) }
+        if Value.self == String.self { return Persisted<String>.typedTransfer(field, at, skipIfEqual) }
+        if Value.self == Bool.self { return Persisted<Bool>.typedTransfer(field, at, skipIfEqual) }
+        if Value.self == Double.self { return Persisted<Double>.typedTransfer(field, at, skipIfEqual) }
+        if Value.self == Date.self { return Persisted<Date>.typedTransfer(field, at, skipIfEqual) }
+        if Value.self == Int?.self { return Persisted<Int?>.typedTransfer(field, at, skipIfEqual) }
+        if Value.self == String?.self { return Persisted<String?>.typedTransfer(field, at, skipIfEqual) }
+        typedTransfer(field, at, skipIfEqual)
+    }
+
+    @inline(never)
+    private static func typedUnmanaged(_ field: UnsafeMutableRawPointer) -> Value {
+        let p = field.assumingMemoryBound(to: Persisted<Value>.self)
+        switch p.pointee.storage {
+        case .unmanaged(let v): return v
+        case .unmanagedNoDefault:
+            let v = Value._strataDefault()
+            p.pointee.storage = .unmanaged(v)
+            return v
+        case .managed: fatalError("unmanagedValue of a managed property")
+        }
+    }
+
+    @inline(never)
+    private static func typedBind(_ field: UnsafeMutableRawPointer, _ index: Int) {
+        field.assumingMemoryBound(to: Persisted<Value>.self).pointee.storage = .managed(index)
+    }
+
+    @inline(never)
+    private static func typedTransfer(_ field: UnsafeMutableRawPointer, _ at: _ManagedProperty, _ skipIfEqual: Bool) {
         let p = field.assumingMemoryBound(to: Persisted<Value>.self)
         let value: Value
         switch p.pointee.storage {
@@ -248,23 +274,60 @@ extension Persisted: PersistedField {
 }
 
 /// The offsets in their objects of the fields that storage key paths name (Persisted.fieldAddress),
-/// for the whole process: a key path's field lies at one offset in every instance.
+/// for the whole process: a key path's field lies at one offset in every instance. Every write
+/// to an unmanaged object asks, so it is an open-addressed table of key path identities under a
+/// plain mutex (no dictionary, no Foundation lock); past its room, a dictionary.
 @usableFromInline
 enum FieldOffsets {
-    private static let lock = NSLock()
-    nonisolated(unsafe) private static var offsets: [ObjectIdentifier: Int] = [:]
+    private static let capacity = 1 << 12
+    private static let lock: UnsafeMutablePointer<pthread_mutex_t> = {
+        let lock = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+        pthread_mutex_init(lock, nil)
+        return lock
+    }()
+    private static let keys: UnsafeMutablePointer<UInt> = { // 0: empty
+        let keys = UnsafeMutablePointer<UInt>.allocate(capacity: capacity)
+        keys.initialize(repeating: 0, count: capacity)
+        return keys
+    }()
+    private static let offsets = UnsafeMutablePointer<Int>.allocate(capacity: capacity)
+    // under the lock
+    nonisolated(unsafe) private static var used = 0
+    nonisolated(unsafe) private static var overflow: [ObjectIdentifier: Int] = [:]
+
+    @inline(__always)
+    private static func slot(_ id: UInt) -> Int { Int(truncatingIfNeeded: (id >> 4) ^ (id >> 16)) & (capacity - 1) }
 
     @usableFromInline
     static func offset(of keyPath: ObjectIdentifier) -> Int? {
-        lock.lock()
-        defer { lock.unlock() }
-        return offsets[keyPath]
+        let id = UInt(bitPattern: keyPath)
+        let (lock, keys) = (lock, keys)
+        pthread_mutex_lock(lock)
+        defer { pthread_mutex_unlock(lock) }
+        var i = slot(id)
+        while keys[i] != 0 {
+            if keys[i] == id { return offsets[i] }
+            i = (i + 1) & (capacity - 1)
+        }
+        return overflow.isEmpty ? nil : overflow[keyPath]
     }
 
     @usableFromInline
     static func remember(_ keyPath: ObjectIdentifier, _ offset: Int) {
-        lock.lock()
-        offsets[keyPath] = offset
-        lock.unlock()
+        let id = UInt(bitPattern: keyPath)
+        pthread_mutex_lock(lock)
+        defer { pthread_mutex_unlock(lock) }
+        if used >= capacity / 2 {
+            overflow[keyPath] = offset
+            return
+        }
+        var i = slot(id)
+        while keys[i] != 0 {
+            if keys[i] == id { return }
+            i = (i + 1) & (capacity - 1)
+        }
+        keys[i] = id
+        offsets[i] = offset
+        used += 1
     }
 }

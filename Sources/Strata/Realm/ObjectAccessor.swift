@@ -1,3 +1,4 @@
+import CCore
 import Foundation
 
 /// What a managed object holds: its Realm, how its class lives in the file, and its key. Every
@@ -64,8 +65,23 @@ struct ObjectAccessor {
 
     @inline(__always)
     private func read(_ realm: RealmInstance, _ info: TableInfo, _ index: Int) -> StoredValue {
+        StoredValue(readRaw(realm, info, index))
+    }
+
+    /// The core's value of property `index` as it hands it out (bytes in the mapped file, valid
+    /// while this Realm stays on its version): the typed getters of Int, Double, Bool and
+    /// String read it without making a StoredValue.
+    func getRaw(_ index: Int, threadChecked: Bool) -> strata_value {
+        borrowing { realm, info in
+            if !threadChecked { realm.checkThread(info.propertyPaths[index]) }
+            return readRaw(realm, info, index)
+        }
+    }
+
+    @inline(__always)
+    private func readRaw(_ realm: RealmInstance, _ info: TableInfo, _ index: Int) -> strata_value {
         do {
-            return try realm.table(info).get(key, info.cols[index])
+            return try realm.table(info).getRaw(key, info.cols[index])
         } catch {
             failRead(error, index)
         }
@@ -84,13 +100,15 @@ struct ObjectAccessor {
     /// A change to property `index` (a value or a list): inside a write, on a live object;
     /// failures go to the write (thrown when it commits).
     func edit(_ index: Int, _ body: (CoreTable, Int64, UInt32) throws -> Void) {
-        realm.checkThread(what(index))
-        realm.requireWrite(what(index))
-        do {
-            try body(table, key, info.cols[index])
-        } catch {
-            trapIfDeleted(what(index))
-            realm.fail(error, "cannot change \(what(index))")
+        borrowing { realm, info in
+            realm.checkThread(info.propertyPaths[index])
+            realm.requireWrite(info.propertyPaths[index])
+            do {
+                try body(realm.table(info), key, info.cols[index])
+            } catch {
+                trapIfDeleted(what(index))
+                realm.fail(error, "cannot change \(what(index))")
+            }
         }
     }
 

@@ -78,8 +78,8 @@ extension RealmInstance {
         do {
             let table = self.table(info)
             if let pk = cls.primaryKeyIndex {
-                let p = cls.properties[pk]
-                let pkValue = ValueConversion.stored(p.field.unmanagedValue(at: cls.fieldAddress(o, p)))
+                let f = cls.fields[pk]
+                let pkValue = f.field.unmanagedStored(at: Unmanaged.passUnretained(o).toOpaque() + f.offset) ?? .null
                 if let k = try table.find(primaryKey: pkValue) {
                     if update == .error {
                         throw StrataError(code: .exists, message: "Attempting to create an object of type "
@@ -100,14 +100,16 @@ extension RealmInstance {
         mutationCount &+= 1
         o.__accessor = ObjectAccessor(realm: self, info: info, key: key)
         addPolicy.append(update)
-        for (i, p) in cls.properties.enumerated() {
-            let at = _ManagedProperty(object: o, index: i)
+        let base = Unmanaged.passUnretained(o).toOpaque()
+        let skipIfEqual = update == .modified && existed
+        for (i, f) in cls.fields.enumerated() {
             if i == cls.primaryKeyIndex {
-                p.field.bind(at: cls.fieldAddress(o, p), index: i)
+                f.field.bind(at: base + f.offset, index: i)
                 continue
             }
-            p.field.transfer(from: cls.fieldAddress(o, p), to: at, skipIfEqual: update == .modified && existed)
+            f.field.transfer(from: base + f.offset, to: _ManagedProperty(object: o, index: i), skipIfEqual: skipIfEqual)
         }
+        withExtendedLifetime(o) {}
         addPolicy.removeLast()
     }
 
