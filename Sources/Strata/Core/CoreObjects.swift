@@ -156,6 +156,14 @@ struct CoreTable {
         return found ? key : nil
     }
 
+    func find(intPrimaryKey pk: Int64) throws -> Int64? {
+        var v = strata_value()
+        v.type = STRATA_TYPE_INT
+        v.u.i = pk
+        var key: Int64 = 0
+        return try StrataError.foundRead { strata_obj_find_pk(handle, &v, &key, $0) } ? key : nil
+    }
+
     func exists(_ key: Int64) throws -> Bool {
         try StrataError.foundRead { strata_obj_exists(handle, key, $0) }
     }

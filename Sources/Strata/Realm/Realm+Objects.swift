@@ -55,7 +55,7 @@ extension Realm {
     /// The object of `type` whose primary key is `key`, or nil.
     public func object<Element: Object, KeyType>(ofType type: Element.Type, forPrimaryKey key: KeyType) -> Element? {
         // the common key types without a dynamic cast (a cast costs more than the lookup)
-        if KeyType.self == Int.self { return instance.object(type, primaryKey: key, stored: .int(Int64(unsafeBitCast(key, to: Int.self)))) }
+        if KeyType.self == Int.self { return instance.object(type, intPrimaryKey: Int64(unsafeBitCast(key, to: Int.self))) }
         if KeyType.self == String.self { return instance.object(type, primaryKey: key, stored: .string(key as! String)) }
         return instance.object(type, primaryKey: key)
     }
@@ -152,6 +152,19 @@ extension RealmInstance {
             do { try table(tableInfo(c.type)).clear() } catch { fail(error, "deleteAll") }
         }
         mutationCount &+= 1
+    }
+
+    /// An Int key (the common case, without boxing it or making a StoredValue).
+    func object<T: Object>(_ type: T.Type, intPrimaryKey key: Int64) -> T? {
+        checkThread("object(ofType: \(type.className()))")
+        let info = tableInfo(type)
+        guard info.classInfo.primaryKeyType == .int else { return object(type, primaryKey: Int(key), stored: .int(key)) }
+        do {
+            guard let k = try table(info).find(intPrimaryKey: key) else { return nil }
+            return managedObject(type, info: info, key: k)
+        } catch {
+            strataTrap("cannot look up '\(info.name)': \(error)")
+        }
     }
 
     /// `stored`: the key already converted (Int and String keys), checked against the property.
