@@ -557,6 +557,13 @@ STRATA_API int strata_obj_find_pk(strata_table_t *table, const strata_value *pk,
 /** STRATA_OK if the object exists, STRATA_ERR_NOT_FOUND if not. */
 STRATA_API int strata_obj_exists(strata_table_t *table, strata_key_t key, strata_error *err);
 /**
+ * A hint: the object's properties are about to be read one call at a time (as an object
+ * accessor does). The cache lines of all its values (and of its strings' and binaries' bytes)
+ * are asked of memory now, together, so that the reads that follow do not each wait for their
+ * own miss. Reads and changes nothing. STRATA_ERR_NOT_FOUND if there is no such object.
+ */
+STRATA_API int strata_obj_prefetch(strata_table_t *table, strata_key_t key, strata_error *err);
+/**
  * Delete an object: it leaves every index, links to it become null and it is removed from
  * every list that holds it.
  */

@@ -279,6 +279,8 @@ CASE(find_pk_null_value, strata_obj_find_pk(table, NULL, &k, E))
 CASE(find_pk_null_out, strata_obj_find_pk(table, &vint5, NULL, E))
 CASE(exists_null, strata_obj_exists(NULL, 0, E))
 CASE(exists_missing, strata_obj_exists(table, INT64_MAX, E))
+CASE(prefetch_null, strata_obj_prefetch(NULL, 0, E))
+CASE(prefetch_missing, strata_obj_prefetch(table, INT64_MAX, E))
 CASE(delete_obj_null, strata_obj_delete(NULL, 0, E))
 CASE(delete_obj_missing, strata_obj_delete(wtable, -5, E))
 CASE(delete_obj_read, strata_obj_delete(table, key0, E))
@@ -400,7 +402,7 @@ static const bad_case cases[] = {
     C(prop_get_null_out), C(prop_get_missing), C(pk_null), C(pk_null_out), C(size_null), C(size_null_out),
     C(create_null), C(create_null_out), C(create_read), C(create_pk_null), C(create_pk_null_value),
     C(create_pk_no_pk), C(find_pk_null), C(find_pk_null_value), C(find_pk_null_out), C(exists_null),
-    C(exists_missing), C(delete_obj_null), C(delete_obj_missing), C(delete_obj_read), C(clear_null),
+    C(exists_missing), C(prefetch_null), C(prefetch_missing), C(delete_obj_null), C(delete_obj_missing), C(delete_obj_read), C(clear_null),
     C(clear_read), C(next_null), C(next_null_out), C(next_last), C(get_obj_null), C(get_obj_null_out),
     C(get_obj_bad_col), C(get_obj_missing), C(get_obj_list), C(get_many_null), C(get_many_null_cols),
     C(get_many_null_out), C(set_null), C(set_null_value), C(set_bad_type), C(set_null_bytes),

@@ -1307,7 +1307,8 @@ static void random_operations_match_a_model(void) {
 /* A read transaction that reads many objects finds clusters through a directory of the tree
  * (built after enough reads); it must answer exactly as the tree does: objects present, gaps
  * left by deleted clusters, keys before the first and after the last, and after a refresh;
- * strata_obj_exists, which the directory answers alone for a dense cluster, agrees.
+ * strata_obj_exists, which the directory answers alone for a dense cluster, agrees, and so does
+ * strata_obj_prefetch (a hint that reads nothing, but finds the object).
  * Round -1 reads before any deletion: every cluster but the last holds every key up to the next
  * one's base, so a key's row is found without its keys leaf. */
 #define DIR_N 20000
@@ -1322,6 +1323,7 @@ static void dir_check_reads(strata_txn_t *r, strata_col_t v, int round) {
     for (int64_t i = 0; i < DIR_N + 400; i++) {
         int64_t k = (i * 7919) % (DIR_N + 400) - 50; /* every key in [-50, DIR_N + 350) */
         strata_value got;
+        EXPECT_CODE(strata_obj_prefetch(t, k, E), dir_alive(k, round) ? STRATA_OK : STRATA_ERR_NOT_FOUND);
         int rc = strata_obj_get(t, k, v, &got, E);
         EXPECT_CODE(strata_obj_exists(t, k, E), dir_alive(k, round) ? STRATA_OK : STRATA_ERR_NOT_FOUND);
         if (!dir_alive(k, round)) {

@@ -246,6 +246,15 @@ int strata_obj_exists(strata_table_t *table, strata_key_t key, strata_error *err
     return rc ? rc : st_obj_locate_for(table, key, ST_READS_NOTHING, &ref, err);
 }
 
+int strata_obj_prefetch(strata_table_t *table, strata_key_t key, strata_error *err) {
+    LOCAL_ERR;
+    int rc = st_table_check(table, false, err);
+    st_objref ref;
+    if (rc || (rc = st_obj_locate_for(table, key, ST_READS_NOTHING, &ref, err))) return rc;
+    st_obj_prefetch(table, &ref);
+    return STRATA_OK;
+}
+
 int strata_obj_delete(strata_table_t *table, strata_key_t key, strata_error *err) {
     LOCAL_ERR;
     int rc = st_table_check(table, true, err);

@@ -435,6 +435,26 @@ int st_obj_read(strata_table_t *t, const st_objref *ref, const st_prop *p, strat
     return rc;
 }
 
+/* Ask for the cache line of each value of row in the record's leaves first, then for the bytes
+ * of strings and binaries (their offsets are on the way by then), so that the misses overlap.
+ * The record's entries after the keys leaf are the properties' leaves. */
+void st_obj_prefetch(strata_table_t *t, const st_objref *ref) {
+    st_crec r;
+    strata_error ignored;
+    if (ref->dc || !ref->rec || st_crec_parse(t->name, 0, ref->rec, ref->rec_len, &r, &ignored)) return;
+    for (uint32_t i = 1; i < r.nentries; i++) {
+        st_leafref leaf = st_crec_entry(&r, i, NULL);
+        if (leaf.pgno) st_col_prefetch(t->txn, leaf, r.n, ref->row);
+    }
+    for (uint32_t i = 1; i < r.nentries; i++) {
+        uint32_t col;
+        st_leafref leaf = st_crec_entry(&r, i, &col);
+        const st_prop *p = st_prop_find(t, col);
+        if (leaf.pgno && p && st_type_var(p->type, p->flags))
+            st_col_prefetch_element(t->txn, leaf, r.n, ref->row);
+    }
+}
+
 int st_obj_read_many(strata_table_t *t, const st_objref *ref, st_prop *const *props, size_t n,
                      strata_value *out, strata_error *err) {
     st_crec r; /* a stored cluster's record, parsed once for all the properties */

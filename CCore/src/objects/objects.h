@@ -202,6 +202,9 @@ extern const st_prop st_reads_nothing;
 int st_obj_read(strata_table_t *t, const st_objref *ref, const st_prop *p, strata_value *out,
                 strata_error *err);
 /* Several properties of one object: its cluster record is parsed once. */
+/* Ask memory for the cache lines of every value of the object at ref (and then its strings'
+ * bytes) at once: a hint for reads one property at a time (strata_obj_prefetch). */
+void st_obj_prefetch(strata_table_t *t, const st_objref *ref);
 int st_obj_read_many(strata_table_t *t, const st_objref *ref, st_prop *const *props, size_t n,
                      strata_value *out, strata_error *err);
 int st_clusters_flush(strata_table_t *t, strata_error *err);

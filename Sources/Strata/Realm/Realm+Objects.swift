@@ -160,7 +160,9 @@ extension RealmInstance {
         let info = tableInfo(type)
         guard info.classInfo.primaryKeyType == .int else { return object(type, primaryKey: Int(key), stored: .int(key)) }
         do {
-            guard let k = try table(info).find(intPrimaryKey: key) else { return nil }
+            let table = self.table(info)
+            guard let k = try table.find(intPrimaryKey: key) else { return nil }
+            table.prefetch(k) // the caller reads its properties next, one at a time
             return managedObject(type, info: info, key: k)
         } catch {
             strataTrap("cannot look up '\(info.name)': \(error)")
@@ -182,7 +184,9 @@ extension RealmInstance {
                        + "primary key '\(info.name).\(p.name)'.")
         }
         do {
-            guard let key = try table(info).find(primaryKey: value) else { return nil }
+            let table = self.table(info)
+            guard let key = try table.find(primaryKey: value) else { return nil }
+            table.prefetch(key) // the caller reads its properties next, one at a time
             return managedObject(type, info: info, key: key)
         } catch {
             strataTrap("cannot look up '\(info.name)': \(error)")

@@ -151,6 +151,7 @@ final class RealmInstance {
         return infos
     }
 
+    @inline(__always)
     func cachedPropertyIndex(_ info: TableInfo, _ keyPath: ObjectIdentifier,
                              _ what: @autoclosure () -> String) -> Int? {
         checkThread(what()) // before touching this thread's cache
@@ -170,10 +171,19 @@ final class RealmInstance {
 
     // MARK: threads
 
+    /// Trap unless this is the Realm's thread (or queue) and the Realm is valid. Inlined: every
+    /// property access asks, and the common case (the thread that opened it) is a comparison.
+    @inline(__always)
     func checkThread(_ what: @autoclosure () -> String = "Realm") {
-        // The common case first and cheap: the thread that opened it (a main Realm is usually
-        // used on the thread that opened it too; asking whether a thread is the main one costs
-        // two system calls on Linux).
+        if queueMark == nil && !isInvalidated && pthread_equal(owner, pthread_self()) != 0 { return }
+        checkThreadOtherwise(what)
+    }
+
+    @inline(never)
+    private func checkThreadOtherwise(_ what: () -> String) {
+        // The common case first: the thread that opened it (a main Realm is usually used on the
+        // thread that opened it too; asking whether a thread is the main one costs two system
+        // calls on Linux).
         if queueMark == nil && pthread_equal(owner, pthread_self()) != 0 {
             // its thread
         } else if frozen != nil {
