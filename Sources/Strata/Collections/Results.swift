@@ -146,12 +146,12 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
     /// (`ClassInfo.holdsOnlyItsPlace`): `for dog in dogs { total += dog.age }` makes one instance.
     /// Nothing can tell the difference but the count of `init`/`deinit` calls of the class.
     public struct Iterator: IteratorProtocol {
-        private let keys: [Int64]
+        @usableFromInline let keys: [Int64]
         private let context: _ElementContext
-        private var i = 0
+        @usableFromInline var i = 0
         /// The object handed out last, while its class allows moving it (see above).
-        private var last: Object?
-        private let reusable: Bool
+        @usableFromInline var last: Object?
+        @usableFromInline let reusable: Bool
 
         init(_ base: ResultsBase) {
             keys = base.keys()
@@ -159,17 +159,26 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
             reusable = base.info.classInfo.type == Element.self && base.info.classInfo.holdsOnlyItsPlace
         }
 
+        // Inlinable: made for the element type where it is used (a generic step copies the
+        // element through the type's value witnesses).
+        @inlinable
         public mutating func next() -> Element? {
             guard i < keys.count else { return nil }
             defer { i += 1 }
-            guard reusable else { return Element._strataElement(_Stored(.link(keys[i])), context) }
-            if isKnownUniquelyReferenced(&last), let o = last,
-               _getWeakRetainCount(o) == 1, _getUnownedRetainCount(o) == 1 {
-                o.__move(to: keys[i])
-                return unsafeBitCast(o, to: Element.self)
+            if reusable && isKnownUniquelyReferenced(&last) {
+                let o = last.unsafelyUnwrapped
+                if _ResultsIteration.noOtherReference(o) {
+                    o.__move(to: keys[i])
+                    return unsafeBitCast(o, to: Element.self)
+                }
             }
-            let o = Element._strataElement(_Stored(.link(keys[i])), context)
-            last = unsafeBitCast(o, to: Object.self)
+            return fresh(keys[i])
+        }
+
+        @usableFromInline
+        mutating func fresh(_ key: Int64) -> Element {
+            let o = Element._strataElement(_Stored(.link(key)), context)
+            if reusable { last = unsafeBitCast(o, to: Object.self) }
             return o
         }
     }
@@ -476,4 +485,14 @@ extension _QueryableObjects {
     public func max<T: MinMaxType>(of keyPath: KeyPath<Element, T>) -> T? { _queryResults.max(of: keyPath) }
     public func sum<T: AddableType>(of keyPath: KeyPath<Element, T>) -> T { _queryResults.sum(of: keyPath) }
     public func average<T: AddableType>(of keyPath: KeyPath<Element, T>) -> T? { _queryResults.average(of: keyPath) }
+}
+
+/// Whether an iterator's last object can be moved to the next key: besides the strong
+/// references (the iterator checks it holds the only one), no weak or unowned reference
+/// (Results.Iterator).
+public enum _ResultsIteration {
+    @inlinable @inline(__always)
+    public static func noOtherReference(_ o: Object) -> Bool {
+        _getWeakRetainCount(o) == 1 && _getUnownedRetainCount(o) == 1
+    }
 }

@@ -31,6 +31,7 @@ open class Object: CustomStringConvertible {
 
     /// A managed object becomes the object `key` of its class in the same Realm (an iterator
     /// reusing an instance nobody references: Results.Iterator).
+    @usableFromInline
     final func __move(to key: Int64) {
         __place = __place.map { ObjectAccessor(realm: $0.realm, info: $0.info, key: key) }
     }
