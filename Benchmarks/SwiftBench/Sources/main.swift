@@ -2,7 +2,9 @@
 // one run, each workload timed REPS times (median printed):
 //   insert   N objects in one write            commit  C one-object durable commits
 //   lookup   L lookups by primary key, every property read
-//   iterate  every object, one property read    count   how many objects (counts per second)
+//   iterate  every object, one property read (`passes` passes: one pass of 100k objects takes
+//            ~10 ms, too short to time on a shared machine)
+//   count    how many objects (counts per second)
 //   count_one / count_two  `age > 50` / `age > 50 AND active == true` counted (objects per second)
 //     through a Results (string predicate) and, as *_typed, through `where { }`
 //   index_eq  `name == $0` through the index (queries per second; the Swift API makes a new
@@ -21,6 +23,7 @@ import Strata
 // MARK: options
 
 var n = 100_000, commits = 10_000, lookups = 100_000, reps = 3
+let passes = 5
 var dir = NSTemporaryDirectory() + "strata-bench-swift-\(getpid())"
 var rssObjects = 0
 var only: String?
@@ -137,7 +140,9 @@ func strataSwift(_ rows: [Row], _ path: String) throws -> Rates {
     t = now()
     let all = realm.objects(Person.self)
     var total = 0
-    for p in all { sink &+= p.age; total += 1 }
+    for _ in 0..<passes {
+        for p in all { sink &+= p.age; total += 1 }
+    }
     r.iterate = Double(total) / (now() - t)
     t = now()
     for _ in 0..<countReps { sink &+= all.count }
@@ -251,13 +256,16 @@ func strataC(_ rows: [Row], _ path: String) -> Rates {
     }
     r.lookup = Double(lookups) / (now() - tm)
     tm = now()
-    var key: Int64 = -1, next: Int64 = 0, total = 0
-    while strata_obj_next(t, key, &next, &e) == 0 {
-        var v = strata_value()
-        check(strata_obj_get(t, next, cols[2], &v, &e), &e, "get age")
-        sink &+= Int(v.u.i)
-        key = next
-        total += 1
+    var total = 0
+    for _ in 0..<passes {
+        var key: Int64 = -1, next: Int64 = 0
+        while strata_obj_next(t, key, &next, &e) == 0 {
+            var v = strata_value()
+            check(strata_obj_get(t, next, cols[2], &v, &e), &e, "get age")
+            sink &+= Int(v.u.i)
+            key = next
+            total += 1
+        }
     }
     r.iterate = Double(total) / (now() - tm)
     tm = now()
@@ -369,8 +377,10 @@ func grdb(_ rows: [Row], _ path: String) throws -> Rates {
         r.lookup = Double(lookups) / (now() - t)
         t = now()
         var total = 0
-        let cursor = try GPerson.fetchCursor(db)
-        while let p = try cursor.next() { sink &+= p.age; total += 1 }
+        for _ in 0..<passes {
+            let cursor = try GPerson.fetchCursor(db)
+            while let p = try cursor.next() { sink &+= p.age; total += 1 }
+        }
         r.iterate = Double(total) / (now() - t)
         t = now()
         for _ in 0..<countReps { sink &+= try GPerson.fetchCount(db) }
