@@ -123,7 +123,10 @@ __attribute__((unused)) static int objops_run(strata_db_t *db, objops_in *in) {
         case 8: strata_list_remove(t, k, t == dog ? 3 : 4, idx, NULL); break;
         case 9: strata_list_move(t, k, t == dog ? 3 : 4, idx, (size_t)oo_byte(in) % 6, NULL); break;
         case 10: strata_list_clear(t, k, t == dog ? 3 : 4, NULL); break;
-        case 11: strata_obj_get(t, k, oo_col(t, in), &v, NULL); break;
+        case 11:
+            strata_obj_prefetch(t, k, NULL);
+            strata_obj_get(t, k, oo_col(t, in), &v, NULL);
+            break;
         case 12: {
             /* the write's own changes, of the tables and of one list of each (as a notifier
              * computes them) */
@@ -210,6 +213,7 @@ __attribute__((unused)) static void objops_read_all(strata_txn_t *txn) {
         }
         int objs = 0;
         for (strata_key_t k = -1; objs++ < 2000 && strata_obj_next(t, k, &k, NULL) == STRATA_OK;) {
+            strata_obj_prefetch(t, k, NULL); /* on damaged records and leaves too */
             for (size_t j = 0; j < nprops; j++) {
                 strata_property_info info;
                 strata_value v;
