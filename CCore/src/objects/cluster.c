@@ -193,11 +193,9 @@ static int tree_floor(strata_table_t *t, int64_t key, uint64_t *base, const uint
         return STRATA_OK;
     }
     strata_tree_t *tree;
-    /* no clusters yet (a new table: its objects are decoded clusters until they are written) */
-    if (!t->clusters && st_table_tree_known_absent(t, ST_TABLE_CLUSTERS)) return STRATA_OK;
-    int rc = st_table_tree(t, ST_TABLE_CLUSTERS, false, &tree, err);
-    if (rc == STRATA_ERR_NOT_FOUND) return STRATA_OK;
-    if (rc) return rc;
+    /* none yet: a new table's objects are decoded clusters until they are written */
+    int rc = st_table_tree_existing(t, ST_TABLE_CLUSTERS, &tree, err);
+    if (rc || !tree) return rc;
     if (!t->txn->write && ++t->cdir.descents >= 32 && t->cdir.descents >= tree->st.count / 4) {
         if ((rc = cdir_build(t, tree, err))) return rc;
         if (t->cdir.built) {
@@ -932,8 +930,8 @@ int st_cluster_next_key(strata_table_t *t, int64_t after, int64_t *key, strata_e
         return STRATA_OK;
     }
     strata_tree_t *tree;
-    rc = st_table_tree(t, ST_TABLE_CLUSTERS, false, &tree, err);
-    if (rc) return rc == STRATA_ERR_NOT_FOUND ? STRATA_ERR_NOT_FOUND : rc;
+    if ((rc = st_table_tree_existing(t, ST_TABLE_CLUSTERS, &tree, err))) return rc;
+    if (!tree) return STRATA_ERR_NOT_FOUND;
     st_iter c;
     st_iter_init(&c, tree);
     int64_t from = after < 0 ? 0 : after + 1;
@@ -970,9 +968,8 @@ int st_cluster_keys(strata_table_t *t, int64_t *keys, size_t cap, size_t *count,
     int rc = st_clusters_flush(t, err);
     if (rc) return rc;
     strata_tree_t *tree;
-    rc = st_table_tree(t, ST_TABLE_CLUSTERS, false, &tree, err);
-    if (rc == STRATA_ERR_NOT_FOUND) return STRATA_OK;
-    if (rc) return rc;
+    rc = st_table_tree_existing(t, ST_TABLE_CLUSTERS, &tree, err);
+    if (rc || !tree) return rc;
     st_iter c;
     st_iter_init(&c, tree);
     size_t n = 0;
@@ -999,9 +996,8 @@ static int all_bases(strata_table_t *t, uint64_t **out, size_t *n, strata_error 
     int rc = st_clusters_flush(t, err);
     if (rc) return rc;
     strata_tree_t *tree;
-    rc = st_table_tree(t, ST_TABLE_CLUSTERS, false, &tree, err);
-    if (rc == STRATA_ERR_NOT_FOUND) return STRATA_OK;
-    if (rc) return rc;
+    rc = st_table_tree_existing(t, ST_TABLE_CLUSTERS, &tree, err);
+    if (rc || !tree) return rc;
     uint64_t *v = malloc((tree->st.count + 1) * sizeof *v);
     if (!v) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
     st_iter c;

@@ -216,9 +216,8 @@ static int backlinks_collect(strata_table_t *t, const uint8_t *prefix, size_t pl
     *out = NULL;
     *n = 0;
     strata_tree_t *bt;
-    int rc = st_table_tree(t, ST_TABLE_BACKLINKS, false, &bt, err);
-    if (rc == STRATA_ERR_NOT_FOUND) return STRATA_OK;
-    if (rc) return rc;
+    int rc = st_table_tree_existing(t, ST_TABLE_BACKLINKS, &bt, err);
+    if (rc || !bt) return rc;
     st_iter c;
     st_iter_init(&c, bt);
     size_t cap = 0;

@@ -165,9 +165,10 @@ strata_table_t *st_table_by_id(st_store *store, uint32_t id);
 int st_table_check(strata_table_t *t, bool write, strata_error *err);
 /* A table's trees other than its indexes: "$t<id>.c", ".l", ".b" (above). */
 typedef enum st_table_tree_kind { ST_TABLE_CLUSTERS, ST_TABLE_LISTS, ST_TABLE_BACKLINKS } st_table_tree_kind;
-/* Whether the tree was looked for in this transaction and is not there (nothing made since):
- * a caller for whom that is an answer skips st_table_tree's error message. */
-bool st_table_tree_known_absent(const strata_table_t *t, st_table_tree_kind which);
+/* For a caller to whom "no such tree" is an answer: *out is the tree, or NULL when the table
+ * has none (STRATA_OK; once known absent in the transaction, no message is made again). */
+int st_table_tree_existing(strata_table_t *t, st_table_tree_kind which, strata_tree_t **out,
+                           strata_error *err);
 int st_table_tree(strata_table_t *t, st_table_tree_kind which, bool create, strata_tree_t **out,
                   strata_error *err);
 

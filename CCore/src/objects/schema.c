@@ -366,8 +366,17 @@ static strata_tree_t **table_tree_slot(strata_table_t *t, st_table_tree_kind whi
     return NULL;
 }
 
-bool st_table_tree_known_absent(const strata_table_t *t, st_table_tree_kind which) {
-    return (t->absent_trees & table_trees[which].bit) != 0;
+int st_table_tree_existing(strata_table_t *t, st_table_tree_kind which, strata_tree_t **out,
+                           strata_error *err) {
+    strata_tree_t *open = *table_tree_slot(t, which);
+    *out = NULL;
+    if (!(open && !open->dropped) && (t->absent_trees & table_trees[which].bit)) return STRATA_OK;
+    int rc = st_table_tree(t, which, false, out, err);
+    if (rc == STRATA_ERR_NOT_FOUND) {
+        *out = NULL;
+        return STRATA_OK;
+    }
+    return rc;
 }
 
 int st_table_tree(strata_table_t *t, st_table_tree_kind which, bool create, strata_tree_t **out,

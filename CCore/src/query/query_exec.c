@@ -992,9 +992,9 @@ static int find_matches(exec *x, const rnode *root, keyvec *out, uint64_t *count
         return x->rc;
     }
     strata_tree_t *tree;
-    int rc = st_table_tree(x->root, ST_TABLE_CLUSTERS, false, &tree, x->err);
-    if (rc == STRATA_ERR_NOT_FOUND) return STRATA_OK;
+    int rc = st_table_tree_existing(x->root, ST_TABLE_CLUSTERS, &tree, x->err);
     if (rc) return x->rc = rc;
+    if (!tree) return STRATA_OK;
     scan s = {x, root, out, count, out || reads_rows(root)}; /* a count of packed comparisons needs no keys */
     if ((rc = st_bt_each(tree, scan_cluster, &s, x->err)) && !x->rc) x->rc = rc;
     return x->rc;

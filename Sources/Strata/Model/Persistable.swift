@@ -54,7 +54,7 @@ public struct _ManagedProperty {
 
     var accessor: ObjectAccessor { object.__accessor! }
 
-    func read() -> StoredValue { threadChecked ? accessor.getOnCheckedThread(index) : accessor.get(index) }
+    func read() -> StoredValue { accessor.get(index, threadChecked: threadChecked) }
     /// The core's value as it hands it out (ObjectAccessor.getRaw).
     func readRaw() -> strata_value { accessor.getRaw(index, threadChecked: threadChecked) }
     func write(_ v: StoredValue) { accessor.set(index, v) }

@@ -51,21 +51,9 @@ struct ObjectAccessor {
         strataTrap("cannot read \(what(index)): \(error)")
     }
 
-    func get(_ index: Int) -> StoredValue {
-        borrowing { realm, info in
-            realm.checkThread(info.propertyPaths[index])
-            return read(realm, info, index)
-        }
-    }
-
-    /// `get` where the caller checked the thread.
-    func getOnCheckedThread(_ index: Int) -> StoredValue {
-        borrowing { realm, info in read(realm, info, index) }
-    }
-
-    @inline(__always)
-    private func read(_ realm: RealmInstance, _ info: TableInfo, _ index: Int) -> StoredValue {
-        StoredValue(readRaw(realm, info, index))
+    /// Property `index`'s value (`threadChecked`: the caller checked the thread).
+    func get(_ index: Int, threadChecked: Bool = false) -> StoredValue {
+        StoredValue(getRaw(index, threadChecked: threadChecked))
     }
 
     /// The core's value of property `index` as it hands it out (bytes in the mapped file, valid
@@ -74,16 +62,11 @@ struct ObjectAccessor {
     func getRaw(_ index: Int, threadChecked: Bool) -> strata_value {
         borrowing { realm, info in
             if !threadChecked { realm.checkThread(info.propertyPaths[index]) }
-            return readRaw(realm, info, index)
-        }
-    }
-
-    @inline(__always)
-    private func readRaw(_ realm: RealmInstance, _ info: TableInfo, _ index: Int) -> strata_value {
-        do {
-            return try realm.table(info).getRaw(key, info.cols[index])
-        } catch {
-            failRead(error, index)
+            do {
+                return try realm.table(info).getRaw(key, info.cols[index])
+            } catch {
+                failRead(error, index)
+            }
         }
     }
 

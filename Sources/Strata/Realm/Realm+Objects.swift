@@ -159,11 +159,18 @@ extension RealmInstance {
         checkThread("object(ofType: \(type.className()))")
         let info = tableInfo(type)
         guard info.classInfo.primaryKeyType == .int else { return object(type, primaryKey: Int(key), stored: .int(key)) }
+        return found(type, info) { try $0.find(intPrimaryKey: key) }
+    }
+
+    /// The object `find` finds in the table of `info`, its values asked of memory (the caller
+    /// reads its properties next, one at a time).
+    @inline(__always)
+    private func found<T: Object>(_ type: T.Type, _ info: TableInfo, _ find: (CoreTable) throws -> Int64?) -> T? {
         do {
             let table = self.table(info)
-            guard let k = try table.find(intPrimaryKey: key) else { return nil }
-            table.prefetch(k) // the caller reads its properties next, one at a time
-            return managedObject(type, info: info, key: k)
+            guard let key = try find(table) else { return nil }
+            table.prefetch(key)
+            return managedObject(type, info: info, key: key)
         } catch {
             strataTrap("cannot look up '\(info.name)': \(error)")
         }
@@ -183,13 +190,6 @@ extension RealmInstance {
             strataTrap("Invalid value '\(primaryKey)' of type '\(Swift.type(of: primaryKey))' for "
                        + "primary key '\(info.name).\(p.name)'.")
         }
-        do {
-            let table = self.table(info)
-            guard let key = try table.find(primaryKey: value) else { return nil }
-            table.prefetch(key) // the caller reads its properties next, one at a time
-            return managedObject(type, info: info, key: key)
-        } catch {
-            strataTrap("cannot look up '\(info.name)': \(error)")
-        }
+        return found(type, info) { try $0.find(primaryKey: value) }
     }
 }
