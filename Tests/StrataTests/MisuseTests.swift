@@ -42,7 +42,33 @@ struct BadInputTests {
         let ro = try Realm(configuration: cfg)
         #expect(ro.objects(Dog.self).first?.name == "rex")
         #expect(throws: StrataError.self) { try ro.write { ro.add(Dog()) } }
-        #expect(throws: StrataError.self) { try ro.beginWrite() }
+    }
+
+    @Test func beginningAWriteInAReadOnlyRealmOrTwiceTraps() async throws {
+        let readOnly = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let dir = TempDir()
+            var cfg = config(dir)
+            _ = try! Realm(configuration: cfg)
+            cfg.readOnly = true
+            let ro = try! Realm(configuration: cfg)
+            ro.beginWrite()
+        }
+        #expect(String(decoding: try #require(readOnly).standardErrorContent, as: UTF8.self).contains("read-only"))
+        let twice = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let dir = TempDir()
+            let realm = try! Realm(configuration: config(dir))
+            realm.beginWrite()
+            realm.beginWrite()
+        }
+        #expect(String(decoding: try #require(twice).standardErrorContent, as: UTF8.self).contains("already in a write transaction"))
+    }
+
+    @Test func aWriteBegunThroughAValueNobodyKeepsGoesOnInTheNextValue() throws {
+        let dir = TempDir()
+        try Realm(configuration: config(dir)).beginWrite()
+        try Realm(configuration: config(dir)).add(Dog(value: ["name": "kept"]))
+        try Realm(configuration: config(dir)).commitWrite()
+        #expect(try Realm(configuration: config(dir)).objects(Dog.self).count == 1)
     }
 
     @Test func aSchemaChangeWithoutANewVersionNeedsAMigration() throws {
@@ -159,7 +185,7 @@ struct RealmThreadTests {
         let a = try Realm(configuration: config(dir))
         let b = try Realm(configuration: config(dir))
         #expect(a == b)
-        try a.beginWrite()
+        a.beginWrite()
         #expect(b.isInWriteTransaction)         // the same Realm: the write of one is the other's
         b.add(Dog(value: ["name": "shared"]))
         try a.commitWrite()

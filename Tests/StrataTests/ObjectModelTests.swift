@@ -216,7 +216,7 @@ struct ManagedObjectTests {
             }
         }
         #expect(realm.objects(Dog.self).count == 1 && !realm.isInWriteTransaction)
-        try realm.beginWrite()
+        realm.beginWrite()
         realm.add(Dog(value: ["name": "c"]))
         #expect(realm.isInWriteTransaction && realm.objects(Dog.self).count == 2)
         realm.cancelWrite()

@@ -15,7 +15,9 @@ public struct SortDescriptor: Hashable, CustomStringConvertible {
     /// The same key path the other way round.
     public func reversed() -> SortDescriptor { SortDescriptor(keyPath: keyPath, ascending: !ascending) }
 
-    public var description: String { "SortDescriptor(keyPath: \(keyPath), ascending: \(ascending))" }
+    public var description: String {
+        "SortDescriptor(keyPath: \(keyPath), direction: \(ascending ? "ascending" : "descending"))"
+    }
 }
 
 /// Types `min(ofProperty:)` and `max(ofProperty:)` return.

@@ -1,8 +1,11 @@
 import Foundation
 
+/// Called when a Realm is opened with a newer `schemaVersion` than its file has (RealmSwift's
+/// top-level name; `Realm.MigrationBlock` is the same type).
+public typealias MigrationBlock = @Sendable (_ migration: Migration, _ oldSchemaVersion: UInt64) -> Void
+
 extension Realm {
-    /// Called when a Realm is opened with a newer `schemaVersion` than its file has.
-    public typealias MigrationBlock = (_ migration: Migration, _ oldSchemaVersion: UInt64) -> Void
+    public typealias MigrationBlock = Strata.MigrationBlock
 }
 
 /// The objects a migration hands out: objects seen through their class's name.

@@ -53,6 +53,9 @@ final class ClassInfo {
             return true
         }
         let ignored = Set(type.ignoredProperties())
+        // RealmSwift's older way of naming them: class functions a model overrides.
+        let legacyPrimaryKey = type.primaryKey()
+        let legacyIndexed = Set(type.indexedProperties())
         holdsOnlyItsPlace = others == 0 && !found.contains { ignored.contains($0.0) }
         let prototype = type.init()
         let base = Unmanaged.passUnretained(prototype).toOpaque()
@@ -62,7 +65,8 @@ final class ClassInfo {
             let kind = field.kind
             let def: Any? = kind.collection == .none ? field.unmanagedValue(at: base + offset) : nil
             props.append(PropertyInfo(name: label, offset: offset, field: field, kind: kind,
-                                      isPrimaryKey: opts.primaryKey, isIndexed: opts.indexed,
+                                      isPrimaryKey: opts.primaryKey || label == legacyPrimaryKey,
+                                      isIndexed: opts.indexed || legacyIndexed.contains(label),
                                       originProperty: opts.origin, defaultValue: def))
         }
         withExtendedLifetime(prototype) {}

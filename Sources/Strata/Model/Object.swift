@@ -17,7 +17,7 @@ import Foundation
 /// properties read and write the file. A managed object belongs to its Realm's thread; changing
 /// one outside a write, or touching one that was deleted, is a programmer error and traps with
 /// the class and property named.
-open class Object: CustomStringConvertible {
+open class Object: ObjectBase, CustomStringConvertible {
     /// Set when the object is managed: its Realm, class and key.
     final var __accessor: ObjectAccessor? {
         get { __place }
@@ -41,7 +41,7 @@ open class Object: CustomStringConvertible {
     /// Set on an unmanaged object used to learn which property a key path reads (KeyPathNames).
     @usableFromInline var __probe: _KeyPathProbe?
 
-    public required init() {}
+    public required init() { super.init() }
 
     /// Managed by a Realm (for @Persisted's inlined accessors).
     @usableFromInline var __isManaged: Bool { __accessor != nil }
@@ -70,6 +70,15 @@ open class Object: CustomStringConvertible {
 
     /// The class name models and Realms use: the unqualified Swift name.
     open class func className() -> String { ClassInfo.unqualifiedName(of: self) }
+
+    /// The name of the primary key property, for a class that names it this way (RealmSwift's
+    /// older spelling of `@Persisted(primaryKey: true)`); nil: none named here. A name that is no
+    /// property of the class is refused when a Realm opens.
+    open class func primaryKey() -> String? { nil }
+
+    /// Properties kept in an index, for a class that names them this way (the older spelling of
+    /// `@Persisted(indexed: true)`).
+    open class func indexedProperties() -> [String] { [] }
 
     /// Properties a subclass declares but does not store (RealmSwift compatibility; properties
     /// without `@Persisted` are ignored anyway).
@@ -109,6 +118,14 @@ open class Object: CustomStringConvertible {
         guard let a = __accessor, let b = other.__accessor else { return false }
         return a.key == b.key && a.info.tableName == b.info.tableName && a.realm.shared === b.realm.shared
     }
+}
+
+/// The root of the model classes (RealmSwift's name for what `Object` and `EmbeddedObject`
+/// share): `objectTypes: [ObjectBase.Type]`, `ObjectChange<ObjectBase>` and generic code over
+/// model classes use it. Subclass `Object`, not this class: a class deriving from `ObjectBase`
+/// alone is not a model and a Realm refuses it by name.
+open class ObjectBase {
+    public required init() {}
 }
 
 /// Lets methods hand each model class its own type (`ObjectChange<Dog>` from `observe`, a `Dog`

@@ -20,6 +20,14 @@ public struct ObjectId: Hashable, Comparable, Sendable, CustomStringConvertible 
     public init() { bytes = [UInt8](repeating: 0, count: 12) }
 
     /// An id from its 24 hexadecimal digits; throws on anything else.
+    /// An ObjectId from a literal of 24 hexadecimal digits (RealmSwift's `ObjectId("…")`): a
+    /// literal of another form is a programmer error and traps naming it. A string known only
+    /// at run time goes through `init(string:)`, which throws.
+    public init(_ str: StaticString) {
+        let text = str.withUTF8Buffer { String(decoding: $0, as: UTF8.self) }
+        do { try self.init(string: text) } catch { fatalError("ObjectId(\"\(text)\"): \(error)") }
+    }
+
     public init(string: String) throws {
         let digits = Array(string.utf8)
         guard digits.count == 24 else { throw ObjectId.invalid(string) }

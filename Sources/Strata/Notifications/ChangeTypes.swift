@@ -22,7 +22,7 @@ public struct PropertyChange {
 
 /// What an object observer receives: the properties that changed, or that the object was
 /// deleted (after which nothing more comes).
-public enum ObjectChange<T: Object> {
+public enum ObjectChange<T> {
     case error(Error)
     case change(T, [PropertyChange])
     case deleted
@@ -38,8 +38,11 @@ extension Realm {
         case refreshRequired = "RLMRealmRefreshRequiredNotification"
     }
 
-    public typealias NotificationBlock = (_ notification: Notification, _ realm: Realm) -> Void
+    public typealias NotificationBlock = Strata.NotificationBlock
 }
+
+/// What `Realm.observe` calls (RealmSwift's top-level name).
+public typealias NotificationBlock = (_ notification: Realm.Notification, _ realm: Realm) -> Void
 
 /// Keeps an observation going: notifications are delivered while the token is retained and
 /// `invalidate()` was not called. Invalidating (or releasing) it stops them at once, from any

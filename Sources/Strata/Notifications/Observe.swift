@@ -151,6 +151,23 @@ extension _TypedObject where Self: Object {
         }
     }
 
+    /// The same, handing the object as `T` (RealmSwift's generic form: a block written for
+    /// `ObjectChange<ObjectBase>` serves objects of every class).
+    public func observe<T: ObjectBase>(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
+                                       _ block: @escaping (ObjectChange<T>) -> Void) -> NotificationToken {
+        observe(keyPaths: keyPaths, on: queue) { (change: ObjectChange<Self>) in
+            switch change {
+            case .error(let e): block(.error(e))
+            case .deleted: block(.deleted)
+            case .change(let o, let properties):
+                guard let typed = o as? T else {
+                    strataTrap("observe \(Self.className()): the object is not a \(T.self)")
+                }
+                block(.change(typed, properties))
+            }
+        }
+    }
+
     public func observe(keyPaths: [PartialKeyPath<Self>], on queue: DispatchQueue? = nil,
                         _ block: @escaping (ObjectChange<Self>) -> Void) -> NotificationToken {
         observe(keyPaths: keyPaths.map { KeyPathNames.name($0) }, on: queue, block)

@@ -8,7 +8,7 @@ extension Realm {
     /// config.objectTypes = [Person.self, Dog.self]
     /// let realm = try Realm(configuration: config)
     /// ```
-    public struct Configuration {
+    public struct Configuration: Sendable {
         /// The file (`default.realm` in the current directory unless set). Setting it clears
         /// `inMemoryIdentifier`.
         public var fileURL: URL? {
@@ -39,10 +39,10 @@ extension Realm {
         /// Asked when the file is first opened in this process, with its size and the bytes its
         /// data uses: true rewrites it packed (compaction) before it is used. Not asked for
         /// in-memory or read-only Realms; skipped while another process has the file open.
-        public var shouldCompactOnLaunch: ((_ totalBytes: Int, _ usedBytes: Int) -> Bool)?
+        public var shouldCompactOnLaunch: (@Sendable (_ totalBytes: Int, _ usedBytes: Int) -> Bool)?
         /// The classes of this Realm's schema; nil: every `Object` subclass linked into the
         /// program.
-        public var objectTypes: [Object.Type]?
+        public var objectTypes: [ObjectBase.Type]?
         /// Strata files are not encrypted: a key is refused when the Realm opens.
         public var encryptionKey: Data?
         /// A commit fails (throws) rather than let more versions than this be pinned by
@@ -59,8 +59,8 @@ extension Realm {
                     schemaVersion: UInt64 = 0,
                     migrationBlock: MigrationBlock? = nil,
                     deleteRealmIfMigrationNeeded: Bool = false,
-                    shouldCompactOnLaunch: ((Int, Int) -> Bool)? = nil,
-                    objectTypes: [Object.Type]? = nil) {
+                    shouldCompactOnLaunch: (@Sendable (Int, Int) -> Bool)? = nil,
+                    objectTypes: [ObjectBase.Type]? = nil) {
             _fileURL = fileURL
             _inMemoryIdentifier = inMemoryIdentifier
             self.encryptionKey = encryptionKey

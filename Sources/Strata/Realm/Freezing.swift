@@ -57,7 +57,9 @@ extension _TypedObject where Self: Object {
 
     /// The live object in the calling thread's Realm, or nil when it was deleted since.
     public func thaw() -> Self? {
-        guard let a = __accessor else { return nil }
+        guard let a = __accessor else {
+            strataTrap("Unmanaged objects cannot be thawed (\(Self.className())).")
+        }
         if !a.realm.isFrozen { return self }
         let live = a.realm.liveRealm()
         guard (try? live.table(a.info).exists(a.key)) == true else { return nil }

@@ -41,6 +41,10 @@ final class RealmInstance {
     /// then roll the write back (RealmSwift's `add`, setters and `delete` cannot throw).
     private var writeError: Error?
     private(set) var isInvalidated = false
+    /// Itself, during a write: a write begun through a `Realm` value nobody keeps
+    /// (`try Realm().beginWrite()`) goes on in the next `Realm()` of the thread, as RealmSwift's
+    /// does, until it is committed or cancelled.
+    private var selfDuringWrite: RealmInstance?
     /// Moves with every change a write makes (results re-read their keys when it moved).
     var mutationCount: UInt64 = 0
     /// Per table (by ordinal): the property of each @Persisted storage key path seen
@@ -58,7 +62,7 @@ final class RealmInstance {
         queueMark = queue.map(QueueMark.of)
         isMain = queue == nil && QueueMark.onMain
         frozen = nil
-        let types = try configuration.objectTypes ?? ClassDiscovery.allObjectClasses()
+        let types = try configuration.objectTypes.map(RealmInstance.modelClasses) ?? ClassDiscovery.allObjectClasses()
         let infos = try RealmInstance.checkedClasses(types)
         classes = infos
         shared = try SharedFile.open(configuration)
@@ -134,6 +138,17 @@ final class RealmInstance {
         return q!
     }
 
+    /// The model classes of a configuration's `objectTypes`: each must derive from `Object`.
+    private static func modelClasses(_ types: [ObjectBase.Type]) throws -> [Object.Type] {
+        try types.map { t in
+            guard let model = t as? Object.Type else {
+                throw StrataError(code: .invalidArgument, message: "objectTypes: '\(String(reflecting: t))' is not a "
+                    + "subclass of Object, so it cannot be a class of a Realm")
+            }
+            return model
+        }
+    }
+
     private static func checkedClasses(_ types: [Object.Type]) throws -> [ClassInfo] {
         var byName: [String: Object.Type] = [:]
         var infos: [ClassInfo] = []
@@ -146,7 +161,14 @@ final class RealmInstance {
                     + "uses in its configuration's objectTypes")
             }
             byName[name] = t
-            infos.append(ClassInfo.of(t))
+            let info = ClassInfo.of(t)
+            if let pk = t.primaryKey(), info.property(named: pk) == nil {
+                throw StrataError(code: .invalidArgument, message: "Primary key property '\(pk)' does not exist on object '\(name)'")
+            }
+            for p in t.indexedProperties() where info.property(named: p) == nil {
+                throw StrataError(code: .invalidArgument, message: "Indexed property '\(p)' does not exist on object '\(name)'")
+            }
+            infos.append(info)
         }
         return infos
     }
@@ -271,6 +293,7 @@ final class RealmInstance {
             switchTo(w)
         }
         writeError = nil
+        selfDuringWrite = self
     }
 
     /// Commit the write; throws (and rolls the write back) when it failed, naming why.
@@ -283,6 +306,7 @@ final class RealmInstance {
             cancelWrite()
             throw e
         }
+        defer { selfDuringWrite = nil }
         do {
             try txn.commit()
         } catch {
@@ -308,6 +332,7 @@ final class RealmInstance {
         checkThread("cancelWrite")
         guard txn.isWrite else { return }
         writeError = nil
+        defer { selfDuringWrite = nil }
         do {
             switchTo(try CoreTxn(db: shared.db, write: false))
         } catch {
@@ -468,20 +493,30 @@ public struct Realm {
 
     init(_ instance: RealmInstance) { self.instance = instance }
 
-    /// The Realm of the default configuration on this thread.
-    public init() throws { try self.init(configuration: .defaultConfiguration) }
+    /// The Realm of the default configuration on this thread (or confined to `queue`).
+    public init(queue: DispatchQueue? = nil) throws {
+        try self.init(configuration: .defaultConfiguration, queue: queue)
+    }
 
     /// The Realm of `configuration` on this thread: the one this thread already has open, or a
     /// new one. Throws when the file cannot be opened or its schema does not fit the classes
     /// without a migration the configuration allows.
-    public init(configuration: Configuration) throws {
-        instance = try RealmCache.instance(for: configuration)
+    ///
+    /// With a serial `queue`: the Realm confined to it, used from blocks run on that queue
+    /// (whatever thread runs them), where it refreshes by itself when others commit.
+    public init(configuration: Configuration, queue: DispatchQueue? = nil) throws {
+        if let queue {
+            instance = try RealmCache.instance(for: configuration, queue: queue)
+        } else {
+            instance = try RealmCache.instance(for: configuration)
+        }
     }
 
-    /// The Realm of `configuration` confined to a serial `queue`: used from blocks run on that
-    /// queue (whatever thread runs them), where it refreshes by itself when others commit.
-    public init(configuration: Configuration = .defaultConfiguration, queue: DispatchQueue) throws {
-        instance = try RealmCache.instance(for: configuration, queue: queue)
+    /// The Realm of the file at `fileURL`, with the default configuration's other settings.
+    public init(fileURL: URL) throws {
+        var configuration = Configuration.defaultConfiguration
+        configuration.fileURL = fileURL
+        try self.init(configuration: configuration)
     }
 
     public var configuration: Configuration { instance.configuration }
@@ -498,8 +533,12 @@ public struct Realm {
     public var isInWriteTransaction: Bool { instance.isInWriteTransaction }
 
     /// Start a write: waits while another thread or process writes, then moves this Realm to
-    /// the latest version.
-    public func beginWrite() throws { try instance.beginWrite() }
+    /// the latest version. Beginning a write inside a write, in a read-only or frozen Realm, or
+    /// when the file cannot be written is a programmer error and traps naming why (RealmSwift
+    /// raises an exception there; its `beginWrite` does not throw).
+    public func beginWrite() {
+        do { try instance.beginWrite() } catch { strataTrap("Cannot begin a write transaction: \(error)") }
+    }
 
     /// Commit the write; throws (and rolls the write back) when something in it failed — a
     /// duplicate primary key, a value too large, a full disk — naming what. The observers of
@@ -559,6 +598,7 @@ enum RealmCache {
         defer { queueLock.unlock() }
         mainRealms = mainRealms.filter { $0.value.instance != nil }
         if let r = mainRealms[key]?.instance, try reuse(r, for: config) { return r }
+        try refuseOtherReadOnly(mainRealms[config.storeKey + "|" + (config.readOnly ? "rw" : "ro")]?.instance, config)
         let r = try RealmInstance(opening: config)
         mainRealms[key] = WeakInstance(instance: r)
         return r
@@ -574,6 +614,13 @@ enum RealmCache {
         let wanted = (config.objectTypes ?? []).map(ObjectIdentifier.init)
         let have = r.classes.map { ObjectIdentifier($0.type) }
         return config.objectTypes == nil || Set(wanted) == Set(have)
+    }
+
+    /// A thread sees a file one way: read-only or not (RealmSwift refuses the other too).
+    private static func refuseOtherReadOnly(_ open: RealmInstance?, _ config: Realm.Configuration) throws {
+        guard open != nil else { return }
+        throw StrataError(code: .invalidArgument, message: "Realm has different readOnly settings: '\(config.path)' "
+            + "is already open \(config.readOnly ? "for writing" : "read-only") on this thread")
     }
 
     /// The Realm of `config` confined to `queue` (one per queue and configuration).
@@ -596,6 +643,7 @@ enum RealmCache {
         if let b = dict[key] as? Box { box = b } else { box = Box(); dict[key] = box }
         let cacheKey = config.storeKey + "|" + (config.readOnly ? "ro" : "rw")
         if let r = box.realms[cacheKey]?.instance, try reuse(r, for: config) { return r }
+        try refuseOtherReadOnly(box.realms[config.storeKey + "|" + (config.readOnly ? "rw" : "ro")]?.instance, config)
         let r = try RealmInstance(opening: config)
         box.realms[cacheKey] = WeakInstance(instance: r)
         return r
