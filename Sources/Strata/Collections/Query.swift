@@ -20,18 +20,6 @@ public struct SortDescriptor: Hashable, CustomStringConvertible {
     }
 }
 
-/// Types `min(ofProperty:)` and `max(ofProperty:)` return.
-public protocol MinMaxType {}
-/// Types `sum(ofProperty:)` and `average(ofProperty:)` return.
-public protocol AddableType {}
-extension Int: MinMaxType, AddableType {}
-extension Int8: MinMaxType, AddableType {}
-extension Int16: MinMaxType, AddableType {}
-extension Int32: MinMaxType, AddableType {}
-extension Int64: MinMaxType, AddableType {}
-extension Float: MinMaxType, AddableType {}
-extension Double: MinMaxType, AddableType {}
-extension Date: MinMaxType {}
 
 /// What a `Results` asks the core for: the filters so far (each a predicate of the core's
 /// language whose arguments are numbered `$n` into `args`), the sort keys and the distinct keys.

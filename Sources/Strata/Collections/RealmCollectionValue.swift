@@ -2,7 +2,7 @@ import Foundation
 
 /// A type that can be an element of a `List` or a `Results`: the primitive types, their
 /// optionals, `AnyRealmValue`, and `Object` subclasses.
-public protocol RealmCollectionValue: Hashable {
+public protocol RealmCollectionValue: Hashable, _HasPersistedType where PersistedType: RealmCollectionValue {
     /// How elements of this type are stored.
     static var _strataElementKind: _PersistedKind { get }
     /// An element read from the file.
@@ -27,31 +27,37 @@ extension RealmCollectionValue where Self: _PrimitivePersistable {
     public static func _strataStore(_ v: Self, _ ctx: _ElementContext) -> _Stored { v._strata }
 }
 
-extension Bool: RealmCollectionValue {}
-extension Int: RealmCollectionValue {}
-extension Int8: RealmCollectionValue {}
-extension Int16: RealmCollectionValue {}
-extension Int32: RealmCollectionValue {}
-extension Int64: RealmCollectionValue {}
-extension Float: RealmCollectionValue {}
-extension Double: RealmCollectionValue {}
-extension String: RealmCollectionValue {}
-extension Data: RealmCollectionValue {}
-extension Date: RealmCollectionValue {}
-extension ObjectId: RealmCollectionValue {}
-extension UUID: RealmCollectionValue {}
-extension Decimal128: RealmCollectionValue {}
+/// A type that can be the element of a collection of optionals (`List<Int?>`).
+public protocol _RealmCollectionValueInsideOptional: RealmCollectionValue
+where PersistedType: _RealmCollectionValueInsideOptional {}
 
-extension Optional: RealmCollectionValue where Wrapped: _PrimitivePersistable & RealmCollectionValue {
+extension Bool: _RealmCollectionValueInsideOptional {}
+extension Int: _RealmCollectionValueInsideOptional {}
+extension Int8: _RealmCollectionValueInsideOptional {}
+extension Int16: _RealmCollectionValueInsideOptional {}
+extension Int32: _RealmCollectionValueInsideOptional {}
+extension Int64: _RealmCollectionValueInsideOptional {}
+extension Float: _RealmCollectionValueInsideOptional {}
+extension Double: _RealmCollectionValueInsideOptional {}
+extension String: _RealmCollectionValueInsideOptional {}
+extension Data: _RealmCollectionValueInsideOptional {}
+extension Date: _RealmCollectionValueInsideOptional {}
+extension ObjectId: _RealmCollectionValueInsideOptional {}
+extension UUID: _RealmCollectionValueInsideOptional {}
+extension Decimal128: _RealmCollectionValueInsideOptional {}
+extension Object: _RealmCollectionValueInsideOptional {}
+
+extension Optional: RealmCollectionValue where Wrapped: _RealmCollectionValueInsideOptional {
     public static var _strataElementKind: _PersistedKind {
-        _PersistedKind(Wrapped._strataCoreType.type, optional: true)
+        let k = Wrapped._strataElementKind
+        return _PersistedKind(k.type, optional: true, target: k.target)
     }
     public static func _strataElement(_ v: _Stored, _ ctx: _ElementContext) -> Wrapped? {
         if case .null = v.value { return nil }
-        return Wrapped(_strata: v)
+        return Wrapped._strataElement(v, ctx)
     }
     public static func _strataStore(_ v: Wrapped?, _ ctx: _ElementContext) -> _Stored {
-        v.map { $0._strata } ?? _Stored(.null)
+        v.map { Wrapped._strataStore($0, ctx) } ?? _Stored(.null)
     }
 }
 

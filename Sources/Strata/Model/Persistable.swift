@@ -65,6 +65,9 @@ public protocol _PrimitivePersistable: _Persistable {
     static var _strataCoreType: _CoreTypeTag { get }
     init(_strata v: _Stored)
     var _strata: _Stored { get }
+    /// The value a core value of this type's core type stands for, or nil when none does (an
+    /// enum's raw value that no case has, a value a failable mapping refuses).
+    static func _strataExactly(_ v: _Stored) -> Self?
 }
 
 /// A core value (opaque outside Strata).
@@ -80,6 +83,7 @@ public struct _CoreTypeTag {
 }
 
 extension _PrimitivePersistable {
+    public static func _strataExactly(_ v: _Stored) -> Self? { Self(_strata: v) }
     public static var _strataKind: _PersistedKind { _PersistedKind(_strataCoreType.type) }
     public static func _strataGet(_ at: _ManagedProperty) -> Self { Self(_strata: _Stored(at.read())) }
     public static func _strataSet(_ at: _ManagedProperty, _ value: Self) { at.write(value._strata.value) }

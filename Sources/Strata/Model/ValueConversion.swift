@@ -53,7 +53,7 @@ enum ValueConversion {
         switch (s, want) {
         case (.null, _): return nil
         case (.int(let i), .int):
-            guard let ip = p as? any _IntegerPersistable.Type else { return nil }
+            guard let ip = p as? any _IntegerPersistable.Type else { return p._strataExactly(_Stored(s)) }
             return ip.exactly(i)
         case (.int(let i), .double): return Double(i)
         case (.int(let i), .float): return Float(i)
@@ -64,7 +64,7 @@ enum ValueConversion {
         case (.float(let f), .double): return Double(f)
         default:
             guard s.coreType == want else { return nil }
-            return p.init(_strata: _Stored(s))
+            return p._strataExactly(_Stored(s))
         }
     }
 

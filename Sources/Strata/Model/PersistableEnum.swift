@@ -1,0 +1,136 @@
+import Foundation
+
+/// An enum stored as its raw value (an integer type or `String`, or any other stored type),
+/// as RealmSwift declares it:
+///
+/// ```swift
+/// enum Mood: String, PersistableEnum { case happy, sad }
+/// class Diary: Object {
+///     @Persisted var mood = Mood.happy
+///     @Persisted var moods: List<Mood>
+/// }
+/// realm.objects(Diary.self).where { $0.mood == .sad }
+/// ```
+///
+/// Usable wherever its raw type is: properties (optional too), lists, typed and string
+/// queries (compared by raw value), sorting. A non-optional property whose stored raw value no
+/// case has (the enum lost a case, another program wrote it) traps naming the class, the
+/// property and the value; an optional one reads nil, as in RealmSwift.
+public protocol PersistableEnum: _PrimitivePersistable, _OptionalPersistable, RawRepresentable, CaseIterable,
+                                 _RealmCollectionValueInsideOptional, _RealmSchemaDiscoverable, MinMaxType,
+                                 Comparable where RawValue: Comparable {}
+
+extension PersistableEnum {
+    /// The first case (the value of a property declared without one).
+    public init() { self = Self.allCases.first! }
+
+    /// Ordered by raw value.
+    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
+}
+
+extension PersistableEnum where RawValue: _PrimitivePersistable & _RealmCollectionValueInsideOptional {
+    public typealias PersistedType = RawValue
+
+    public static var _strataCoreType: _CoreTypeTag { RawValue._strataCoreType }
+    public static func _strataDefault() -> Self { Self() }
+
+    /// A raw value read from a collection or an untyped input: no case has it is a trap naming it.
+    public init(_strata v: _Stored) {
+        let raw = RawValue(_strata: v)
+        guard let e = Self(rawValue: raw) else {
+            strataTrap("No case of enum \(Self.self) has the raw value '\(raw)' that was stored")
+        }
+        self = e
+    }
+    public var _strata: _Stored { rawValue._strata }
+    public static func _strataExactly(_ v: _Stored) -> Self? { Self(rawValue: RawValue(_strata: v)) }
+
+    public static func _strataGet(_ at: _ManagedProperty) -> Self {
+        let raw = RawValue._strataGet(at)
+        guard let e = Self(rawValue: raw) else {
+            let info = at.accessor.info
+            strataTrap("\(info.name).\(info.properties[at.index].name): no case of enum \(Self.self) has the stored raw value '\(raw)'")
+        }
+        return e
+    }
+
+    public static func _strataFromStored(_ v: _Stored, _ at: _ManagedProperty) -> Self? {
+        if case .null = v.value { return nil }
+        return Self(rawValue: RawValue(_strata: v))
+    }
+}
+
+/// A type that is stored as another, stored type (RealmSwift's `CustomPersistable`): the file
+/// holds `persistableValue`, and a value read is `init(persistedValue:)` of it.
+///
+/// ```swift
+/// struct Celsius: CustomPersistable, Hashable {
+///     typealias PersistedType = Double
+///     var degrees: Double
+///     init(persistedValue: Double) { degrees = persistedValue }
+///     var persistableValue: Double { degrees }
+/// }
+/// ```
+public protocol CustomPersistable: _CustomPersistable {
+    init(persistedValue: PersistedType)
+    var persistableValue: PersistedType { get }
+}
+
+/// `CustomPersistable` whose conversion from the stored value may fail: a non-optional
+/// property whose stored value it refuses traps naming the class, property and value; an
+/// optional one reads nil.
+public protocol FailableCustomPersistable: _CustomPersistable {
+    init?(persistedValue: PersistedType)
+    var persistableValue: PersistedType { get }
+}
+
+/// What `CustomPersistable` and `FailableCustomPersistable` share (stored types today: the
+/// primitive ones; a type mapped to an object is not supported yet).
+public protocol _CustomPersistable: _PrimitivePersistable, _OptionalPersistable,
+                                    _RealmCollectionValueInsideOptional, _RealmSchemaDiscoverable {}
+
+extension _CustomPersistable where PersistedType: _PrimitivePersistable {
+    public static var _strataCoreType: _CoreTypeTag { PersistedType._strataCoreType }
+}
+
+extension CustomPersistable where PersistedType: _PrimitivePersistable {
+    public static func _strataDefault() -> Self { Self(persistedValue: PersistedType._strataDefault()) }
+    public init(_strata v: _Stored) { self.init(persistedValue: PersistedType(_strata: v)) }
+    public var _strata: _Stored { persistableValue._strata }
+    public func hash(into hasher: inout Hasher) { persistableValue.hash(into: &hasher) }
+}
+
+extension FailableCustomPersistable where PersistedType: _PrimitivePersistable {
+    public static func _strataDefault() -> Self {
+        guard let v = Self(persistedValue: PersistedType._strataDefault()) else {
+            strataTrap("Failed to default construct a \(Self.self) using the default value for persisted type "
+                       + "\(PersistedType.self): give the property a default value or make it optional")
+        }
+        return v
+    }
+    public init(_strata v: _Stored) {
+        let stored = PersistedType(_strata: v)
+        guard let value = Self(persistedValue: stored) else {
+            strataTrap("Failed to convert persisted value '\(stored)' to type '\(Self.self)' in a non-optional context.")
+        }
+        self = value
+    }
+    public var _strata: _Stored { persistableValue._strata }
+    public static func _strataExactly(_ v: _Stored) -> Self? { Self(persistedValue: PersistedType(_strata: v)) }
+    public func hash(into hasher: inout Hasher) { persistableValue.hash(into: &hasher) }
+
+    public static func _strataGet(_ at: _ManagedProperty) -> Self {
+        let stored = PersistedType._strataGet(at)
+        guard let value = Self(persistedValue: stored) else {
+            let info = at.accessor.info
+            strataTrap("\(info.name).\(info.properties[at.index].name): failed to convert persisted value '\(stored)' "
+                       + "to type '\(Self.self)' in a non-optional context.")
+        }
+        return value
+    }
+
+    public static func _strataFromStored(_ v: _Stored, _ at: _ManagedProperty) -> Self? {
+        if case .null = v.value { return nil }
+        return Self(persistedValue: PersistedType(_strata: v))
+    }
+}

@@ -1,0 +1,109 @@
+import Foundation
+import Testing
+@testable import Strata
+
+enum Mood: String, PersistableEnum { case happy, sad, calm }
+enum Level: Int, PersistableEnum { case low = 1, mid = 5, high = 9 }
+
+struct Celsius: CustomPersistable, Hashable {
+    typealias PersistedType = Double
+    var degrees: Double
+    init(persistedValue: Double) { degrees = persistedValue }
+    var persistableValue: Double { degrees }
+}
+
+/// Accepts only http(s) addresses.
+struct WebAddress: FailableCustomPersistable, Hashable {
+    typealias PersistedType = String
+    let text: String
+    init?(persistedValue: String) {
+        guard persistedValue.hasPrefix("http") else { return nil }
+        text = persistedValue
+    }
+    var persistableValue: String { text }
+}
+
+final class Diary: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var mood = Mood.happy
+    @Persisted var level: Level
+    @Persisted var optionalMood: Mood?
+    @Persisted var moods: List<Mood>
+    @Persisted var optionalLevels: List<Level?>
+    @Persisted var temperature = Celsius(persistedValue: 20)
+    @Persisted var site: WebAddress?
+}
+
+/// Writes raw values no case has, as another program could.
+final class RawDiary: Object {
+    override class func className() -> String { "Diary" }
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var mood = ""
+    @Persisted var level = 0
+    @Persisted var optionalMood: String?
+    @Persisted var moods: List<String>
+    @Persisted var optionalLevels: List<Int?>
+    @Persisted var temperature = 0.0
+    @Persisted var site: String?
+}
+
+@Suite("Swift-only types: PersistableEnum and CustomPersistable")
+struct SwiftTypesTests {
+    @Test func enumsAndMappedTypesRoundTripAndQuery() throws {
+        let dir = TempDir()
+        let cfg = config(dir, types: [Diary.self])
+        do {
+            let realm = try Realm(configuration: cfg)
+            try realm.write {
+                let d = Diary()
+                d.id = 1
+                d.mood = .sad
+                d.level = .high
+                d.moods.append(objectsIn: [.calm, .happy])
+                d.optionalLevels.append(objectsIn: [nil, .mid])
+                d.temperature = Celsius(persistedValue: 36.6)
+                d.site = WebAddress(persistedValue: "https://example.org")
+                realm.add(d)
+                realm.add(Diary(value: ["id": 2, "mood": Mood.calm, "level": 5, "optionalMood": "sad"]))
+            }
+        }
+        let realm = try Realm(configuration: cfg)
+        let d = try #require(realm.object(ofType: Diary.self, forPrimaryKey: 1))
+        #expect(d.mood == .sad && d.level == .high && d.optionalMood == nil)
+        #expect(Array(d.moods) == [.calm, .happy] && Array(d.optionalLevels) == [nil, .mid])
+        #expect(d.temperature.degrees == 36.6 && d.site?.text == "https://example.org")
+        let two = try #require(realm.object(ofType: Diary.self, forPrimaryKey: 2))
+        #expect(two.mood == .calm && two.level == .mid && two.optionalMood == .sad && Level() == .low)
+        #expect(realm.objects(Diary.self).where { $0.mood == .sad }.map(\.id) == [1])
+        #expect(realm.objects(Diary.self).where { $0.level > .mid }.map(\.id) == [1])
+        #expect(realm.objects(Diary.self).filter("level == %@", Level.mid).map(\.id) == [2])
+        #expect(realm.objects(Diary.self).filter("mood == 'calm'").count == 1)
+        #expect(realm.objects(Diary.self).sorted(byKeyPath: "level", ascending: false).map(\.id) == [1, 2])
+        #expect(realm.objects(Diary.self).max(ofProperty: "level") as Level? == .high)
+    }
+
+    @Test func aStoredRawValueNoCaseHasReadsNilWhenOptional() throws {
+        let dir = TempDir()
+        do {
+            let raw = try Realm(configuration: config(dir, types: [RawDiary.self]))
+            try raw.write { raw.add(RawDiary(value: ["id": 1, "mood": "happy", "level": 1, "optionalMood": "grumpy", "site": "ftp://x"])) }
+        }
+        let realm = try Realm(configuration: config(dir, types: [Diary.self]))
+        let d = try #require(realm.object(ofType: Diary.self, forPrimaryKey: 1))
+        #expect(d.optionalMood == nil && d.site == nil && d.mood == .happy)
+    }
+
+    @Test func aStoredRawValueNoCaseHasTrapsNamingClassPropertyAndValue() async throws {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let dir = TempDir()
+            do {
+                let raw = try! Realm(configuration: config(dir, types: [RawDiary.self]))
+                try! raw.write { raw.add(RawDiary(value: ["id": 1, "mood": "grumpy", "level": 1])) }
+            }
+            let realm = try! Realm(configuration: config(dir, types: [Diary.self]))
+            _ = realm.object(ofType: Diary.self, forPrimaryKey: 1)!.mood
+        }
+        let err = String(decoding: try #require(result).standardErrorContent, as: UTF8.self)
+        #expect(err.contains("Diary.mood") && err.contains("grumpy"))
+    }
+}
