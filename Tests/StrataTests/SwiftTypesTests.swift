@@ -34,17 +34,22 @@ final class Diary: Object {
     @Persisted var site: WebAddress?
 }
 
-/// Writes raw values no case has, as another program could.
-final class RawDiary: Object {
-    override class func className() -> String { "Diary" }
-    @Persisted(primaryKey: true) var id = 0
-    @Persisted var mood = ""
-    @Persisted var level = 0
-    @Persisted var optionalMood: String?
-    @Persisted var moods: List<String>
-    @Persisted var optionalLevels: List<Int?>
-    @Persisted var temperature = 0.0
-    @Persisted var site: String?
+/// A Diary file whose stored raw values no case has (as another program could write them):
+/// written through a migration's dynamic objects, which see the stored types.
+func diaryWithForeignRawValues(_ dir: TempDir, mood: String, optionalMood: String, site: String) throws -> Realm.Configuration {
+    do {
+        let realm = try Realm(configuration: config(dir, types: [Diary.self]))
+        try realm.write { realm.add(Diary(value: ["id": 1])) }
+    }
+    var cfg = config(dir, types: [Diary.self], version: 1)
+    cfg.migrationBlock = { migration, _ in
+        migration.enumerateObjects(ofType: "Diary") { _, new in
+            new?["mood"] = mood
+            new?["optionalMood"] = optionalMood
+            new?["site"] = site
+        }
+    }
+    return cfg
 }
 
 @Suite("Swift-only types: PersistableEnum and CustomPersistable")
@@ -84,11 +89,7 @@ struct SwiftTypesTests {
 
     @Test func aStoredRawValueNoCaseHasReadsNilWhenOptional() throws {
         let dir = TempDir()
-        do {
-            let raw = try Realm(configuration: config(dir, types: [RawDiary.self]))
-            try raw.write { raw.add(RawDiary(value: ["id": 1, "mood": "happy", "level": 1, "optionalMood": "grumpy", "site": "ftp://x"])) }
-        }
-        let realm = try Realm(configuration: config(dir, types: [Diary.self]))
+        let realm = try Realm(configuration: diaryWithForeignRawValues(dir, mood: "happy", optionalMood: "grumpy", site: "ftp://x"))
         let d = try #require(realm.object(ofType: Diary.self, forPrimaryKey: 1))
         #expect(d.optionalMood == nil && d.site == nil && d.mood == .happy)
     }
@@ -96,11 +97,7 @@ struct SwiftTypesTests {
     @Test func aStoredRawValueNoCaseHasTrapsNamingClassPropertyAndValue() async throws {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let dir = TempDir()
-            do {
-                let raw = try! Realm(configuration: config(dir, types: [RawDiary.self]))
-                try! raw.write { raw.add(RawDiary(value: ["id": 1, "mood": "grumpy", "level": 1])) }
-            }
-            let realm = try! Realm(configuration: config(dir, types: [Diary.self]))
+            let realm = try! Realm(configuration: diaryWithForeignRawValues(dir, mood: "grumpy", optionalMood: "sad", site: "http://x"))
             _ = realm.object(ofType: Diary.self, forPrimaryKey: 1)!.mood
         }
         let err = String(decoding: try #require(result).standardErrorContent, as: UTF8.self)

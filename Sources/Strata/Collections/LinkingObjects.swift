@@ -8,33 +8,58 @@ import Foundation
 /// dog.owners.count   // the people whose dogs list holds this dog
 /// ```
 /// An unmanaged object has none.
-public struct LinkingObjects<Element: Object>: RandomAccessCollection, CustomStringConvertible {
-    private let keys: [Int64]
-    private let realmInstance: RealmInstance?
+public struct LinkingObjects<Element: Object>: RealmCollection {
+    /// The objects, live (read again when the Realm moves), or nil for an unmanaged object's.
+    private let results: Results<Element>?
     /// The object whose linking objects these are, and the property: to read them again (in
     /// another version, or another Realm of the file).
     let owner: LinkingOwner?
 
-    init(keys: [Int64], realm: RealmInstance?, owner: LinkingOwner? = nil) {
-        self.keys = keys
-        realmInstance = realm
+    init(owner: LinkingOwner?, realm: RealmInstance?) {
+        self.owner = owner
+        if let owner, let realm {
+            results = Results(realm: realm, info: realm.tableInfo(Element.self), source: { owner.keys(in: $0) })
+        } else {
+            results = nil
+        }
+    }
+
+    init(results: Results<Element>, owner: LinkingOwner?) {
+        self.results = results
         self.owner = owner
     }
 
-    public var startIndex: Int { 0 }
-    public var endIndex: Int { keys.count }
+    /// An unmanaged object's: none.
+    public init(fromType: Element.Type, property: String) {
+        results = nil
+        owner = nil
+    }
+
+    public var count: Int { results?.count ?? 0 }
 
     public subscript(position: Int) -> Element {
-        guard let r = realmInstance else { fatalError("LinkingObjects of an unmanaged object are empty") }
-        return r.managedObject(Element.self, key: keys[position])
+        guard let r = results else { strataTrap("Index \(position) is out of bounds: the LinkingObjects of an unmanaged object are empty") }
+        return r[position]
     }
 
     /// The Realm of the object, or nil while it is unmanaged.
-    public var realm: Realm? { realmInstance.map(Realm.init) }
+    public var realm: Realm? { results?.realm }
 
-    public func index(of object: Element) -> Int? {
-        guard let a = object.__accessor, a.realm === realmInstance else { return nil }
-        return keys.firstIndex(of: a.key)
+    public var isInvalidated: Bool { results?.isInvalidated ?? false }
+
+    public func index(of object: Element) -> Int? { results?.index(of: object) }
+
+    public var _strataResults: Results<Element>? { results }
+
+    /// The linking objects of the same object and property.
+    public static func == (lhs: LinkingObjects, rhs: LinkingObjects) -> Bool {
+        switch (lhs.results, rhs.results) {
+        case (nil, nil): return true
+        case (let a?, let b?): return a.base === b.base || (lhs.owner?.key == rhs.owner?.key
+            && lhs.owner?.info.tableName == rhs.owner?.info.tableName && lhs.owner?.index == rhs.owner?.index
+            && a.base.realm === b.base.realm)
+        default: return false
+        }
     }
 
     public var description: String {
@@ -51,7 +76,7 @@ extension LinkingObjects: _Persistable {
         _PersistedKind(.link, target: Element.self, collection: .linkingObjects)
     }
 
-    public static func _strataDefault() -> LinkingObjects<Element> { LinkingObjects(keys: [], realm: nil) }
+    public static func _strataDefault() -> LinkingObjects<Element> { LinkingObjects(owner: nil, realm: nil) }
 
     /// The backlinks as they are in the Realm's snapshot now.
     public static func _strataGet(_ at: _ManagedProperty) -> LinkingObjects<Element> {
@@ -64,23 +89,12 @@ extension LinkingObjects: _Persistable {
         }
         realm.checkThread("\(a.info.name).\(p.name)")
         let owner = LinkingOwner(info: a.info, key: a.key, index: at.index, origin: origin, originCol: origin.cols[originIndex])
-        return LinkingObjects(keys: owner.keys(in: realm), realm: realm, owner: owner)
+        return LinkingObjects(owner: owner, realm: realm)
     }
 
     public static func _strataSet(_ at: _ManagedProperty, _ value: LinkingObjects<Element>) {
         strataTrap("'\(at.accessor.info.name).\(at.accessor.info.properties[at.index].name)' is linking objects: "
                    + "they follow the links, and cannot be set")
-    }
-}
-
-extension LinkingObjects: _QueryableObjects {
-    public var _queryResults: Results<Element> {
-        guard let r = realmInstance else {
-            strataTrap("LinkingObjects<\(Element.className())> of an unmanaged object cannot be queried")
-        }
-        let keys = self.keys
-        if let owner { return Results(realm: r, info: r.tableInfo(Element.self), source: { owner.keys(in: $0) }) }
-        return Results(realm: r, info: r.tableInfo(Element.self), source: { _ in keys })
     }
 }
 

@@ -8,7 +8,7 @@ import Foundation
 /// class Person: Object { @Persisted var dogs: List<Dog> }
 /// try realm.write { person.dogs.append(dog); person.dogs.move(from: 0, to: 2) }
 /// ```
-public final class List<Element: RealmCollectionValue>: RandomAccessCollection, CustomStringConvertible {
+public final class List<Element: RealmCollectionValue>: RealmCollection, RangeReplaceableCollection, MutableCollection {
     private var items: [Element]
     let managed: _ManagedProperty?
 
@@ -57,6 +57,17 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
     public func index(of object: Element) -> Int? { firstIndex(of: object) }
 
     // MARK: changing
+
+    /// Replace the elements in `subrange` with `newElements` (a managed list: inside a write).
+    public func replaceSubrange<C: Collection>(_ subrange: Range<Int>, with newElements: C) where C.Element == Element {
+        guard managed != nil else { items.replaceSubrange(subrange, with: newElements); return }
+        let n = count
+        if subrange.lowerBound < 0 || subrange.upperBound > n {
+            strataTrap("Range \(subrange) is out of bounds (the count is \(n)) in \(context.what).")
+        }
+        for _ in subrange { remove(at: subrange.lowerBound) }
+        for (i, e) in newElements.enumerated() { insert(e, at: subrange.lowerBound + i) }
+    }
 
     /// Append at the end.
     public func append(_ object: Element) { insert(object, at: count) }
@@ -165,19 +176,30 @@ extension List: _Persistable {
     }
 }
 
-extension List: _QueryableObjects where Element: Object {
-    public var _queryResults: Results<Element> {
-        guard let m = managed else {
-            strataTrap("List<\(Element.className())>: an unmanaged list cannot be queried (filter, sorted, aggregates): add its object to a Realm first")
-        }
+extension List {
+    /// The list as live results: its objects, or its values (sorted and made distinct here), in
+    /// its order; nil while unmanaged.
+    public var _strataResults: Results<Element>? {
+        guard let m = managed else { return nil }
         let realm = m.accessor.realm
         let (owner, key, index) = (m.accessor.info, m.accessor.key, m.index)
-        return Results(realm: realm, info: realm.tableInfo(Element.self), source: { r in
-            let a = ObjectAccessor(realm: r, info: owner, key: key)
+        guard let target = Element._strataElementKind.target, Element._strataElementKind.type == .link else {
+            return Results(realm: realm, info: owner, valueList: ValueList(key: key, index: index, elementName: "\(Element.self)"))
+        }
+        return Results(realm: realm, info: realm.tableInfo(target), source: { r in
+            let a = ObjectAccessor(realm: r, info: r.tableInfo(owner.classInfo.type), key: key)
             return (0..<a.listCount(index)).compactMap {
                 if case .link(let k) = a.listGet(index, $0) { return k } else { return nil }
             }
         })
+    }
+
+    /// The same list: one unmanaged instance, or the same property of the same object.
+    public static func == (lhs: List, rhs: List) -> Bool {
+        if lhs === rhs { return true }
+        guard let a = lhs.managed, let b = rhs.managed else { return false }
+        return a.index == b.index && a.accessor.key == b.accessor.key
+            && a.accessor.info.tableName == b.accessor.info.tableName && a.accessor.realm === b.accessor.realm
     }
 }
 

@@ -9,12 +9,12 @@ import Foundation
 /// dogs.count
 /// for dog in dogs { print(dog.name) }
 /// ```
-public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, CustomStringConvertible {
+public struct Results<Element: RealmCollectionValue>: RealmCollection {
     let base: ResultsBase
 
     init(realm: RealmInstance, info: TableInfo, spec: QuerySpec = QuerySpec(),
-         source: ((RealmInstance) -> [Int64])? = nil) {
-        base = ResultsBase(realm: realm, info: info, spec: spec, source: source)
+         source: ((RealmInstance) -> [Int64])? = nil, valueList: ValueList? = nil) {
+        base = ResultsBase(realm: realm, info: info, spec: spec, source: source, valueList: valueList)
     }
 
     init(base: ResultsBase) { self.base = base }
@@ -22,7 +22,7 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
     private func with(_ change: (inout QuerySpec) -> Void) -> Results {
         var spec = base.spec
         var source = base.source
-        if spec.limit != nil || !spec.distinct.isEmpty {
+        if base.valueList == nil && (spec.limit != nil || !spec.distinct.isEmpty) {
             /* a prefix or distinct, then more: applied in call order, as in RealmSwift (the
              * core sorts before it takes distinct values): their objects are the source */
             let limited = base
@@ -30,7 +30,7 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
             source = { realm in limited.rebound(to: realm).keys() }
         }
         change(&spec)
-        let r = Results(realm: base.realm, info: base.info, spec: spec, source: source)
+        let r = Results(realm: base.realm, info: base.info, spec: spec, source: source, valueList: base.valueList)
         r.base.validate()
         return r
     }
@@ -41,7 +41,7 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
         precondition(maxLength >= 0, "Can't take a prefix of negative length from a collection")
         var spec = base.spec
         spec.limit = Swift.min(maxLength, spec.limit ?? .max)
-        return Results(realm: base.realm, info: base.info, spec: spec, source: base.source)
+        return Results(realm: base.realm, info: base.info, spec: spec, source: base.source, valueList: base.valueList)
     }
 
     /// The objects that also match a predicate of Realm's query language, with `%@` (the next
@@ -61,6 +61,12 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
         with { $0.add(format: predicateFormat, args) }
     }
 
+    /// The position of the first element that also matches the predicate, or nil.
+    func index(matching predicateFormat: String, arguments args: [Any]) -> Int? {
+        let keep = Set(filter(predicateFormat, arguments: args).base.keys())
+        return base.keys().firstIndex { keep.contains($0) }
+    }
+
     /// Sorted by a property (or a key path through to-one links); a later sort comes first and
     /// the earlier ones break its ties.
     public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results<Element> {
@@ -76,50 +82,24 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
         with { $0.distinct += Array(keyPaths) }
     }
 
-    /// Sorted by a property named by key path (`\.age`).
-    public func sorted<T>(by keyPath: KeyPath<Element, T>, ascending: Bool = true) -> Results<Element>
-    where Element: Object {
-        sorted(byKeyPath: KeyPathNames.name(keyPath), ascending: ascending)
-    }
-
-    public func distinct(by keyPaths: [PartialKeyPath<Element>]) -> Results<Element> where Element: Object {
-        distinct(by: keyPaths.map { KeyPathNames.name($0) })
-    }
-
-    public func min<T: MinMaxType>(of keyPath: KeyPath<Element, T>) -> T? where Element: Object {
-        min(ofProperty: KeyPathNames.name(keyPath))
-    }
-
-    public func max<T: MinMaxType>(of keyPath: KeyPath<Element, T>) -> T? where Element: Object {
-        max(ofProperty: KeyPathNames.name(keyPath))
-    }
-
-    public func sum<T: AddableType>(of keyPath: KeyPath<Element, T>) -> T where Element: Object {
-        sum(ofProperty: KeyPathNames.name(keyPath))
-    }
-
-    public func average<T: AddableType>(of keyPath: KeyPath<Element, T>) -> T? where Element: Object {
-        average(ofProperty: KeyPathNames.name(keyPath))
-    }
-
     /// The smallest value of a property over the objects (nil when there are none or all are
     /// nil).
-    public func min<T: MinMaxType>(ofProperty property: String) -> T? {
+    public func min<T: _HasPersistedType>(ofProperty property: String) -> T? where T.PersistedType: MinMaxType {
         base.aggregate(property, STRATA_AGG_MIN, as: T.self)
     }
 
     /// The largest value of a property over the objects.
-    public func max<T: MinMaxType>(ofProperty property: String) -> T? {
+    public func max<T: _HasPersistedType>(ofProperty property: String) -> T? where T.PersistedType: MinMaxType {
         base.aggregate(property, STRATA_AGG_MAX, as: T.self)
     }
 
     /// The sum of a property over the objects (0 when there are none).
-    public func sum<T: AddableType>(ofProperty property: String) -> T {
+    public func sum<T: _HasPersistedType>(ofProperty property: String) -> T where T.PersistedType: AddableType {
         base.aggregate(property, STRATA_AGG_SUM, as: T.self) ?? base.zero(as: T.self)
     }
 
     /// The mean of a property over the objects (nil when there are none).
-    public func average<T: AddableType>(ofProperty property: String) -> T? {
+    public func average<T: _HasPersistedType>(ofProperty property: String) -> T? where T.PersistedType: AddableType {
         base.aggregate(property, STRATA_AGG_AVG, as: T.self)
     }
 
@@ -132,7 +112,10 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
     public subscript(position: Int) -> Element {
         let keys = base.keys()
         if position < 0 || position >= keys.count {
-            strataTrap("Index \(position) is out of bounds (must be less than \(keys.count)) in Results<\(base.info.name)>.")
+            strataTrap("Index \(position) is out of bounds (must be less than \(keys.count)) in \(base.what).")
+        }
+        if base.valueList != nil {
+            return Element._strataElement(_Stored(base.values()[position]), _ElementContext(realm: base.realm, what: base.what))
         }
         return Element._strataElement(_Stored(.link(keys[position])), _ElementContext(realm: base.realm, what: base.what, info: base.info))
     }
@@ -147,6 +130,8 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
     /// Nothing can tell the difference but the count of `init`/`deinit` calls of the class.
     public struct Iterator: IteratorProtocol {
         @usableFromInline let keys: [Int64]
+        /// For results of a list of values: the values, in order.
+        private let values: [StoredValue]?
         private let context: _ElementContext
         @usableFromInline var i = 0
         /// The object handed out last, while its class allows moving it (see above).
@@ -155,8 +140,9 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
 
         init(_ base: ResultsBase) {
             keys = base.keys()
+            values = base.valueList != nil ? base.values() : nil
             context = _ElementContext(realm: base.realm, what: base.what, info: base.info)
-            reusable = base.info.classInfo.type == Element.self && base.info.classInfo.holdsOnlyItsPlace
+            reusable = values == nil && base.info.classInfo.type == Element.self && base.info.classInfo.holdsOnlyItsPlace
         }
 
         // Inlinable: made for the element type where it is used (a generic step copies the
@@ -177,6 +163,7 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
 
         @usableFromInline
         mutating func fresh(_ key: Int64) -> Element {
+            if let values { return Element._strataElement(_Stored(values[Int(key)]), context) }
             let o = Element._strataElement(_Stored(.link(key)), context)
             if reusable { last = unsafeBitCast(o, to: Object.self) }
             return o
@@ -194,12 +181,25 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
     public var isInvalidated: Bool { base.realm.isInvalidated }
 
     public func index(of object: Element) -> Int? {
+        if base.valueList != nil {
+            let v = Element._strataStore(object, _ElementContext(realm: base.realm, what: base.what)).value
+            return base.values().firstIndex(of: v)
+        }
         guard let o = object as? Object, let a = o.__accessor, a.realm === base.realm,
               a.info.tableName == base.info.tableName else { return nil }
         return base.keys().firstIndex(of: a.key)
     }
 
-    public var description: String { "Results<\(base.info.name)> (\(count) objects)" }
+    /// The same results: made from one another by copying (RealmSwift compares the
+    /// underlying results object).
+    public static func == (lhs: Results, rhs: Results) -> Bool { lhs.base === rhs.base }
+
+    public var _strataResults: Results<Element>? { self }
+
+    public var description: String {
+        if base.valueList != nil { return "\(base.what) [" + map { "\($0)" }.joined(separator: ", ") + "]" }
+        return "Results<\(base.info.name)> (\(count) objects)"
+    }
 }
 
 extension Results: _QueryArgSequence {
@@ -215,17 +215,23 @@ final class ResultsBase {
     /// The objects of a List or LinkingObjects the results are taken from (in their order),
     /// read in the Realm given, or nil for every object of the class.
     let source: ((RealmInstance) -> [Int64])?
+    /// For the results of a list of values (`List<Int>.sorted()`): the list's object (of
+    /// `info`) and property. The "keys" are then positions in `cachedValues`, which holds the
+    /// values sorted and made distinct as the spec says (in Swift: the core queries objects).
+    let valueList: ValueList?
     private var cachedKeys: [Int64] = []
+    private var cachedValues: [StoredValue] = []
     private var cachedVersion: UInt64 = .max
     private var cachedMutations: UInt64 = .max
 
     init(realm: RealmInstance, info: TableInfo, spec: QuerySpec = QuerySpec(),
-         source: ((RealmInstance) -> [Int64])? = nil) {
+         source: ((RealmInstance) -> [Int64])? = nil, valueList: ValueList? = nil) {
         self.realm = realm
         self.info = info
-        what = "Results<\(info.name)>"
+        what = valueList.map { "Results<\($0.elementName)> of \(info.propertyPaths[$0.index])" } ?? "Results<\(info.name)>"
         self.spec = spec
         self.source = source
+        self.valueList = valueList
     }
 
     /// For messages: "Results<Person>".
@@ -233,7 +239,8 @@ final class ResultsBase {
 
     /// The same results read in another Realm of the same file (a queue's, a snapshot).
     func rebound(to other: RealmInstance) -> ResultsBase {
-        other === realm ? self : ResultsBase(realm: other, info: other.tableInfo(info.classInfo.type), spec: spec, source: source)
+        other === realm ? self : ResultsBase(realm: other, info: other.tableInfo(info.classInfo.type), spec: spec,
+                                             source: source, valueList: valueList)
     }
 
     /// Whether the results read through links (their objects then change with other tables).
@@ -245,6 +252,16 @@ final class ResultsBase {
     /// was written (Realm raises there too).
     func validate() {
         realm.checkThread(what)
+        if let v = valueList {
+            if !spec.predicates.isEmpty {
+                strataTrap("\(what): a list of values cannot be filtered with a predicate (filter or where): "
+                           + "filter its values in Swift")
+            }
+            for k in spec.sort.map(\.keyPath) + spec.distinct where k != "self" {
+                strataTrap("\(what): a list of \(v.elementName) values sorts and is made distinct by 'self' only, not '\(k)'")
+            }
+            return
+        }
         do { try withQuery { _, _, _ in } } catch { strataTrap("Invalid query on \(info.name): \(error)") }
     }
 
@@ -309,7 +326,7 @@ final class ResultsBase {
     func count() -> Int {
         realm.checkThread(what)
         do {
-            if source != nil { return keys().count }
+            if source != nil || valueList != nil { return keys().count }
             if spec.isEmpty { return try realm.table(info).count() }
             if !spec.sort.isEmpty || !spec.distinct.isEmpty || spec.limit != nil { return keys().count }
             return try withQuery { txn, q, args in
@@ -337,10 +354,25 @@ final class ResultsBase {
 
     private let cacheLock = NSLock()
 
+    /// The values of a list of values' results, in their order (read with `keys()`).
+    func values() -> [StoredValue] {
+        if realm.isFrozen {
+            cacheLock.lock()
+            defer { cacheLock.unlock() }
+            _ = keysUnlocked()
+            return cachedValues
+        }
+        _ = keysUnlocked()
+        return cachedValues
+    }
+
     private func keysUnlocked() -> [Int64] {
         if cachedVersion != realm.version || cachedMutations != realm.mutationCount {
             do {
-                if let source {
+                if let v = valueList {
+                    cachedValues = v.values(in: realm, info: info, spec: spec, what: what)
+                    cachedKeys = Array(0..<Int64(cachedValues.count))
+                } else if let source {
                     cachedKeys = try restricted(source(realm))
                     if let n = spec.limit { cachedKeys = Array(cachedKeys.prefix(n)) }
                 } else if spec.isEmpty {
@@ -376,9 +408,20 @@ final class ResultsBase {
     }
 
     /// An aggregate of the values of a list's or linking objects' results, read one by one.
-    private func aggregateRead(_ col: UInt32, _ agg: strata_aggregate) throws -> StoredValue {
-        let table = realm.table(info)
-        let values = try keys().map { try table.get($0, col) }.filter { $0 != .null }
+    private func aggregateRead(_ col: UInt32?, _ agg: strata_aggregate) throws -> StoredValue {
+        let all: [StoredValue]
+        if let col {
+            let table = realm.table(info)
+            all = try keys().map { try table.get($0, col) }
+        } else {
+            all = self.values()
+        }
+        return Self.aggregate(all.filter { $0 != .null }, agg)
+    }
+
+    /// An aggregate of values read one by one (a list's or linking objects' results, a list of
+    /// values, an unmanaged list).
+    static func aggregate(_ values: [StoredValue], _ agg: strata_aggregate) -> StoredValue {
         func number(_ v: StoredValue) -> Double {
             switch v {
             case .int(let i): return Double(i)
@@ -386,6 +429,15 @@ final class ResultsBase {
             case .double(let d): return d
             case .timestamp(let s, let ns): return Double(s) + Double(ns) / 1e9
             default: return .nan
+            }
+        }
+        if let d = values.first, case .decimal = d {
+            let decimals = values.compactMap { v -> Decimal128? in if case .decimal(let x) = v { return x } else { return nil } }
+            switch agg {
+            case STRATA_AGG_SUM: return .decimal(decimals.reduce(Decimal128(), +))
+            case STRATA_AGG_AVG: return decimals.isEmpty ? .null : .decimal(decimals.reduce(Decimal128(), +) / Decimal128(value: decimals.count))
+            case STRATA_AGG_MIN: return decimals.min().map { .decimal($0) } ?? .null
+            default: return decimals.max().map { .decimal($0) } ?? .null
             }
         }
         switch agg {
@@ -406,6 +458,14 @@ final class ResultsBase {
     /// An aggregate of a property over the results, as T (nil when it is null).
     func aggregate<T>(_ property: String, _ agg: strata_aggregate, as: T.Type) -> T? {
         realm.checkThread(what)
+        if valueList != nil {
+            guard property == "self" else {
+                strataTrap("\(what): the values of a list are aggregated by 'self', not '\(property)'")
+            }
+            do { return converted(try aggregateRead(nil, agg), property, agg, as: T.self) } catch {
+                strataTrap("cannot aggregate \(what): \(error)")
+            }
+        }
         guard let i = info.properties.firstIndex(where: { $0.name == property }) else {
             strataTrap("Invalid property name '\(property)' for class '\(info.name)'.")
         }
@@ -425,14 +485,18 @@ final class ResultsBase {
                 try StrataError.check { strata_results_aggregate(res, table.handle, info.cols[i], agg, &out, $0) }
                 stored = StoredValue(out)
             }
-            if stored == .null { return nil }
-            guard let p = T.self as? any _PrimitivePersistable.Type,
-                  let v = ValueConversion.primitive(stored, as: p) as? T
-                       ?? Self.truncated(stored).flatMap({ ValueConversion.primitive($0, as: p) as? T }) else {
-                strataTrap("\(what): the \(agg == STRATA_AGG_AVG ? "average" : "aggregate") of '\(property)' (\(stored)) is not a \(T.self)")
-            }
-            return v
+            return converted(stored, property, agg, as: T.self)
         } catch { strataTrap("cannot aggregate \(info.name).\(property): \(error)") }
+    }
+
+    /// An aggregate's value as T (nil for null).
+    private func converted<T>(_ stored: StoredValue, _ property: String, _ agg: strata_aggregate, as: T.Type) -> T? {
+        if stored == .null { return nil }
+        guard let v = ValueConversion.convert(stored.anyValue, to: T.self)
+                ?? Self.truncated(stored).flatMap({ ValueConversion.convert($0.anyValue, to: T.self) }) else {
+            strataTrap("\(what): the \(agg == STRATA_AGG_AVG ? "average" : "aggregate") of '\(property)' (\(stored)) is not a \(T.self)")
+        }
+        return v
     }
 
     /// An average asked for as an integer type is truncated, as RealmSwift's NSNumber is.
@@ -441,50 +505,16 @@ final class ResultsBase {
         return nil
     }
 
-    func zero<T>(as: T.Type) -> T {
-        guard let p = T.self as? any _PrimitivePersistable.Type,
-              let v = ValueConversion.primitive(.int(0), as: p) as? T ?? ValueConversion.primitive(.double(0), as: p) as? T
-        else { strataTrap("\(what): no zero of \(T.self)") }
+    func zero<T>(as: T.Type) -> T { Self.zero(as: T.self, what) }
+
+    /// The sum of no values, as T.
+    static func zero<T>(as: T.Type, _ what: String) -> T {
+        guard let v = ValueConversion.convert(Int64(0), to: T.self) ?? ValueConversion.convert(0.0, to: T.self)
+                   ?? ValueConversion.convert(Decimal128(), to: T.self) else {
+            strataTrap("\(what): no zero of \(T.self)")
+        }
         return v
     }
-}
-
-/// The query methods of `List` and `LinkingObjects` of objects: they make a `Results` of the
-/// collection's objects (in its order) and ask it.
-public protocol _QueryableObjects {
-    associatedtype Element: Object
-    var _queryResults: Results<Element> { get }
-}
-
-extension _QueryableObjects {
-    public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Element> {
-        var spec = QuerySpec()
-        spec.add(format: predicateFormat, args)
-        let base = _queryResults.base
-        let r = Results<Element>(realm: base.realm, info: base.info, spec: spec, source: base.source)
-        r.base.validate()
-        return r
-    }
-    public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results<Element> {
-        _queryResults.sorted(byKeyPath: keyPath, ascending: ascending)
-    }
-    public func sorted<S: Sequence>(by keyPaths: S) -> Results<Element> where S.Element == SortDescriptor {
-        _queryResults.sorted(by: keyPaths)
-    }
-    public func distinct<S: Sequence>(by keyPaths: S) -> Results<Element> where S.Element == String {
-        _queryResults.distinct(by: keyPaths)
-    }
-    public func min<T: MinMaxType>(ofProperty property: String) -> T? { _queryResults.min(ofProperty: property) }
-    public func max<T: MinMaxType>(ofProperty property: String) -> T? { _queryResults.max(ofProperty: property) }
-    public func sum<T: AddableType>(ofProperty property: String) -> T { _queryResults.sum(ofProperty: property) }
-    public func average<T: AddableType>(ofProperty property: String) -> T? { _queryResults.average(ofProperty: property) }
-    public func sorted<T>(by keyPath: KeyPath<Element, T>, ascending: Bool = true) -> Results<Element> {
-        _queryResults.sorted(by: keyPath, ascending: ascending)
-    }
-    public func min<T: MinMaxType>(of keyPath: KeyPath<Element, T>) -> T? { _queryResults.min(of: keyPath) }
-    public func max<T: MinMaxType>(of keyPath: KeyPath<Element, T>) -> T? { _queryResults.max(of: keyPath) }
-    public func sum<T: AddableType>(of keyPath: KeyPath<Element, T>) -> T { _queryResults.sum(of: keyPath) }
-    public func average<T: AddableType>(of keyPath: KeyPath<Element, T>) -> T? { _queryResults.average(of: keyPath) }
 }
 
 /// Whether an iterator's last object can be moved to the next key: besides the strong

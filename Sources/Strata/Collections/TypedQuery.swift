@@ -198,53 +198,6 @@ public protocol _QueryCollection { associatedtype Element }
 extension List: _QueryCollection {}
 extension LinkingObjects: _QueryCollection {}
 
-extension Results where Element: Object {
-    /// The objects for which the typed predicate holds (RealmSwift's `where`).
-    public func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element> {
-        let q = isIncluded(Query<Element>(text: ""))
-        return filter(q.text, arguments: q.args)
-    }
-
-    /// The same as `where` (RealmSwift's older spelling): `dogs.filter { $0.age > 3 }` is a
-    /// query run by the core, not Swift's `Sequence.filter`.
-    public func filter(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element> {
-        self.where(isIncluded)
-    }
-}
-
-extension _QueryableObjects {
-    public func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element> {
-        _queryResults.where(isIncluded)
-    }
-
-    public func filter(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element> {
-        _queryResults.where(isIncluded)
-    }
-}
-
-extension Results where Element: Object {
-    /// The position of the first object that matches the predicate, or nil.
-    public func index(matching predicateFormat: String, _ args: Any...) -> Int? {
-        firstIndex(among: filter(predicateFormat, arguments: args))
-    }
-
-    /// The position of the first object for which the typed predicate holds, or nil.
-    public func index(matching isIncluded: (Query<Element>) -> Query<Bool>) -> Int? {
-        firstIndex(among: self.where(isIncluded))
-    }
-
-    private func firstIndex(among matching: Results<Element>) -> Int? {
-        let keep = Set(matching.base.keys())
-        return base.keys().firstIndex { keep.contains($0) }
-    }
-
-    /// The objects at these positions.
-    public func elements(at indexes: IndexSet) -> [Element] { indexes.map { self[$0] } }
-
-    /// The value of a property of each object, in order (`Results.value(forKey:)` of RealmSwift).
-    public func value(forKey key: String) -> [Any?] { map { $0[key] } }
-}
-
 /// Numbers (and their optionals) in typed queries: compared across types
 /// (`$0.dogs.age.max > $0.dogs.age.avg`).
 public protocol _QueryNumeric {}

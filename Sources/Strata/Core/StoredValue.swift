@@ -19,6 +19,72 @@ enum StoredValue: Equatable {
     /// The key of an object of the property's target table.
     case link(Int64)
 
+    /// The value as the Swift type that stores it (`Int64` for integers, `Date` for
+    /// timestamps, the key for a link; NSNull for null): untyped input to `ValueConversion`.
+    var anyValue: Any {
+        switch self {
+        case .null: return NSNull()
+        case .bool(let b): return b
+        case .int(let i): return i
+        case .float(let f): return f
+        case .double(let d): return d
+        case .string(let s): return s
+        case .data(let d): return d
+        case .timestamp: return Date(_strata: _Stored(self))
+        case .objectId(let o): return o
+        case .uuid(let u): return u
+        case .decimal(let d): return d
+        case .link(let k): return k
+        }
+    }
+
+    /// The order of values of one property (sorting a list of values): null first, then numbers
+    /// by value (across int, float, double and decimal), strings, bytes, dates, ids by their
+    /// natural order; values of different kinds by kind.
+    static func precedes(_ a: StoredValue, _ b: StoredValue) -> Bool {
+        switch (a, b) {
+        case (.null, .null): return false
+        case (.null, _): return true
+        case (_, .null): return false
+        case (.bool(let x), .bool(let y)): return !x && y
+        case (.int(let x), .int(let y)): return x < y
+        case (.string(let x), .string(let y)): return x < y
+        case (.data(let x), .data(let y)): return x.lexicographicallyPrecedes(y)
+        case (.timestamp(let s1, let n1), .timestamp(let s2, let n2)): return (s1, n1) < (s2, n2)
+        case (.objectId(let x), .objectId(let y)): return x < y
+        case (.uuid(let x), .uuid(let y)): return x.uuidString < y.uuidString
+        case (.decimal(let x), .decimal(let y)): return x < y
+        case (.link(let x), .link(let y)): return x < y
+        default:
+            if let x = a.number, let y = b.number { return x < y }
+            return a.kindRank < b.kindRank
+        }
+    }
+
+    private var number: Double? {
+        switch self {
+        case .int(let i): return Double(i)
+        case .float(let f): return Double(f)
+        case .double(let d): return d
+        case .decimal(let d): return d.doubleValue
+        default: return nil
+        }
+    }
+
+    private var kindRank: Int {
+        switch self {
+        case .null: return 0
+        case .bool: return 1
+        case .int, .float, .double, .decimal: return 2
+        case .string: return 3
+        case .data: return 4
+        case .timestamp: return 5
+        case .objectId: return 6
+        case .uuid: return 7
+        case .link: return 8
+        }
+    }
+
     /// The core's type of this value (`.null` has none of its own).
     var coreType: CoreType {
         switch self {

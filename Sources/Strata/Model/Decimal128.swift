@@ -109,7 +109,7 @@ public struct Decimal128: Hashable, Comparable, Sendable, CustomStringConvertibl
             digits.append(0)
             exponent -= 1
         }
-        if digits.isEmpty { exponent = max(min(exponent, 6111), -6176) }
+        if digits.isEmpty { exponent = Swift.max(Swift.min(exponent, 6111), -6176) }
         guard exponent >= -6176, exponent <= 6111 else { throw Decimal128.invalid(string) }
         var coef: (UInt64, UInt64) = (0, 0)
         for d in digits { coef = Decimal128.mulAdd(coef, 10, UInt64(d)) }
@@ -210,7 +210,7 @@ public struct Decimal128: Hashable, Comparable, Sendable, CustomStringConvertibl
         if ma != mb {
             mag = ma < mb ? -1 : 1
         } else {
-            let len = max(da.count, db.count)
+            let len = Swift.max(da.count, db.count)
             for i in 0..<len {
                 let x = i < da.count ? da[i] : 0, y = i < db.count ? db[i] : 0
                 if x != y { mag = x < y ? -1 : 1; break }

@@ -20,6 +20,11 @@ enum KeyPathNames {
 
     /// The property name `keyPath` reads (a `@Persisted` property of `Root` read directly).
     static func name<Root: Object>(_ keyPath: PartialKeyPath<Root>) -> String {
+        name(keyPath, of: Root.self)
+    }
+
+    /// The same, for a key path whose root is the model class `model`.
+    static func name(_ keyPath: AnyKeyPath, of model: Object.Type) -> String {
         lock.lock()
         if let n = names[keyPath] {
             lock.unlock()
@@ -27,14 +32,14 @@ enum KeyPathNames {
         }
         lock.unlock()
         let probe = _KeyPathProbe()
-        let object = Root()
+        let object = model.init()
         object.__probe = probe
         _ = object[keyPath: keyPath]
         object.__probe = nil
-        let info = ClassInfo.of(Root.self)
+        let info = ClassInfo.of(model)
         guard let offset = probe.offset, let i = info.index(atOffset: offset),
               info.properties[i].field.valueType == type(of: keyPath).valueType else {
-            strataTrap("\(Root.className()): the key path \(keyPath) does not read a @Persisted property directly "
+            strataTrap("\(model.className()): the key path \(keyPath) does not read a @Persisted property directly "
                        + "(use the string form for paths through links)")
         }
         let n = info.properties[i].name

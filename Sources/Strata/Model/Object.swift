@@ -110,6 +110,27 @@ open class Object: ObjectBase, CustomStringConvertible {
         }
     }
 
+    /// Key-value coding, as RealmSwift's objects (NSObject) have it: a property's value by name
+    /// (nil for a name that is no property).
+    public func value(forKey key: String) -> Any? { self[key] }
+
+    /// A value through links: `"dog.name"`.
+    public func value(forKeyPath keyPath: String) -> Any? {
+        let parts = keyPath.split(separator: ".", maxSplits: 1).map(String.init)
+        guard parts.count == 2 else { return self[keyPath] }
+        guard let next = self[parts[0]] as? Object else { return nil }
+        return next.value(forKeyPath: parts[1])
+    }
+
+    /// Set a property by name (managed: inside a write). A name that is no property, or a value
+    /// of the wrong type, traps naming them.
+    public func setValue(_ value: Any?, forKey key: String) { self[key] = value }
+
+    /// Set properties from a dictionary of names to values.
+    public func setValuesForKeys(_ keyedValues: [String: Any]) {
+        for (k, v) in keyedValues { self[k] = v }
+    }
+
     /// Two managed objects are the same object when they are the same row of the same Realm
     /// file; unmanaged ones only when identical.
     public func isSameObject(as other: Object?) -> Bool {

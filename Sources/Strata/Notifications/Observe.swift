@@ -67,11 +67,6 @@ extension Results {
         }
     }
 
-    public func observe(keyPaths: [PartialKeyPath<Element>], on queue: DispatchQueue? = nil,
-                        _ block: @escaping (RealmCollectionChange<Results<Element>>) -> Void) -> NotificationToken
-    where Element: Object {
-        observe(keyPaths: keyPaths.map { KeyPathNames.name($0) }, on: queue, block)
-    }
 
     /// The same changes as an asynchronous sequence (registered on this thread: the main actor,
     /// or a thread that runs its run loop).
@@ -123,11 +118,11 @@ extension LinkingObjects {
         guard let owner else {
             strataTrap("Only linking objects of an object managed by a Realm support change notifications (LinkingObjects<\(Element.className())>).")
         }
-        let base = _queryResults.base
+        let base = _strataResults!.base
         return Observation.register(base.realm, queue: queue, what: "observe LinkingObjects<\(Element.className())>",
                                     onError: { block(.error($0)) }) { home, token in
             ResultsObserver(base: base.rebound(to: home), keyPaths: keyPaths, token: token,
-                            make: { LinkingObjects(keys: $0.keys(), realm: $0.realm, owner: owner) }, block: block)
+                            make: { LinkingObjects(results: Results(base: $0), owner: owner) }, block: block)
         }
     }
 }

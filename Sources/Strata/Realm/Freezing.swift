@@ -80,7 +80,7 @@ extension Results {
     }
 
     /// The same query, live, in the calling thread's Realm.
-    public func thaw() -> Results<Element> {
+    public func thaw() -> Results<Element>? {
         if !isFrozen { return self }
         return Results(base: base.rebound(to: base.realm.liveRealm()))
     }
@@ -120,4 +120,22 @@ extension List {
 extension LinkingObjects {
     /// Whether these are linking objects of a frozen object.
     public var isFrozen: Bool { realm?.isFrozen ?? false }
+
+    /// The linking objects as the version read now has them, readable from any thread.
+    public func freeze() -> LinkingObjects<Element> {
+        guard let r = _strataResults else {
+            strataTrap("Only linking objects of an object managed by a Realm can be frozen (LinkingObjects<\(Element.className())>).")
+        }
+        if isFrozen { return self }
+        return LinkingObjects(results: r.freeze(), owner: owner)
+    }
+
+    /// The live linking objects in the calling thread's Realm.
+    public func thaw() -> LinkingObjects<Element>? {
+        guard let r = _strataResults else { return nil }
+        if !isFrozen { return self }
+        let live = r.base.realm.liveRealm()
+        if let owner, (try? live.table(live.tableInfo(owner.info.classInfo.type)).exists(owner.key)) != true { return nil }
+        return r.thaw().map { LinkingObjects(results: $0, owner: owner) }
+    }
 }

@@ -6,6 +6,10 @@ public protocol ThreadConfined {
     var realm: Realm? { get }
     var isInvalidated: Bool { get }
     var isFrozen: Bool { get }
+    /// A frozen copy: the version read now, readable from any thread.
+    func freeze() -> Self
+    /// The live counterpart in the calling thread's Realm (nil when it is gone there).
+    func thaw() -> Self?
     /// The same thing in `realm` (another Realm of its file), or nil when it is gone there.
     func _strataFound(in realm: Realm) -> Self?
 }
@@ -19,13 +23,22 @@ extension Object: ThreadConfined {
     }
 }
 
-extension Results: ThreadConfined {
+extension Results {
     public func _strataFound(in realm: Realm) -> Results<Element>? {
         Results(base: base.rebound(to: realm.instance))
     }
 }
 
-extension List: ThreadConfined {
+extension LinkingObjects {
+    public func _strataFound(in realm: Realm) -> LinkingObjects<Element>? {
+        guard let owner, let r = _strataResults else { return nil }
+        let other = realm.instance
+        guard (try? other.table(other.tableInfo(owner.info.classInfo.type)).exists(owner.key)) == true else { return nil }
+        return LinkingObjects(results: Results(base: r.base.rebound(to: other)), owner: owner)
+    }
+}
+
+extension List {
     public func _strataFound(in realm: Realm) -> List<Element>? {
         guard let m = managed else { return nil }
         let r = realm.instance
