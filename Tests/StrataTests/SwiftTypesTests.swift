@@ -104,3 +104,48 @@ struct SwiftTypesTests {
         #expect(err.contains("Diary.mood") && err.contains("grumpy"))
     }
 }
+
+/// RealmSwift's older declarations: `let` properties of RealmProperty / RealmOptional, and the
+/// primary key and indexes named by class functions.
+final class Sensor: Object {
+    @Persisted var name = ""
+    let serial = RealmProperty<Int?>()
+    let reading = RealmProperty<Double?>()
+    let samples = RealmOptional<Int>()
+    let extra = RealmProperty<AnyRealmValue>()
+    override class func primaryKey() -> String? { "serial" }
+    override class func indexedProperties() -> [String] { ["name"] }
+}
+
+@Suite("RealmSwift's older property declarations")
+struct LegacyPropertyTests {
+    @Test func realmPropertyAndRealmOptionalReadAndWriteTheRealm() throws {
+        let dir = TempDir()
+        let realm = try Realm(configuration: config(dir, types: [Sensor.self]))
+        let s = Sensor()
+        s.name = "t1"
+        s.serial.value = 7
+        s.reading.value = 21.5
+        s.samples.value = 3
+        s.extra.value = .string("calibrated")
+        try realm.write { realm.add(s) }
+        #expect(s.reading.value == 21.5 && s.samples.value == 3)
+        try realm.write { s.reading.value = nil; s.samples.value = 4 }
+        let found = try #require(realm.object(ofType: Sensor.self, forPrimaryKey: 7))
+        #expect(found.reading.value == nil && found.samples.value == 4 && found.extra.value == .string("calibrated"))
+        #expect(realm.objects(Sensor.self).filter("samples == 4 AND serial == 7").count == 1)
+        let schema = try #require(realm.schema["Sensor"])
+        #expect(schema.primaryKeyProperty?.name == "serial")
+        #expect(schema.properties.first { $0.name == "name" }?.isIndexed == true)
+        #expect(schema.properties.map(\.name).sorted() == ["extra", "name", "reading", "samples", "serial"])
+    }
+
+    @Test func aPrimaryKeyNamedByTheClassThatIsNoPropertyIsRefused() throws {
+        final class Broken: Object {
+            @Persisted var id = 0
+            override class func primaryKey() -> String? { "identifier" }
+        }
+        let dir = TempDir()
+        #expect(throws: StrataError.self) { _ = try Realm(configuration: config(dir, types: [Broken.self])) }
+    }
+}

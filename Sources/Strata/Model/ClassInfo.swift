@@ -29,6 +29,9 @@ final class ClassInfo {
     /// Each property's field (its offset in an instance and how to reach it), by property: what
     /// `add` walks (a PropertyInfo copy costs reference counting of its strings and values).
     let fields: [(offset: Int, field: PersistedField.Type)]
+    /// The properties held by an instance in a field (`RealmProperty`): told their object when
+    /// an object of the class becomes managed (Object.__accessor).
+    let instanceFields: [(index: Int, offset: Int, field: PersistedField.Type)]
     let primaryKeyIndex: Int?
     /// The core type of the primary key (lookups compare a key's type with it).
     let primaryKeyType: CoreType?
@@ -45,7 +48,10 @@ final class ClassInfo {
         var others = 0 // fields that are neither @Persisted nor Object's own
         _ = _forEachField(of: type, options: .classType) { cname, offset, fieldType, _ in
             let label = String(cString: cname)
-            if let f = fieldType as? PersistedField.Type, label.hasPrefix("_") {
+            if let f = fieldType as? InstancePropertyField.Type {
+                found.append((label, offset, f)) // `let x = RealmProperty<…>()`: the field's own name
+                others += 1 // its instance is the object's own: the object cannot be moved to another
+            } else if let f = fieldType as? PersistedField.Type, label.hasPrefix("_") {
                 found.append((String(label.dropFirst()), offset, f))
             } else if !ClassInfo.objectFields.contains(label) {
                 others += 1
@@ -72,6 +78,8 @@ final class ClassInfo {
         withExtendedLifetime(prototype) {}
         properties = props
         fields = props.map { ($0.offset, $0.field) }
+        instanceFields = props.enumerated().filter { $0.element.field is InstancePropertyField.Type }
+            .map { ($0.offset, $0.element.offset, $0.element.field) }
         primaryKeyIndex = props.firstIndex { $0.isPrimaryKey }
         primaryKeyType = primaryKeyIndex.map { props[$0].kind.type }
         indexByName = Dictionary(props.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { a, _ in a })

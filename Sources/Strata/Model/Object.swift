@@ -24,6 +24,12 @@ open class Object: ObjectBase, CustomStringConvertible {
         set {
             __place = newValue
             __holds = newValue?.realm
+            if let a = newValue, !a.info.classInfo.instanceFields.isEmpty {
+                let base = Unmanaged.passUnretained(self).toOpaque()
+                for f in a.info.classInfo.instanceFields {
+                    f.field.bind(at: base + f.offset, to: _ManagedProperty(object: self, index: f.index))
+                }
+            }
             assert(newValue.map { $0.realm.owns($0.info) } ?? true, "an object's TableInfo is its Realm's own")
         }
     }

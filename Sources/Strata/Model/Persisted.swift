@@ -172,8 +172,8 @@ protocol PersistedField {
     /// The unmanaged value as a core value (a primary key to look up): nil for a value that is
     /// not one core value.
     static func unmanagedStored(at field: UnsafeMutableRawPointer) -> StoredValue?
-    /// From now on the field reads and writes property `index` of its managed object.
-    static func bind(at field: UnsafeMutableRawPointer, index: Int)
+    /// From now on the field reads and writes property `at.index` of its managed object.
+    static func bind(at field: UnsafeMutableRawPointer, to at: _ManagedProperty)
     /// Set the unmanaged value from a type-erased one; false when it has the wrong type.
     static func setUnmanaged(at field: UnsafeMutableRawPointer, _ value: Any) -> Bool
     /// Write an unmanaged value into the managed object's property (untyped input).
@@ -202,10 +202,10 @@ extension Persisted: PersistedField {
         return ValueConversion.storedIfPrimitive(unmanagedValue(at: field))
     }
 
-    static func bind(at field: UnsafeMutableRawPointer, index: Int) {
-        if Value.self == Int.self { return Persisted<Int>.typedBind(field, index) }
-        if Value.self == String.self { return Persisted<String>.typedBind(field, index) }
-        typedBind(field, index)
+    static func bind(at field: UnsafeMutableRawPointer, to at: _ManagedProperty) {
+        if Value.self == Int.self { return Persisted<Int>.typedBind(field, at.index) }
+        if Value.self == String.self { return Persisted<String>.typedBind(field, at.index) }
+        typedBind(field, at.index)
     }
 
     static func setUnmanaged(at field: UnsafeMutableRawPointer, _ value: Any) -> Bool {

@@ -104,7 +104,7 @@ extension RealmInstance {
         let skipIfEqual = update == .modified && existed
         for (i, f) in cls.fields.enumerated() {
             if i == cls.primaryKeyIndex {
-                f.field.bind(at: base + f.offset, index: i)
+                f.field.bind(at: base + f.offset, to: _ManagedProperty(object: o, index: i))
                 continue
             }
             f.field.transfer(from: base + f.offset, to: _ManagedProperty(object: o, index: i), skipIfEqual: skipIfEqual)
