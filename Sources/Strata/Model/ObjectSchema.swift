@@ -2,7 +2,12 @@ import Foundation
 
 /// The schema of one model class: its name and properties, as `Realm.schema` and
 /// `Object.objectSchema` report them.
-public final class ObjectSchema: CustomStringConvertible {
+public final class ObjectSchema: CustomStringConvertible, Equatable {
+    /// The same class name and properties.
+    public static func == (a: ObjectSchema, b: ObjectSchema) -> Bool {
+        a.className == b.className && a.properties == b.properties
+    }
+
     public let className: String
     public let properties: [Property]
     /// The primary key property, if the class has one.
@@ -25,6 +30,11 @@ public final class ObjectSchema: CustomStringConvertible {
     }
 
     public subscript(propertyName: String) -> Property? { properties.first { $0.name == propertyName } }
+
+    /// Embedded classes are not in Strata yet: never.
+    public var isEmbedded: Bool { false }
+    /// Asymmetric (sync-only) classes do not exist in a local database: never.
+    public var isAsymmetric: Bool { false }
 
     public var description: String {
         "\(className) {\n" + properties.map { "\t\($0)" }.joined(separator: "\n") + "\n}"
@@ -56,7 +66,7 @@ public enum PropertyType: Int, Sendable, CustomStringConvertible {
 }
 
 /// One property of a model class.
-public struct Property: CustomStringConvertible {
+public struct Property: CustomStringConvertible, Equatable {
     public let name: String
     public let type: PropertyType
     public let isOptional: Bool
@@ -69,6 +79,13 @@ public struct Property: CustomStringConvertible {
     public let linkOriginPropertyName: String?
     /// The declared initial value (nil for lists, linking objects and optionals declared nil).
     public let defaultValue: Any?
+
+    /// The same name, type and flags (the default value is not compared).
+    public static func == (a: Property, b: Property) -> Bool {
+        a.name == b.name && a.type == b.type && a.isOptional == b.isOptional && a.isArray == b.isArray
+            && a.isIndexed == b.isIndexed && a.isPrimary == b.isPrimary && a.objectClassName == b.objectClassName
+            && a.linkOriginPropertyName == b.linkOriginPropertyName
+    }
 
     init(info p: ClassInfo.PropertyInfo) {
         name = p.name
@@ -95,12 +112,24 @@ public struct Property: CustomStringConvertible {
         defaultValue = nil
     }
 
+    /// A set (`MutableSet`): Strata has no sets yet, so never.
+    public var isSet: Bool { false }
+    /// A map (`Map`): Strata has no maps yet, so never.
+    public var isMap: Bool { false }
+    /// The name the file stores the property under (the property's own name).
+    public var columnName: String { name }
+
+    /// As RealmSwift (realm-cocoa) describes a property.
     public var description: String {
+        func yesNo(_ b: Bool) -> String { b ? "YES" : "NO" }
         var s = "\(name) {\n\t\ttype = \(type);\n"
-        if let c = objectClassName { s += "\t\tobjectClassName = \(c);\n" }
-        if let o = linkOriginPropertyName { s += "\t\tlinkOriginPropertyName = \(o);\n" }
-        s += "\t\tindexed = \(isIndexed ? "YES" : "NO");\n\t\tisPrimary = \(isPrimary ? "YES" : "NO");\n"
-        s += "\t\tarray = \(isArray ? "YES" : "NO");\n\t\toptional = \(isOptional ? "YES" : "NO");\n\t}"
+        if let c = objectClassName {
+            s += "\t\tobjectClassName = \(c);\n\t\tlinkOriginPropertyName = \(linkOriginPropertyName ?? "(null)");\n"
+        }
+        s += "\t\tcolumnName = \(columnName);\n"
+        s += "\t\tindexed = \(yesNo(isIndexed));\n\t\tisPrimary = \(yesNo(isPrimary));\n"
+        s += "\t\tarray = \(yesNo(isArray));\n\t\tset = \(yesNo(isSet));\n\t\tdictionary = \(yesNo(isMap));\n"
+        s += "\t\toptional = \(yesNo(isOptional));\n\t}"
         return s
     }
 }
@@ -125,7 +154,7 @@ extension PropertyType {
 }
 
 /// The schema of a Realm: the object schemas of its classes.
-public struct Schema: CustomStringConvertible {
+public struct Schema: CustomStringConvertible, Equatable {
     public let objectSchema: [ObjectSchema]
 
     public subscript(className: String) -> ObjectSchema? {

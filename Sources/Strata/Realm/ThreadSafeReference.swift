@@ -115,3 +115,53 @@ extension Realm {
         reference.resolve(in: self)
     }
 }
+
+/// A property or variable holding an object or collection that may be read on any thread: it
+/// keeps a thread-safe reference, and each read resolves it in the calling thread's Realm of the
+/// same configuration (making a new reference for the next read). Nil once the object is
+/// deleted. Wrapping an unmanaged object traps (pass it directly instead).
+///
+/// ```swift
+/// @ThreadSafe var person = somePerson
+/// DispatchQueue.global().async { print(person?.name ?? "deleted") }
+/// ```
+@propertyWrapper public final class ThreadSafe<T: ThreadConfined>: @unchecked Sendable {
+    private var reference: ThreadSafeReference<T>?
+    private var configuration: Realm.Configuration?
+    private let lock = NSLock()
+
+    public var wrappedValue: T? {
+        get {
+            lock.lock()
+            defer { lock.unlock() }
+            guard let reference, let configuration else { return nil }
+            let realm: Realm
+            do { realm = try Realm(configuration: configuration) } catch {
+                strataTrap("@ThreadSafe \(T.self): cannot open its Realm on this thread: \(error)")
+            }
+            guard let value = realm.resolve(reference) else {
+                self.reference = nil
+                return nil
+            }
+            self.reference = ThreadSafeReference(to: value)
+            return value
+        }
+        set {
+            lock.lock()
+            defer { lock.unlock() }
+            guard let newValue else {
+                reference = nil
+                return
+            }
+            guard let realm = newValue.realm else {
+                strataTrap("Only managed objects may be wrapped as thread safe (\(T.self)).")
+            }
+            configuration = realm.configuration
+            reference = ThreadSafeReference(to: newValue)
+        }
+    }
+
+    public init(wrappedValue: T?) {
+        self.wrappedValue = wrappedValue
+    }
+}
