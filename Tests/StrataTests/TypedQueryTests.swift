@@ -72,7 +72,7 @@ struct TypedQueryTests {
         #expect(people.where { $0.dogs.count > 1 }.map(\.name) == ["张三"])
         #expect(people.where { $0.dogs.age.sum > 10 }.map(\.name) == ["张三"])
         #expect(people.where { $0.dogs.age.max < 5 }.map(\.name) == ["李四"])
-        #expect(people.where { $0.dogs.age.avg == 1.0 }.map(\.name) == ["李四"])
+        #expect(people.where { $0.dogs.age.avg == 1 }.map(\.name) == ["李四"])
         #expect(names(dogs.where { $0.owners.age > 40 }) == ["大花"])
         #expect(names(dogs.where { $0.owners.count == 0 }) == ["Rex"])
         let star = realm.objects(Company.self).first!
@@ -84,6 +84,37 @@ struct TypedQueryTests {
         #expect(people.where { $0.age > $0.dogs.age.sum }.map(\.name) == ["张三", "李四"])
         let zhang = people.where { $0.name == "张三" }.first!
         #expect(zhang.dogs.where { $0.age < 5 }.map(\.name) == ["小狗子", "Zoë"])
+    }
+
+    @Test func boolsAloneListsOfValuesSubqueriesEnumsAndRanges() throws {
+        let dir = TempDir()
+        let realm = try Realm(configuration: config(dir, types: [Book.self, Message.self, Company.self, Person.self, Dog.self]))
+        try realm.write {
+            realm.add(Book(value: ["title": "a", "price": 10.0, "tags": ["x", "y"]]))
+            realm.add(Book(value: ["title": "b", "price": 20.0, "tags": ["y"]]))
+            realm.add(Book(value: ["title": "c", "price": 30.0, "tags": []]))
+            realm.add(Message(value: ["id": 1, "text": "hi", "read": true]))
+            realm.add(Message(value: ["id": 2, "text": "yo", "read": false]))
+        }
+        let books = realm.objects(Book.self)
+        func titles(_ r: Results<Book>) -> [String] { r.map(\.title).sorted() }
+        #expect(realm.objects(Message.self).where { $0.read }.map(\.id) == [1])
+        #expect(realm.objects(Message.self).where { !$0.read }.map(\.id) == [2])
+        #expect(realm.objects(Message.self).where { $0.read || $0.id == 2 }.count == 2)
+        #expect(titles(books.where { $0.tags.contains("x") }) == ["a"])
+        #expect(titles(books.where { $0.tags.containsAny(in: ["x", "y"]) }) == ["a", "b"])
+        #expect(titles(books.where { $0.tags == "y" }) == ["a", "b"])
+        #expect(titles(books.where { $0.tags.count == 0 }) == ["c"])
+        #expect(titles(books.where { $0.price.contains(10.0..<30.0) }) == ["a", "b"])
+        #expect(titles(books.where { $0.price.contains(10.0...30.0) }) == ["a", "b", "c"])
+        #expect(titles(books.where { $0.title.in(["a", "c"]) }) == ["a", "c"])
+        let zooRealm = try zoo(TempDir())
+        let people = zooRealm.objects(Person.self)
+        // two conditions on the same dog (a SUBQUERY), not on any two dogs
+        #expect(people.where { ($0.dogs.color == "黑色" && $0.dogs.age > 4).count == 1 }.map(\.name) == ["张三"])
+        #expect(people.where { ($0.dogs.color == "白色" && $0.dogs.age < 2).count > 0 }.map(\.name) == ["李四"])
+        let (text, args) = Query<Dog>._constructForTesting().name.starts(with: "小", options: [.caseInsensitive])._constructPredicate()
+        #expect(text == "(name BEGINSWITH[c] %@)" && args.count == 1)
     }
 
     @Test func indexMatchingElementsAndValues() throws {

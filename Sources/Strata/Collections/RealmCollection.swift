@@ -148,7 +148,7 @@ extension RealmCollection {
 
     public func value(forKey key: String) -> Any? {
         let values: [Any] = map { e -> Any in
-            if key == "self" { return e }
+            if key == "self" { return ValueConversion.flattened(e) }
             return Self.property(key, of: e, in: Self.self)
         }
         return values
@@ -183,18 +183,6 @@ extension RealmCollection {
 // MARK: - Typed forms
 
 extension RealmCollection where Element: Object {
-    /// The elements for which the typed predicate holds.
-    public func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element> {
-        let q = isIncluded(Query<Element>(text: ""))
-        return managedResults("where").filter(q.text, arguments: q.args)
-    }
-
-    /// The position of the first element for which the typed predicate holds, or nil.
-    public func index(matching isIncluded: (Query<Element>) -> Query<Bool>) -> Int? {
-        let q = isIncluded(Query<Element>(text: ""))
-        return managedResults("index(matching:)").index(matching: q.text, arguments: q.args)
-    }
-
     public func observe(keyPaths: [PartialKeyPath<Element>], on queue: DispatchQueue? = nil,
                         _ block: @escaping (RealmCollectionChange<Self>) -> Void) -> NotificationToken {
         observe(keyPaths: keyPaths.map { KeyPathNames.name($0) }, on: queue, block)

@@ -5,202 +5,313 @@ import Foundation
 /// ```swift
 /// realm.objects(Dog.self).where { $0.color == "黑色" && $0.name.starts(with: "小") }
 /// realm.objects(Person.self).where { $0.dogs.age > 5 && $0.company.name == "星辰科技" }
+/// realm.objects(Person.self).where { ($0.dogs.age > 5 && $0.dogs.color == "白色").count > 1 }
 /// ```
 ///
-/// A `Query<T>` is either a key path into the objects (`$0.dogs.age`) or, once compared, a
-/// predicate (`Query<Bool>`). Values are passed to the core as arguments, never pasted into the
-/// text, so a string may hold any character. Through a list (`$0.dogs.age > 5`) a comparison
-/// holds when it holds for any element, as in a predicate string.
+/// A `Query<T>` is a node of an expression: a key path into the objects (`$0.dogs.age`), a
+/// constant, or (once compared) a predicate, `Query<Bool>`. It becomes the text of Realm's query
+/// language with its constants as arguments, never pasted into the text, so a string may hold
+/// any character. Through a list (`$0.dogs.age > 5`) a comparison holds when it holds for any
+/// element; a Bool property alone (`$0.isRead`) is a predicate. The operations offered depend on
+/// the type, as in RealmSwift: comparisons for numbers, dates and strings, string operations,
+/// `contains` / `containsAny(in:)` / `count` and aggregates for collections, `rawValue` for
+/// enums, `persistableValue` for custom persistable types.
 @dynamicMemberLookup
 public struct Query<T> {
-    /// The core's text: a key path, or a predicate with `$n` placeholders into `args`.
-    let text: String
-    let args: [Any]
-    /// A key path through a list: the part up to and including the list (for aggregates).
-    let listPath: String?
-    let rest: String?
+    fileprivate let node: QueryNode
 
-    init(text: String, args: [Any] = [], listPath: String? = nil, rest: String? = nil) {
-        self.text = text
-        self.args = args
-        self.listPath = listPath
-        self.rest = rest
+    fileprivate init(_ node: QueryNode) { self.node = node }
+
+    /// The root of a query over objects, or over the values of a collection (`self`).
+    init(isPrimitive: Bool = false) {
+        node = isPrimitive ? .keyPath(["self"], options: [.isCollection]) : .keyPath([], options: [])
     }
 
-    private func member<V>(_ name: String, crossesList: Bool = false) -> Query<V> {
-        let path = text.isEmpty ? name : "\(text).\(name)"
-        if crossesList { return Query<V>(text: path, listPath: path, rest: nil) }
-        if let l = listPath { return Query<V>(text: path, listPath: l, rest: rest.map { "\($0).\(name)" } ?? name) }
-        return Query<V>(text: path)
+    private func appending(_ name: String, options: KeyPathOptions) -> QueryNode {
+        guard case let .keyPath(kp, o) = node else {
+            strataTrap("Cannot apply the key path '\(name)' to \(QueryText.build(node).0)")
+        }
+        return .keyPath(kp + [name], options: o.union(options))
     }
+
+    fileprivate func erasingAny(appending name: String? = nil) -> QueryNode {
+        guard case let .keyPath(kp, o) = node else {
+            strataTrap("Cannot apply a key path to \(QueryText.build(node).0)")
+        }
+        // an aggregate or count is one value per object (comparable with another)
+        let scalar: KeyPathOptions = name == nil ? [.requiresAny] : [.requiresAny, .isCollection]
+        return .keyPath(kp + (name.map { [$0] } ?? []), options: o.subtracting(scalar))
+    }
+
+    fileprivate func collectionAggregate(_ aggregate: String) -> QueryNode {
+        guard case let .keyPath(kp, o) = node else {
+            strataTrap("Cannot apply \(aggregate) to \(QueryText.build(node).0)")
+        }
+        var path = kp
+        if path.count > 1 { path.insert(aggregate, at: 1) } else { path.append(aggregate) }
+        // one value per object: comparable with another aggregate (RealmSwift refuses that)
+        return .keyPath(path, options: o.subtracting([.requiresAny, .isCollection]))
+    }
+
+    // MARK: comparing
+
+    public static func == (_ lhs: Query, _ rhs: T) -> Query<Bool> { .init(.comparison(.equal, lhs.node, .constant(rhs), [])) }
+    public static func == (_ lhs: Query, _ rhs: Query) -> Query<Bool> { .init(.comparison(.equal, lhs.node, rhs.node, [])) }
+    public static func != (_ lhs: Query, _ rhs: T) -> Query<Bool> { .init(.comparison(.notEqual, lhs.node, .constant(rhs), [])) }
+    public static func != (_ lhs: Query, _ rhs: Query) -> Query<Bool> { .init(.comparison(.notEqual, lhs.node, rhs.node, [])) }
+
+    /// The value is one of these (`IN`).
+    public func `in`<U: Sequence>(_ collection: U) -> Query<Bool> where U.Element == T {
+        .init(.comparison(.in, node, .constant(Array(collection)), []))
+    }
+
+    // MARK: key paths
 
     /// A property of the objects.
-    public subscript<V>(dynamicMember keyPath: KeyPath<T, V>) -> Query<V> where T: Object {
-        member(KeyPathNames.name(keyPath), crossesList: V.self is any _QueryCollection.Type)
+    public subscript<V>(dynamicMember member: KeyPath<T, V>) -> Query<V> where T: ObjectBase {
+        .init(appending(_name(for: member), options: []))
     }
 
+    /// A collection property of the objects: comparisons through it hold for any element.
+    public subscript<V: RealmCollectionBase>(dynamicMember member: KeyPath<T, V>) -> Query<V> where T: ObjectBase {
+        .init(appending(_name(for: member), options: [.isCollection, .requiresAny]))
+    }
+
+    /// RealmSwift's test hook: a query on nothing.
+    public static func _constructForTesting() -> Query<T> { Query<T>() }
+
+    /// The predicate text (NSPredicate's `%@` placeholders) and its arguments.
+    public func _constructPredicate() -> (String, [Any]) { QueryText.build(node) }
+}
+
+// MARK: - Numbers, dates
+
+extension Query where T: _HasPersistedType, T.PersistedType: _QueryNumeric {
+    public static func > (_ lhs: Query, _ rhs: T) -> Query<Bool> { .init(.comparison(.greaterThan, lhs.node, .constant(rhs), [])) }
+    public static func > (_ lhs: Query, _ rhs: Query) -> Query<Bool> { .init(.comparison(.greaterThan, lhs.node, rhs.node, [])) }
+    public static func >= (_ lhs: Query, _ rhs: T) -> Query<Bool> { .init(.comparison(.greaterThanEqual, lhs.node, .constant(rhs), [])) }
+    public static func >= (_ lhs: Query, _ rhs: Query) -> Query<Bool> { .init(.comparison(.greaterThanEqual, lhs.node, rhs.node, [])) }
+    public static func < (_ lhs: Query, _ rhs: T) -> Query<Bool> { .init(.comparison(.lessThan, lhs.node, .constant(rhs), [])) }
+    public static func < (_ lhs: Query, _ rhs: Query) -> Query<Bool> { .init(.comparison(.lessThan, lhs.node, rhs.node, [])) }
+    public static func <= (_ lhs: Query, _ rhs: T) -> Query<Bool> { .init(.comparison(.lessThanEqual, lhs.node, .constant(rhs), [])) }
+    public static func <= (_ lhs: Query, _ rhs: Query) -> Query<Bool> { .init(.comparison(.lessThanEqual, lhs.node, rhs.node, [])) }
+
+    /// An aggregate over a collection the key path goes through (`$0.dogs.age.avg > 3`).
+    public var min: Query { Query(collectionAggregate("@min")) }
+    public var max: Query { Query(collectionAggregate("@max")) }
+    public var avg: Query { Query(collectionAggregate("@avg")) }
+    public var sum: Query { Query(collectionAggregate("@sum")) }
+}
+
+// MARK: - Logic
+
+extension Query where T == Bool {
+    public static prefix func ! (_ query: Query) -> Query<Bool> { .init(.not(query.node)) }
+    public static func && (_ lhs: Query, _ rhs: Query) -> Query<Bool> { .init(.comparison(.and, lhs.node, rhs.node, [])) }
+    public static func || (_ lhs: Query, _ rhs: Query) -> Query<Bool> { .init(.comparison(.or, lhs.node, rhs.node, [])) }
+
+    /// How many elements of the collection the predicate's key paths go through satisfy it
+    /// together (a SUBQUERY): `($0.dogs.age > 5 && $0.dogs.color == "白").count > 1`.
+    public var count: Query<Int> { .init(.subqueryCount(node)) }
+}
+
+// MARK: - Optionals
+
+/// An Optional in generic constraints (RealmSwift's name).
+public protocol OptionalProtocol {
+    associatedtype Wrapped
+}
+extension Optional: OptionalProtocol {}
+
+extension Query where T: OptionalProtocol {
     /// A property of a to-one link's object.
-    public subscript<V>(dynamicMember keyPath: KeyPath<T.Wrapped, V>) -> Query<V>
-    where T: _QueryOptional, T.Wrapped: Object {
-        member(KeyPathNames.name(keyPath), crossesList: V.self is any _QueryCollection.Type)
+    public subscript<V>(dynamicMember member: KeyPath<T.Wrapped, V>) -> Query<V> where T.Wrapped: ObjectBase {
+        .init(appending(_name(for: member), options: []))
     }
 
-    /// A property of the objects of a list or of linking objects (any of them).
-    public subscript<V>(dynamicMember keyPath: KeyPath<T.Element, V>) -> Query<V>
-    where T: _QueryCollection, T.Element: Object {
-        member(KeyPathNames.name(keyPath))
-    }
-
-    /// A predicate with one more argument: `$n` numbered after the arguments of both sides.
-    fileprivate static func predicate(_ lhs: Query, _ op: String, value: Any) -> Query<Bool> {
-        Query<Bool>(text: "\(lhs.text) \(op) $\(lhs.args.count)", args: lhs.args + [value])
-    }
-
-    fileprivate static func predicate<U>(_ lhs: Query, _ op: String, _ rhs: Query<U>) -> Query<Bool> {
-        Query<Bool>(text: "\(lhs.text) \(op) \(rhs.shifted(by: lhs.args.count))", args: lhs.args + rhs.args)
-    }
-
-    /// This query's text with its placeholders moved up by n.
-    func shifted(by n: Int) -> String {
-        if n == 0 || args.isEmpty { return text }
-        var spec = QuerySpec()
-        spec.args = Array(repeating: Optional<Int>.none as Any, count: n)
-        spec.add(format: text, args)
-        return spec.predicates[0]
-    }
-
-    private func aggregate<V>(_ name: String) -> Query<V> {
-        if let l = listPath {
-            return Query<V>(text: rest.map { "\(l).\(name).\($0)" } ?? "\(l).\(name)", args: args)
-        }
-        return Query<V>(text: "\(text).\(name)", args: args)
+    /// A collection property of a to-one link's object.
+    public subscript<V: RealmCollectionBase>(dynamicMember member: KeyPath<T.Wrapped, V>) -> Query<V> where T.Wrapped: ObjectBase {
+        .init(appending(_name(for: member), options: [.isCollection, .requiresAny]))
     }
 }
 
-// MARK: comparing
-
-extension Query {
-    public static func == (lhs: Query, rhs: T) -> Query<Bool> { predicate(lhs, "==", value: rhs) }
-    public static func != (lhs: Query, rhs: T) -> Query<Bool> { predicate(lhs, "!=", value: rhs) }
-    /// Two properties compared.
-    public static func == (lhs: Query, rhs: Query) -> Query<Bool> { predicate(lhs, "==", rhs) }
-    public static func != (lhs: Query, rhs: Query) -> Query<Bool> { predicate(lhs, "!=", rhs) }
-
-    /// The value is one of these (`IN`).
-    public func `in`<S: Sequence>(_ values: S) -> Query<Bool> where S.Element == T {
-        Query.predicate(self, "IN", value: Array(values))
+extension Query where T: OptionalProtocol, T.Wrapped: Comparable {
+    public func contains(_ range: Range<T.Wrapped>) -> Query<Bool> {
+        .init(.comparison(.and, .comparison(.greaterThanEqual, node, .constant(range.lowerBound), []),
+                          .comparison(.lessThan, node, .constant(range.upperBound), []), []))
+    }
+    public func contains(_ range: ClosedRange<T.Wrapped>) -> Query<Bool> {
+        .init(.between(node, .constant(range.lowerBound), .constant(range.upperBound)))
     }
 }
 
 extension Query where T: Comparable {
-    public static func < (lhs: Query, rhs: T) -> Query<Bool> { predicate(lhs, "<", value: rhs) }
-    public static func <= (lhs: Query, rhs: T) -> Query<Bool> { predicate(lhs, "<=", value: rhs) }
-    public static func > (lhs: Query, rhs: T) -> Query<Bool> { predicate(lhs, ">", value: rhs) }
-    public static func >= (lhs: Query, rhs: T) -> Query<Bool> { predicate(lhs, ">=", value: rhs) }
-    public static func < (lhs: Query, rhs: Query) -> Query<Bool> { predicate(lhs, "<", rhs) }
-    public static func <= (lhs: Query, rhs: Query) -> Query<Bool> { predicate(lhs, "<=", rhs) }
-    public static func > (lhs: Query, rhs: Query) -> Query<Bool> { predicate(lhs, ">", rhs) }
-    public static func >= (lhs: Query, rhs: Query) -> Query<Bool> { predicate(lhs, ">=", rhs) }
-
+    /// Within the range (`a..<b`: the upper bound excluded).
+    public func contains(_ range: Range<T>) -> Query<Bool> {
+        .init(.comparison(.and, .comparison(.greaterThanEqual, node, .constant(range.lowerBound), []),
+                          .comparison(.lessThan, node, .constant(range.upperBound), []), []))
+    }
     /// Within the range, ends included (`BETWEEN`).
     public func contains(_ range: ClosedRange<T>) -> Query<Bool> {
-        Query<Bool>(text: "\(text) BETWEEN {$\(args.count), $\(args.count + 1)}",
-                    args: args + [range.lowerBound, range.upperBound])
+        .init(.between(node, .constant(range.lowerBound), .constant(range.upperBound)))
     }
 }
 
-extension Query where T: _QueryOptional, T.Wrapped: Comparable {
-    public static func < (lhs: Query, rhs: T.Wrapped) -> Query<Bool> { predicate(lhs, "<", value: rhs) }
-    public static func <= (lhs: Query, rhs: T.Wrapped) -> Query<Bool> { predicate(lhs, "<=", value: rhs) }
-    public static func > (lhs: Query, rhs: T.Wrapped) -> Query<Bool> { predicate(lhs, ">", value: rhs) }
-    public static func >= (lhs: Query, rhs: T.Wrapped) -> Query<Bool> { predicate(lhs, ">=", value: rhs) }
+// MARK: - Collections
+
+extension Query where T: RealmCollection {
+    /// A property of the collection's objects (any of them).
+    public subscript<V>(dynamicMember member: KeyPath<T.Element, V>) -> Query<V> where T.Element: ObjectBase {
+        .init(appending(_name(for: member), options: []))
+    }
+
+    /// How many elements the collection holds.
+    public var count: Query<Int> { .init(erasingAny(appending: "@count")) }
+
+    /// The collection holds `value` (an object, or a value of a collection of values).
+    public func contains(_ value: T.Element) -> Query<Bool> {
+        .init(.comparison(.equal, .keyPath(erasingAny().keyPathComponents, options: [.isCollection, .requiresAny]), .constant(value), []))
+    }
+
+    /// The collection holds one of these.
+    public func containsAny<U: Sequence>(in collection: U) -> Query<Bool> where U.Element == T.Element {
+        .init(.comparison(.in, node, .constant(Array(collection)), []))
+    }
+
+    /// Any element equals `rhs`.
+    public static func == (_ lhs: Query<T>, _ rhs: T.Element) -> Query<Bool> { .init(.comparison(.equal, lhs.node, .constant(rhs), [])) }
+    public static func != (_ lhs: Query<T>, _ rhs: T.Element) -> Query<Bool> { .init(.comparison(.notEqual, lhs.node, .constant(rhs), [])) }
+
+    /// The values of the collection seen as their stored type.
+    public var persistableValue: Query<AnyRealmCollection<T.Element.PersistedType>> { .init(node) }
 }
 
-// MARK: strings
+extension Query where T: RealmCollection, T.Element: Comparable {
+    /// Every element lies in the range.
+    public func contains(_ range: Range<T.Element>) -> Query<Bool> {
+        .init(.comparison(.and, .comparison(.greaterThanEqual, erasingAny(appending: "@min"), .constant(range.lowerBound), []),
+                          .comparison(.lessThan, erasingAny(appending: "@max"), .constant(range.upperBound), []), []))
+    }
+    public func contains(_ range: ClosedRange<T.Element>) -> Query<Bool> {
+        .init(.comparison(.and, .comparison(.greaterThanEqual, erasingAny(appending: "@min"), .constant(range.lowerBound), []),
+                          .comparison(.lessThanEqual, erasingAny(appending: "@max"), .constant(range.upperBound), []), []))
+    }
+}
+
+extension Query where T: RealmCollection, T.Element: OptionalProtocol, T.Element.Wrapped: Comparable {
+    public func contains(_ range: Range<T.Element.Wrapped>) -> Query<Bool> {
+        .init(.comparison(.and, .comparison(.greaterThanEqual, erasingAny(appending: "@min"), .constant(range.lowerBound), []),
+                          .comparison(.lessThan, erasingAny(appending: "@max"), .constant(range.upperBound), []), []))
+    }
+    public func contains(_ range: ClosedRange<T.Element.Wrapped>) -> Query<Bool> {
+        .init(.comparison(.and, .comparison(.greaterThanEqual, erasingAny(appending: "@min"), .constant(range.lowerBound), []),
+                          .comparison(.lessThanEqual, erasingAny(appending: "@max"), .constant(range.upperBound), []), []))
+    }
+}
+
+extension Query where T: RealmCollection, T.Element: _HasPersistedType, T.Element.PersistedType: _QueryNumeric {
+    /// Any element compares so.
+    public static func > (_ lhs: Query<T>, _ rhs: T.Element) -> Query<Bool> { .init(.comparison(.greaterThan, lhs.node, .constant(rhs), [])) }
+    public static func >= (_ lhs: Query<T>, _ rhs: T.Element) -> Query<Bool> { .init(.comparison(.greaterThanEqual, lhs.node, .constant(rhs), [])) }
+    public static func < (_ lhs: Query<T>, _ rhs: T.Element) -> Query<Bool> { .init(.comparison(.lessThan, lhs.node, .constant(rhs), [])) }
+    public static func <= (_ lhs: Query<T>, _ rhs: T.Element) -> Query<Bool> { .init(.comparison(.lessThanEqual, lhs.node, .constant(rhs), [])) }
+
+    /// An aggregate of the collection's values.
+    public var min: Query<T.Element> { .init(erasingAny(appending: "@min")) }
+    public var max: Query<T.Element> { .init(erasingAny(appending: "@max")) }
+    public var avg: Query<T.Element> { .init(erasingAny(appending: "@avg")) }
+    public var sum: Query<T.Element> { .init(erasingAny(appending: "@sum")) }
+}
+
+// MARK: - Enums and mapped types
+
+extension Query where T: PersistableEnum, T.RawValue: _RealmSchemaDiscoverable {
+    /// The enum's raw value (`$0.mood.rawValue == "sad"`).
+    public var rawValue: Query<T.RawValue> { .init(node) }
+}
+
+extension Query where T: OptionalProtocol, T.Wrapped: PersistableEnum, T.Wrapped.RawValue: _RealmSchemaDiscoverable {
+    public var rawValue: Query<T.Wrapped.RawValue?> { .init(node) }
+}
+
+extension Query where T: RealmCollection, T.Element: PersistableEnum, T.Element.RawValue: RealmCollectionValue {
+    public var rawValue: Query<AnyRealmCollection<T.Element.RawValue>> { .init(node) }
+}
+
+extension Query where T: RealmCollection, T.Element: OptionalProtocol, T.Element.Wrapped: PersistableEnum,
+                      T.Element.Wrapped.RawValue: _RealmCollectionValueInsideOptional {
+    public var rawValue: Query<AnyRealmCollection<T.Element.Wrapped.RawValue?>> { .init(node) }
+}
+
+extension Query where T: _HasPersistedType {
+    /// The value seen as its stored type (a `CustomPersistable`'s `persistableValue`).
+    public var persistableValue: Query<T.PersistedType> { .init(node) }
+}
+
+// MARK: - Strings and bytes
 
 /// How string comparisons treat case and diacritics (`[c]`, `[d]`).
 public struct StringOptions: OptionSet, Sendable {
-    public let rawValue: Int
-    public init(rawValue: Int) { self.rawValue = rawValue }
+    public let rawValue: Int8
+    public init(rawValue: Int8) { self.rawValue = rawValue }
     public static let caseInsensitive = StringOptions(rawValue: 1)
     public static let diacriticInsensitive = StringOptions(rawValue: 2)
-
-    var modifier: String {
-        switch (contains(.caseInsensitive), contains(.diacriticInsensitive)) {
-        case (true, true): return "[cd]"
-        case (true, false): return "[c]"
-        case (false, true): return "[d]"
-        case (false, false): return ""
-        }
-    }
 }
 
-extension Query where T: _QueryString {
-    public func starts(with prefix: String, options: StringOptions = []) -> Query<Bool> {
-        Query.predicate(self, "BEGINSWITH" + options.modifier, value: prefix)
-    }
-    public func ends(with suffix: String, options: StringOptions = []) -> Query<Bool> {
-        Query.predicate(self, "ENDSWITH" + options.modifier, value: suffix)
-    }
-    public func contains(_ part: String, options: StringOptions = []) -> Query<Bool> {
-        Query.predicate(self, "CONTAINS" + options.modifier, value: part)
-    }
-    public func equals(_ other: String, options: StringOptions = []) -> Query<Bool> {
-        Query.predicate(self, "==" + options.modifier, value: other)
-    }
+extension Query where T: _HasPersistedType, T.PersistedType: _QueryString {
     /// `*` any run of characters, `?` one.
-    public func like(_ pattern: String, caseInsensitive: Bool = false) -> Query<Bool> {
-        Query.predicate(self, caseInsensitive ? "LIKE[c]" : "LIKE", value: pattern)
+    public func like(_ value: T, caseInsensitive: Bool = false) -> Query<Bool> {
+        .init(.comparison(.like, node, .constant(value), caseInsensitive ? [.caseInsensitive] : []))
+    }
+    public func like<U>(_ column: Query<U>, caseInsensitive: Bool = false) -> Query<Bool> {
+        .init(.comparison(.like, node, column.node, caseInsensitive ? [.caseInsensitive] : []))
     }
 }
 
-// MARK: collections and aggregates
-
-extension Query where T: _QueryCollection {
-    /// How many objects (or values) the list holds.
-    public var count: Query<Int> { Query<Int>(text: "\(text).@count", args: args) }
-}
-
-extension Query {
-    /// The sum, mean, least or greatest of the values a path through a list reaches
-    /// (`$0.dogs.age.sum > 10`), or of a list of numbers.
-    public var sum: Query<T> { aggregate("@sum") }
-    public var avg: Query<Double> { aggregate("@avg") }
-    public var min: Query<T> { aggregate("@min") }
-    public var max: Query<T> { aggregate("@max") }
-}
-
-// MARK: logic
-
-extension Query where T == Bool {
-    public static func && (lhs: Query, rhs: Query) -> Query {
-        Query(text: "(\(lhs.text)) AND (\(rhs.shifted(by: lhs.args.count)))", args: lhs.args + rhs.args)
+extension Query where T: _HasPersistedType, T.PersistedType: _QueryBinary {
+    public func contains(_ value: T, options: StringOptions = []) -> Query<Bool> {
+        .init(.comparison(.contains, node, .constant(value), options))
     }
-    public static func || (lhs: Query, rhs: Query) -> Query {
-        Query(text: "(\(lhs.text)) OR (\(rhs.shifted(by: lhs.args.count)))", args: lhs.args + rhs.args)
+    public func contains<U>(_ column: Query<U>, options: StringOptions = []) -> Query<Bool> {
+        .init(.comparison(.contains, node, column.node, options))
     }
-    public static prefix func ! (q: Query) -> Query { Query(text: "NOT (\(q.text))", args: q.args) }
+    public func starts(with value: T, options: StringOptions = []) -> Query<Bool> {
+        .init(.comparison(.beginsWith, node, .constant(value), options))
+    }
+    public func starts<U>(with column: Query<U>, options: StringOptions = []) -> Query<Bool> {
+        .init(.comparison(.beginsWith, node, column.node, options))
+    }
+    public func ends(with value: T, options: StringOptions = []) -> Query<Bool> {
+        .init(.comparison(.endsWith, node, .constant(value), options))
+    }
+    public func ends<U>(with column: Query<U>, options: StringOptions = []) -> Query<Bool> {
+        .init(.comparison(.endsWith, node, column.node, options))
+    }
+    public func equals(_ value: T, options: StringOptions = []) -> Query<Bool> {
+        .init(.comparison(.equal, node, .constant(value), options))
+    }
+    public func equals<U>(_ column: Query<U>, options: StringOptions = []) -> Query<Bool> {
+        .init(.comparison(.equal, node, column.node, options))
+    }
+    public func notEquals(_ value: T, options: StringOptions = []) -> Query<Bool> {
+        .init(.comparison(.notEqual, node, .constant(value), options))
+    }
+    public func notEquals<U>(_ column: Query<U>, options: StringOptions = []) -> Query<Bool> {
+        .init(.comparison(.notEqual, node, column.node, options))
+    }
+
+    public static func > (_ lhs: Query, _ rhs: T) -> Query<Bool> { .init(.comparison(.greaterThan, lhs.node, .constant(rhs), [])) }
+    public static func > (_ lhs: Query, _ rhs: Query) -> Query<Bool> { .init(.comparison(.greaterThan, lhs.node, rhs.node, [])) }
+    public static func >= (_ lhs: Query, _ rhs: T) -> Query<Bool> { .init(.comparison(.greaterThanEqual, lhs.node, .constant(rhs), [])) }
+    public static func >= (_ lhs: Query, _ rhs: Query) -> Query<Bool> { .init(.comparison(.greaterThanEqual, lhs.node, rhs.node, [])) }
+    public static func < (_ lhs: Query, _ rhs: T) -> Query<Bool> { .init(.comparison(.lessThan, lhs.node, .constant(rhs), [])) }
+    public static func < (_ lhs: Query, _ rhs: Query) -> Query<Bool> { .init(.comparison(.lessThan, lhs.node, rhs.node, [])) }
+    public static func <= (_ lhs: Query, _ rhs: T) -> Query<Bool> { .init(.comparison(.lessThanEqual, lhs.node, .constant(rhs), [])) }
+    public static func <= (_ lhs: Query, _ rhs: Query) -> Query<Bool> { .init(.comparison(.lessThanEqual, lhs.node, rhs.node, [])) }
 }
 
-// MARK: helper protocols
-
-/// `Optional` in typed queries (a to-one link, an optional value).
-public protocol _QueryOptional { associatedtype Wrapped }
-extension Optional: _QueryOptional {}
-
-/// `String` and `String?` in typed queries.
-public protocol _QueryString {}
-extension String: _QueryString {}
-extension Optional: _QueryString where Wrapped == String {}
-
-/// `List` and `LinkingObjects` in typed queries.
-public protocol _QueryCollection { associatedtype Element }
-extension List: _QueryCollection {}
-extension LinkingObjects: _QueryCollection {}
-
-/// Numbers (and their optionals) in typed queries: compared across types
-/// (`$0.dogs.age.max > $0.dogs.age.avg`).
-public protocol _QueryNumeric {}
+/// Numbers and dates (and their optionals) in typed queries: ordered comparisons and aggregates.
+public protocol _QueryNumeric: _RealmSchemaDiscoverable {}
 extension Int: _QueryNumeric {}
 extension Int8: _QueryNumeric {}
 extension Int16: _QueryNumeric {}
@@ -208,13 +319,159 @@ extension Int32: _QueryNumeric {}
 extension Int64: _QueryNumeric {}
 extension Float: _QueryNumeric {}
 extension Double: _QueryNumeric {}
-extension Optional: _QueryNumeric where Wrapped: _QueryNumeric {}
+extension Decimal128: _QueryNumeric {}
+extension Date: _QueryNumeric {}
+extension AnyRealmValue: _QueryNumeric {}
+extension Optional: _QueryNumeric where Wrapped: _HasPersistedType & _RealmSchemaDiscoverable, Wrapped.PersistedType: _QueryNumeric {}
 
-extension Query where T: _QueryNumeric {
-    public static func == <U: _QueryNumeric>(lhs: Query, rhs: Query<U>) -> Query<Bool> { predicate(lhs, "==", rhs) }
-    public static func != <U: _QueryNumeric>(lhs: Query, rhs: Query<U>) -> Query<Bool> { predicate(lhs, "!=", rhs) }
-    public static func < <U: _QueryNumeric>(lhs: Query, rhs: Query<U>) -> Query<Bool> { predicate(lhs, "<", rhs) }
-    public static func <= <U: _QueryNumeric>(lhs: Query, rhs: Query<U>) -> Query<Bool> { predicate(lhs, "<=", rhs) }
-    public static func > <U: _QueryNumeric>(lhs: Query, rhs: Query<U>) -> Query<Bool> { predicate(lhs, ">", rhs) }
-    public static func >= <U: _QueryNumeric>(lhs: Query, rhs: Query<U>) -> Query<Bool> { predicate(lhs, ">=", rhs) }
+/// Strings in typed queries: `like` and the string operations.
+public protocol _QueryString: _QueryBinary {}
+extension String: _QueryString {}
+extension Optional: _QueryString where Wrapped: _HasPersistedType, Wrapped.PersistedType: _QueryString {}
+
+/// Strings and bytes in typed queries: contains, starts, ends, equals with options.
+public protocol _QueryBinary {}
+extension Data: _QueryBinary {}
+extension Optional: _QueryBinary where Wrapped: _HasPersistedType, Wrapped.PersistedType: _QueryBinary {}
+
+// MARK: - The expression and its text
+
+struct KeyPathOptions: OptionSet {
+    let rawValue: Int8
+    static let isCollection = KeyPathOptions(rawValue: 1)
+    static let requiresAny = KeyPathOptions(rawValue: 2)
+}
+
+fileprivate indirect enum QueryNode {
+    enum Operator: String {
+        case or = "||", and = "&&", equal = "==", notEqual = "!=", lessThan = "<", lessThanEqual = "<="
+        case greaterThan = ">", greaterThanEqual = ">=", `in` = "IN", contains = "CONTAINS"
+        case beginsWith = "BEGINSWITH", endsWith = "ENDSWITH", like = "LIKE"
+    }
+
+    case not(QueryNode)
+    case constant(Any?)
+    case keyPath([String], options: KeyPathOptions)
+    case comparison(Operator, QueryNode, QueryNode, StringOptions)
+    case between(QueryNode, QueryNode, QueryNode)
+    case subqueryCount(QueryNode)
+
+    var keyPathComponents: [String] {
+        if case let .keyPath(kp, _) = self { return kp }
+        return []
+    }
+}
+
+/// A query expression as predicate text with `%@` placeholders and its arguments (the same
+/// text RealmSwift builds; `filter(_:_:)` takes it as any predicate string).
+fileprivate enum QueryText {
+    static func build(_ root: QueryNode) -> (String, [Any]) {
+        var text = ""
+        var args: [Any] = []
+        var subqueries = 0
+
+        func options(_ o: StringOptions) -> String {
+            o.isEmpty ? "" : "[\(o.contains(.caseInsensitive) ? "c" : "")\(o.contains(.diacriticInsensitive) ? "d" : "")]"
+        }
+
+        func boolean(_ node: QueryNode, not: Bool = false) {
+            text += node.keyPathComponents.joined(separator: ".") + " == \(not ? "false" : "true")"
+        }
+
+        func build(_ node: QueryNode, prefix: String? = nil, isNewNode: Bool = false) {
+            switch node {
+            case .constant(let value):
+                text += "%@"
+                args.append(value.map { $0 } ?? NSNull())
+            case .keyPath(let kp, let o):
+                if isNewNode { return boolean(node) }
+                if o.contains(.requiresAny) { text += "ANY " }
+                text += kp.joined(separator: ".")
+            case .not(let child):
+                if case .keyPath = child, isNewNode { return boolean(child, not: true) }
+                build(child, prefix: "NOT ", isNewNode: true)
+            case .comparison(let op, let lhs, let rhs, let o):
+                switch op {
+                case .and, .or:
+                    text += (prefix ?? "") + "("
+                    build(lhs, isNewNode: true)
+                    text += " \(op.rawValue) "
+                    build(rhs, isNewNode: true)
+                    text += ")"
+                default:
+                    if case let .keyPath(_, a) = lhs, case let .keyPath(_, b) = rhs,
+                       a.contains(.isCollection), b.contains(.isCollection) {
+                        strataTrap("Comparing two collection columns is not permitted.")
+                    }
+                    text += "(" + (prefix ?? "")
+                    build(lhs)
+                    text += " \(op.rawValue)\(options(o)) "
+                    build(rhs)
+                    text += ")"
+                }
+            case .between(let lhs, let lower, let upper):
+                text += (prefix ?? "") + "("
+                build(lhs)
+                text += " BETWEEN {"
+                build(lower)
+                text += ", "
+                build(upper)
+                text += "})"
+            case .subqueryCount(let inner):
+                subqueries += 1
+                let (collection, rewritten) = SubqueryRewriter.rewrite(inner, subqueries)
+                text += "SUBQUERY(\(collection), $col\(subqueries), "
+                build(rewritten, isNewNode: true)
+                text += ").@count"
+            }
+        }
+        build(root, isNewNode: true)
+        return (text, args)
+    }
+}
+
+/// A SUBQUERY's predicate: key paths through its collection start with its variable.
+fileprivate struct SubqueryRewriter {
+    private var collection: String?
+    private let counter: Int
+
+    private mutating func rewrite(_ node: QueryNode) -> QueryNode {
+        switch node {
+        case .keyPath(let kp, let o):
+            guard o.contains(.isCollection), let first = kp.first else { return node }
+            collection = first
+            var copy = kp
+            copy[0] = "$col\(counter)"
+            return .keyPath(copy, options: [.isCollection])
+        case .not(let child): return .not(rewrite(child))
+        case .comparison(let op, let lhs, let rhs, let o): return .comparison(op, rewrite(lhs), rewrite(rhs), o)
+        case .between(let lhs, let lower, let upper): return .between(rewrite(lhs), rewrite(lower), rewrite(upper))
+        case .subqueryCount, .constant: return node
+        }
+    }
+
+    static func rewrite(_ node: QueryNode, _ counter: Int) -> (String, QueryNode) {
+        var r = SubqueryRewriter(counter: counter)
+        let rewritten = r.rewrite(node)
+        guard let collection = r.collection else {
+            strataTrap("Subqueries must contain a keypath starting with a collection.")
+        }
+        return (collection, rewritten)
+    }
+}
+
+// MARK: - Where
+
+extension RealmCollection {
+    /// The elements for which the typed predicate holds.
+    public func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element> {
+        let (text, args) = isIncluded(Query<Element>(isPrimitive: !(Element.self is ObjectBase.Type)))._constructPredicate()
+        return managedResults("where").filter(text, arguments: args)
+    }
+
+    /// The position of the first element for which the typed predicate holds, or nil.
+    public func index(matching isIncluded: (Query<Element>) -> Query<Bool>) -> Int? {
+        let (text, args) = isIncluded(Query<Element>(isPrimitive: !(Element.self is ObjectBase.Type)))._constructPredicate()
+        return managedResults("index(matching:)").index(matching: text, arguments: args)
+    }
 }

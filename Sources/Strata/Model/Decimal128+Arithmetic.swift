@@ -14,6 +14,34 @@ extension Decimal128: ExpressibleByStringLiteral {
     }
 }
 
+extension Decimal128 {
+    /// The number an NSNumber holds (its decimal text: 3.14159 stays 3.14159).
+    public init(number: NSNumber) {
+        self = (try? Decimal128(string: number.stringValue)) ?? .nan
+    }
+
+    /// A number given untyped, as RealmSwift accepts it: an integer, a floating-point number, an
+    /// NSNumber, a Foundation Decimal, a Decimal128 or a numeric string. Anything else is a
+    /// programmer error and traps naming it.
+    public init(value: Any) {
+        switch value {
+        case let d as Decimal128: self = d
+        case let n as NSNumber where !(value is Int || value is Double || value is Float): self.init(number: n)
+        case let i as Int: self.init(value: Int64(i))
+        case let i as Int64: self.init(value: i)
+        case let d as Double: self.init(value: d)
+        case let f as Float: self.init(value: Double(f))
+        case let d as Decimal: self = (try? Decimal128(string: "\(d)")) ?? .nan
+        case let s as String:
+            guard let d = try? Decimal128(string: s) else { fatalError("Decimal128(value:): '\(s)' is not a number") }
+            self = d
+        default:
+            if let i = value as? any BinaryInteger, let d = Decimal128(exactly: i) { self = d; return }
+            fatalError("Decimal128(value:): a \(type(of: value)) is not a number")
+        }
+    }
+}
+
 extension Decimal128: Numeric {
     public init?<T: BinaryInteger>(exactly source: T) {
         guard let v = Int64(exactly: source) else {

@@ -128,6 +128,16 @@ open class Object: ObjectBase, CustomStringConvertible {
         return next.value(forKeyPath: parts[1])
     }
 
+    /// Set a property through links: `"dog.name"`.
+    public func setValue(_ value: Any?, forKeyPath keyPath: String) {
+        let parts = keyPath.split(separator: ".", maxSplits: 1).map(String.init)
+        guard parts.count == 2 else { return setValue(value, forKey: keyPath) }
+        guard let next = self[parts[0]] as? Object else {
+            strataTrap("setValue(_:forKeyPath: '\(keyPath)'): '\(parts[0])' of \(Swift.type(of: self).className()) is not a linked object")
+        }
+        next.setValue(value, forKeyPath: parts[1])
+    }
+
     /// Set a property by name (managed: inside a write). A name that is no property, or a value
     /// of the wrong type, traps naming them.
     public func setValue(_ value: Any?, forKey key: String) { self[key] = value }

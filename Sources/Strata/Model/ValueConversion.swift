@@ -42,6 +42,14 @@ enum ValueConversion {
     /// A primitive or nil (primary keys).
     static func stored(_ value: Any) -> StoredValue { storedIfPrimitive(value) ?? .null }
 
+    /// A value as RealmSwift's key-value coding hands it out: nil as NSNull, an optional's
+    /// value unwrapped.
+    static func flattened(_ value: Any) -> Any {
+        if isNil(value) { return NSNull() }
+        if let o = value as? _OptionalMarker, let w = o._strataWrapped { return flattened(w) }
+        return value
+    }
+
     static func isNil(_ value: Any) -> Bool {
         if value is NSNull { return true }
         return (value as? _OptionalMarker)?._strataIsNil ?? false
@@ -99,9 +107,11 @@ extension _IntegerPersistable {
 /// Tells an optional boxed in Any apart (nil inside an Any is not `== nil`).
 protocol _OptionalMarker {
     var _strataIsNil: Bool { get }
+    var _strataWrapped: Any? { get }
 }
 
 extension Optional: _OptionalMarker {
+    var _strataWrapped: Any? { self.map { $0 as Any } }
     var _strataIsNil: Bool {
         switch self {
         case .none: return true
@@ -178,3 +188,14 @@ enum ObjectCopy {
         }
     }
 }
+
+/// A value handed out untyped (`value(forKey:)`, NSNull for nil) as the Swift type `T`
+/// (RealmSwift's helper; its tests use it). A value that is no `T` traps naming both.
+public func dynamicBridgeCast<T>(fromObjectiveC x: Any) -> T {
+    if let t = x as? T, !(x is NSNull) { return t }
+    if let t = ValueConversion.convert(x, to: T.self) { return t }
+    fatalError("dynamicBridgeCast: a \(type(of: x)) is not a \(T.self)")
+}
+
+/// A Swift value as it is handed out untyped (nil as NSNull).
+public func dynamicBridgeCast<T>(fromSwift x: T) -> Any { ValueConversion.flattened(x) }
