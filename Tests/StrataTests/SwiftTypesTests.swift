@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import Strata
 
-enum Mood: String, PersistableEnum { case happy, sad, calm }
+enum Mood: String, PersistableEnum, Codable { case happy, sad, calm }
 enum Level: Int, PersistableEnum { case low = 1, mid = 5, high = 9 }
 
 struct Celsius: CustomPersistable, Hashable {
@@ -147,5 +147,35 @@ struct LegacyPropertyTests {
         }
         let dir = TempDir()
         #expect(throws: StrataError.self) { _ = try Realm(configuration: config(dir, types: [Broken.self])) }
+    }
+}
+
+final class Note: Object, Codable {
+    @Persisted(primaryKey: true) var id: ObjectId
+    @Persisted var title = ""
+    @Persisted var stars: Int?
+    @Persisted var mood: Mood?
+    @Persisted var price: Decimal128
+    @Persisted var tags: List<String>
+}
+
+@Suite("Codable models")
+struct CodableModelTests {
+    @Test func decodedObjectsAreUnmanagedAndEncodeBack() throws {
+        let json = #"{"id":"61184062c1d8f096a3695045","title":"t","price":"1.25","tags":["a","b"],"mood":"sad"}"#
+        let note = try JSONDecoder().decode(Note.self, from: Data(json.utf8))
+        #expect(note.id.stringValue == "61184062c1d8f096a3695045" && note.title == "t" && note.stars == nil)
+        #expect(note.price == Decimal128("1.25") && Array(note.tags) == ["a", "b"] && note.mood == .sad)
+        let back = try JSONDecoder().decode(Note.self, from: try JSONEncoder().encode(note))
+        #expect(back.id == note.id && back.title == "t" && Array(back.tags) == ["a", "b"] && back.price == note.price)
+
+        let dir = TempDir()
+        let realm = try Realm(configuration: config(dir, types: [Note.self]))
+        try realm.write { realm.add(note) }
+        // a managed object's synthesized encoding refuses (as RealmSwift's does), never encodes defaults
+        #expect(throws: EncodingError.self) { try JSONEncoder().encode(note) }
+        let handedOut = try #require(realm.objects(Note.self).first)
+        #expect(throws: EncodingError.self) { try JSONEncoder().encode(handedOut) }
+        #expect(handedOut.title == "t" && Array(handedOut.tags) == ["a", "b"])
     }
 }

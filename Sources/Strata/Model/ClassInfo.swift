@@ -29,8 +29,9 @@ final class ClassInfo {
     /// Each property's field (its offset in an instance and how to reach it), by property: what
     /// `add` walks (a PropertyInfo copy costs reference counting of its strings and values).
     let fields: [(offset: Int, field: PersistedField.Type)]
-    /// The properties held by an instance in a field (`RealmProperty`): told their object when
-    /// an object of the class becomes managed (Object.__accessor).
+    /// The properties held by an instance in a field (`RealmProperty`) — every property of a
+    /// Codable class — bound to their object when an object of the class becomes managed
+    /// (Object.__accessor).
     let instanceFields: [(index: Int, offset: Int, field: PersistedField.Type)]
     let primaryKeyIndex: Int?
     /// The core type of the primary key (lookups compare a key's type with it).
@@ -58,6 +59,7 @@ final class ClassInfo {
             }
             return true
         }
+        if type is Encodable.Type { others += 1 } // its fields are bound: an instance cannot move
         let ignored = Set(type.ignoredProperties())
         // RealmSwift's older way of naming them: class functions a model overrides.
         let legacyPrimaryKey = type.primaryKey()
@@ -78,7 +80,10 @@ final class ClassInfo {
         withExtendedLifetime(prototype) {}
         properties = props
         fields = props.map { ($0.offset, $0.field) }
-        instanceFields = props.enumerated().filter { $0.element.field is InstancePropertyField.Type }
+        // A Codable class's fields are all bound when an object becomes managed: its synthesized
+        // encode(to:) reads the fields, and must never see the prototype's values (Codable.swift).
+        let bindAll = type is Encodable.Type
+        instanceFields = props.enumerated().filter { bindAll || $0.element.field is InstancePropertyField.Type }
             .map { ($0.offset, $0.element.offset, $0.element.field) }
         primaryKeyIndex = props.firstIndex { $0.isPrimaryKey }
         primaryKeyType = primaryKeyIndex.map { props[$0].kind.type }

@@ -35,6 +35,13 @@ open class Object: ObjectBase, CustomStringConvertible {
     }
     private final var __place: ObjectAccessor?
 
+    /// Becomes managed while `add` moves its fields' values into the Realm (each field is bound
+    /// as its value is written: no field is bound before).
+    final func __adopt(_ accessor: ObjectAccessor) {
+        __place = accessor
+        __holds = accessor.realm
+    }
+
     /// A managed object becomes the object `key` of its class in the same Realm (an iterator
     /// reusing an instance nobody references: Results.Iterator).
     @usableFromInline

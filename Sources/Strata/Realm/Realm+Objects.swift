@@ -98,7 +98,7 @@ extension RealmInstance {
             return
         }
         mutationCount &+= 1
-        o.__accessor = ObjectAccessor(realm: self, info: info, key: key)
+        o.__adopt(ObjectAccessor(realm: self, info: info, key: key))
         addPolicy.append(update)
         let base = Unmanaged.passUnretained(o).toOpaque()
         let skipIfEqual = update == .modified && existed
