@@ -179,3 +179,26 @@ struct CodableModelTests {
         #expect(handedOut.title == "t" && Array(handedOut.tags) == ["a", "b"])
     }
 }
+
+final class Setting: Object {
+    @Persisted(primaryKey: true) var key = ""
+    @Persisted(indexed: true) var value: AnyRealmValue
+}
+
+@Suite("Indexed AnyRealmValue")
+struct IndexedMixedTests {
+    @Test func anIndexedMixedPropertyHoldsAndFindsValuesOfEveryType() throws {
+        let dir = TempDir()
+        let realm = try Realm(configuration: config(dir, types: [Setting.self]))
+        let values: [AnyRealmValue] = [.int(5), .double(5), .string("five"), .bool(true), .none, .uuid(UUID()), .decimal128(Decimal128(value: 2))]
+        try realm.write {
+            for (i, v) in values.enumerated() { realm.add(Setting(value: ["key": "k\(i)", "value": v])) }
+        }
+        try realm.write { realm.object(ofType: Setting.self, forPrimaryKey: "k0")!.value = .string("changed") }
+        #expect(realm.schema["Setting"]?["value"]?.isIndexed == true)
+        #expect(realm.objects(Setting.self).filter("value == 5").map(\.key) == ["k1"])
+        #expect(realm.objects(Setting.self).filter("value == 'changed'").map(\.key) == ["k0"])
+        #expect(realm.objects(Setting.self).filter("value == nil").map(\.key) == ["k4"])
+        #expect(try realm.instance.shared.db.verify() == ())
+    }
+}

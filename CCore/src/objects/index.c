@@ -12,6 +12,13 @@
  *     ObjectId   12 bytes, UUID 16 bytes, as stored
  *     string     the first ST_INDEX_PREFIX bytes with 0x00 escaped as 0x00 0xFF, then 0x00 0x01
  *                (the whole string) or 0x00 0x02 (truncated: lookups compare the object's value)
+ *   A mixed property's index (format 3 files on): 0x01, the value's type (1 byte), then the
+ *   payload of that type as above, or for the types only mixed holds:
+ *     float      4 bytes, double 8 bytes: the IEEE bits big-endian, sign flipped for positives and
+ *                every bit flipped for negatives (memcmp order = numeric order within the type)
+ *     decimal128 16 bytes as stored, binary: as a string (escaped, truncated, terminated)
+ *   so values of different types never share a key (equal numbers of different types are
+ *   different entries: the query planner uses no mixed index, it scans).
  *
  * A direct integer primary key (ST_PROP_PK_DIRECT, objects.h) keeps no entry for an object
  * whose key equals its primary key: lookups try the object at key == value first, and the index
@@ -28,12 +35,19 @@
 
 bool st_type_indexable(uint8_t type) {
     return type == STRATA_TYPE_BOOL || type == STRATA_TYPE_INT || type == STRATA_TYPE_STRING ||
-           type == STRATA_TYPE_TIMESTAMP || type == STRATA_TYPE_OBJECT_ID || type == STRATA_TYPE_UUID;
+           type == STRATA_TYPE_TIMESTAMP || type == STRATA_TYPE_OBJECT_ID || type == STRATA_TYPE_UUID ||
+           type == STRATA_TYPE_MIXED;
 }
 
+/* An IEEE number's bits, ordered as unsigned bytes order the numbers. */
+static uint64_t ordered_bits(uint64_t bits, unsigned width) {
+    uint64_t sign = 1ull << (width - 1);
+    return bits & sign ? ~bits & (width == 64 ? ~0ull : (1ull << width) - 1) : bits | sign;
+}
 
-/* The value part of an index key; returns its length. */
-static size_t encode_value(const strata_value *v, uint8_t *out, bool *truncated) {
+/* The value part of an index key; returns its length. `mixed`: the key of a mixed property,
+ * whose values carry their type (see the top of this file). */
+static size_t encode_value(const strata_value *v, uint8_t *out, bool *truncated, bool mixed) {
     *truncated = false;
     if (v->type == STRATA_TYPE_NULL) {
         out[0] = 0;
@@ -41,7 +55,29 @@ static size_t encode_value(const strata_value *v, uint8_t *out, bool *truncated)
     }
     out[0] = 1;
     size_t o = 1;
+    if (mixed) out[o++] = (uint8_t)v->type;
     switch (v->type) {
+    case STRATA_TYPE_FLOAT: {
+        uint32_t b;
+        memcpy(&b, &v->u.f, 4);
+        uint32_t k = (uint32_t)ordered_bits(b, 32);
+        for (int i = 0; i < 4; i++) out[o + i] = (uint8_t)(k >> (24 - 8 * i));
+        o += 4;
+        break;
+    }
+    case STRATA_TYPE_DOUBLE: {
+        uint64_t b;
+        memcpy(&b, &v->u.d, 8);
+        st_wr_be64(out + o, ordered_bits(b, 64));
+        o += 8;
+        break;
+    }
+    case STRATA_TYPE_DECIMAL128:
+        st_wr_be64(out + o, v->u.decimal.high);
+        st_wr_be64(out + o + 8, v->u.decimal.low);
+        o += 16;
+        break;
+    case STRATA_TYPE_BINARY: /* as a string */
     case STRATA_TYPE_BOOL: out[o++] = v->u.b ? 1 : 0; break;
     case STRATA_TYPE_INT: st_wr_be64(out + o, (uint64_t)v->u.i ^ (1ull << 63)); o += 8; break;
     case STRATA_TYPE_TIMESTAMP: {
@@ -57,6 +93,7 @@ static size_t encode_value(const strata_value *v, uint8_t *out, bool *truncated)
     case STRATA_TYPE_OBJECT_ID: memcpy(out + o, v->u.object_id, 12); o += 12; break;
     case STRATA_TYPE_UUID: memcpy(out + o, v->u.uuid, 16); o += 16; break;
     case STRATA_TYPE_STRING: {
+        if (v->type == STRATA_TYPE_BINARY && !mixed) break;
         const uint8_t *s = v->u.bytes.data;
         size_t n = v->u.bytes.len;
         if (n > ST_INDEX_PREFIX) {
@@ -78,8 +115,7 @@ static size_t encode_value(const strata_value *v, uint8_t *out, bool *truncated)
 
 int st_index_key(const st_prop *p, const strata_value *v, int64_t key, uint8_t *out, size_t *len,
                  bool *truncated) {
-    (void)p;
-    size_t n = encode_value(v, out, truncated);
+    size_t n = encode_value(v, out, truncated, p->type == STRATA_TYPE_MIXED);
     st_wr_be64(out + n, (uint64_t)key);
     *len = n + 8;
     return STRATA_OK;
@@ -359,7 +395,7 @@ int st_index_find(strata_table_t *t, st_prop *p, const strata_value *v, int64_t 
     if (rc) return rc;
     uint8_t pre[STRATA_MAX_KEY];
     bool trunc;
-    size_t pl = encode_value(v, pre, &trunc);
+    size_t pl = encode_value(v, pre, &trunc, p->type == STRATA_TYPE_MIXED);
     /* Most values' entries end inside one leaf: walk it without a cursor. */
     const uint8_t *leaf;
     pgno_t leaf_pg;
@@ -441,12 +477,12 @@ int st_index_scan(strata_table_t *t, st_prop *p, const st_index_bounds *b, st_in
         strata_value cut = *b->prefix;
         if (cut.u.bytes.len > ST_INDEX_PREFIX) cut.u.bytes.len = ST_INDEX_PREFIX, pre_long = true;
         bool tr;
-        pre_len = encode_value(&cut, pre, &tr) - 2;
+        pre_len = encode_value(&cut, pre, &tr, p->type == STRATA_TYPE_MIXED) - 2;
         memcpy(start, pre, pre_len);
         start_len = pre_len;
     } else {
-        if (b->lo) lo_len = encode_value(b->lo, lo, &lo_trunc);
-        if (b->hi) hi_len = encode_value(b->hi, hi, &hi_trunc);
+        if (b->lo) lo_len = encode_value(b->lo, lo, &lo_trunc, p->type == STRATA_TYPE_MIXED);
+        if (b->hi) hi_len = encode_value(b->hi, hi, &hi_trunc, p->type == STRATA_TYPE_MIXED);
         if (b->lo) {
             memcpy(start, lo, lo_len);
             start_len = lo_len;

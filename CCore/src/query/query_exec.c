@@ -1184,6 +1184,7 @@ static int sorted_by_index(exec *x, strata_query_t *q, const rnode *root, keyvec
     strata_table_t *t;
     st_prop *p;
     if (step_prop(x, &q->sort[0].steps[0], &t, &p) || !(p->flags & STRATA_PROP_INDEXED) ||
+        p->type == STRATA_TYPE_MIXED /* its index groups values by type, not in sort order */ ||
         !st_index_complete(p)) {
         x->rc = STRATA_OK;
         return STRATA_OK;

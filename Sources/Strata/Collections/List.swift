@@ -69,6 +69,54 @@ public final class List<Element: RealmCollectionValue>: RealmCollection, RangeRe
         for (i, e) in newElements.enumerated() { insert(e, at: subrange.lowerBound + i) }
     }
 
+    public typealias SubSequence = Slice<List>
+
+    /// The elements in `bounds` (get), or replaces them with others of any count (set).
+    public subscript(bounds: Range<Int>) -> Slice<List> {
+        get { Slice(base: self, bounds: bounds) }
+        set { replaceSubrange(bounds, with: Array(newValue)) }
+    }
+
+    /// Remove the first `number` elements (more than the list holds traps naming both).
+    public func removeFirst(_ number: Int = 1) {
+        checkRemoval(number)
+        for _ in 0..<number { remove(at: 0) }
+    }
+
+    /// Remove the last `number` elements.
+    public func removeLast(_ number: Int = 1) {
+        checkRemoval(number)
+        for _ in 0..<number { remove(at: count - 1) }
+    }
+
+    private func checkRemoval(_ number: Int) {
+        if number < 0 { strataTrap("Cannot pass a negative value (\(number)) to remove elements of List<\(Element.self)>.") }
+        if number > count {
+            strataTrap("It is not possible to remove more objects (\(number)) from a list than it already contains (\(count)).")
+        }
+    }
+
+    /// Insert the elements of `newElements` before `i`.
+    public func insert<C: Collection>(contentsOf newElements: C, at i: Int) where C.Element == Element {
+        for (offset, e) in newElements.enumerated() { insert(e, at: i + offset) }
+    }
+
+    /// Remove the elements in a range.
+    public func removeSubrange<R: RangeExpression>(_ bounds: R) where R.Bound == Int {
+        let r = bounds.relative(to: self)
+        for _ in r { remove(at: r.lowerBound) }
+    }
+
+    /// Remove the elements at these positions.
+    public func remove(atOffsets offsets: IndexSet) {
+        for offset in offsets.reversed() { remove(at: offset) }
+    }
+
+    /// Move the elements at `offsets` to before `destination` (SwiftUI's list editing).
+    public func move(fromOffsets offsets: IndexSet, toOffset destination: Int) {
+        for offset in offsets { move(from: offset, to: destination > offset ? destination - 1 : destination) }
+    }
+
     /// Append at the end.
     public func append(_ object: Element) { insert(object, at: count) }
 
@@ -106,17 +154,6 @@ public final class List<Element: RealmCollectionValue>: RealmCollection, RangeRe
         return old
     }
 
-    @discardableResult
-    public func removeLast() -> Element {
-        precondition(count > 0, "removeLast on an empty List")
-        return remove(at: count - 1)
-    }
-
-    @discardableResult
-    public func removeFirst() -> Element {
-        precondition(count > 0, "removeFirst on an empty List")
-        return remove(at: 0)
-    }
 
     public func removeAll() {
         guard let m = managed else { items.removeAll(); return }
