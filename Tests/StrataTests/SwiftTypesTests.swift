@@ -202,3 +202,28 @@ struct IndexedMixedTests {
         #expect(try realm.instance.shared.db.verify() == ())
     }
 }
+
+final class LegacyFoundation: Object {
+    @Persisted var name: NSString?
+    @Persisted var bytes: NSData?
+    @Persisted var when: NSDate?
+}
+
+@Suite("Foundation reference types in older models")
+struct FoundationTypesTests {
+    @Test func nsStringNSDataAndNSDateAreStoredAsTheirSwiftTypes() throws {
+        let dir = TempDir()
+        let realm = try Realm(configuration: config(dir, types: [LegacyFoundation.self]))
+        let o = LegacyFoundation()
+        o.name = "名前"
+        o.bytes = NSData(data: Data([1, 2, 3]))
+        o.when = NSDate(timeIntervalSince1970: 1000)
+        try realm.write { realm.add(o) }
+        let read = try #require(realm.objects(LegacyFoundation.self).first)
+        #expect(read.name == "名前" && read.bytes == NSData(data: Data([1, 2, 3])) && read.when?.timeIntervalSince1970 == 1000)
+        #expect(realm.objects(LegacyFoundation.self).filter("name == %@", NSString(string: "名前")).count == 1)
+        #expect(realm.schema["LegacyFoundation"]?["name"]?.type == .string)
+        try realm.write { read.name = nil }
+        #expect(read.name == nil)
+    }
+}

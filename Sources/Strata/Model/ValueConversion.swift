@@ -35,6 +35,9 @@ enum ValueConversion {
     static func storedIfPrimitive(_ value: Any) -> StoredValue? {
         if let p = value as? any _PrimitivePersistable { return p._strata.value } // unwraps .some
         if isNil(value) { return .null }
+        if let s = value as? NSString { return .string(String(s)) }
+        if let d = value as? NSData { return .data(Data(referencing: d)) }
+        if let d = value as? NSDate { return Date(timeIntervalSince1970: d.timeIntervalSince1970)._strata.value }
         if let n = value as? NSNumber { return .double(n.doubleValue) }
         return nil
     }

@@ -13,6 +13,28 @@ extension Realm {
         try instance.shared.db.writeCopy(to: fileURL.standardizedFileURL.path)
     }
 
+    /// Write a packed copy to the file of `configuration` (its `fileURL`; an in-memory or
+    /// encrypted configuration is refused naming why).
+    public func writeCopy(configuration: Realm.Configuration) throws {
+        guard configuration.inMemoryIdentifier == nil, let url = configuration.fileURL else {
+            throw StrataError(code: .invalidArgument, message: "writeCopy(configuration:): the configuration names no file "
+                              + "(an in-memory Realm cannot be the copy)")
+        }
+        try writeCopy(toFile: url, encryptionKey: configuration.encryptionKey)
+    }
+
+    /// Whether the configuration's Realm file exists (an in-memory Realm: whether it is open).
+    public static func fileExists(for config: Configuration) -> Bool {
+        if config.inMemoryIdentifier != nil { return SharedFile.isOpen(config) }
+        return FileManager.default.fileExists(atPath: config.path)
+    }
+
+    /// Open the configuration's Realm once, running its migration if its schema version is
+    /// newer than the file's (and compaction if it asks), then close it.
+    public static func performMigration(for configuration: Realm.Configuration = Realm.Configuration.defaultConfiguration) throws {
+        _ = try Realm(configuration: configuration)
+    }
+
     /// Delete the files of the configuration's Realm (the database, its lock file and commit
     /// log). Returns whether there was a database file. Throws while a Realm of this process has
     /// it open.

@@ -22,6 +22,15 @@ extension Realm {
         for o in objects { instance.add(o, update: update) }
     }
 
+    /// RealmSwift's older form: `update: true` is `.all`, false `.error`.
+    @available(*, deprecated, message: "Pass .error, .modified or .all rather than a boolean. .error is equivalent to false and .all is equivalent to true.")
+    public func add(_ object: Object, update: Bool) { add(object, update: update ? .all : .error) }
+
+    @available(*, deprecated, message: "Pass .error, .modified or .all rather than a boolean. .error is equivalent to false and .all is equivalent to true.")
+    public func add<S: Sequence>(_ objects: S, update: Bool) where S.Element: Object {
+        add(objects, update: update ? .all : .error)
+    }
+
     /// A new managed object of `type` with properties from `value` (a dictionary, an array in
     /// property order, or an object), or the existing one updated, per `update`.
     @discardableResult
@@ -33,14 +42,24 @@ extension Realm {
     }
 
     /// Delete an object: it leaves every list and link to it becomes nil.
-    public func delete(_ object: Object) { instance.delete(object) }
+    public func delete(_ object: ObjectBase) { instance.delete(Realm.model(object, "delete")) }
 
-    public func delete<S: Sequence>(_ objects: S) where S.Element: Object {
-        for o in Array(objects) { instance.delete(o) }
+    public func delete<S: Sequence>(_ objects: S) where S.Element: ObjectBase {
+        for o in Array(objects) { instance.delete(Realm.model(o, "delete")) }
     }
 
-    public func delete<Element: Object>(_ objects: Results<Element>) {
-        for o in Array(objects) { instance.delete(o) }
+    public func delete<Element: ObjectBase>(_ objects: List<Element>) {
+        for o in Array(objects) { instance.delete(Realm.model(o, "delete")) }
+    }
+
+    public func delete<Element: ObjectBase>(_ objects: Results<Element>) {
+        for o in Array(objects) { instance.delete(Realm.model(o, "delete")) }
+    }
+
+    /// An ObjectBase that is a model object (every one a Realm hands out is).
+    static func model(_ o: ObjectBase, _ what: String) -> Object {
+        guard let m = o as? Object else { strataTrap("\(what): a \(type(of: o)) is not an Object subclass") }
+        return m
     }
 
     /// Delete every object of this Realm's classes.
