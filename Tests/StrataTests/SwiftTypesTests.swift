@@ -227,3 +227,26 @@ struct FoundationTypesTests {
         #expect(read.name == nil)
     }
 }
+
+@Suite("Dynamic objects of a Realm")
+struct DynamicObjectTests {
+    @Test func objectsSeenThroughTheirClassName() throws {
+        let dir = TempDir()
+        let realm = try Realm(configuration: config(dir))
+        try realm.write {
+            realm.add(Dog(value: ["name": "旺财", "age": 3]))
+            realm.dynamicCreate("Person", value: ["id": "p1", "name": "张三", "age": 30])
+        }
+        let dogs = realm.dynamicObjects("Dog")
+        #expect(dogs.count == 1 && dogs[0]["name"] as? String == "旺财" && dogs[0].age as? Int == 3)
+        #expect(dogs[0].className == "Dog" && dogs[0].objectSchema.className == "Dog")
+        let zhang = try #require(realm.dynamicObject(ofType: "Person", forPrimaryKey: "p1"))
+        #expect(zhang.name as? String == "张三")
+        try realm.write { zhang["age"] = 31 }
+        #expect(realm.object(ofType: Person.self, forPrimaryKey: "p1")?.age == 31)
+        #expect(realm.dynamicObjects("Person").filter("age > 30").count == 1)
+        let frozen = dogs[0].freeze()
+        try realm.write { realm.objects(Dog.self)[0].name = "新" }
+        #expect(frozen["name"] as? String == "旺财" && dogs[0]["name"] as? String == "新")
+    }
+}

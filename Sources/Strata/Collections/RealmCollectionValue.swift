@@ -68,7 +68,7 @@ extension Object: RealmCollectionValue {
         guard case .link(let key) = v.value else {
             strataTrap("\(ctx.what): an element is not a link to a '\(className())'")
         }
-        if let info = ctx.info, info.classInfo.type == self {
+        if let info = ctx.info, info.classInfo.type == self || self == DynamicObject.self {
             return ctx.realm.managedObject(self, info: info, key: key)
         }
         return ctx.realm.managedObject(self, key: key)

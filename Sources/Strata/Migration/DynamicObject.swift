@@ -100,63 +100,97 @@ final class MigrationSide {
     }
 }
 
-/// An object seen through its class's name and the file's schema rather than a Swift class: the
-/// objects a migration hands out. `object["name"]` reads a property (nil for nil; a
-/// `DynamicObject` for a link; an array for a list); on a new object, `object["name"] = value`
-/// sets it. Old objects are read-only: they show the file as it was.
-public final class DynamicObject: CustomStringConvertible {
-    let side: MigrationSide
-    /// The class (table) name.
-    public let className: String
-    let key: Int64
+/// An object seen through its class's name and the file's schema rather than a Swift class:
+/// the objects a migration hands out, and those of `Realm.dynamicObjects(_:)`.
+/// `object["name"]` (or `object.name`) reads a property (nil for nil; for a migration's
+/// objects a `DynamicObject` for a link and an array for a list); `object["name"] = value` sets
+/// it (a migration's new objects, or inside a write). A migration's old objects are read-only:
+/// they show the file as it was.
+@dynamicMemberLookup
+public final class DynamicObject: Object {
+    /// A migration's object: its side, class and key (nil for an object of a Realm, whose
+    /// accessor says them).
+    private let migrated: (side: MigrationSide, className: String, key: Int64)?
 
     init(_ side: MigrationSide, _ className: String, _ key: Int64) {
-        self.side = side
-        self.className = className
-        self.key = key
+        migrated = (side, className, key)
+        super.init()
     }
 
-    public subscript(key: String) -> Any? {
+    public required init() {
+        migrated = nil
+        super.init()
+    }
+
+    /// The class (table) name.
+    public var className: String { migrated?.className ?? __accessor?.info.name ?? "DynamicObject" }
+
+    var side: MigrationSide { migrated!.side }
+    var key: Int64 { migrated!.key }
+
+    public subscript(dynamicMember member: String) -> Any? {
+        get { self[member] }
+        set { self[member] = newValue }
+    }
+
+    public override subscript(key: String) -> Any? {
         get {
-            let (t, p) = side.property(className, key)
-            do {
-                if p.flags.contains(.list) {
-                    let n = try t.core.listCount(self.key, p.col)
-                    return try (0..<n).map { side.swiftValue(try t.core.listGet(self.key, p.col, $0), p) as Any }
-                }
-                return side.swiftValue(try t.core.get(self.key, p.col), p)
-            } catch {
-                side.migration?.fail(error)
-                return nil
-            }
+            guard migrated != nil else { return super[key] }
+            return migrationValue(key)
         }
         set {
-            guard side.writable else {
-                strataTrap("Cannot set '\(className).\(key)' of an old object: old objects of a migration are read-only.")
-            }
-            let (t, p) = side.property(className, key)
-            do {
-                if p.flags.contains(.list) {
-                    let items: [Any]
-                    if let a = newValue as? [Any] { items = a } else if let s = newValue as? any Sequence {
-                        items = s.map { $0 as Any }
-                    } else if newValue == nil { items = [] } else {
-                        strataTrap("Invalid value for list property '\(className).\(key)': give an array.")
-                    }
-                    let values = items.map { side.stored($0, for: p, in: className) }
-                    try t.core.listClear(self.key, p.col)
-                    for (i, v) in values.enumerated() { try t.core.listInsert(self.key, p.col, i, v) }
-                    return
-                }
-                let v = side.stored(newValue as Any, for: p, in: className)
-                try t.core.set(self.key, p.col, v)
-            } catch {
-                side.migration?.fail(error)
-            }
+            guard migrated != nil else { super[key] = newValue; return }
+            setMigrationValue(key, newValue)
         }
     }
 
-    public var description: String {
+    public override var description: String {
+        guard migrated != nil else { return super.description }
+        return migrationDescription
+    }
+}
+
+extension DynamicObject {
+    private func migrationValue(_ key: String) -> Any? {
+        let (t, p) = side.property(className, key)
+        do {
+            if p.flags.contains(.list) {
+                let n = try t.core.listCount(self.key, p.col)
+                return try (0..<n).map { side.swiftValue(try t.core.listGet(self.key, p.col, $0), p) as Any }
+            }
+            return side.swiftValue(try t.core.get(self.key, p.col), p)
+        } catch {
+            side.migration?.fail(error)
+            return nil
+        }
+    }
+
+    private func setMigrationValue(_ key: String, _ newValue: Any?) {
+        guard side.writable else {
+            strataTrap("Cannot set '\(className).\(key)' of an old object: old objects of a migration are read-only.")
+        }
+        let (t, p) = side.property(className, key)
+        do {
+            if p.flags.contains(.list) {
+                let items: [Any]
+                if let a = newValue as? [Any] { items = a } else if let s = newValue as? any Sequence {
+                    items = s.map { $0 as Any }
+                } else if newValue == nil { items = [] } else {
+                    strataTrap("Invalid value for list property '\(className).\(key)': give an array.")
+                }
+                let values = items.map { side.stored($0, for: p, in: className) }
+                try t.core.listClear(self.key, p.col)
+                for (i, v) in values.enumerated() { try t.core.listInsert(self.key, p.col, i, v) }
+                return
+            }
+            let v = side.stored(newValue as Any, for: p, in: className)
+            try t.core.set(self.key, p.col, v)
+        } catch {
+            side.migration?.fail(error)
+        }
+    }
+
+    private var migrationDescription: String {
         guard let t = side.table(className) else { return "\(className) (deleted)" }
         let names = t.properties.keys.sorted()
         func shown(_ v: Any?) -> String {

@@ -24,7 +24,7 @@ open class Object: ObjectBase, CustomStringConvertible {
         set {
             __place = newValue
             __holds = newValue?.realm
-            if let a = newValue, !a.info.classInfo.instanceFields.isEmpty {
+            if let a = newValue, !a.info.classInfo.instanceFields.isEmpty, a.info.classInfo.type == Swift.type(of: self) {
                 let base = Unmanaged.passUnretained(self).toOpaque()
                 for f in a.info.classInfo.instanceFields {
                     f.field.bind(at: base + f.offset, to: _ManagedProperty(object: self, index: f.index))
@@ -108,7 +108,7 @@ open class Object: ObjectBase, CustomStringConvertible {
     }
 
     /// A property's value by name (nil when absent): `dog["name"] as? String`.
-    public subscript(key: String) -> Any? {
+    open subscript(key: String) -> Any? {
         get {
             let info = __accessor?.info.classInfo ?? ClassInfo.of(Swift.type(of: self))
             guard let p = info.property(named: key) else { return nil }

@@ -141,7 +141,7 @@ extension _TypedObject where Self: Object {
         let key = a.key
         return Observation.register(a.realm, queue: queue, what: "observe \(Self.className())",
                                     onError: { block(.error($0)) }) { home, token in
-            let object = home === a.realm ? self : home.managedObject(Self.self, key: key)
+            let object = home === a.realm ? self : home.sameObject(Self.self, as: ObjectAccessor(realm: a.realm, info: a.info, key: key))
             return ObjectObserver(object: object, keyPaths: keyPaths, token: token, block: block)
         }
     }

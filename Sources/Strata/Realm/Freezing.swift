@@ -52,7 +52,7 @@ extension _TypedObject where Self: Object {
         }
         if a.realm.isFrozen { return self }
         a.trapIfDeleted("freeze \(Self.className())")
-        return a.realm.frozenRealm().managedObject(Self.self, key: a.key)
+        return a.realm.frozenRealm().sameObject(Self.self, as: a)
     }
 
     /// The live object in the calling thread's Realm, or nil when it was deleted since.
@@ -63,7 +63,7 @@ extension _TypedObject where Self: Object {
         if !a.realm.isFrozen { return self }
         let live = a.realm.liveRealm()
         guard (try? live.table(a.info).exists(a.key)) == true else { return nil }
-        return live.managedObject(Self.self, key: a.key)
+        return live.sameObject(Self.self, as: a)
     }
 }
 

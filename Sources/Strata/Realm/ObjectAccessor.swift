@@ -115,6 +115,12 @@ extension RealmInstance {
         managedObject(type, info: tableInfo(type), key: key)
     }
 
+    /// The object of `a` (another Realm's object of this file) in this Realm, as a `T`: the
+    /// class of `a`'s table, which a DynamicObject views without being it.
+    func sameObject<T: Object>(_ type: T.Type, as a: ObjectAccessor) -> T {
+        managedObject(type, info: tableInfo(a.info.classInfo.type), key: a.key)
+    }
+
     /// The same, with the class's table known.
     func managedObject<T: Object>(_ type: T.Type, info: TableInfo, key: Int64) -> T {
         let o = type.init()

@@ -198,10 +198,14 @@ extension RealmInstance {
     /// `stored`: the key already converted (Int and String keys), checked against the property.
     func object<T: Object>(_ type: T.Type, primaryKey: Any, stored: StoredValue? = nil) -> T? {
         checkThread("object(ofType: \(type.className()))")
-        let info = tableInfo(type)
+        return object(type, info: tableInfo(type), primaryKey: primaryKey, stored: stored)
+    }
+
+    /// The same in the table of `info` (a DynamicObject's class).
+    func object<T: Object>(_ type: T.Type, info: TableInfo, primaryKey: Any, stored: StoredValue? = nil) -> T? {
         let cls = info.classInfo
         guard let pk = cls.primaryKeyIndex else {
-            strataTrap("'\(type.className())' does not have a primary key")
+            strataTrap("'\(info.name)' does not have a primary key")
         }
         let fast = stored.flatMap { $0.coreType == cls.primaryKeyType ? $0 : nil }
         guard let value = fast ?? ValueConversion.convertAny(primaryKey, toKindOf: cls.properties[pk]) else {
@@ -210,5 +214,30 @@ extension RealmInstance {
                        + "primary key '\(info.name).\(p.name)'.")
         }
         return found(type, info) { try $0.find(primaryKey: value) }
+    }
+}
+
+extension Realm {
+    /// Every object of the class named `typeName`, seen as DynamicObjects (`object["name"]`).
+    /// A name that is no class of this Realm traps naming it.
+    public func dynamicObjects(_ typeName: String) -> Results<DynamicObject> {
+        instance.checkThread("dynamicObjects(\(typeName))")
+        return Results(realm: instance, info: instance.tableInfo(named: typeName))
+    }
+
+    /// The object of class `typeName` whose primary key is `key`, as a DynamicObject, or nil.
+    public func dynamicObject(ofType typeName: String, forPrimaryKey key: Any) -> DynamicObject? {
+        instance.checkThread("dynamicObject(ofType: \(typeName))")
+        return instance.object(DynamicObject.self, info: instance.tableInfo(named: typeName), primaryKey: key)
+    }
+
+    /// A new object of class `typeName` (values as `create(_:value:update:)` takes them), as a
+    /// DynamicObject.
+    @discardableResult
+    public func dynamicCreate(_ typeName: String, value: Any = [String: Any](), update: UpdatePolicy = .error) -> DynamicObject {
+        let info = instance.tableInfo(named: typeName)
+        let o = create(info.classInfo.type, value: value, update: update)
+        guard let a = o.__accessor else { strataTrap("dynamicCreate(\(typeName)): the object was not added") }
+        return instance.managedObject(DynamicObject.self, info: info, key: a.key)
     }
 }

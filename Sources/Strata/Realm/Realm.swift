@@ -262,6 +262,12 @@ final class RealmInstance {
     /// Whether `info` is this Realm's own (it lives as long as the Realm).
     func owns(_ info: TableInfo) -> Bool { infos.contains { $0.info === info } }
 
+    /// The table of the class named `name` (DynamicObject), or a trap naming it.
+    func tableInfo(named name: String) -> TableInfo {
+        for e in infos where e.info.name == name { return e.info }
+        strataTrap("Object type '\(name)' is not managed by this Realm (not in its objectTypes)")
+    }
+
     func tableInfo(_ type: Object.Type) -> TableInfo {
         let id = ObjectIdentifier(type)
         for e in infos where e.type == id { return e.info }

@@ -19,7 +19,7 @@ extension Object: ThreadConfined {
         guard let a = __accessor else { return nil }
         let r = realm.instance
         guard (try? r.table(a.info).exists(a.key)) == true else { return nil }
-        return r.managedObject(type(of: self), key: a.key)
+        return r.sameObject(type(of: self), as: a)
     }
 }
 
