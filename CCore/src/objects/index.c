@@ -602,7 +602,7 @@ int st_index_build(strata_table_t *t, st_prop *p, bool unique, strata_error *err
             char d[100];
             st_value_describe(&a, d, sizeof d);
             rc = st_err(err, STRATA_ERR_EXISTS,
-                        "table '%s': property '%s' cannot be the primary key: objects %lld and "
+                        "Primary key property '%s.%s' has duplicate values: objects %lld and "
                         "%lld share the value %s", t->name, p->name, (long long)e[i - 1].obj,
                         (long long)e[i].obj, d);
         }
