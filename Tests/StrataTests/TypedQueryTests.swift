@@ -113,6 +113,11 @@ struct TypedQueryTests {
         // two conditions on the same dog (a SUBQUERY), not on any two dogs
         #expect(people.where { ($0.dogs.color == "黑色" && $0.dogs.age > 4).count == 1 }.map(\.name) == ["张三"])
         #expect(people.where { ($0.dogs.color == "白色" && $0.dogs.age < 2).count > 0 }.map(\.name) == ["李四"])
+        // key path literals through dynamic members (RealmSwift's tests build them so)
+        let path = \Query<Person>.company.name
+        #expect((Query<Person>._constructForTesting()[keyPath: path] == "星辰科技")._constructPredicate().0 == "(company.name == %@)")
+        let count = \Query<Person>.company.employees.count
+        #expect((Query<Person>._constructForTesting()[keyPath: count] > 1)._constructPredicate().0 == "(company.employees.@count > %@)")
         let (text, args) = Query<Dog>._constructForTesting().name.starts(with: "小", options: [.caseInsensitive])._constructPredicate()
         #expect(text == "(name BEGINSWITH[c] %@)" && args.count == 1)
     }

@@ -128,11 +128,6 @@ extension Query where T: OptionalProtocol {
     public subscript<V>(dynamicMember member: KeyPath<T.Wrapped, V>) -> Query<V> where T.Wrapped: ObjectBase {
         .init(appending(_name(for: member), options: []))
     }
-
-    /// A collection property of a to-one link's object.
-    public subscript<V: RealmCollectionBase>(dynamicMember member: KeyPath<T.Wrapped, V>) -> Query<V> where T.Wrapped: ObjectBase {
-        .init(appending(_name(for: member), options: [.isCollection, .requiresAny]))
-    }
 }
 
 extension Query where T: OptionalProtocol, T.Wrapped: Comparable {

@@ -34,7 +34,26 @@ extension LinkingObjects: _HasPersistedType { public typealias PersistedType = L
 
 /// A type whose values may be stored in a property, a collection or a query (RealmSwift's tag of
 /// the storable types, used as a generic constraint: `where V: _RealmSchemaDiscoverable`).
-public protocol _RealmSchemaDiscoverable {}
+public protocol _RealmSchemaDiscoverable {
+    /// The property type values of this type are stored as.
+    static var _rlmType: PropertyType { get }
+    /// Whether a property of this type is optional.
+    static var _rlmOptional: Bool { get }
+}
+
+extension _RealmSchemaDiscoverable {
+    public static var _rlmType: PropertyType {
+        if self is ObjectBase.Type { return .object }
+        guard let kind = (self as? _Persistable.Type)?._strataKind ?? (self as? any RealmCollectionValue.Type)?._strataElementKind else {
+            strataTrap("\(self) is not a stored type")
+        }
+        return kind.collection == .linkingObjects ? .linkingObjects : PropertyType(core: kind.type)
+    }
+    public static var _rlmOptional: Bool {
+        if self is ObjectBase.Type { return false }
+        return ((self as? _Persistable.Type)?._strataKind ?? (self as? any RealmCollectionValue.Type)?._strataElementKind)?.optional ?? false
+    }
+}
 
 extension Bool: _RealmSchemaDiscoverable {}
 extension Int: _RealmSchemaDiscoverable {}
