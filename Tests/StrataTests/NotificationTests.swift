@@ -359,7 +359,8 @@ struct NotificationTests {
 
     @Test func objectNotificationsGiveOldAndNewValuesThenDeletion() throws {
         let dir = TempDir()
-        let realm = try Realm(configuration: config(dir))
+        let cfg = config(dir)
+        let realm = try Realm(configuration: cfg)
         let p = Person(value: ["name": "张三", "age": 30])
         try realm.write { realm.add(p) }
         var changes: [ObjectChange<Person>] = []
@@ -369,19 +370,32 @@ struct NotificationTests {
         let named = p.observe(keyPaths: ["age"]) { _ in Issue.record("the age did not change") }
         try realm.write { p.name = "李四" }
         named.invalidate()
+        // a change committed by another thread: its old values are given
+        let id = p.id
+        let other = Thread {
+            let r = try! Realm(configuration: cfg)
+            try! r.write { r.object(ofType: Person.self, forPrimaryKey: id)!.age = 40 }
+        }
+        other.start()
+        while !other.isFinished { Thread.sleep(forTimeInterval: 0.01) }
+        realm.refresh()
         try realm.write { realm.delete(p) }
-        #expect(changes.count == 4)
-        guard changes.count == 4 else { return }
+        #expect(changes.count == 5)
+        guard changes.count == 5 else { return }
         if case .change(let o, let props) = changes[0] {
             #expect(o === p)
             #expect(props.map(\.name) == ["name", "age"])
-            #expect(props[0].oldValue as? String == "张三" && props[0].newValue as? String == "张三丰")
-            #expect(props[1].oldValue as? Int == 30 && props[1].newValue as? Int == 31)
+            // changed by this thread: no old values, as in RealmSwift
+            #expect(props[0].oldValue == nil && props[0].newValue as? String == "张三丰")
+            #expect(props[1].oldValue == nil && props[1].newValue as? Int == 31)
         } else { Issue.record("not a change: \(changes[0])") }
         if case .change(_, let props) = changes[1] {
             #expect(props.map(\.name) == ["dogs"] && props[0].oldValue == nil)
         } else { Issue.record("not a change: \(changes[1])") }
-        if case .deleted = changes[3] {} else { Issue.record("not deleted: \(changes[3])") }
+        if case .change(_, let props) = changes[3] {
+            #expect(props.map(\.name) == ["age"] && props[0].oldValue as? Int == 31 && props[0].newValue as? Int == 40)
+        } else { Issue.record("not a change: \(changes[3])") }
+        if case .deleted = changes[4] {} else { Issue.record("not deleted: \(changes[4])") }
         #expect(token.state.isInvalidated)
     }
 

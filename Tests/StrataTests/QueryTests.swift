@@ -233,9 +233,9 @@ struct QueryTests {
         #expect(stderr.contains("deleted") && stderr.contains("Person.dogs"))
     }
 
-    @Test func aKeyPathThroughALinkTrapsNamingIt() async throws {
+    @Test func aKeyPathToNoPersistedPropertyTrapsNamingIt() async throws {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            _ = KeyPathNames.name(\Person.company?.name)
+            _ = KeyPathNames.name(\Person.selected) // not @Persisted: no property
         }
         let stderr = String(decoding: try #require(result).standardErrorContent, as: UTF8.self)
         #expect(stderr.contains("Person") && stderr.contains("string form"))

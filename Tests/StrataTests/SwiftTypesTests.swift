@@ -250,3 +250,21 @@ struct DynamicObjectTests {
         #expect(frozen["name"] as? String == "旺财" && dogs[0]["name"] as? String == "新")
     }
 }
+
+@Suite("Key paths through links")
+struct ChainedKeyPathTests {
+    @Test func keyPathsThroughToOneLinksNameTheirPath() throws {
+        #expect(_name(for: \Person.company?.name) == "company.name")
+        #expect(_name(for: \Person.name) == "name")
+        let dir = TempDir()
+        let realm = try Realm(configuration: config(dir))
+        try realm.write {
+            for (n, c) in [("a", "y"), ("b", "x"), ("c", "y")] {
+                realm.add(Person(value: ["name": n, "company": ["name": c]]), update: .modified)
+            }
+        }
+        let people = realm.objects(Person.self)
+        #expect(people.sorted(by: \.company?.name).map(\.name).first == "b")
+        #expect(people.distinct(by: [\Person.company?.name]).count == 2)
+    }
+}

@@ -51,13 +51,12 @@ public struct LinkingObjects<Element: Object>: RealmCollection {
 
     public var _strataResults: Results<Element>? { results }
 
-    /// The linking objects of the same object and property.
+    /// The same linking objects value (or a copy of it): as RealmSwift compares them, two
+    /// reads of an object's linking objects property are not equal.
     public static func == (lhs: LinkingObjects, rhs: LinkingObjects) -> Bool {
         switch (lhs.results, rhs.results) {
         case (nil, nil): return true
-        case (let a?, let b?): return a.base === b.base || (lhs.owner?.key == rhs.owner?.key
-            && lhs.owner?.info.tableName == rhs.owner?.info.tableName && lhs.owner?.index == rhs.owner?.index
-            && a.base.realm === b.base.realm)
+        case (let a?, let b?): return a.base === b.base
         default: return false
         }
     }

@@ -54,7 +54,12 @@ public final class List<Element: RealmCollectionValue>: RealmCollection, RangeRe
     }
 
     /// The first index of an element equal to `object` (objects: the same object), or nil.
-    public func index(of object: Element) -> Int? { firstIndex(of: object) }
+    public func index(of object: Element) -> Int? {
+        if managed != nil, let o = object as? Object {
+            return firstIndex { ($0 as? Object)?.isSameObject(as: o) == true }
+        }
+        return firstIndex(of: object)
+    }
 
     // MARK: changing
 

@@ -125,7 +125,7 @@ extension RealmCollection {
             let v = property == "self" ? e as Any : Self.property(property, of: e, in: Self.self)
             return ValueConversion.storedIfPrimitive(v) ?? .null
         }.filter { $0 != .null }
-        let stored = ResultsBase.aggregate(values, agg)
+        let stored = ResultsBase.asMixed(ResultsBase.aggregate(values, agg), agg, T.self)
         if stored == .null { return nil }
         guard let v = ValueConversion.convert(stored.anyValue, to: T.self)
                 ?? ResultsBase.truncated(stored).flatMap({ ValueConversion.convert($0.anyValue, to: T.self) }) else {

@@ -422,6 +422,10 @@ final class ResultsBase {
     /// An aggregate of values read one by one (a list's or linking objects' results, a list of
     /// values, an unmanaged list).
     static func aggregate(_ values: [StoredValue], _ agg: strata_aggregate) -> StoredValue {
+        // a sum or mean counts the numbers only (mixed values may hold others)
+        let values = agg == STRATA_AGG_SUM || agg == STRATA_AGG_AVG ? values.filter {
+            switch $0 { case .int, .float, .double, .decimal: return true; default: return false }
+        } : values
         func number(_ v: StoredValue) -> Double {
             switch v {
             case .int(let i): return Double(i)
@@ -491,12 +495,25 @@ final class ResultsBase {
 
     /// An aggregate's value as T (nil for null).
     private func converted<T>(_ stored: StoredValue, _ property: String, _ agg: strata_aggregate, as: T.Type) -> T? {
+        let stored = Self.asMixed(stored, agg, T.self)
         if stored == .null { return nil }
         guard let v = ValueConversion.convert(stored.anyValue, to: T.self)
                 ?? Self.truncated(stored).flatMap({ ValueConversion.convert($0.anyValue, to: T.self) }) else {
             strataTrap("\(what): the \(agg == STRATA_AGG_AVG ? "average" : "aggregate") of '\(property)' (\(stored)) is not a \(T.self)")
         }
         return v
+    }
+
+    /// The sum and mean of mixed values are Decimal128, as in Realm.
+    static func asMixed<T>(_ s: StoredValue, _ agg: strata_aggregate, _: T.Type) -> StoredValue {
+        guard T.self == AnyRealmValue.self || T.self == AnyRealmValue?.self,
+              agg == STRATA_AGG_SUM || agg == STRATA_AGG_AVG else { return s }
+        switch s {
+        case .int(let i): return .decimal(Decimal128(value: i))
+        case .double(let d): return .decimal(Decimal128(value: d))
+        case .float(let f): return .decimal(Decimal128(value: Double(f)))
+        default: return s
+        }
     }
 
     /// An average asked for as an integer type is truncated, as RealmSwift's NSNumber is.

@@ -32,6 +32,7 @@ extension Decimal128 {
         case let d as Double: self.init(value: d)
         case let f as Float: self.init(value: Double(f))
         case let d as Decimal: self = (try? Decimal128(string: "\(d)")) ?? .nan
+        case is NSNull: self = .nan
         case let s as String:
             guard let d = try? Decimal128(string: s) else { fatalError("Decimal128(value:): '\(s)' is not a number") }
             self = d

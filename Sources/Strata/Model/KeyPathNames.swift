@@ -1,16 +1,36 @@
 import Foundation
 
-/// Which persisted property a key path like `\Dog.name` reads: an unmanaged object of the class
-/// is read through the key path with a probe set, and the `@Persisted` field it touches is found
-/// by its offset in the class's schema. Remembered per class and key path.
+/// Which persisted properties a key path like `\Dog.name` or `\Dog.owner?.name` reads: an
+/// unmanaged object of the class is read through the key path with a probe set; each
+/// `@Persisted` field read is recorded by its offset in its class's schema, and a to-one link read
+/// while probing hands out a probing object of its target class, so the path goes on through it.
+/// Remembered per key path.
 public final class _KeyPathProbe {
-    var offset: Int?
+    /// The fields read, in order: the object's class and the field's offset.
+    var steps: [(type: Object.Type, offset: Int)] = []
+    /// The object the last link read handed out: the next read must be of it (else the key
+    /// path is no chain of properties: a computed property reading several fields).
+    private var handedOut: ObjectIdentifier?
+    var isChain = true
 
     @usableFromInline
     func saw<T>(_ object: Object, _ field: inout T) {
-        if offset != nil { return } // the first field read is the key path's
+        if !steps.isEmpty && ObjectIdentifier(object) != handedOut { isChain = false }
         let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque())
-        offset = withUnsafeMutablePointer(to: &field) { UnsafeMutableRawPointer($0) - base }
+        let offset = withUnsafeMutablePointer(to: &field) { UnsafeMutableRawPointer($0) - base }
+        steps.append((type(of: object), offset))
+        handedOut = nil
+    }
+
+    /// For a to-one link read while probing: a probing object of the target class, as `V`.
+    @usableFromInline
+    func linked<V: _Persistable>(_: V.Type) -> V? {
+        let kind = V._strataKind
+        guard kind.collection == .none, kind.type == .link, let target = kind.target else { return nil }
+        let o = target.init()
+        o.__probe = self
+        handedOut = ObjectIdentifier(o)
+        return ValueConversion.convert(o, to: V.self)
     }
 }
 
@@ -18,7 +38,8 @@ enum KeyPathNames {
     private static let lock = NSLock()
     nonisolated(unsafe) private static var names: [AnyKeyPath: String] = [:]
 
-    /// The property name `keyPath` reads (a `@Persisted` property of `Root` read directly).
+    /// The property name `keyPath` reads (a `@Persisted` property of `Root`, or a chain of them
+    /// through to-one links: "owner.name").
     static func name<Root: Object>(_ keyPath: PartialKeyPath<Root>) -> String {
         name(keyPath, of: Root.self)
     }
@@ -36,16 +57,32 @@ enum KeyPathNames {
         object.__probe = probe
         _ = object[keyPath: keyPath]
         object.__probe = nil
-        let info = ClassInfo.of(model)
-        guard let offset = probe.offset, let i = info.index(atOffset: offset),
-              info.properties[i].field.valueType == type(of: keyPath).valueType else {
-            strataTrap("\(model.className()): the key path \(keyPath) does not read a @Persisted property directly "
-                       + "(use the string form for paths through links)")
+        var parts: [String] = []
+        var last: ClassInfo.PropertyInfo?
+        for step in probe.steps {
+            let info = ClassInfo.of(step.type)
+            guard let i = info.index(atOffset: step.offset) else { parts = []; break }
+            parts.append(info.properties[i].name)
+            last = info.properties[i]
         }
-        let n = info.properties[i].name
+        guard probe.isChain, let last, !parts.isEmpty, last.field.valueType == unwrapped(type(of: keyPath).valueType)
+                || last.field.valueType == type(of: keyPath).valueType else {
+            strataTrap("\(model.className()): the key path \(keyPath) does not read @Persisted properties "
+                       + "through to-one links (use the string form)")
+        }
+        let n = parts.joined(separator: ".")
         lock.lock()
         names[keyPath] = n
         lock.unlock()
         return n
     }
+
+    /// `T` of `T?` (a key path through an optional link ends in an optional).
+    private static func unwrapped(_ t: Any.Type) -> Any.Type {
+        (t as? _OptionalMetatype.Type)?.wrappedType ?? t
+    }
 }
+
+/// Tells `Optional<T>.self` from other types and gives `T`.
+protocol _OptionalMetatype { static var wrappedType: Any.Type { get } }
+extension Optional: _OptionalMetatype { static var wrappedType: Any.Type { Wrapped.self } }

@@ -107,12 +107,14 @@ open class Object: ObjectBase, CustomStringConvertible {
         return "\(cls) {\n" + fields.joined(separator: "\n") + "\n}"
     }
 
-    /// A property's value by name (nil when absent): `dog["name"] as? String`.
+    /// A property's value by name, as RealmSwift's key-value coding hands it out: nil for nil
+    /// (and for a name that is no property), numbers and Bools as NSNumber (so `as? Int`,
+    /// `as? Int8` or `as? Double` all read them), other values as they are: `dog["name"] as? String`.
     open subscript(key: String) -> Any? {
         get {
             let info = __accessor?.info.classInfo ?? ClassInfo.of(Swift.type(of: self))
             guard let p = info.property(named: key) else { return nil }
-            return info.value(of: self, p)
+            return ValueConversion.keyValueCoded(info.value(of: self, p))
         }
         set {
             let info = __accessor?.info.classInfo ?? ClassInfo.of(Swift.type(of: self))
@@ -177,13 +179,20 @@ open class ObjectBase {
 public protocol _TypedObject: AnyObject {}
 extension Object: _TypedObject {}
 
+/// As RealmSwift compares objects: two managed objects of a class with a primary key are equal
+/// when they are the same object of the same file; otherwise only the same instance is equal
+/// (`isSameObject(as:)` compares rows whatever the class).
 extension Object: Equatable {
-    public static func == (a: Object, b: Object) -> Bool { a.isSameObject(as: b) }
+    public static func == (a: Object, b: Object) -> Bool {
+        if a === b { return true }
+        guard let x = a.__accessor, x.info.classInfo.primaryKeyIndex != nil else { return false }
+        return a.isSameObject(as: b)
+    }
 }
 
 extension Object: Hashable {
     public func hash(into h: inout Hasher) {
-        if let a = __accessor {
+        if let a = __accessor, a.info.classInfo.primaryKeyIndex != nil {
             h.combine(a.key)
             h.combine(a.info.tableName)
         } else {

@@ -178,7 +178,9 @@ extension Data: _PrimitivePersistable {
     public var _strata: _Stored { _Stored(.data(self)) }
 }
 
-/// Dates are stored to the microsecond (a Double of seconds carries no more), before 1970 too.
+/// Dates are stored as whole seconds and nanoseconds since 1970 (before 1970 too), split as
+/// RealmSwift splits them (the fraction truncated to the nanosecond), so a Date reads back as the
+/// same Date.
 extension Date: _PrimitivePersistable {
     public static var _strataCoreType: _CoreTypeTag { _CoreTypeTag(.timestamp) }
     public static func _strataDefault() -> Date { Date(timeIntervalSince1970: 0) }
@@ -187,11 +189,12 @@ extension Date: _PrimitivePersistable {
         self = Date(timeIntervalSince1970: TimeInterval(s) + TimeInterval(ns) / 1e9)
     }
     public var _strata: _Stored {
-        let micros = (timeIntervalSince1970 * 1e6).rounded()
-        let total = Int64(micros)
-        let seconds = total >= 0 ? total / 1_000_000 : -((-total + 999_999) / 1_000_000)
-        let ns = Int32((total - seconds * 1_000_000) * 1000)
-        return _Stored(.timestamp(seconds, ns))
+        let t = timeIntervalSince1970
+        guard t.isFinite, abs(t) < 9.2e18 else { return _Stored(.timestamp(t < 0 ? .min : .max, 0)) }
+        var whole = t.rounded(.towardZero)
+        var ns = Int32(((t - whole) * 1e9).rounded(.towardZero))
+        if ns < 0 { whole -= 1; ns += 1_000_000_000 } // the core keeps 0 ≤ ns < 1e9
+        return _Stored(.timestamp(Int64(whole), ns))
     }
 }
 

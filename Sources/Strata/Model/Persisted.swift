@@ -77,7 +77,10 @@ public struct Persisted<Value: _Persistable> {
                 return Value._strataGet(_ManagedProperty(object: object, index: propertyIndex(object, storageKeyPath),
                                                          threadChecked: true))
             }
-            if let probe = object.__probe { probe.saw(object, &object[keyPath: storageKeyPath]) }
+            if let probe = object.__probe {
+                probe.saw(object, &object[keyPath: storageKeyPath])
+                if let link = probe.linked(Value.self) { return link } // the path goes on through it
+            }
             // Unmanaged (its storage is never .managed then): the field in place, by its offset.
             let field = fieldAddress(object, storageKeyPath)
             switch field.pointee.storage {

@@ -34,6 +34,7 @@ enum ValueConversion {
     /// The value as the core would store it, when it is a primitive or nil.
     static func storedIfPrimitive(_ value: Any) -> StoredValue? {
         if let p = value as? any _PrimitivePersistable { return p._strata.value } // unwraps .some
+        if let a = value as? AnyRealmValue { return a.stored }
         if isNil(value) { return .null }
         if let s = value as? NSString { return .string(String(s)) }
         if let d = value as? NSData { return .data(Data(referencing: d)) }
@@ -51,6 +52,24 @@ enum ValueConversion {
         if isNil(value) { return NSNull() }
         if let o = value as? _OptionalMarker, let w = o._strataWrapped { return flattened(w) }
         return value
+    }
+
+    /// A property's value for key-value coding: nil for nil, an optional's value unwrapped,
+    /// numbers and Bools as NSNumber.
+    static func keyValueCoded(_ value: Any) -> Any? {
+        if isNil(value) { return nil }
+        let v = (value as? _OptionalMarker)?._strataWrapped ?? value
+        switch v {
+        case let n as Int: return NSNumber(value: n)
+        case let n as Int8: return NSNumber(value: n)
+        case let n as Int16: return NSNumber(value: n)
+        case let n as Int32: return NSNumber(value: n)
+        case let n as Int64: return NSNumber(value: n)
+        case let n as Float: return NSNumber(value: n)
+        case let n as Double: return NSNumber(value: n)
+        case let b as Bool: return NSNumber(value: b)
+        default: return v
+        }
     }
 
     static func isNil(_ value: Any) -> Bool {
@@ -162,12 +181,25 @@ extension List: _StrataListType {
 
 /// `Object(value:)` and `create(_:value:)`: properties from a dictionary, an array or an object.
 enum ObjectCopy {
-    static func fill(_ o: Object, from value: Any) {
+    /// `copyingInto`: for `create`: linked objects not managed by that Realm (unmanaged, or of
+    /// another Realm) are copied, never adopted (RealmSwift's create copies them); `copies`
+    /// keeps one copy per object (a graph with cycles).
+    static func fill(_ o: Object, from value: Any, copyingInto realm: RealmInstance? = nil) {
+        var copies: [ObjectIdentifier: Object] = [:]
+        fill(o, from: value, copyingInto: realm, copies: &copies)
+    }
+
+    private static func fill(_ o: Object, from value: Any, copyingInto realm: RealmInstance?,
+                             copies: inout [ObjectIdentifier: Object]) {
         let info = ClassInfo.of(type(of: o))
         let settable = info.properties.filter { $0.kind.collection != .linkingObjects }
+        func set(_ v: Any, _ p: ClassInfo.PropertyInfo) {
+            guard let realm, p.kind.target != nil else { return info.setValue(v, of: o, p) }
+            info.setValue(copied(v, into: realm, copies: &copies), of: o, p)
+        }
         if let dict = value as? [String: Any] {
             for p in settable {
-                if let v = dict[p.name] { info.setValue(v, of: o, p) }
+                if let v = dict[p.name] { set(v, p) }
             }
         } else if let other = value as? Object {
             let otherInfo = other.__accessor?.info.classInfo ?? ClassInfo.of(type(of: other))
@@ -177,19 +209,40 @@ enum ObjectCopy {
                 if let managedList = v as? any Sequence, q.kind.collection == .list {
                     v = Array(managedList.map { $0 as Any }) // a copy, not the other object's list
                 }
-                info.setValue(v, of: o, p)
+                set(v, p)
             }
         } else if let array = value as? [Any] {
             if array.count > settable.count {
                 strataTrap("Invalid array of \(array.count) values for class '\(info.name)', which has "
                            + "\(settable.count) properties.")
             }
-            for (p, v) in zip(settable, array) { info.setValue(v, of: o, p) }
+            for (p, v) in zip(settable, array) { set(v, p) }
         } else {
             strataTrap("Invalid value '\(value)' to initialize an object of type '\(info.name)': "
                        + "give a dictionary, an array or an object.")
         }
     }
+
+    /// A link's value for `create`: objects not managed by `realm` copied (each once), arrays and
+    /// sequences element by element; other values as they are.
+    private static func copied(_ v: Any, into realm: RealmInstance, copies: inout [ObjectIdentifier: Object]) -> Any {
+        if let obj = v as? Object {
+            if let a = obj.__accessor, a.realm === realm { return obj }
+            if let done = copies[ObjectIdentifier(obj)] { return done }
+            let copy = type(of: obj).init()
+            copies[ObjectIdentifier(obj)] = copy
+            fill(copy, from: obj, copyingInto: realm, copies: &copies)
+            return copy
+        }
+        if v is String || v is Data || isObjectLiteralDictionary(v) { return v }
+        if let items = v as? [Any] { return items.map { copied($0, into: realm, copies: &copies) } }
+        if let seq = v as? any Sequence, !(v is [String: Any]) {
+            return Array(seq.map { $0 as Any }).map { copied($0, into: realm, copies: &copies) }
+        }
+        return v
+    }
+
+    private static func isObjectLiteralDictionary(_ v: Any) -> Bool { v is [String: Any] }
 }
 
 /// A value handed out untyped (`value(forKey:)`, NSNull for nil) as the Swift type `T`

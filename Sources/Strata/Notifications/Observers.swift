@@ -242,7 +242,7 @@ final class ObjectObserver<T: Object>: NotificationObserver {
         var props: [PropertyChange] = []
         for (i, p) in info.properties.enumerated() where info.cols[i] != 0 && changed.contains(info.cols[i]) {
             if let cols, !cols.contains(info.cols[i]) { continue }
-            props.append(PropertyChange(name: p.name, oldValue: ctx.oldValue(info, key: key, index: i),
+            props.append(PropertyChange(name: p.name, oldValue: ctx.local ? nil : ctx.oldValue(info, key: key, index: i),
                                         newValue: info.classInfo.value(of: object, p)))
         }
         if props.isEmpty { return false }

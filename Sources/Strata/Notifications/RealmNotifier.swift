@@ -25,13 +25,17 @@ class NotificationObserver {
 final class ChangeContext {
     let old: CoreTxn
     let realm: RealmInstance
+    /// The change is this Realm's own commit: object observers get no old values then, as in
+    /// RealmSwift ("not supplied if the change happened on the same thread").
+    let local: Bool
     private var tables: [String: TableChanges] = [:]
     /// A frozen Realm on the old version, for old values.
     private var oldRealm: RealmInstance?
 
-    init(old: CoreTxn, realm: RealmInstance) {
+    init(old: CoreTxn, realm: RealmInstance, local: Bool) {
         self.old = old
         self.realm = realm
+        self.local = local
     }
 
     func changes(_ info: TableInfo) -> TableChanges {
@@ -101,6 +105,7 @@ final class RealmNotifier: @unchecked Sendable {
     var isDelivering = false
     var deferredBase: CoreTxn?
     var deferredSkipping: Set<ObjectIdentifier> = []
+    var deferredLocal = false
 
     init(realm: RealmInstance, home: DeliveryHome) {
         self.realm = realm
@@ -163,18 +168,22 @@ final class RealmNotifier: @unchecked Sendable {
 
     /// The Realm moved from `old` to the version it reads now: tell every observer what changed
     /// (those of `skipping` only update what they know).
-    func moved(from old: CoreTxn, realm: RealmInstance, skipping: Set<ObjectIdentifier>) {
+    func moved(from old: CoreTxn, realm: RealmInstance, skipping: Set<ObjectIdentifier>, local: Bool = false) {
         if isDelivering {
             if deferredBase == nil {
                 deferredBase = old
                 deferredSkipping = skipping
+                deferredLocal = local
+            } else {
+                deferredLocal = deferredLocal && local
             }
             return
         }
         var base = old
         var skip = skipping
+        var isLocal = local
         while true {
-            let context = ChangeContext(old: base, realm: realm)
+            let context = ChangeContext(old: base, realm: realm, local: isLocal)
             let ready = current.filter { o in
                 if o.token.isInvalidated { return false }
                 return o.prepare(o.needsInitial ? nil : context) && !skip.contains(ObjectIdentifier(o.token))
@@ -184,6 +193,7 @@ final class RealmNotifier: @unchecked Sendable {
             deferredBase = nil
             base = next
             skip = deferredSkipping
+            isLocal = deferredLocal
         }
     }
 

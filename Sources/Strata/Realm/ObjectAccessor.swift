@@ -77,6 +77,9 @@ struct ObjectAccessor {
     }
 
     func set(_ index: Int, _ value: StoredValue) {
+        if index == info.classInfo.primaryKeyIndex {
+            strataTrap("Primary key can't be changed after an object is inserted (\(what(index))).")
+        }
         edit(index) { t, key, col in try t.set(key, col, value) }
     }
 

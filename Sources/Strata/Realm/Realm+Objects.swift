@@ -36,7 +36,7 @@ extension Realm {
     @discardableResult
     public func create<T: Object>(_ type: T.Type, value: Any = [String: Any](), update: UpdatePolicy = .error) -> T {
         let o = type.init()
-        ObjectCopy.fill(o, from: value)
+        ObjectCopy.fill(o, from: value, copyingInto: instance)
         instance.add(o, update: update)
         return o
     }

@@ -323,14 +323,15 @@ final class RealmInstance {
         }
         tableHandles.clear()
         txn = try CoreTxn(db: shared.db, write: false)
-        tellObservers(skipping: Set(tokens.map { ObjectIdentifier($0.state) }))
+        tellObservers(skipping: Set(tokens.map { ObjectIdentifier($0.state) }), local: true)
     }
 
     /// After a write ended: the observers learn what changed since the snapshot they last saw.
-    private func tellObservers(skipping: Set<ObjectIdentifier>) {
+    /// `local`: the write committed (its changes are this Realm's own).
+    private func tellObservers(skipping: Set<ObjectIdentifier>, local: Bool = false) {
         guard let before = readBeforeWrite else { return }
         readBeforeWrite = nil
-        if let n = notifier { n.moved(from: before, realm: self, skipping: skipping) }
+        if let n = notifier { n.moved(from: before, realm: self, skipping: skipping, local: local) }
     }
 
     /// Undo everything since `beginWrite`. Objects added in it become invalid.
@@ -553,8 +554,12 @@ public struct Realm {
         try instance.commitWrite(withoutNotifying: tokens)
     }
 
-    /// Undo everything since `beginWrite`. Objects added in it become invalid.
-    public func cancelWrite() { instance.cancelWrite() }
+    /// Undo everything since `beginWrite`. Objects added in it become invalid. Outside a write
+    /// it is a programmer error and traps (RealmSwift raises there).
+    public func cancelWrite() {
+        if !instance.isInWriteTransaction { strataTrap("Can't cancel a non-existent write transaction") }
+        instance.cancelWrite()
+    }
 
     /// Run `block` in a write and commit it; a block that throws rolls the write back and the
     /// error is rethrown. Returns what the block returns.
