@@ -156,10 +156,12 @@ public struct Decimal128: Hashable, Comparable, Sendable, CustomStringConvertibl
         let text = digits.isEmpty ? "0" : String(digits.map { Character(String($0)) })
         let n = text.count
         if exp == 0 { return sign + text }
-        if exp > 0 || n + exp < -5 {
+        if exp > 0 || n + exp < -5 { // scientific, as Realm writes it: "1.23456789E132", "1E-7"
             let adjusted = exp + n - 1
-            let mantissa = n > 1 ? "\(text.prefix(1)).\(text.dropFirst())" : text
-            return "\(sign)\(mantissa)E\(adjusted >= 0 ? "+" : "")\(adjusted)"
+            var digitsText = Substring(text)
+            while digitsText.count > 1, digitsText.last == "0" { digitsText = digitsText.dropLast() }
+            let mantissa = digitsText.count > 1 ? "\(digitsText.prefix(1)).\(digitsText.dropFirst())" : String(digitsText)
+            return "\(sign)\(mantissa)E\(adjusted)"
         }
         let point = n + exp
         if point > 0 { return "\(sign)\(text.prefix(point)).\(text.dropFirst(point))" }
