@@ -63,6 +63,19 @@ struct BadInputTests {
         #expect(String(decoding: try #require(twice).standardErrorContent, as: UTF8.self).contains("already in a write transaction"))
     }
 
+    @Test func anInvalidatedRealmReadsAgainButItsOldObjectsStayInvalid() throws {
+        let dir = TempDir()
+        let realm = try Realm(configuration: config(dir))
+        let dog = Dog(value: ["name": "old"])
+        try realm.write { realm.add(dog) }
+        realm.beginWrite()
+        realm.invalidate()                       // cancels the write
+        #expect(!realm.isInWriteTransaction && dog.isInvalidated)
+        try realm.write { realm.add(Dog(value: ["name": "new"])) }
+        #expect(realm.objects(Dog.self).count == 2)
+        #expect(try Realm(configuration: config(dir)) == realm) // the thread's Realm is the new one
+    }
+
     @Test func aWriteBegunThroughAValueNobodyKeepsGoesOnInTheNextValue() throws {
         let dir = TempDir()
         try Realm(configuration: config(dir)).beginWrite()

@@ -132,6 +132,8 @@ struct TypedQueryTests {
         #expect(dogs.index(matching: "age > 100") == nil)
         #expect(dogs.objects(at: IndexSet([0, 5])).map(\.name) == ["大花", "大白"])
         #expect(dogs.value(forKey: "age") as? [Int] == [1, 2, 4, 5, 7, 9])
+        #expect(dogs.value(forKeyPath: "@max.age") as? Int == 9 && dogs.value(forKeyPath: "@count") as? Int == 6)
+        #expect(dogs.value(forKeyPath: "@avg.age") as? Double == 28.0 / 6)
     }
 
     @Test func randomTypedAndStringQueriesAgreeWithBruteForce() throws {

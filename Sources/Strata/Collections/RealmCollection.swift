@@ -154,7 +154,25 @@ extension RealmCollection {
         return values
     }
 
+    /// Values through links (`"dog.name"`), or a key-value coding collection operator over a
+    /// property: `"@count"`, `"@min.age"`, `"@max.age"`, `"@sum.age"`, `"@avg.age"` (as NSNumber,
+    /// nil when there is no value).
     public func value(forKeyPath keyPath: String) -> Any? {
+        if keyPath.hasPrefix("@") {
+            let parts = keyPath.split(separator: ".", maxSplits: 1).map(String.init)
+            if parts[0] == "@count" { return NSNumber(value: count) }
+            guard parts.count == 2 else { strataTrap("value(forKeyPath: '\(keyPath)'): the operator names no property") }
+            let property = parts[1]
+            let v: Double?
+            switch parts[0] {
+            case "@min": v = min(ofProperty: property)
+            case "@max": v = max(ofProperty: property)
+            case "@sum": v = sum(ofProperty: property) as Double
+            case "@avg": v = average(ofProperty: property)
+            default: strataTrap("value(forKeyPath: '\(keyPath)'): unknown collection operator '\(parts[0])'")
+            }
+            return v.map { NSNumber(value: $0) }
+        }
         let parts = keyPath.split(separator: ".", maxSplits: 1).map(String.init)
         guard parts.count == 2 else { return value(forKey: keyPath) }
         let values: [Any] = map { e -> Any in

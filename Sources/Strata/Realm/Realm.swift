@@ -496,9 +496,13 @@ final class QueueMark: @unchecked Sendable {
 /// traps. `Realm(configuration:)` on one thread returns the same Realm while it is in use there,
 /// so a write begun through one value is the write of every other.
 public struct Realm {
-    let instance: RealmInstance
+    /// The Realm this value uses: in a box, so that `invalidate()` can hand this value (and its
+    /// copies) a fresh one of the same configuration while the objects read before stay
+    /// invalidated.
+    private let box: RealmBox
+    var instance: RealmInstance { box.instance }
 
-    init(_ instance: RealmInstance) { self.instance = instance }
+    init(_ instance: RealmInstance) { box = RealmBox(instance) }
 
     /// The Realm of the default configuration on this thread (or confined to `queue`).
     public init(queue: DispatchQueue? = nil) throws {
@@ -513,9 +517,9 @@ public struct Realm {
     /// (whatever thread runs them), where it refreshes by itself when others commit.
     public init(configuration: Configuration, queue: DispatchQueue? = nil) throws {
         if let queue {
-            instance = try RealmCache.instance(for: configuration, queue: queue)
+            box = RealmBox(try RealmCache.instance(for: configuration, queue: queue))
         } else {
-            instance = try RealmCache.instance(for: configuration)
+            box = RealmBox(try RealmCache.instance(for: configuration))
         }
     }
 
@@ -579,8 +583,20 @@ public struct Realm {
     /// True when the Realm holds no objects of its classes.
     public var isEmpty: Bool { instance.isEmpty }
 
-    /// Stop using this Realm: its objects become invalid.
-    public func invalidate() { instance.invalidate() }
+    /// Let go of the version this Realm reads (a write in progress is cancelled): the objects,
+    /// results and lists read so far become invalid; the Realm reads the latest version again
+    /// at its next use, as RealmSwift's does.
+    public func invalidate() {
+        let old = instance
+        old.invalidate()
+        if old.isFrozen { return }
+        do {
+            box.instance = try old.queue.map { try RealmCache.instance(for: old.configuration, queue: $0) }
+                ?? RealmCache.instance(for: old.configuration)
+        } catch {
+            strataTrap("cannot read '\(old.configuration.path)' again after invalidate(): \(error)")
+        }
+    }
 }
 
 extension Realm: Equatable {
@@ -588,6 +604,12 @@ extension Realm: Equatable {
     public static func == (a: Realm, b: Realm) -> Bool {
         a.instance === b.instance
     }
+}
+
+/// A Realm value's RealmInstance (Realm.invalidate replaces it).
+final class RealmBox: @unchecked Sendable {
+    var instance: RealmInstance
+    init(_ instance: RealmInstance) { self.instance = instance }
 }
 
 /// The Realms open on each thread, by configuration (weakly held: a Realm lives while it or one
@@ -618,6 +640,7 @@ enum RealmCache {
     /// Whether the open Realm r serves `config` (same classes); an error when its schema version
     /// differs.
     private static func reuse(_ r: RealmInstance, for config: Realm.Configuration) throws -> Bool {
+        if r.isInvalidated { return false } // invalidate(): a new one takes its place
         if r.configuration.schemaVersion != config.schemaVersion {
             throw StrataError(code: .invalidArgument, message: "'\(config.path)' is already open with "
                 + "schema version \(r.configuration.schemaVersion), not \(config.schemaVersion)")
@@ -641,7 +664,7 @@ enum RealmCache {
         queueLock.lock()
         defer { queueLock.unlock() }
         queueRealms = queueRealms.filter { $0.value.instance != nil }
-        if let r = queueRealms[key]?.instance { return r }
+        if let r = queueRealms[key]?.instance, !r.isInvalidated { return r }
         let r = try RealmInstance(opening: config, queue: queue)
         queueRealms[key] = WeakInstance(instance: r)
         return r

@@ -75,7 +75,9 @@ public final class ThreadSafeReference<Confined: ThreadConfined>: @unchecked Sen
         }
         value = threadConfined
         storeKey = realm.instance.configuration.storeKey
-        version = realm.instance.version
+        // During a write: the version the write began on (the committed one it changes; an
+        // object the write made is not in it, and resolves to nil elsewhere until committed).
+        version = realm.instance.version - (realm.instance.isInWriteTransaction ? 1 : 0)
         what = "\(Confined.self)"
     }
 
