@@ -268,3 +268,19 @@ struct ChainedKeyPathTests {
         #expect(people.distinct(by: [\Person.company?.name]).count == 2)
     }
 }
+
+@Suite("Dates")
+struct DateRoundTripTests {
+    @Test func aDateReadsBackAsTheVerySameDate() throws {
+        let dir = TempDir()
+        let realm = try Realm(configuration: config(dir, types: [Message.self]))
+        let dates = [Date(), Date(timeIntervalSince1970: -1.5), Date(timeIntervalSince1970: 0.1),
+                     Date(timeIntervalSinceReferenceDate: 123_456_789.987_654_321), Date.distantPast]
+        try realm.write {
+            for (i, d) in dates.enumerated() { realm.add(Message(value: ["id": i, "text": "", "sentAt": d])) }
+        }
+        for (i, d) in dates.enumerated() {
+            #expect(realm.object(ofType: Message.self, forPrimaryKey: i)?.sentAt == d)
+        }
+    }
+}

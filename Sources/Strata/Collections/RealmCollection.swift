@@ -125,7 +125,9 @@ extension RealmCollection {
             let v = property == "self" ? e as Any : Self.property(property, of: e, in: Self.self)
             return ValueConversion.storedIfPrimitive(v) ?? .null
         }.filter { $0 != .null }
-        let stored = ResultsBase.asMixed(ResultsBase.aggregate(values, agg), agg, T.self)
+        // (an unmanaged list's empty sum stays the integer 0, as RealmSwift's does)
+        let total = ResultsBase.aggregate(values, agg)
+        let stored = values.isEmpty ? total : ResultsBase.asMixed(total, agg, T.self)
         if stored == .null { return nil }
         guard let v = ValueConversion.convert(stored.anyValue, to: T.self)
                 ?? ResultsBase.truncated(stored).flatMap({ ValueConversion.convert($0.anyValue, to: T.self) }) else {

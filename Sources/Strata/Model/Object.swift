@@ -179,20 +179,20 @@ open class ObjectBase {
 public protocol _TypedObject: AnyObject {}
 extension Object: _TypedObject {}
 
-/// As RealmSwift compares objects: two managed objects of a class with a primary key are equal
-/// when they are the same object of the same file; otherwise only the same instance is equal
-/// (`isSameObject(as:)` compares rows whatever the class).
+/// As RealmSwift compares objects: two managed objects of a class with a primary key (or two
+/// frozen objects) are equal when they are the same object of the same file; otherwise only the
+/// same instance is equal (`isSameObject(as:)` compares rows whatever the class).
 extension Object: Equatable {
     public static func == (a: Object, b: Object) -> Bool {
         if a === b { return true }
-        guard let x = a.__accessor, x.info.classInfo.primaryKeyIndex != nil else { return false }
+        guard let x = a.__accessor, x.info.classInfo.primaryKeyIndex != nil || x.realm.isFrozen else { return false }
         return a.isSameObject(as: b)
     }
 }
 
 extension Object: Hashable {
     public func hash(into h: inout Hasher) {
-        if let a = __accessor, a.info.classInfo.primaryKeyIndex != nil {
+        if let a = __accessor, a.info.classInfo.primaryKeyIndex != nil || a.realm.isFrozen {
             h.combine(a.key)
             h.combine(a.info.tableName)
         } else {

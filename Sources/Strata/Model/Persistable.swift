@@ -178,23 +178,26 @@ extension Data: _PrimitivePersistable {
     public var _strata: _Stored { _Stored(.data(self)) }
 }
 
-/// Dates are stored as whole seconds and nanoseconds since 1970 (before 1970 too), split as
-/// RealmSwift splits them (the fraction truncated to the nanosecond), so a Date reads back as the
-/// same Date.
+/// Dates are stored as whole seconds and nanoseconds since 1970 (before 1970 too). They are
+/// split from the Date's own count (seconds since 2001, a Double) and put back the same way, so a
+/// Date reads back as the very same Date.
 extension Date: _PrimitivePersistable {
     public static var _strataCoreType: _CoreTypeTag { _CoreTypeTag(.timestamp) }
     public static func _strataDefault() -> Date { Date(timeIntervalSince1970: 0) }
+    /// Seconds from 1970 to 2001 (Date's reference date).
+    private static let since1970: Int64 = 978_307_200
+
     public init(_strata v: _Stored) {
         guard case .timestamp(let s, let ns) = v.value else { self = Date(timeIntervalSince1970: 0); return }
-        self = Date(timeIntervalSince1970: TimeInterval(s) + TimeInterval(ns) / 1e9)
+        self = Date(timeIntervalSinceReferenceDate: TimeInterval(s &- Date.since1970) + TimeInterval(ns) / 1e9)
     }
     public var _strata: _Stored {
-        let t = timeIntervalSince1970
-        guard t.isFinite, abs(t) < 9.2e18 else { return _Stored(.timestamp(t < 0 ? .min : .max, 0)) }
-        var whole = t.rounded(.towardZero)
-        var ns = Int32(((t - whole) * 1e9).rounded(.towardZero))
-        if ns < 0 { whole -= 1; ns += 1_000_000_000 } // the core keeps 0 ≤ ns < 1e9
-        return _Stored(.timestamp(Int64(whole), ns))
+        let r = timeIntervalSinceReferenceDate
+        guard r.isFinite, abs(r) < 9.2e18 else { return _Stored(.timestamp(r < 0 ? .min : .max, 0)) }
+        var whole = r.rounded(.down)
+        var ns = Int32(((r - whole) * 1e9).rounded()) // 0 ≤ ns ≤ 1e9: the core keeps 0 ≤ ns < 1e9
+        if ns == 1_000_000_000 { whole += 1; ns = 0 }
+        return _Stored(.timestamp(Int64(whole) &+ Date.since1970, ns))
     }
 }
 
