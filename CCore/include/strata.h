@@ -440,6 +440,7 @@ enum {
     STRATA_PROP_INDEXED = 2,     /* kept in an index: bool, int, string, timestamp, oid, uuid */
     STRATA_PROP_PRIMARY_KEY = 4, /* unique, indexed: int, string, oid, uuid */
     STRATA_PROP_LIST = 8,        /* a list of `type` values (of links when type is LINK) */
+    STRATA_PROP_SET = 16,        /* a set: a list whose elements are unique (implies LIST) */
 };
 
 #define STRATA_MAX_NAME 63u             /* bytes in a table or property name */
@@ -608,6 +609,19 @@ STRATA_API int strata_list_remove(strata_table_t *table, strata_key_t key, strat
                                   size_t index, strata_error *err);
 STRATA_API int strata_list_clear(strata_table_t *table, strata_key_t key, strata_col_t col,
                                  strata_error *err);
+
+/* Sets (properties with STRATA_PROP_SET): lists whose elements are unique, in no meaningful order.
+ * The list calls read them (size, get) and change them (remove, clear, move); a list insert or set
+ * that would hold a value twice is STRATA_ERR_EXISTS naming the property and the value. */
+/** Add `value` unless the set holds it; *inserted (may be NULL) tells which. */
+STRATA_API int strata_set_insert(strata_table_t *table, strata_key_t key, strata_col_t col,
+                                 const strata_value *value, bool *inserted, strata_error *err);
+/** Remove `value` if the set holds it; *removed (may be NULL) tells which. */
+STRATA_API int strata_set_erase(strata_table_t *table, strata_key_t key, strata_col_t col,
+                                const strata_value *value, bool *removed, strata_error *err);
+/** The position of `value` in the set, or STRATA_ERR_NOT_FOUND when it does not hold it. */
+STRATA_API int strata_set_find(strata_table_t *table, strata_key_t key, strata_col_t col,
+                               const strata_value *value, size_t *index, strata_error *err);
 
 /**
  * Backlinks: the objects of `origin` that link to object `key` of `table` through property

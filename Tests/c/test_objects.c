@@ -1133,6 +1133,75 @@ static void a_mixed_property_can_be_indexed(void) {
     OK(strata_db_close(db, E));
 }
 
+/* Sets are lists of unique elements: insert adds a value once, erase and find by value, a list
+ * insert or set that would repeat a value is refused naming it, links keep their backlinks, and
+ * queries and verify see them as lists. */
+static void sets_hold_each_value_once(void) {
+    strata_db_t *db = open_db(tl_path("sets.db"));
+    CHECK(db);
+    strata_txn_t *w;
+    strata_table_t *t, *tag;
+    strata_col_t nums, tags, label;
+    strata_key_t k, t1, t2;
+    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
+    OK(strata_table_create(w, "Tag", &tag, E));
+    OK(strata_table_add_property(tag, "label", STRATA_TYPE_STRING, 0, NULL, &label, E));
+    OK(strata_table_create(w, "Post", &t, E));
+    OK(strata_table_add_property(t, "nums", STRATA_TYPE_INT, STRATA_PROP_SET, NULL, &nums, E));
+    OK(strata_table_add_property(t, "tags", STRATA_TYPE_LINK, STRATA_PROP_SET, "Tag", &tags, E));
+    strata_property_info info;
+    OK(strata_table_property_get(t, nums, &info, E));
+    CHECK((info.flags & STRATA_PROP_SET) && (info.flags & STRATA_PROP_LIST));
+    OK(strata_obj_create(t, &k, E));
+    OK(strata_obj_create(tag, &t1, E));
+    OK(strata_obj_create(tag, &t2, E));
+    bool did;
+    for (int64_t v = 1; v <= 3; v++) {
+        OK(strata_set_insert(t, k, nums, (strata_value[]){vint(v)}, &did, E));
+        CHECK(did);
+    }
+    OK(strata_set_insert(t, k, nums, (strata_value[]){vint(2)}, &did, E));
+    CHECK(!did);
+    size_t n, at;
+    OK(strata_list_size(t, k, nums, &n, E));
+    CHECK(n == 3);
+    EXPECT_CODE(strata_list_insert(t, k, nums, 0, (strata_value[]){vint(3)}, E), STRATA_ERR_EXISTS);
+    CHECK(strstr(tl_err.message, "Post.nums") && strstr(tl_err.message, "3"));
+    EXPECT_CODE(strata_list_set(t, k, nums, 0, (strata_value[]){vint(2)}, E), STRATA_ERR_EXISTS);
+    OK(strata_list_set(t, k, nums, 0, (strata_value[]){vint(1)}, E)); /* the same element again */
+    OK(strata_set_find(t, k, nums, (strata_value[]){vint(3)}, &at, E));
+    CHECK(at == 2);
+    EXPECT_CODE(strata_set_find(t, k, nums, (strata_value[]){vint(9)}, &at, E), STRATA_ERR_NOT_FOUND);
+    OK(strata_set_erase(t, k, nums, (strata_value[]){vint(2)}, &did, E));
+    CHECK(did);
+    OK(strata_set_erase(t, k, nums, (strata_value[]){vint(2)}, &did, E));
+    CHECK(!did);
+    EXPECT_CODE(strata_set_insert(t, k, 999, (strata_value[]){vint(1)}, &did, E), STRATA_ERR_NOT_FOUND);
+    EXPECT_CODE(strata_set_insert(tag, t1, label, (strata_value[]){vstr("x")}, &did, E), STRATA_ERR_WRONG_TYPE);
+    EXPECT_CODE(strata_set_insert(t, k + 100, nums, (strata_value[]){vint(1)}, &did, E), STRATA_ERR_NOT_FOUND);
+    strata_value l1 = {.type = STRATA_TYPE_LINK, .u.link = t1}, l2 = {.type = STRATA_TYPE_LINK, .u.link = t2};
+    OK(strata_set_insert(t, k, tags, &l1, &did, E));
+    OK(strata_set_insert(t, k, tags, &l1, &did, E));
+    CHECK(!did);
+    OK(strata_set_insert(t, k, tags, &l2, &did, E));
+    strata_key_t owners[2];
+    OK(strata_obj_backlinks(tag, t1, t, tags, owners, 2, &n, E));
+    CHECK(n == 1 && owners[0] == k);
+    OK(strata_txn_commit(w, E));
+    strata_txn_free(w);
+    OK(strata_db_verify(db, E));
+    strata_txn_t *r;
+    OK(strata_txn_begin(db, STRATA_TXN_READ, &r, E));
+    strata_query_t *q;
+    uint64_t count;
+    OK(strata_query_compile(r, "Post", "ANY nums == 3 AND nums.@count == 2 AND tags.@count == 2", &q, E));
+    OK(strata_query_count(q, r, NULL, 0, &count, E));
+    CHECK(count == 1);
+    strata_query_free(q);
+    strata_txn_free(r);
+    OK(strata_db_close(db, E));
+}
+
 /* ------------------------------------------------------------------ differential test */
 
 #define M_OBJS 3000
@@ -1464,6 +1533,7 @@ static const tl_test tests[] = {
     TL_TEST(lists_of_values_mixed_and_listing_calls_work),
     TL_TEST(a_bool_from_any_nonzero_byte_reads_back_true),
     TL_TEST(a_mixed_property_can_be_indexed),
+    TL_TEST(sets_hold_each_value_once),
     TL_TEST(random_operations_match_a_model),
     TL_TEST(point_reads_in_a_long_read_transaction_find_every_cluster),
 };

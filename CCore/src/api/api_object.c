@@ -395,6 +395,62 @@ int strata_list_clear(strata_table_t *table, strata_key_t key, strata_col_t col,
     return list_call(table, true, key, col, ST_LIST_CLEAR, 0, 0, NULL, NULL, NULL, err);
 }
 
+/* A set property of table t, or an error naming the call. */
+static int set_prop_check(strata_table_t *t, strata_col_t col, const char *call, strata_error *err) {
+    st_prop *p = st_prop_find(t, col);
+    if (!p) return st_err(err, STRATA_ERR_NOT_FOUND, "%s: table '%s' has no property %u", call, t->name, col);
+    if (!(p->flags & STRATA_PROP_SET))
+        return st_err(err, STRATA_ERR_WRONG_TYPE, "%s: '%s.%s' is not a set", call, t->name, p->name);
+    return STRATA_OK;
+}
+
+/* The position of value in the set property col of object key: *found false when absent. The
+ * object and property are checked first (errors name them), then the elements are searched. */
+static int set_lookup(strata_table_t *t, bool write, strata_key_t key, strata_col_t col, const strata_value *value,
+                      const char *call, size_t *at, size_t *size, bool *found, strata_error *err) {
+    int rc = st_table_check(t, write, err);
+    if (rc || (rc = need(value, call, "value", err)) || (rc = set_prop_check(t, col, call, err)) ||
+        (rc = st_list_op(t, key, col, ST_LIST_SIZE, 0, 0, NULL, size, NULL, err)))
+        return rc;
+    rc = st_list_op(t, key, col, ST_SET_FIND, 0, 0, value, at, NULL, err);
+    *found = rc == STRATA_OK;
+    return rc == STRATA_ERR_NOT_FOUND ? STRATA_OK : rc;
+}
+
+int strata_set_find(strata_table_t *table, strata_key_t key, strata_col_t col, const strata_value *value,
+                    size_t *index, strata_error *err) {
+    LOCAL_ERR;
+    size_t at = 0, n;
+    bool found;
+    int rc = need(index, "strata_set_find", "index", err);
+    if (rc || (rc = set_lookup(table, false, key, col, value, "strata_set_find", &at, &n, &found, err))) return rc;
+    if (!found) return st_err(err, STRATA_ERR_NOT_FOUND, "'%s': the set does not hold the value", table->name);
+    *index = at;
+    return STRATA_OK;
+}
+
+int strata_set_insert(strata_table_t *table, strata_key_t key, strata_col_t col, const strata_value *value,
+                      bool *inserted, strata_error *err) {
+    LOCAL_ERR;
+    size_t at, n;
+    bool found;
+    int rc = set_lookup(table, true, key, col, value, "strata_set_insert", &at, &n, &found, err);
+    if (rc) return rc;
+    if (inserted) *inserted = !found;
+    return found ? STRATA_OK : st_list_op(table, key, col, ST_LIST_INSERT, n, 0, value, NULL, NULL, err);
+}
+
+int strata_set_erase(strata_table_t *table, strata_key_t key, strata_col_t col, const strata_value *value,
+                     bool *removed, strata_error *err) {
+    LOCAL_ERR;
+    size_t at, n;
+    bool found;
+    int rc = set_lookup(table, true, key, col, value, "strata_set_erase", &at, &n, &found, err);
+    if (rc) return rc;
+    if (removed) *removed = found;
+    return found ? st_list_op(table, key, col, ST_LIST_REMOVE, at, 0, NULL, NULL, NULL, err) : STRATA_OK;
+}
+
 /* ------------------------------------------------------------------ backlinks and indexes */
 
 int strata_obj_backlinks(strata_table_t *table, strata_key_t key, strata_table_t *origin,

@@ -520,6 +520,17 @@ int st_list_op(strata_table_t *t, int64_t key, uint32_t col, st_list_edit op, si
         if (a >= n) rc = index_error(t, p, a, n, err);
         else *out = v[a];
         break;
+    case ST_SET_FIND: {
+        if ((rc = st_value_check(t, p, value, true, &nv, err))) break;
+        rc = STRATA_ERR_NOT_FOUND;
+        for (size_t i = 0; i < n; i++)
+            if (st_value_equal(&v[i], &nv)) {
+                *size_out = i;
+                rc = STRATA_OK;
+                break;
+            }
+        break;
+    }
     case ST_LIST_INSERT: /* insert */
     case ST_LIST_REPLACE: { /* replace */
         if (op == ST_LIST_INSERT ? a > n : a >= n) {
@@ -527,6 +538,18 @@ int st_list_op(strata_table_t *t, int64_t key, uint32_t col, st_list_edit op, si
             break;
         }
         if ((rc = st_value_check(t, p, value, true, &nv, err))) break;
+        if (p->flags & STRATA_PROP_SET) { /* unique elements: refuse a second copy */
+            bool twice = false;
+            for (size_t i = 0; i < n && !twice; i++)
+                twice = (op == ST_LIST_INSERT || i != a) && st_value_equal(&v[i], &nv);
+            if (twice) {
+                char d[100];
+                st_value_describe(&nv, d, sizeof d);
+                rc = st_err(err, STRATA_ERR_EXISTS, "'%s.%s' is a set and already holds %s", t->name,
+                            p->name, d);
+                break;
+            }
+        }
         strata_value *g = realloc(v, (n + 1) * sizeof *g);
         if (!g) {
             rc = st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
@@ -588,8 +611,9 @@ int st_list_op(strata_table_t *t, int64_t key, uint32_t col, st_list_edit op, si
         }
     }
     free(v);
-    if (rc && op != ST_LIST_SIZE && op != ST_LIST_GET && rc != STRATA_ERR_NOT_FOUND && rc != STRATA_ERR_WRONG_TYPE &&
-        rc != STRATA_ERR_INVALID_ARGUMENT && rc != STRATA_ERR_TOO_LARGE)
+    if (rc && op != ST_LIST_SIZE && op != ST_LIST_GET && op != ST_SET_FIND && rc != STRATA_ERR_NOT_FOUND &&
+        rc != STRATA_ERR_WRONG_TYPE && rc != STRATA_ERR_INVALID_ARGUMENT && rc != STRATA_ERR_TOO_LARGE &&
+        rc != STRATA_ERR_EXISTS)
         st_txn_fail(t->txn, rc);
     return rc;
 }

@@ -278,7 +278,8 @@ bool st_list_owner(const uint8_t *b, size_t len, int64_t *key, uint32_t *col);
  * a, replace a, move a → b, remove a, clear. */
 typedef enum st_list_edit {
     ST_LIST_SIZE, ST_LIST_GET, ST_LIST_INSERT, ST_LIST_REPLACE, ST_LIST_MOVE, ST_LIST_REMOVE,
-    ST_LIST_CLEAR
+    ST_LIST_CLEAR,
+    ST_SET_FIND /* *size_out = the position of value, or STRATA_ERR_NOT_FOUND (quietly: err untouched) */
 } st_list_edit;
 int st_list_op(strata_table_t *t, int64_t key, uint32_t col, st_list_edit op, size_t a, size_t b,
                const strata_value *value, size_t *size_out, strata_value *out, strata_error *err);

@@ -84,6 +84,12 @@ static int check_object(vstate *s, strata_table_t *t, int64_t key, uint64_t *lis
                              ? expect_link(s, t, p, key, el[j].u.link, "list")
                              : ST_CORRUPT(s->err, "'%s.%s' of object %lld: a list of links holds a %s",
                                           t->name, p->name, (long long)key, st_type_name(el[j].type));
+            /* a set holds each value once (sets are small: compared pairwise) */
+            for (size_t j = 0; rc == STRATA_OK && (p->flags & STRATA_PROP_SET) && j < n; j++)
+                for (size_t k = j + 1; rc == STRATA_OK && k < n; k++)
+                    if (st_value_equal(&el[j], &el[k]))
+                        rc = ST_CORRUPT(s->err, "'%s.%s' of object %lld: the set holds a value twice (elements %zu and %zu)",
+                                        t->name, p->name, (long long)key, j, k);
             free(el);
             if (rc) return rc;
             continue;
