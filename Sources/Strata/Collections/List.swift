@@ -218,31 +218,13 @@ extension List: _Persistable {
     }
 }
 
-extension List {
-    /// The list as live results: its objects, or its values (sorted and made distinct here), in
-    /// its order; nil while unmanaged.
-    public var _strataResults: Results<Element>? {
-        guard let m = managed else { return nil }
-        let realm = m.accessor.realm
-        let (owner, key, index) = (m.accessor.info, m.accessor.key, m.index)
-        guard let target = Element._strataElementKind.target, Element._strataElementKind.type == .link else {
-            return Results(realm: realm, info: owner, valueList: ValueList(key: key, index: index, elementName: "\(Element.self)"))
-        }
-        return Results(realm: realm, info: realm.tableInfo(target), source: { r in
-            let a = ObjectAccessor(realm: r, info: r.tableInfo(owner.classInfo.type), key: key)
-            return (0..<a.listCount(index)).compactMap {
-                if case .link(let k) = a.listGet(index, $0) { return k } else { return nil }
-            }
-        })
-    }
+extension List: ListBacked {
+    static var kindName: String { "List" }
+
+    public var _strataResults: Results<Element>? { listResults }
 
     /// The same list: one unmanaged instance, or the same property of the same object.
-    public static func == (lhs: List, rhs: List) -> Bool {
-        if lhs === rhs { return true }
-        guard let a = lhs.managed, let b = rhs.managed else { return false }
-        return a.index == b.index && a.accessor.key == b.accessor.key
-            && a.accessor.info.tableName == b.accessor.info.tableName && a.accessor.realm === b.accessor.realm
-    }
+    public static func == (lhs: List, rhs: List) -> Bool { lhs.isSameCollection(as: rhs) }
 }
 
 extension List: _QueryArgSequence where Element: Object {

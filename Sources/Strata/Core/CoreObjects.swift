@@ -245,6 +245,31 @@ struct CoreTable {
         try StrataError.check { strata_list_clear(handle, key, col, $0) }
     }
 
+    // Sets (stored as lists of unique elements)
+
+    /// Add `value` unless the set holds it; whether it was added.
+    @discardableResult
+    func setInsert(_ key: Int64, _ col: UInt32, _ value: StoredValue) throws -> Bool {
+        var added = false
+        try value.withCValue { v in try StrataError.check { strata_set_insert(handle, key, col, v, &added, $0) } }
+        return added
+    }
+
+    /// Remove `value` if the set holds it; whether it was removed.
+    @discardableResult
+    func setErase(_ key: Int64, _ col: UInt32, _ value: StoredValue) throws -> Bool {
+        var removed = false
+        try value.withCValue { v in try StrataError.check { strata_set_erase(handle, key, col, v, &removed, $0) } }
+        return removed
+    }
+
+    /// The position of `value` in the set, or nil.
+    func setFind(_ key: Int64, _ col: UInt32, _ value: StoredValue) throws -> Int? {
+        var at = 0
+        let found = try value.withCValue { v in try StrataError.found { strata_set_find(handle, key, col, v, &at, $0) } }
+        return found ? at : nil
+    }
+
     /// The keys of the objects of `origin` that link to object `key` through `col`, ascending.
     func backlinks(_ key: Int64, origin: CoreTable, col: UInt32) throws -> [Int64] {
         var n = 0

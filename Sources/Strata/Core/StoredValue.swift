@@ -192,4 +192,5 @@ struct CoreFlags: OptionSet, Hashable {
     static let indexed = CoreFlags(rawValue: UInt32(STRATA_PROP_INDEXED))
     static let primaryKey = CoreFlags(rawValue: UInt32(STRATA_PROP_PRIMARY_KEY))
     static let list = CoreFlags(rawValue: UInt32(STRATA_PROP_LIST))
+    static let set = CoreFlags(rawValue: UInt32(STRATA_PROP_SET))
 }

@@ -15,6 +15,7 @@ struct WantedProperty: Equatable {
         if p.kind.optional || p.kind.type == .link && p.kind.collection == .none { f.insert(.nullable) }
         if p.kind.type == .mixed { f.insert(.nullable) }
         if p.kind.collection == .list { f.insert(.list) }
+        if p.kind.collection == .set { f.insert([.list, .set]) }
         if p.isPrimaryKey { f.insert(.primaryKey) }
         if p.isIndexed { f.insert(.indexed) }
         flags = f
@@ -23,7 +24,7 @@ struct WantedProperty: Equatable {
 
     /// Same storage (index flags aside: they can change without migrating data).
     func sameStorage(_ c: CoreProperty) -> Bool {
-        let storage: CoreFlags = [.nullable, .list]
+        let storage: CoreFlags = [.nullable, .list, .set]
         return c.type == type && c.flags.intersection(storage) == flags.intersection(storage)
             && (type != .link || c.linkTarget == target)
     }
@@ -31,7 +32,7 @@ struct WantedProperty: Equatable {
     /// The same values, stored with another optionality (kept by a migration, nil becoming the
     /// declared default where the property is now required).
     func onlyOptionalityDiffers(_ c: CoreProperty) -> Bool {
-        c.type == type && c.flags.contains(.list) == flags.contains(.list)
+        c.type == type && c.flags.contains(.list) == flags.contains(.list) && c.flags.contains(.set) == flags.contains(.set)
             && (type != .link || c.linkTarget == target) && !sameStorage(c)
     }
 }
@@ -131,7 +132,7 @@ struct SchemaPlan {
     }
 
     static func describe(_ type: CoreType, _ flags: CoreFlags) -> String {
-        (flags.contains(.list) ? "list of " : "") + type.name + (flags.contains(.nullable) && type != .link ? "?" : "")
+        (flags.contains(.set) ? "set of " : flags.contains(.list) ? "list of " : "") + type.name + (flags.contains(.nullable) && type != .link ? "?" : "")
     }
 
     /// Make the file hold the classes in the write transaction `txn`; `old` is a read

@@ -82,7 +82,7 @@ public struct Property: CustomStringConvertible, Equatable {
 
     /// The same name, type and flags (the default value is not compared).
     public static func == (a: Property, b: Property) -> Bool {
-        a.name == b.name && a.type == b.type && a.isOptional == b.isOptional && a.isArray == b.isArray
+        a.name == b.name && a.type == b.type && a.isOptional == b.isOptional && a.isArray == b.isArray && a.isSet == b.isSet
             && a.isIndexed == b.isIndexed && a.isPrimary == b.isPrimary && a.objectClassName == b.objectClassName
             && a.linkOriginPropertyName == b.linkOriginPropertyName
     }
@@ -91,6 +91,7 @@ public struct Property: CustomStringConvertible, Equatable {
         name = p.name
         isOptional = p.kind.optional
         isArray = p.kind.collection == .list
+        isSet = p.kind.collection == .set
         isIndexed = p.isIndexed || p.isPrimaryKey
         isPrimary = p.isPrimaryKey
         objectClassName = p.kind.target?.className()
@@ -104,7 +105,8 @@ public struct Property: CustomStringConvertible, Equatable {
         name = p.name
         type = PropertyType(core: p.type)
         isOptional = p.flags.contains(.nullable) && p.type != .mixed
-        isArray = p.flags.contains(.list)
+        isArray = p.flags.contains(.list) && !p.flags.contains(.set)
+        isSet = p.flags.contains(.set)
         isIndexed = p.flags.contains(.indexed) || p.flags.contains(.primaryKey)
         isPrimary = p.flags.contains(.primaryKey)
         objectClassName = p.linkTarget
@@ -112,8 +114,8 @@ public struct Property: CustomStringConvertible, Equatable {
         defaultValue = nil
     }
 
-    /// A set (`MutableSet`): Strata has no sets yet, so never.
-    public var isSet: Bool { false }
+    /// A set (`MutableSet`).
+    public let isSet: Bool
     /// A map (`Map`): Strata has no maps yet, so never.
     public var isMap: Bool { false }
     /// The name the file stores the property under (the property's own name).

@@ -206,7 +206,7 @@ enum ObjectCopy {
             for p in settable {
                 guard let q = otherInfo.property(named: p.name) else { continue }
                 var v = otherInfo.value(of: other, q)
-                if let managedList = v as? any Sequence, q.kind.collection == .list {
+                if let managedList = v as? any Sequence, q.kind.collection == .list || q.kind.collection == .set {
                     v = Array(managedList.map { $0 as Any }) // a copy, not the other object's list
                 }
                 set(v, p)

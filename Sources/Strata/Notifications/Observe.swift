@@ -82,26 +82,7 @@ extension List {
     /// for `Results.observe`.
     public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
                         _ block: @escaping (RealmCollectionChange<List<Element>>) -> Void) -> NotificationToken {
-        guard let m = managed else {
-            strataTrap("Only lists of objects managed by a Realm support change notifications (List<\(Element.self)>).")
-        }
-        let a = m.accessor
-        let (info, key, index) = (a.info, a.key, m.index)
-        return Observation.register(a.realm, queue: queue, what: "observe \(info.name).\(info.properties[index].name)",
-                                    onError: { block(.error($0)) }) { home, token in
-            let list: List<Element>
-            let owner: ObjectAccessor
-            if home === a.realm {
-                list = self
-                owner = a
-            } else {
-                let o = info.classInfo.type.init()
-                owner = ObjectAccessor(realm: home, info: home.tableInfo(info.classInfo.type), key: key)
-                o.__accessor = owner
-                list = List(managed: _ManagedProperty(object: o, index: index))
-            }
-            return ListObserver(list: list, owner: owner, index: index, keyPaths: keyPaths, token: token, block: block)
-        }
+        observeList(keyPaths: keyPaths, on: queue, block)
     }
 
     /// The same changes as an asynchronous sequence (registered on this thread).

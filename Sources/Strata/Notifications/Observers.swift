@@ -68,7 +68,7 @@ struct ModificationCheck {
         if let cols = ctx.changes(info).modified[key], !cols.isDisjoint(with: ownCols) { return true }
         for (n, l) in links.enumerated() where !targets[n].isEmpty {
             let a = ObjectAccessor(realm: ctx.realm, info: info, key: key)
-            if info.properties[l.index].kind.collection == .list {
+            if info.properties[l.index].kind.collection == .list || info.properties[l.index].kind.collection == .set {
                 for i in 0..<a.listCount(l.index) {
                     if case .link(let k) = a.listGet(l.index, i), targets[n].contains(k) { return true }
                 }
@@ -129,19 +129,19 @@ final class ResultsObserver<C>: NotificationObserver {
 /// Observes a managed `List`: the core says which elements were deleted and inserted
 /// (`strata_list_changes_get`); for a list of objects, the objects kept that changed are
 /// modifications. When the list's object is deleted, every element is deleted, once.
-final class ListObserver<Element: RealmCollectionValue>: NotificationObserver {
-    private let list: List<Element>
+final class ListObserver<C: ListBacked>: NotificationObserver {
+    private let list: C
     private let owner: TableInfo
     private let key: Int64
     private let index: Int
     private let check: ModificationCheck?
-    private let block: (RealmCollectionChange<List<Element>>) -> Void
+    private let block: (RealmCollectionChange<C>) -> Void
     private var lastCount = 0
     private var ownerGone = false
-    private var pending: RealmCollectionChange<List<Element>>?
+    private var pending: RealmCollectionChange<C>?
 
-    init(list: List<Element>, owner: ObjectAccessor, index: Int, keyPaths: [String]?, token: ObservationState,
-         block: @escaping (RealmCollectionChange<List<Element>>) -> Void) {
+    init(list: C, owner: ObjectAccessor, index: Int, keyPaths: [String]?, token: ObservationState,
+         block: @escaping (RealmCollectionChange<C>) -> Void) {
         self.list = list
         self.owner = owner.info
         key = owner.key

@@ -91,30 +91,10 @@ extension List {
     public var isFrozen: Bool { managed?.accessor.realm.isFrozen ?? false }
 
     /// The list of the frozen copy of its object.
-    public func freeze() -> List<Element> {
-        guard let m = managed else {
-            strataTrap("Only lists of objects managed by a Realm can be frozen (List<\(Element.self)>).")
-        }
-        if isFrozen { return self }
-        return rebound(m, to: m.accessor.realm.frozenRealm())
-    }
+    public func freeze() -> List<Element> { frozenCopy }
 
     /// The live list in the calling thread's Realm, or nil when its object was deleted.
-    public func thaw() -> List<Element>? {
-        guard let m = managed else { return nil }
-        if !isFrozen { return self }
-        let live = m.accessor.realm.liveRealm()
-        guard (try? live.table(m.accessor.info).exists(m.accessor.key)) == true else { return nil }
-        return rebound(m, to: live)
-    }
-
-    /// The same list property of the same object, in another Realm of the file.
-    func rebound(_ m: _ManagedProperty, to realm: RealmInstance) -> List<Element> {
-        let a = m.accessor
-        let o = a.info.classInfo.type.init()
-        o.__accessor = ObjectAccessor(realm: realm, info: realm.tableInfo(a.info.classInfo.type), key: a.key)
-        return List(managed: _ManagedProperty(object: o, index: m.index))
-    }
+    public func thaw() -> List<Element>? { thawedCopy }
 }
 
 extension LinkingObjects {

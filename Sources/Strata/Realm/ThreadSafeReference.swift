@@ -39,12 +39,7 @@ extension LinkingObjects {
 }
 
 extension List {
-    public func _strataFound(in realm: Realm) -> List<Element>? {
-        guard let m = managed else { return nil }
-        let r = realm.instance
-        guard (try? r.table(m.accessor.info).exists(m.accessor.key)) == true else { return nil }
-        return rebound(m, to: r)
-    }
+    public func _strataFound(in realm: Realm) -> List<Element>? { found(in: realm) }
 }
 
 /// A way to hand an object, a `Results` or a `List` to another thread: made on the thread that

@@ -1,0 +1,93 @@
+import Foundation
+
+/// What `List` and `MutableSet` share: a collection property stored by the core as a list (a
+/// set's elements unique), reached through its object and property once managed. Their live
+/// results, freezing, thawing, references and observation are written once here.
+protocol ListBacked: AnyObject, RealmCollection {
+    /// The object and property, or nil while unmanaged.
+    var managed: _ManagedProperty? { get }
+    init(managed: _ManagedProperty)
+    /// For messages: "List" or "MutableSet".
+    static var kindName: String { get }
+}
+
+extension ListBacked {
+    /// The collection as live results: its objects, or its values (sorted and made distinct in
+    /// Swift), in its order; nil while unmanaged.
+    var listResults: Results<Element>? {
+        guard let m = managed else { return nil }
+        let realm = m.accessor.realm
+        let (owner, key, index) = (m.accessor.info, m.accessor.key, m.index)
+        guard let target = Element._strataElementKind.target, Element._strataElementKind.type == .link else {
+            return Results(realm: realm, info: owner, valueList: ValueList(key: key, index: index, elementName: "\(Element.self)"))
+        }
+        return Results(realm: realm, info: realm.tableInfo(target), source: { r in
+            let a = ObjectAccessor(realm: r, info: r.tableInfo(owner.classInfo.type), key: key)
+            return (0..<a.listCount(index)).compactMap {
+                if case .link(let k) = a.listGet(index, $0) { return k } else { return nil }
+            }
+        })
+    }
+
+    /// The same collection: one unmanaged instance, or the same property of the same object.
+    func isSameCollection(as other: Self) -> Bool {
+        if self === other { return true }
+        guard let a = managed, let b = other.managed else { return false }
+        return a.index == b.index && a.accessor.key == b.accessor.key
+            && a.accessor.info.tableName == b.accessor.info.tableName && a.accessor.realm === b.accessor.realm
+    }
+
+    /// The same property of the same object, in another Realm of the file.
+    func rebound(_ m: _ManagedProperty, to realm: RealmInstance) -> Self {
+        let a = m.accessor
+        let o = a.info.classInfo.type.init()
+        o.__accessor = ObjectAccessor(realm: realm, info: realm.tableInfo(a.info.classInfo.type), key: a.key)
+        return Self(managed: _ManagedProperty(object: o, index: m.index))
+    }
+
+    var frozenCopy: Self {
+        guard let m = managed else {
+            strataTrap("Only \(Self.kindName)s of objects managed by a Realm can be frozen (\(Self.kindName)<\(Element.self)>).")
+        }
+        if m.accessor.realm.isFrozen { return self }
+        return rebound(m, to: m.accessor.realm.frozenRealm())
+    }
+
+    var thawedCopy: Self? {
+        guard let m = managed else { return nil }
+        if !m.accessor.realm.isFrozen { return self }
+        let live = m.accessor.realm.liveRealm()
+        guard (try? live.table(m.accessor.info).exists(m.accessor.key)) == true else { return nil }
+        return rebound(m, to: live)
+    }
+
+    func found(in realm: Realm) -> Self? {
+        guard let m = managed else { return nil }
+        let r = realm.instance
+        guard (try? r.table(m.accessor.info).exists(m.accessor.key)) == true else { return nil }
+        return rebound(m, to: r)
+    }
+
+    /// Observe the collection (List.observe, MutableSet.observe).
+    func observeList(keyPaths: [String]?, on queue: DispatchQueue?,
+                     _ block: @escaping (RealmCollectionChange<Self>) -> Void) -> NotificationToken {
+        guard let m = managed else {
+            strataTrap("Only \(Self.kindName)s of objects managed by a Realm support change notifications (\(Self.kindName)<\(Element.self)>).")
+        }
+        let a = m.accessor
+        let (info, key, index) = (a.info, a.key, m.index)
+        return Observation.register(a.realm, queue: queue, what: "observe \(info.name).\(info.properties[index].name)",
+                                    onError: { block(.error($0)) }) { home, token in
+            let collection: Self
+            let owner: ObjectAccessor
+            if home === a.realm {
+                collection = self
+                owner = a
+            } else {
+                owner = ObjectAccessor(realm: home, info: home.tableInfo(info.classInfo.type), key: key)
+                collection = self.rebound(m, to: home)
+            }
+            return ListObserver(list: collection, owner: owner, index: index, keyPaths: keyPaths, token: token, block: block)
+        }
+    }
+}
