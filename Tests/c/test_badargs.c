@@ -322,6 +322,15 @@ CASE(list_remove_null, strata_list_remove(NULL, key0, col_list, 0, E))
 CASE(list_remove_past, strata_list_remove(wtable, key0, col_list, SIZE_MAX, E))
 CASE(list_clear_null, strata_list_clear(NULL, key0, col_list, E))
 CASE(list_clear_read, strata_list_clear(table, key0, col_list, E))
+CASE(set_insert_null, strata_set_insert(NULL, key0, col_list, &vint5, NULL, E))
+CASE(set_insert_null_value, strata_set_insert(wtable, key0, col_list, NULL, NULL, E))
+CASE(set_insert_not_set, strata_set_insert(wtable, key0, col_list, &vint5, NULL, E))
+CASE(set_insert_read, strata_set_insert(table, key0, col_list, &vint5, NULL, E))
+CASE(set_erase_null, strata_set_erase(NULL, key0, col_list, &vint5, NULL, E))
+CASE(set_erase_not_set, strata_set_erase(wtable, key0, col_age, &vint5, NULL, E))
+CASE(set_find_null, strata_set_find(NULL, key0, col_list, &vint5, &sz, E))
+CASE(set_find_null_index, strata_set_find(table, key0, col_list, &vint5, NULL, E))
+CASE(set_find_not_set, strata_set_find(table, key0, col_list, &vint5, &sz, E))
 CASE(backlinks_null, strata_obj_backlinks(NULL, key0, table, col_age, &k, 1, &sz, E))
 CASE(backlinks_null_origin, strata_obj_backlinks(table, key0, NULL, col_age, &k, 1, &sz, E))
 CASE(backlinks_not_link, strata_obj_backlinks(table, key0, table, col_age, &k, 1, &sz, E))
@@ -410,7 +419,8 @@ static const bad_case cases[] = {
     C(list_size_not_list), C(list_get_null), C(list_get_null_out), C(list_get_past), C(list_insert_null),
     C(list_insert_null_value), C(list_insert_null_bytes), C(list_insert_past), C(list_set_null),
     C(list_set_past), C(list_move_null), C(list_move_past), C(list_remove_null), C(list_remove_past),
-    C(list_clear_null), C(list_clear_read), C(backlinks_null), C(backlinks_null_origin),
+    C(list_clear_null), C(list_clear_read), C(set_insert_null), C(set_insert_null_value), C(set_insert_not_set), C(set_insert_read), C(set_erase_null), C(set_erase_not_set), C(set_find_null), C(set_find_null_index), C(set_find_not_set),
+    C(backlinks_null), C(backlinks_null_origin),
     C(backlinks_not_link), C(backlinks_null_keys), C(backlinks_null_count), C(index_find_null),
     C(index_find_null_value), C(index_find_not_indexed), C(index_find_null_keys),
     C(index_find_null_count), C(compile_null_txn), C(compile_null_table), C(compile_null_text),
