@@ -6,7 +6,7 @@ import CCore
 /// optionals of these, `Object` subclasses (as optional to-one links), `List` and
 /// `LinkingObjects`. The members are Strata's own (underscored, as in RealmSwift); a model never
 /// calls them.
-public protocol _Persistable {
+public protocol _Persistable: _HasPersistedType {
     /// How a property of this type is stored.
     static var _strataKind: _PersistedKind { get }
     /// The value of a property declared without an initial value (`@Persisted var n: Int`).
@@ -230,7 +230,7 @@ extension Decimal128: _PrimitivePersistable {
 
 /// What an optional can wrap: a primitive (stored as the primitive or null) or an object (a
 /// to-one link).
-public protocol _OptionalPersistable {
+public protocol _OptionalPersistable: _HasPersistedType {
     static var _strataKindWhenOptional: _PersistedKind { get }
     static func _strataFromStored(_ v: _Stored, _ at: _ManagedProperty) -> Self?
     static func _strataToStored(_ value: Self, _ at: _ManagedProperty) -> _Stored
