@@ -198,7 +198,7 @@ struct ManagedObjectTests {
         #expect(realm.objects(Dog.self).count == 3 && realm.objects(Company.self).count == 1)
         #expect(p["name"] as? String == "李四")
         #expect(p.description.contains("name = 李四") && p.description.hasPrefix("Person {"))
-        #expect(Dog(value: ["name": "n"]).description.contains("color = nil"))
+        #expect(Dog(value: ["name": "n"]).description.contains("color = (null);"))  // as RealmSwift writes nil
     }
 
     @Test func writesReturnTheirValueAndAThrowingBlockRollsBack() throws {

@@ -284,3 +284,37 @@ struct DateRoundTripTests {
         }
     }
 }
+
+final class Ticket: Object {
+    @Persisted(primaryKey: true) var id: ObjectId
+    @Persisted var token: UUID
+    @Persisted var labels: List<String>
+}
+
+@Suite("RealmSwift's defaults and key-value coding")
+struct DefaultsAndKVCTests {
+    @Test func objectIdsAndUUIDsDeclaredWithoutAValueAreNewOnes() throws {
+        let a = Ticket(), b = Ticket()
+        #expect(a.id != b.id && a.token != b.token && a.id != ObjectId())
+        let dir = TempDir()
+        let realm = try Realm(configuration: config(dir, types: [Ticket.self]))
+        try realm.write { realm.add([a, b]) } // two primary keys, not one zero twice
+        #expect(realm.objects(Ticket.self).count == 2)
+        let c = Ticket(value: ["labels": NSNull()]) // NSNull: an empty list
+        #expect(c.labels.isEmpty)
+    }
+
+    @Test func keyValueCodingHandsOutNSNumbersAndCollectionOperators() throws {
+        let dir = TempDir()
+        let realm = try Realm(configuration: config(dir))
+        try realm.write {
+            for (n, a) in [("a", 3), ("b", 5), ("c", 3)] { realm.add(Dog(value: ["name": n, "age": a])) }
+        }
+        let dog = try #require(realm.objects(Dog.self).first)
+        #expect(dog["age"] as? NSNumber == 3 && dog["age"] as? Int8 == 3 && dog["color"] == nil)
+        let dogs = realm.objects(Dog.self)
+        #expect((dogs.value(forKeyPath: "@unionOfObjects.age") as? [Int])?.sorted() == [3, 3, 5])
+        #expect((dogs.value(forKeyPath: "@distinctUnionOfObjects.age") as? [Int])?.sorted() == [3, 5])
+        #expect(dogs.value(forKeyPath: "@sum.age") as? Int == 11)
+    }
+}

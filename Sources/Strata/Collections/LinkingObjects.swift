@@ -62,7 +62,8 @@ public struct LinkingObjects<Element: Object>: RealmCollection {
     }
 
     public var description: String {
-        "LinkingObjects<\(Element.className())> (\(count) objects)"
+        RealmDescription.collection("LinkingObjects", element: Element.self, self, identity: results?.base,
+                                    depth: RealmDescription.maxDepth)
     }
 }
 

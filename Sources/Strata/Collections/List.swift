@@ -193,9 +193,7 @@ public final class List<Element: RealmCollectionValue>: RealmCollection, RangeRe
         }
     }
 
-    public var description: String {
-        "List<\(Element.self)> [" + map { "\($0)" }.joined(separator: ", ") + "]"
-    }
+    public var description: String { _strataDescription(depth: RealmDescription.maxDepth) }
 }
 
 extension List: _Persistable {
@@ -229,4 +227,10 @@ extension List: ListBacked {
 
 extension List: _QueryArgSequence where Element: Object {
     var _strataQueryElements: [Any] { map { $0 as Any } }
+}
+
+extension List: _Describable {
+    func _strataDescription(depth: Int) -> String {
+        RealmDescription.collection("List", element: Element.self, self, identity: self, depth: depth)
+    }
 }

@@ -135,9 +135,7 @@ public final class MutableSet<Element: RealmCollectionValue>: RealmCollection {
         for e in Array(other) { insert(e) }
     }
 
-    public var description: String {
-        "MutableSet<\(Element.self)> {" + map { "\($0)" }.joined(separator: ", ") + "}"
-    }
+    public var description: String { _strataDescription(depth: RealmDescription.maxDepth) }
 
     // RealmCollection
 
@@ -192,7 +190,7 @@ extension MutableSet: _StrataListType {
     /// From an array or another sequence of convertible elements (Object(value:)).
     static func _strataFrom(_ value: Any) -> Any? {
         let items: [Any]
-        if let a = value as? [Any] { items = a } else if let s = value as? any Sequence { items = s.map { $0 as Any } } else {
+        if ValueConversion.isNil(value) { items = [] } else if let a = value as? [Any] { items = a } else if let s = value as? any Sequence { items = s.map { $0 as Any } } else {
             return nil
         }
         let set = MutableSet<Element>()
@@ -213,3 +211,9 @@ extension MutableSet: Decodable where Element: Decodable {
 }
 
 extension MutableSet: Encodable where Element: Encodable {}
+
+extension MutableSet: _Describable {
+    func _strataDescription(depth: Int) -> String {
+        RealmDescription.collection("MutableSet", element: Element.self, self, identity: self, depth: depth)
+    }
+}

@@ -158,13 +158,25 @@ extension RealmCollection {
 
     /// Values through links (`"dog.name"`), or a key-value coding collection operator over a
     /// property: `"@count"`, `"@min.age"`, `"@max.age"`, `"@sum.age"`, `"@avg.age"` (as NSNumber,
-    /// nil when there is no value).
+    /// nil when there is no value), `"@unionOfObjects.name"`, `"@distinctUnionOfObjects.name"`.
     public func value(forKeyPath keyPath: String) -> Any? {
         if keyPath.hasPrefix("@") {
             let parts = keyPath.split(separator: ".", maxSplits: 1).map(String.init)
             if parts[0] == "@count" { return NSNumber(value: count) }
             guard parts.count == 2 else { strataTrap("value(forKeyPath: '\(keyPath)'): the operator names no property") }
             let property = parts[1]
+            if parts[0] == "@unionOfObjects" || parts[0] == "@distinctUnionOfObjects" {
+                let values = (value(forKeyPath: property) as? [Any]) ?? []
+                guard parts[0] == "@distinctUnionOfObjects" else { return values }
+                var seen: [StoredValue] = []
+                var out: [Any] = []
+                for v in values {
+                    let s = ValueConversion.storedIfPrimitive(v) ?? (v as? Object).flatMap { $0.__accessor.map { .link($0.key) } }
+                    if let s { if seen.contains(s) { continue }; seen.append(s) }
+                    out.append(v)
+                }
+                return out
+            }
             let v: Double?
             switch parts[0] {
             case "@min": v = min(ofProperty: property)

@@ -196,10 +196,7 @@ public struct Results<Element: RealmCollectionValue>: RealmCollection {
 
     public var _strataResults: Results<Element>? { self }
 
-    public var description: String {
-        if base.valueList != nil { return "\(base.what) [" + map { "\($0)" }.joined(separator: ", ") + "]" }
-        return "Results<\(base.info.name)> (\(count) objects)"
-    }
+    public var description: String { _strataDescription(depth: RealmDescription.maxDepth) }
 }
 
 extension Results: _QueryArgSequence {
@@ -541,5 +538,11 @@ public enum _ResultsIteration {
     @inlinable @inline(__always)
     public static func noOtherReference(_ o: Object) -> Bool {
         _getWeakRetainCount(o) == 1 && _getUnownedRetainCount(o) == 1
+    }
+}
+
+extension Results: _Describable {
+    func _strataDescription(depth: Int) -> String {
+        RealmDescription.collection("Results", element: Element.self, self, identity: base, depth: depth)
     }
 }

@@ -121,13 +121,6 @@ final class ClassInfo {
         }
     }
 
-    func describe(_ o: Object, _ p: PropertyInfo) -> String {
-        let v = value(of: o, p)
-        if let obj = v as? Object { return "\(Swift.type(of: obj).className()) (key)" }
-        if ValueConversion.isNil(v) { return "nil" }
-        return String(describing: v).replacingOccurrences(of: "Optional(", with: "(")
-    }
-
     // MARK: the cache
 
     private static let lock = NSLock()

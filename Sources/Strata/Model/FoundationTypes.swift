@@ -30,10 +30,10 @@ extension NSDate: _OptionalPersistable {
     public static var _strataKindWhenOptional: _PersistedKind { _PersistedKind(.timestamp, optional: true) }
     public static func _strataFromStored(_ v: _Stored, _ at: _ManagedProperty) -> Self? {
         guard case .timestamp = v.value else { return nil }
-        return NSDate(timeIntervalSince1970: Date(_strata: v).timeIntervalSince1970) as? Self
+        return NSDate(timeIntervalSinceReferenceDate: Date(_strata: v).timeIntervalSinceReferenceDate) as? Self
     }
     public static func _strataToStored(_ value: NSDate, _ at: _ManagedProperty) -> _Stored {
-        Date(timeIntervalSince1970: value.timeIntervalSince1970)._strata
+        Date(timeIntervalSinceReferenceDate: value.timeIntervalSinceReferenceDate)._strata
     }
 }
 

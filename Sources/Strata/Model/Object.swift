@@ -97,15 +97,9 @@ open class Object: ObjectBase, CustomStringConvertible {
     /// without `@Persisted` are ignored anyway).
     open class func ignoredProperties() -> [String] { [] }
 
-    open var description: String {
-        let cls = Swift.type(of: self).className()
-        if isInvalidated { return "\(cls) [invalidated]" }
-        let info = __accessor?.info.classInfo ?? ClassInfo.of(Swift.type(of: self))
-        let fields = info.properties.filter { $0.kind.collection != .linkingObjects }.map { p in
-            "\t\(p.name) = \(info.describe(self, p))"
-        }
-        return "\(cls) {\n" + fields.joined(separator: "\n") + "\n}"
-    }
+    /// As RealmSwift describes objects: `Dog {\n\tname = 小白;\n}`, links and collections
+    /// nested to depth 5.
+    open var description: String { RealmDescription.object(self) }
 
     /// A property's value by name, as RealmSwift's key-value coding hands it out: nil for nil
     /// (and for a name that is no property), numbers and Bools as NSNumber (so `as? Int`,

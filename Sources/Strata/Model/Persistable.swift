@@ -203,16 +203,18 @@ extension Date: _PrimitivePersistable {
 
 extension ObjectId: _PrimitivePersistable {
     public static var _strataCoreType: _CoreTypeTag { _CoreTypeTag(.objectId) }
-    public static func _strataDefault() -> ObjectId { ObjectId() }
+    /// A new ObjectId, as RealmSwift gives a property declared without a value.
+    public static func _strataDefault() -> ObjectId { ObjectId.generate() }
     public init(_strata v: _Stored) { if case .objectId(let o) = v.value { self = o } else { self = ObjectId() } }
     public var _strata: _Stored { _Stored(.objectId(self)) }
 }
 
 extension UUID: _PrimitivePersistable {
     public static var _strataCoreType: _CoreTypeTag { _CoreTypeTag(.uuid) }
-    public static func _strataDefault() -> UUID { UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)) }
+    /// A new random UUID, as RealmSwift gives a property declared without a value.
+    public static func _strataDefault() -> UUID { UUID() }
     public init(_strata v: _Stored) {
-        if case .uuid(let u) = v.value { self = u } else { self = UUID._strataDefault() }
+        if case .uuid(let u) = v.value { self = u } else { self = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)) }
     }
     public var _strata: _Stored { _Stored(.uuid(self)) }
 }

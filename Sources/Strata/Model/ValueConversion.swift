@@ -38,7 +38,7 @@ enum ValueConversion {
         if isNil(value) { return .null }
         if let s = value as? NSString { return .string(String(s)) }
         if let d = value as? NSData { return .data(Data(referencing: d)) }
-        if let d = value as? NSDate { return Date(timeIntervalSince1970: d.timeIntervalSince1970)._strata.value }
+        if let d = value as? NSDate { return Date(timeIntervalSinceReferenceDate: d.timeIntervalSinceReferenceDate)._strata.value }
         if let n = value as? NSNumber { return .double(n.doubleValue) }
         return nil
     }
@@ -58,7 +58,12 @@ enum ValueConversion {
     /// numbers and Bools as NSNumber.
     static func keyValueCoded(_ value: Any) -> Any? {
         if isNil(value) { return nil }
-        let v = (value as? _OptionalMarker)?._strataWrapped ?? value
+        var v = (value as? _OptionalMarker)?._strataWrapped ?? value
+        if let a = v as? AnyRealmValue { // its value, as RealmSwift's key-value coding hands it out
+            if case .object(let o) = a { return o }
+            guard let s = a.stored, s != .null else { return nil }
+            v = s.anyValue
+        }
         switch v {
         case let n as Int: return NSNumber(value: n)
         case let n as Int8: return NSNumber(value: n)
@@ -92,6 +97,8 @@ enum ValueConversion {
             guard let ip = p as? any _IntegerPersistable.Type, d.rounded() == d, abs(d) < 9.2e18 else { return nil }
             return ip.exactly(Int64(d))
         case (.float(let f), .double): return Double(f)
+        case (.int(let i), .decimal128): return Decimal128(value: i)
+        case (.double(let d), .decimal128): return Decimal128(value: d)
         default:
             guard s.coreType == want else { return nil }
             return p._strataExactly(_Stored(s))
@@ -163,7 +170,9 @@ protocol _StrataListType {
 extension List: _StrataListType {
     static func _strataFrom(_ value: Any) -> Any? {
         let items: [Any]
-        if let a = value as? [Any] {
+        if ValueConversion.isNil(value) {
+            items = [] // nil / NSNull: an empty list, as RealmSwift reads it
+        } else if let a = value as? [Any] {
             items = a
         } else if let s = value as? any Sequence {
             items = Array(s.map { $0 as Any })
