@@ -130,26 +130,25 @@ extension Query where T: OptionalProtocol {
     }
 }
 
+extension Query {
+    /// The value lies between lo and hi: hi excluded (`a..<b`), or included (`BETWEEN`).
+    fileprivate func within(_ lo: Any, _ hi: Any, closed: Bool) -> Query<Bool> {
+        if closed { return .init(.between(node, .constant(lo), .constant(hi))) }
+        return .init(.comparison(.and, .comparison(.greaterThanEqual, node, .constant(lo), []),
+                                 .comparison(.lessThan, node, .constant(hi), []), []))
+    }
+}
+
 extension Query where T: OptionalProtocol, T.Wrapped: Comparable {
-    public func contains(_ range: Range<T.Wrapped>) -> Query<Bool> {
-        .init(.comparison(.and, .comparison(.greaterThanEqual, node, .constant(range.lowerBound), []),
-                          .comparison(.lessThan, node, .constant(range.upperBound), []), []))
-    }
-    public func contains(_ range: ClosedRange<T.Wrapped>) -> Query<Bool> {
-        .init(.between(node, .constant(range.lowerBound), .constant(range.upperBound)))
-    }
+    public func contains(_ range: Range<T.Wrapped>) -> Query<Bool> { within(range.lowerBound, range.upperBound, closed: false) }
+    public func contains(_ range: ClosedRange<T.Wrapped>) -> Query<Bool> { within(range.lowerBound, range.upperBound, closed: true) }
 }
 
 extension Query where T: Comparable {
     /// Within the range (`a..<b`: the upper bound excluded).
-    public func contains(_ range: Range<T>) -> Query<Bool> {
-        .init(.comparison(.and, .comparison(.greaterThanEqual, node, .constant(range.lowerBound), []),
-                          .comparison(.lessThan, node, .constant(range.upperBound), []), []))
-    }
+    public func contains(_ range: Range<T>) -> Query<Bool> { within(range.lowerBound, range.upperBound, closed: false) }
     /// Within the range, ends included (`BETWEEN`).
-    public func contains(_ range: ClosedRange<T>) -> Query<Bool> {
-        .init(.between(node, .constant(range.lowerBound), .constant(range.upperBound)))
-    }
+    public func contains(_ range: ClosedRange<T>) -> Query<Bool> { within(range.lowerBound, range.upperBound, closed: true) }
 }
 
 // MARK: - Collections
@@ -181,27 +180,23 @@ extension Query where T: RealmCollection {
     public var persistableValue: Query<AnyRealmCollection<T.Element.PersistedType>> { .init(node) }
 }
 
-extension Query where T: RealmCollection, T.Element: Comparable {
-    /// Every element lies in the range.
-    public func contains(_ range: Range<T.Element>) -> Query<Bool> {
-        .init(.comparison(.and, .comparison(.greaterThanEqual, erasingAny(appending: "@min"), .constant(range.lowerBound), []),
-                          .comparison(.lessThan, erasingAny(appending: "@max"), .constant(range.upperBound), []), []))
-    }
-    public func contains(_ range: ClosedRange<T.Element>) -> Query<Bool> {
-        .init(.comparison(.and, .comparison(.greaterThanEqual, erasingAny(appending: "@min"), .constant(range.lowerBound), []),
-                          .comparison(.lessThanEqual, erasingAny(appending: "@max"), .constant(range.upperBound), []), []))
+extension Query where T: RealmCollection {
+    /// Every element of the collection lies between lo and hi (hi included when `closed`).
+    fileprivate func elementsWithin(_ lo: Any, _ hi: Any, closed: Bool) -> Query<Bool> {
+        .init(.comparison(.and, .comparison(.greaterThanEqual, erasingAny(appending: "@min"), .constant(lo), []),
+                          .comparison(closed ? .lessThanEqual : .lessThan, erasingAny(appending: "@max"), .constant(hi), []), []))
     }
 }
 
+extension Query where T: RealmCollection, T.Element: Comparable {
+    /// Every element lies in the range.
+    public func contains(_ range: Range<T.Element>) -> Query<Bool> { elementsWithin(range.lowerBound, range.upperBound, closed: false) }
+    public func contains(_ range: ClosedRange<T.Element>) -> Query<Bool> { elementsWithin(range.lowerBound, range.upperBound, closed: true) }
+}
+
 extension Query where T: RealmCollection, T.Element: OptionalProtocol, T.Element.Wrapped: Comparable {
-    public func contains(_ range: Range<T.Element.Wrapped>) -> Query<Bool> {
-        .init(.comparison(.and, .comparison(.greaterThanEqual, erasingAny(appending: "@min"), .constant(range.lowerBound), []),
-                          .comparison(.lessThan, erasingAny(appending: "@max"), .constant(range.upperBound), []), []))
-    }
-    public func contains(_ range: ClosedRange<T.Element.Wrapped>) -> Query<Bool> {
-        .init(.comparison(.and, .comparison(.greaterThanEqual, erasingAny(appending: "@min"), .constant(range.lowerBound), []),
-                          .comparison(.lessThanEqual, erasingAny(appending: "@max"), .constant(range.upperBound), []), []))
-    }
+    public func contains(_ range: Range<T.Element.Wrapped>) -> Query<Bool> { elementsWithin(range.lowerBound, range.upperBound, closed: false) }
+    public func contains(_ range: ClosedRange<T.Element.Wrapped>) -> Query<Bool> { elementsWithin(range.lowerBound, range.upperBound, closed: true) }
 }
 
 extension Query where T: RealmCollection, T.Element: _HasPersistedType, T.Element.PersistedType: _QueryNumeric {

@@ -126,13 +126,7 @@ extension RealmProperty {
         return true
     }
 
-    static func write(_ value: Any, to at: _ManagedProperty) {
-        guard let v = ValueConversion.convert(value, to: Value.self) else {
-            strataTrap("Invalid value '\(value)' of type '\(type(of: value))' for property "
-                       + "'\(at.accessor.info.name).\(at.accessor.info.properties[at.index].name)'.")
-        }
-        Value._strataSet(at, v)
-    }
+    static func write(_ value: Any, to at: _ManagedProperty) { Persisted<Value>.write(value, to: at) }
 
     func transfer(to at: _ManagedProperty, skipIfEqual: Bool) {
         let v = unmanaged
