@@ -223,6 +223,9 @@ extension List: ListBacked {
 
     /// The same list: one unmanaged instance, or the same property of the same object.
     public static func == (lhs: List, rhs: List) -> Bool { lhs.isSameCollection(as: rhs) }
+
+    /// NSObject's equality (RealmSwift's lists are NSObjects): `==` with another List.
+    public func isEqual(_ object: Any?) -> Bool { isEqualCollection(object) }
 }
 
 extension List: _QueryArgSequence where Element: Object {

@@ -29,6 +29,13 @@ extension ListBacked {
         })
     }
 
+    /// NSObject's equality, as RealmSwift's collections have it (`==` with a collection of the
+    /// same type, false for anything else).
+    func isEqualCollection(_ object: Any?) -> Bool {
+        guard let other = object as? Self else { return false }
+        return isSameCollection(as: other)
+    }
+
     /// The same collection: one unmanaged instance, or the same property of the same object.
     func isSameCollection(as other: Self) -> Bool {
         if self === other { return true }

@@ -144,6 +144,9 @@ public final class MutableSet<Element: RealmCollectionValue>: RealmCollection {
     /// The same set: one unmanaged instance, or the same property of the same object.
     public static func == (lhs: MutableSet, rhs: MutableSet) -> Bool { lhs.isSameCollection(as: rhs) }
 
+    /// NSObject's equality (RealmSwift's sets are NSObjects): `==` with another MutableSet.
+    public func isEqual(_ object: Any?) -> Bool { isEqualCollection(object) }
+
     public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
                         _ block: @escaping (RealmCollectionChange<MutableSet<Element>>) -> Void) -> NotificationToken {
         observeList(keyPaths: keyPaths, on: queue, block)

@@ -150,6 +150,12 @@ open class Object: ObjectBase, CustomStringConvertible {
         for (k, v) in keyedValues { self[k] = v }
     }
 
+    /// NSObject's equality (RealmSwift's objects are NSObjects): `==` with another object.
+    open func isEqual(_ object: Any?) -> Bool {
+        guard let other = object as? Object else { return false }
+        return self == other
+    }
+
     /// Two managed objects are the same object when they are the same row of the same Realm
     /// file; unmanaged ones only when identical.
     public func isSameObject(as other: Object?) -> Bool {
