@@ -132,6 +132,8 @@ struct TypedQueryTests {
         #expect(dogs.index(matching: "age > 100") == nil)
         #expect(dogs.objects(at: IndexSet([0, 5])).map(\.name) == ["大花", "大白"])
         #expect(dogs.value(forKey: "age") as? [Int] == [1, 2, 4, 5, 7, 9])
+        #expect(dogs.filter("age == %d", 9).count == 1 && dogs.filter("age > %ld AND age < %lld", 1, 5).count == 2)
+        #expect(realm.objects(Person.self).filter("ANY dogs == %@", Dog()).count == 0) // an unmanaged object: no match
         #expect(dogs.value(forKeyPath: "@max.age") as? Int == 9 && dogs.value(forKeyPath: "@count") as? Int == 6)
         #expect(dogs.value(forKeyPath: "@avg.age") as? Double == 28.0 / 6)
     }

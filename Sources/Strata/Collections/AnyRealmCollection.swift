@@ -21,7 +21,9 @@ public struct AnyRealmCollection<Element: RealmCollectionValue>: RealmCollection
     public var isInvalidated: Bool { box.isInvalidated }
     public var count: Int { box.count }
     public subscript(position: Int) -> Element { box[position] }
-    public var description: String { box.description }
+    public var description: String {
+        RealmDescription.collection("AnyRealmCollection", element: Element.self, self, identity: box)
+    }
     public func index(of object: Element) -> Int? { box.index(of: object) }
     public var isFrozen: Bool { box.isFrozen }
     public func freeze() -> AnyRealmCollection { AnyRealmCollection(box: box.freeze()) }

@@ -63,6 +63,11 @@ public final class List<Element: RealmCollectionValue>: RealmCollection, RangeRe
 
     // MARK: changing
 
+    /// Iterates the elements the list held when iteration began.
+    public func makeIterator() -> RLMIterator<Element> {
+        managed.map { RLMIterator(managed: $0) } ?? RLMIterator(unmanaged: items)
+    }
+
     /// Replace the elements in `subrange` with `newElements` (a managed list: inside a write).
     public func replaceSubrange<C: Collection>(_ subrange: Range<Int>, with newElements: C) where C.Element == Element {
         guard managed != nil else { items.replaceSubrange(subrange, with: newElements); return }

@@ -98,3 +98,34 @@ extension ListBacked {
         }
     }
 }
+
+/// The iterator of `List` and `MutableSet` (RealmSwift's name): it walks the elements the
+/// collection held when iteration began, so a loop that deletes or moves them (`for d in
+/// person.dogs { realm.delete(d) }`) sees each once.
+public struct RLMIterator<Element: RealmCollectionValue>: IteratorProtocol {
+    private let unmanaged: [Element]
+    /// Managed: the elements' values when iteration began, and where they are read.
+    private let values: [StoredValue]
+    private let context: _ElementContext?
+    private var i = 0
+
+    init(unmanaged items: [Element]) {
+        unmanaged = items
+        values = []
+        context = nil
+    }
+
+    init(managed m: _ManagedProperty) {
+        let a = m.accessor
+        unmanaged = []
+        values = (0..<a.listCount(m.index)).map { a.listGet(m.index, $0) }
+        context = _ElementContext(realm: a.realm, what: a.info.propertyPaths[m.index])
+    }
+
+    public mutating func next() -> Element? {
+        defer { i += 1 }
+        guard let context else { return i < unmanaged.count ? unmanaged[i] : nil }
+        return i < values.count ? Element._strataElement(_Stored(values[i]), context) : nil
+    }
+}
+

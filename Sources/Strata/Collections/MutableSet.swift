@@ -51,6 +51,11 @@ public final class MutableSet<Element: RealmCollectionValue>: RealmCollection {
         return Element._strataElement(_Stored(m.accessor.listGet(m.index, position)), context)
     }
 
+    /// Iterates the elements the set held when iteration began.
+    public func makeIterator() -> RLMIterator<Element> {
+        managed.map { RLMIterator(managed: $0) } ?? RLMIterator(unmanaged: items)
+    }
+
     /// Not offered by RealmSwift on a set (its order has no meaning): a programmer error.
     public func index(of object: Element) -> Int? {
         strataTrap("index(of:) is not available on MutableSet")

@@ -49,6 +49,16 @@ struct QuerySpec {
     /// Add a filter written with NSPredicate's placeholders: `%@` (the next argument), `%K` (the
     /// next argument, a key path, pasted in) and `$0…$n` (argument n); its arguments follow
     /// those of the filters before it. Quoted text is left as it is.
+    /// The length of a value placeholder's specifier after `%` at `at` (`@`, `d`, `ld`, `lld`, …),
+    /// or nil for another character.
+    private static func valuePlaceholder(_ chars: [Character], _ at: Int) -> Int? {
+        if chars[at] == "@" { return 1 }
+        var j = at
+        while j < chars.count, chars[j] == "l" || chars[j] == "h" || chars[j] == "q", j - at < 2 { j += 1 }
+        guard j < chars.count, "diufgeD".contains(chars[j]) else { return nil }
+        return j - at + 1
+    }
+
     mutating func add(format: String, _ given: [Any]) {
         var out = ""
         var next = 0
@@ -67,11 +77,12 @@ struct QuerySpec {
                 continue
             }
             if c == "'" || c == "\"" { quote = c; out.append(c); i += 1; continue }
-            if c == "%", i + 1 < chars.count, chars[i + 1] == "@" {
+            if c == "%", i + 1 < chars.count, let len = Self.valuePlaceholder(chars, i + 1) {
+                // %@, and NSPredicate's printf-style %d %i %u %f %ld %lld %lu %llu %lf: the next argument
                 out += "$\(base + next)"
                 next += 1
                 used = max(used, next)
-                i += 2
+                i += 1 + len
                 continue
             }
             if c == "%", i + 1 < chars.count, chars[i + 1] == "K" { /* a key path, pasted in */
@@ -123,13 +134,11 @@ final class QueryArgs {
 
     private func convert(_ a: Any, what: String, nested: Bool) throws -> strata_value {
         if let o = a as? Object {
-            guard let acc = o.__accessor, !acc.isInvalidated else {
-                throw StrataError(code: .invalidArgument,
-                                  message: "\(what): an unmanaged or deleted \(type(of: o).className()) cannot be compared in a query")
-            }
             var v = strata_value()
             v.type = STRATA_TYPE_LINK
-            v.u.link = acc.key
+            // an unmanaged or deleted object is no object of the file: it matches no link (as in
+            // RealmSwift), through a key no object has
+            v.u.link = o.__accessor.flatMap { $0.isInvalidated ? nil : $0.key } ?? Int64.max
             return v
         }
         if let s = ValueConversion.storedIfPrimitive(a) { return stored(s) }
