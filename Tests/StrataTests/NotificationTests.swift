@@ -399,6 +399,24 @@ struct NotificationTests {
         #expect(token.state.isInvalidated)
     }
 
+    @Test func anObjectObservedThroughALinkKeyPathHearsOfItsLinkedObjects() throws {
+        let dir = TempDir()
+        let realm = try Realm(configuration: config(dir))
+        let p = Person(value: ["name": "张三"])
+        let dog = Dog(value: ["name": "小白", "age": 1])
+        p.dogs.append(dog)
+        try realm.write { realm.add(p) }
+        var seen: [[String]] = []
+        let token = p.observe(keyPaths: ["dogs.name"]) { (change: ObjectChange<Person>) in
+            if case .change(_, let props) = change { seen.append(props.map(\.name)) }
+        }
+        try realm.write { dog.name = "大白" }                   // counts: dogs.name
+        try realm.write { dog.age = 2 }                        // does not
+        try realm.write { p.dogs.append(Dog(value: ["name": "x"])) } // the list itself
+        #expect(seen == [["dogs"], ["dogs"]])
+        token.invalidate()
+    }
+
     @Test func listsTellElementsInsertedMovedRemovedAndModified() throws {
         let dir = TempDir()
         let realm = try Realm(configuration: config(dir, types: zooTypes + [Book.self]))

@@ -66,17 +66,25 @@ struct ModificationCheck {
     /// Whether object `key` (in the Realm's current version) changed in what counts.
     func isModified(_ key: Int64, _ ctx: ChangeContext, targets: [Set<Int64>]) -> Bool {
         if let cols = ctx.changes(info).modified[key], !cols.isDisjoint(with: ownCols) { return true }
+        return !linksReachingChanges(key, ctx, targets: targets).isEmpty
+    }
+
+    /// The followed link properties (their indexes) through which object `key` reaches a
+    /// target object that changed in what counts.
+    func linksReachingChanges(_ key: Int64, _ ctx: ChangeContext, targets: [Set<Int64>]) -> [Int] {
+        var found: [Int] = []
         for (n, l) in links.enumerated() where !targets[n].isEmpty {
             let a = ObjectAccessor(realm: ctx.realm, info: info, key: key)
-            if info.properties[l.index].kind.collection == .list || info.properties[l.index].kind.collection == .set {
+            let kind = info.properties[l.index].kind.collection
+            if kind == .list || kind == .set {
                 for i in 0..<a.listCount(l.index) {
-                    if case .link(let k) = a.listGet(l.index, i), targets[n].contains(k) { return true }
+                    if case .link(let k) = a.listGet(l.index, i), targets[n].contains(k) { found.append(l.index); break }
                 }
             } else if case .link(let k) = a.get(l.index), targets[n].contains(k) {
-                return true
+                found.append(l.index)
             }
         }
-        return false
+        return found
     }
 }
 
@@ -207,6 +215,9 @@ final class ObjectObserver<T: Object>: NotificationObserver {
     private let info: TableInfo
     private let key: Int64
     private let cols: Set<UInt32>?
+    /// Key paths through links (`"dogs.name"`): changes of the linked objects count as changes
+    /// of the link property.
+    private let linked: ModificationCheck?
     private let block: (ObjectChange<T>) -> Void
     private var pending: ObjectChange<T>?
     private var deleted = false
@@ -226,6 +237,8 @@ final class ObjectObserver<T: Object>: NotificationObserver {
                 return a.info.cols[i]
             })
         }
+        let through = keyPaths?.filter { $0.contains(".") } ?? []
+        linked = through.isEmpty ? nil : ModificationCheck(info: a.info, realm: a.realm, keyPaths: through)
         super.init(token: token)
         needsInitial = false // objects have no initial notification
     }
@@ -238,12 +251,18 @@ final class ObjectObserver<T: Object>: NotificationObserver {
             pending = .deleted
             return true
         }
-        guard let changed = c.modified[key] else { return false }
+        let changed = c.modified[key] ?? []
+        var viaLinks: Set<Int> = []
+        if let linked, linked.anyTouched(ctx) {
+            viaLinks = Set(linked.linksReachingChanges(key, ctx, targets: linked.changedTargets(ctx)))
+        }
+        if changed.isEmpty && viaLinks.isEmpty { return false }
         var props: [PropertyChange] = []
-        for (i, p) in info.properties.enumerated() where info.cols[i] != 0 && changed.contains(info.cols[i]) {
-            if let cols, !cols.contains(info.cols[i]) { continue }
-            props.append(PropertyChange(name: p.name, oldValue: ctx.local ? nil : ctx.oldValue(info, key: key, index: i),
-                                        newValue: info.classInfo.value(of: object, p)))
+        for (i, p) in info.properties.enumerated() where info.cols[i] != 0 {
+            let own = changed.contains(info.cols[i]) && cols?.contains(info.cols[i]) != false
+            guard own || viaLinks.contains(i) else { continue }
+            let old = own && !ctx.local ? ctx.oldValue(info, key: key, index: i) : nil
+            props.append(PropertyChange(name: p.name, oldValue: old, newValue: info.classInfo.value(of: object, p)))
         }
         if props.isEmpty { return false }
         pending = .change(object, props)
