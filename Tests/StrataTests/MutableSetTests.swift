@@ -28,6 +28,12 @@ struct MutableSetTests {
         #expect(Array(s) == ["a"])
         s.formUnion(t); s.formIntersection(t)
         #expect(Set(s) == ["b", "c"] && s.isSubset(of: t))
+        let u = MutableSet<String>()
+        u.insert(objectsIn: ["c", "b"])
+        #expect(s == u && MutableSet<String>() == MutableSet<String>() && s != MutableSet<String>()) // by content, unmanaged
+        let l1 = List<Int>(), l2 = List<Int>()
+        l1.append(objectsIn: [1, 2]); l2.append(objectsIn: [1, 2])
+        #expect(l1 == l2 && l1.isEqual(l2))
     }
 
     @Test func managedSetsWriteTheFileAndQueryAsCollections() throws {

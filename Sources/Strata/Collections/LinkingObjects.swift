@@ -51,6 +51,10 @@ public struct LinkingObjects<Element: Object>: RealmCollection {
 
     public var _strataResults: Results<Element>? { results }
 
+    /// Iterates the objects linking here when iteration began (a loop that deletes them sees
+    /// each once).
+    public func makeIterator() -> IndexingIterator<[Element]> { (results.map { Array($0) } ?? []).makeIterator() }
+
     /// The same linking objects value (or a copy of it): as RealmSwift compares them, two
     /// reads of an object's linking objects property are not equal.
     public static func == (lhs: LinkingObjects, rhs: LinkingObjects) -> Bool {

@@ -226,8 +226,9 @@ extension List: ListBacked {
 
     public var _strataResults: Results<Element>? { listResults }
 
-    /// The same list: one unmanaged instance, or the same property of the same object.
-    public static func == (lhs: List, rhs: List) -> Bool { lhs.isSameCollection(as: rhs) }
+    /// The same list (the same property of the same object), or two unmanaged lists with the
+    /// same elements in the same order, as RealmSwift compares them.
+    public static func == (lhs: List, rhs: List) -> Bool { lhs.isEqual(to: rhs, ordered: true) }
 
     /// NSObject's equality (RealmSwift's lists are NSObjects): `==` with another List.
     public func isEqual(_ object: Any?) -> Bool { isEqualCollection(object) }

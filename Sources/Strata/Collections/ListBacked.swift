@@ -33,7 +33,7 @@ extension ListBacked {
     /// same type, false for anything else).
     func isEqualCollection(_ object: Any?) -> Bool {
         guard let other = object as? Self else { return false }
-        return isSameCollection(as: other)
+        return self == other
     }
 
     /// The same collection: one unmanaged instance, or the same property of the same object.
@@ -42,6 +42,18 @@ extension ListBacked {
         guard let a = managed, let b = other.managed else { return false }
         return a.index == b.index && a.accessor.key == b.accessor.key
             && a.accessor.info.tableName == b.accessor.info.tableName && a.accessor.realm === b.accessor.realm
+    }
+
+    /// RealmSwift's equality: two unmanaged collections with the same elements (`ordered`: in
+    /// the same order), else the same collection.
+    func isEqual(to other: Self, ordered: Bool) -> Bool {
+        if managed == nil && other.managed == nil {
+            guard count == other.count else { return false }
+            if ordered { return zip(self, other).allSatisfy { $0 == $1 } }
+            let mine = Array(self)
+            return other.allSatisfy { e in mine.contains(e) }
+        }
+        return isSameCollection(as: other)
     }
 
     /// The same property of the same object, in another Realm of the file.

@@ -147,7 +147,9 @@ public final class MutableSet<Element: RealmCollectionValue>: RealmCollection {
     public var _strataResults: Results<Element>? { listResults }
 
     /// The same set: one unmanaged instance, or the same property of the same object.
-    public static func == (lhs: MutableSet, rhs: MutableSet) -> Bool { lhs.isSameCollection(as: rhs) }
+    /// The same set (the same property of the same object), or two unmanaged sets with the same
+    /// elements, as RealmSwift compares them.
+    public static func == (lhs: MutableSet, rhs: MutableSet) -> Bool { lhs.isEqual(to: rhs, ordered: false) }
 
     /// NSObject's equality (RealmSwift's sets are NSObjects): `==` with another MutableSet.
     public func isEqual(_ object: Any?) -> Bool { isEqualCollection(object) }
