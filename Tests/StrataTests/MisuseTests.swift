@@ -76,6 +76,22 @@ struct BadInputTests {
         #expect(try Realm(configuration: config(dir)) == realm) // the thread's Realm is the new one
     }
 
+    @Test func aThreadThatEndsInAWriteRollsItBackAndFreesTheWriter() throws {
+        let dir = TempDir()
+        let cfg = config(dir)
+        let t = Thread {
+            let realm = try! Realm(configuration: cfg)
+            realm.beginWrite()
+            realm.add(Dog(value: ["name": "never committed"]))
+        } // the thread ends with its write open
+        t.start()
+        while !t.isFinished { Thread.sleep(forTimeInterval: 0.01) }
+        Thread.sleep(forTimeInterval: 0.05) // the thread's dictionary goes as the thread exits
+        let realm = try Realm(configuration: cfg)
+        try realm.write { realm.add(Dog(value: ["name": "mine"])) } // the writer lock is free
+        #expect(realm.objects(Dog.self).map(\.name) == ["mine"])
+    }
+
     @Test func aWriteBegunThroughAValueNobodyKeepsGoesOnInTheNextValue() throws {
         let dir = TempDir()
         try Realm(configuration: config(dir)).beginWrite()

@@ -41,10 +41,20 @@ final class RealmInstance {
     /// then roll the write back (RealmSwift's `add`, setters and `delete` cannot throw).
     private var writeError: Error?
     private(set) var isInvalidated = false
-    /// Itself, during a write: a write begun through a `Realm` value nobody keeps
-    /// (`try Realm().beginWrite()`) goes on in the next `Realm()` of the thread, as RealmSwift's
-    /// does, until it is committed or cancelled.
+    /// Itself, during a write of a main-thread or queue Realm: a write begun through a `Realm`
+    /// value nobody keeps (`try Realm().beginWrite()`) goes on in the next `Realm()`, as
+    /// RealmSwift's does, until it is committed or cancelled. A thread's Realm is kept by the
+    /// thread instead (`WriteHolds`): when the thread ends with the write open, the Realm goes
+    /// and its write is rolled back, releasing the writer lock.
     private var selfDuringWrite: RealmInstance?
+
+    private func holdDuringWrite(_ on: Bool) {
+        if queue == nil && !isMain {
+            WriteHolds.hold(self, on)
+        } else {
+            selfDuringWrite = on ? self : nil
+        }
+    }
     /// Moves with every change a write makes (results re-read their keys when it moved).
     var mutationCount: UInt64 = 0
     /// Per table (by ordinal): the property of each @Persisted storage key path seen
@@ -299,7 +309,7 @@ final class RealmInstance {
             switchTo(w)
         }
         writeError = nil
-        selfDuringWrite = self
+        holdDuringWrite(true)
     }
 
     /// Commit the write; throws (and rolls the write back) when it failed, naming why.
@@ -312,7 +322,7 @@ final class RealmInstance {
             cancelWrite()
             throw e
         }
-        defer { selfDuringWrite = nil }
+        defer { holdDuringWrite(false) }
         do {
             try txn.commit()
         } catch {
@@ -339,7 +349,7 @@ final class RealmInstance {
         checkThread("cancelWrite")
         guard txn.isWrite else { return }
         writeError = nil
-        defer { selfDuringWrite = nil }
+        defer { holdDuringWrite(false) }
         do {
             switchTo(try CoreTxn(db: shared.db, write: false))
         } catch {
@@ -606,6 +616,32 @@ extension Realm: Equatable {
     }
 }
 
+/// The Realms of a thread that are in a write, kept by the thread (a thread-local slot whose
+/// destructor runs when the thread exits: the Realms go then, rolling their writes back).
+enum WriteHolds {
+    private final class Held { var realms: [ObjectIdentifier: RealmInstance] = [:] }
+
+    private static let key: pthread_key_t = {
+        var k = pthread_key_t()
+        pthread_key_create(&k) { p in
+            if let p { Unmanaged<Held>.fromOpaque(p).release() }
+        }
+        return k
+    }()
+
+    static func hold(_ realm: RealmInstance, _ on: Bool) {
+        let held: Held
+        if let p = pthread_getspecific(key) {
+            held = Unmanaged<Held>.fromOpaque(p).takeUnretainedValue()
+        } else {
+            guard on else { return }
+            held = Held()
+            pthread_setspecific(key, Unmanaged.passRetained(held).toOpaque())
+        }
+        held.realms[ObjectIdentifier(realm)] = on ? realm : nil
+    }
+}
+
 /// A Realm value's RealmInstance (Realm.invalidate replaces it).
 final class RealmBox: @unchecked Sendable {
     var instance: RealmInstance
@@ -652,7 +688,7 @@ enum RealmCache {
 
     /// A thread sees a file one way: read-only or not (RealmSwift refuses the other too).
     private static func refuseOtherReadOnly(_ open: RealmInstance?, _ config: Realm.Configuration) throws {
-        guard open != nil else { return }
+        guard let open, !open.isInvalidated else { return }
         throw StrataError(code: .invalidArgument, message: "Realm has different readOnly settings: '\(config.path)' "
             + "is already open \(config.readOnly ? "for writing" : "read-only") on this thread")
     }
