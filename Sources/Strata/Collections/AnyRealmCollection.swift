@@ -21,6 +21,9 @@ public struct AnyRealmCollection<Element: RealmCollectionValue>: RealmCollection
     public var isInvalidated: Bool { box.isInvalidated }
     public var count: Int { box.count }
     public subscript(position: Int) -> Element { box[position] }
+    /// Iterates the elements the collection held when iteration began (as the wrapped
+    /// collection's own iterator does).
+    public func makeIterator() -> IndexingIterator<[Element]> { box.elements().makeIterator() }
     public var description: String {
         RealmDescription.collection("AnyRealmCollection", element: Element.self, self, identity: box)
     }
@@ -56,6 +59,7 @@ class _AnyRealmCollectionBox<Element: RealmCollectionValue> {
     var isInvalidated: Bool { fatalError() }
     var count: Int { fatalError() }
     subscript(position: Int) -> Element { fatalError() }
+    func elements() -> [Element] { fatalError() }
     var description: String { fatalError() }
     func index(of object: Element) -> Int? { fatalError() }
     var isFrozen: Bool { fatalError() }
@@ -76,6 +80,7 @@ final class _AnyRealmCollectionImpl<C: RealmCollection>: _AnyRealmCollectionBox<
     override var isInvalidated: Bool { base.isInvalidated }
     override var count: Int { base.count }
     override subscript(position: Int) -> C.Element { base[position] }
+    override func elements() -> [C.Element] { Array(base) }
     override var description: String { base.description }
     override func index(of object: C.Element) -> Int? { base.index(of: object) }
     override var isFrozen: Bool { base.isFrozen }

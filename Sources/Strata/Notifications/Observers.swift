@@ -237,7 +237,12 @@ final class ObjectObserver<T: Object>: NotificationObserver {
                 return a.info.cols[i]
             })
         }
-        let through = keyPaths?.filter { $0.contains(".") } ?? []
+        // (paths through linking objects are not followed: they notify of nothing more)
+        let through = keyPaths?.filter { path in
+            guard path.contains("."), let first = path.split(separator: ".").first,
+                  let i = a.info.classInfo.index(named: String(first)) else { return false }
+            return a.info.properties[i].kind.collection != .linkingObjects
+        } ?? []
         linked = through.isEmpty ? nil : ModificationCheck(info: a.info, realm: a.realm, keyPaths: through)
         super.init(token: token)
         needsInitial = false // objects have no initial notification
