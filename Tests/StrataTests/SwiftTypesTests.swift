@@ -140,6 +140,25 @@ struct LegacyPropertyTests {
         #expect(schema.properties.map(\.name).sorted() == ["extra", "name", "reading", "samples", "serial"])
     }
 
+    @Test func sharedSchemaAndKeyPathSortDescriptorsNameTheClassProperties() throws {
+        let schema = try #require(Sensor.sharedSchema())
+        #expect(schema == Sensor().objectSchema && schema.className == "Sensor")
+        let dir = TempDir()
+        let realm = try Realm(configuration: config(dir, types: [Sensor.self]))
+        try realm.write {
+            for (serial, name) in [(1, "b"), (2, "c"), (3, "a")] {
+                let s = Sensor()
+                s.serial.value = serial
+                s.name = name
+                realm.add(s)
+            }
+        }
+        let byName = realm.objects(Sensor.self).sorted(by: [Strata.SortDescriptor(keyPath: \Sensor.name, ascending: false)])
+        #expect(byName.map(\.name) == ["c", "b", "a"])
+        let literal: [Strata.SortDescriptor] = ["name"]
+        #expect(realm.objects(Sensor.self).sorted(by: literal).map(\.name) == ["a", "b", "c"])
+    }
+
     @Test func aPrimaryKeyNamedByTheClassThatIsNoPropertyIsRefused() throws {
         final class Broken: Object {
             @Persisted var id = 0

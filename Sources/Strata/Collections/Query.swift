@@ -12,12 +12,22 @@ public struct SortDescriptor: Hashable, CustomStringConvertible {
         self.ascending = ascending
     }
 
+    /// Sorting by the property a key path reads (`SortDescriptor(keyPath: \Person.age)`).
+    public init<Element: ObjectBase>(keyPath: PartialKeyPath<Element>, ascending: Bool = true) {
+        self.init(keyPath: _name(for: keyPath), ascending: ascending)
+    }
+
     /// The same key path the other way round.
     public func reversed() -> SortDescriptor { SortDescriptor(keyPath: keyPath, ascending: !ascending) }
 
     public var description: String {
         "SortDescriptor(keyPath: \(keyPath), direction: \(ascending ? "ascending" : "descending"))"
     }
+}
+
+/// A string literal sorts ascending by the key path it names (`sorted(by: ["name"])`).
+extension SortDescriptor: ExpressibleByStringLiteral {
+    public init(stringLiteral value: String) { self.init(keyPath: value) }
 }
 
 

@@ -81,6 +81,10 @@ open class Object: ObjectBase, CustomStringConvertible {
         __accessor?.info.schema ?? ClassInfo.of(type(of: self)).schema
     }
 
+    /// The schema of this class as Realms store it (RealmSwift's `sharedSchema()`; Strata's is an
+    /// `ObjectSchema`, not the Objective-C `RLMObjectSchema`).
+    public class func sharedSchema() -> ObjectSchema? { ClassInfo.of(self).schema }
+
     /// The class name models and Realms use: the unqualified Swift name.
     open class func className() -> String { ClassInfo.unqualifiedName(of: self) }
 
