@@ -131,7 +131,7 @@ public struct RLMIterator<Element: RealmCollectionValue>: IteratorProtocol {
         let a = m.accessor
         unmanaged = []
         values = (0..<a.listCount(m.index)).map { a.listGet(m.index, $0) }
-        context = _ElementContext(realm: a.realm, what: a.info.propertyPaths[m.index])
+        context = m.elementContext
     }
 
     public mutating func next() -> Element? {

@@ -27,10 +27,7 @@ public final class MutableSet<Element: RealmCollectionValue>: RealmCollection {
         self.managed = managed
     }
 
-    private var context: _ElementContext {
-        let a = managed!.accessor
-        return _ElementContext(realm: a.realm, what: a.info.propertyPaths[managed!.index])
-    }
+    private var context: _ElementContext { managed!.elementContext }
 
     /// The Realm of the object holding the set, or nil while unmanaged.
     public var realm: Realm? { managed.map { Realm($0.accessor.realm) } }

@@ -54,6 +54,12 @@ public struct _ManagedProperty {
 
     var accessor: ObjectAccessor { object.__accessor! }
 
+    /// Where the elements of this collection property are read and written.
+    var elementContext: _ElementContext {
+        let a = accessor
+        return _ElementContext(realm: a.realm, what: a.info.propertyPaths[index])
+    }
+
     func read() -> StoredValue { accessor.get(index, threadChecked: threadChecked) }
     /// The core's value as it hands it out (ObjectAccessor.getRaw).
     func readRaw() -> strata_value { accessor.getRaw(index, threadChecked: threadChecked) }
