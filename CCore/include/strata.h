@@ -35,7 +35,7 @@ extern "C" {
 /* ---------------------------------------------------------------- versions and errors */
 
 #define STRATA_VERSION_MAJOR 0
-#define STRATA_VERSION_MINOR 7
+#define STRATA_VERSION_MINOR 8
 #define STRATA_VERSION_PATCH 0
 
 /** The library's version as "major.minor.patch"; a static string. */
@@ -441,6 +441,8 @@ enum {
     STRATA_PROP_PRIMARY_KEY = 4, /* unique, indexed: int, string, oid, uuid */
     STRATA_PROP_LIST = 8,        /* a list of `type` values (of links when type is LINK) */
     STRATA_PROP_SET = 16,        /* a set: a list whose elements are unique (implies LIST) */
+    STRATA_PROP_MAP = 32,        /* a map from string keys to `type` values (implies LIST: its
+                                    values read as a list, in key order) */
 };
 
 #define STRATA_MAX_NAME 63u             /* bytes in a table or property name */
@@ -622,6 +624,29 @@ STRATA_API int strata_set_erase(strata_table_t *table, strata_key_t key, strata_
 /** The position of `value` in the set, or STRATA_ERR_NOT_FOUND when it does not hold it. */
 STRATA_API int strata_set_find(strata_table_t *table, strata_key_t key, strata_col_t col,
                                const strata_value *value, size_t *index, strata_error *err);
+
+/* Maps (properties with STRATA_PROP_MAP): string keys (valid UTF-8, not starting with '$', no
+ * '.', as in Realm) to values of the property's type, or null (always allowed; a map of links
+ * holds null where a linked object was deleted). Kept in ascending key order (by bytes): the
+ * list calls read a map's values in that order (size, get) and clear it; the other list edits
+ * are STRATA_ERR_WRONG_TYPE on a map. */
+/** Set the value of `map_key` (adding the key when the map lacks it); *inserted (may be NULL)
+ *  tells which. */
+STRATA_API int strata_map_set(strata_table_t *table, strata_key_t key, strata_col_t col,
+                              const char *map_key, size_t key_len, const strata_value *value,
+                              bool *inserted, strata_error *err);
+/** The value of `map_key`, or STRATA_ERR_NOT_FOUND when the map lacks the key. */
+STRATA_API int strata_map_get(strata_table_t *table, strata_key_t key, strata_col_t col,
+                              const char *map_key, size_t key_len, strata_value *out,
+                              strata_error *err);
+/** Remove `map_key` and its value if the map holds it; *removed (may be NULL) tells which. */
+STRATA_API int strata_map_erase(strata_table_t *table, strata_key_t key, strata_col_t col,
+                                const char *map_key, size_t key_len, bool *removed,
+                                strata_error *err);
+/** The key at position `index` of the map's key order (a STRING value; its value is
+ *  strata_list_get at the same index). */
+STRATA_API int strata_map_key_at(strata_table_t *table, strata_key_t key, strata_col_t col,
+                                 size_t index, strata_value *out, strata_error *err);
 
 /**
  * Backlinks: the objects of `origin` that link to object `key` of `table` through property

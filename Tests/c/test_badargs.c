@@ -331,6 +331,19 @@ CASE(set_erase_not_set, strata_set_erase(wtable, key0, col_age, &vint5, NULL, E)
 CASE(set_find_null, strata_set_find(NULL, key0, col_list, &vint5, &sz, E))
 CASE(set_find_null_index, strata_set_find(table, key0, col_list, &vint5, NULL, E))
 CASE(set_find_not_set, strata_set_find(table, key0, col_list, &vint5, &sz, E))
+CASE(map_set_null, strata_map_set(NULL, key0, col_list, "k", 1, &vint5, NULL, E))
+CASE(map_set_null_value, strata_map_set(wtable, key0, col_list, "k", 1, NULL, NULL, E))
+CASE(map_set_null_key, strata_map_set(wtable, key0, col_list, NULL, 5, &vint5, NULL, E))
+CASE(map_set_not_map, strata_map_set(wtable, key0, col_list, "k", 1, &vint5, NULL, E))
+CASE(map_set_read, strata_map_set(table, key0, col_list, "k", 1, &vint5, NULL, E))
+CASE(map_get_null, strata_map_get(NULL, key0, col_list, "k", 1, &v, E))
+CASE(map_get_null_out, strata_map_get(table, key0, col_list, "k", 1, NULL, E))
+CASE(map_get_not_map, strata_map_get(table, key0, col_age, "k", 1, &v, E))
+CASE(map_erase_null, strata_map_erase(NULL, key0, col_list, "k", 1, NULL, E))
+CASE(map_erase_read, strata_map_erase(table, key0, col_list, "k", 1, NULL, E))
+CASE(map_key_at_null, strata_map_key_at(NULL, key0, col_list, 0, &v, E))
+CASE(map_key_at_null_out, strata_map_key_at(table, key0, col_list, 0, NULL, E))
+CASE(map_key_at_not_map, strata_map_key_at(table, key0, col_list, 0, &v, E))
 CASE(backlinks_null, strata_obj_backlinks(NULL, key0, table, col_age, &k, 1, &sz, E))
 CASE(backlinks_null_origin, strata_obj_backlinks(table, key0, NULL, col_age, &k, 1, &sz, E))
 CASE(backlinks_not_link, strata_obj_backlinks(table, key0, table, col_age, &k, 1, &sz, E))
@@ -419,7 +432,7 @@ static const bad_case cases[] = {
     C(list_size_not_list), C(list_get_null), C(list_get_null_out), C(list_get_past), C(list_insert_null),
     C(list_insert_null_value), C(list_insert_null_bytes), C(list_insert_past), C(list_set_null),
     C(list_set_past), C(list_move_null), C(list_move_past), C(list_remove_null), C(list_remove_past),
-    C(list_clear_null), C(list_clear_read), C(set_insert_null), C(set_insert_null_value), C(set_insert_not_set), C(set_insert_read), C(set_erase_null), C(set_erase_not_set), C(set_find_null), C(set_find_null_index), C(set_find_not_set),
+    C(list_clear_null), C(list_clear_read), C(set_insert_null), C(set_insert_null_value), C(set_insert_not_set), C(set_insert_read), C(set_erase_null), C(set_erase_not_set), C(set_find_null), C(set_find_null_index), C(set_find_not_set), C(map_set_null), C(map_set_null_value), C(map_set_null_key), C(map_set_not_map), C(map_set_read), C(map_get_null), C(map_get_null_out), C(map_get_not_map), C(map_erase_null), C(map_erase_read), C(map_key_at_null), C(map_key_at_null_out), C(map_key_at_not_map),
     C(backlinks_null), C(backlinks_null_origin),
     C(backlinks_not_link), C(backlinks_null_keys), C(backlinks_null_count), C(index_find_null),
     C(index_find_null_value), C(index_find_not_indexed), C(index_find_null_keys),

@@ -1202,6 +1202,128 @@ static void sets_hold_each_value_once(void) {
     OK(strata_db_close(db, E));
 }
 
+/* Maps hold string keys in ascending order: set adds or replaces, get and erase by key, the
+ * list calls read the values in key order and refuse index edits, bad keys are refused naming
+ * the property, a deleted linked object leaves its key with null, and queries read values,
+ * @keys and one key. */
+static void maps_keep_values_by_key(void) {
+    strata_db_t *db = open_db(tl_path("maps.db"));
+    CHECK(db);
+    strata_txn_t *w;
+    strata_table_t *t, *dog;
+    strata_col_t ages, pets, dname;
+    strata_key_t k, k2, d1, d2;
+    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
+    OK(strata_table_create(w, "Dog", &dog, E));
+    OK(strata_table_add_property(dog, "name", STRATA_TYPE_STRING, 0, NULL, &dname, E));
+    OK(strata_table_create(w, "Owner", &t, E));
+    OK(strata_table_add_property(t, "ages", STRATA_TYPE_INT, STRATA_PROP_MAP, NULL, &ages, E));
+    OK(strata_table_add_property(t, "pets", STRATA_TYPE_LINK, STRATA_PROP_MAP, "Dog", &pets, E));
+    EXPECT_CODE(strata_table_add_property(t, "bad", STRATA_TYPE_INT, STRATA_PROP_MAP | STRATA_PROP_SET,
+                                          NULL, NULL, E), STRATA_ERR_INVALID_ARGUMENT);
+    strata_property_info info;
+    OK(strata_table_property_get(t, ages, &info, E));
+    CHECK((info.flags & STRATA_PROP_MAP) && (info.flags & STRATA_PROP_LIST));
+    OK(strata_obj_create(t, &k, E));
+    OK(strata_obj_create(t, &k2, E));
+    OK(strata_obj_create(dog, &d1, E));
+    OK(strata_obj_create(dog, &d2, E));
+    OK(strata_obj_set(dog, d1, dname, (strata_value[]){vstr("Rex")}, E));
+    bool did;
+    const char *names[] = {"zed", "amy", "bob"};
+    for (int i = 0; i < 3; i++) {
+        OK(strata_map_set(t, k, ages, names[i], strlen(names[i]), (strata_value[]){vint(10 * (i + 1))}, &did, E));
+        CHECK(did);
+    }
+    OK(strata_map_set(t, k, ages, "bob", 3, (strata_value[]){vint(31)}, &did, E));
+    CHECK(!did);
+    size_t n;
+    OK(strata_list_size(t, k, ages, &n, E));
+    CHECK(n == 3);
+    strata_value v;
+    const char *order[] = {"amy", "bob", "zed"};
+    int64_t want[] = {20, 31, 10};
+    for (size_t i = 0; i < 3; i++) {
+        OK(strata_map_key_at(t, k, ages, i, &v, E));
+        CHECK(v.type == STRATA_TYPE_STRING && v.u.bytes.len == 3 && memcmp(v.u.bytes.data, order[i], 3) == 0);
+        OK(strata_list_get(t, k, ages, i, &v, E));
+        CHECK(v.type == STRATA_TYPE_INT && v.u.i == want[i]);
+    }
+    OK(strata_map_get(t, k, ages, "zed", 3, &v, E));
+    CHECK(v.u.i == 10);
+    EXPECT_CODE(strata_map_get(t, k, ages, "nobody", 6, &v, E), STRATA_ERR_NOT_FOUND);
+    CHECK(strstr(tl_err.message, "Owner.ages") && strstr(tl_err.message, "nobody"));
+    EXPECT_CODE(strata_map_key_at(t, k, ages, 3, &v, E), STRATA_ERR_NOT_FOUND);
+    EXPECT_CODE(strata_map_set(t, k, ages, "a.b", 3, (strata_value[]){vint(1)}, NULL, E), STRATA_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(tl_err.message, "Owner.ages") && strstr(tl_err.message, "'.'"));
+    EXPECT_CODE(strata_map_set(t, k, ages, "$x", 2, (strata_value[]){vint(1)}, NULL, E), STRATA_ERR_INVALID_ARGUMENT);
+    EXPECT_CODE(strata_map_set(t, k, ages, "\xff", 1, (strata_value[]){vint(1)}, NULL, E), STRATA_ERR_INVALID_ARGUMENT);
+    EXPECT_CODE(strata_map_set(t, k, ages, "s", 1, (strata_value[]){vstr("x")}, NULL, E), STRATA_ERR_WRONG_TYPE);
+    EXPECT_CODE(strata_map_set(t, k, ages, "n", 1, &(strata_value){.type = STRATA_TYPE_NULL}, NULL, E),
+                STRATA_ERR_WRONG_TYPE); /* not nullable */
+    EXPECT_CODE(strata_list_insert(t, k, ages, 0, (strata_value[]){vint(1)}, E), STRATA_ERR_WRONG_TYPE);
+    CHECK(strstr(tl_err.message, "is a map"));
+    EXPECT_CODE(strata_list_remove(t, k, ages, 0, E), STRATA_ERR_WRONG_TYPE);
+    EXPECT_CODE(strata_map_set(t, k, 999, "a", 1, (strata_value[]){vint(1)}, NULL, E), STRATA_ERR_NOT_FOUND);
+    EXPECT_CODE(strata_map_set(dog, d1, dname, "a", 1, (strata_value[]){vint(1)}, NULL, E), STRATA_ERR_WRONG_TYPE);
+    OK(strata_map_set(t, k, ages, "", 0, (strata_value[]){vint(0)}, &did, E)); /* the empty key */
+    OK(strata_map_erase(t, k, ages, "", 0, &did, E));
+    CHECK(did);
+    OK(strata_map_erase(t, k, ages, "", 0, &did, E));
+    CHECK(!did);
+    OK(strata_map_set(t, k2, ages, "amy", 3, (strata_value[]){vint(5)}, NULL, E));
+    /* links: backlinks counted, a null allowed, a deleted object's key stays with null */
+    strata_value l1 = {.type = STRATA_TYPE_LINK, .u.link = d1}, l2 = {.type = STRATA_TYPE_LINK, .u.link = d2};
+    OK(strata_map_set(t, k, pets, "first", 5, &l1, NULL, E));
+    OK(strata_map_set(t, k, pets, "second", 6, &l2, NULL, E));
+    OK(strata_map_set(t, k, pets, "none", 4, &(strata_value){.type = STRATA_TYPE_NULL}, NULL, E));
+    strata_key_t owners[2];
+    OK(strata_obj_backlinks(dog, d2, t, pets, owners, 2, &n, E));
+    CHECK(n == 1 && owners[0] == k);
+    OK(strata_obj_delete(dog, d2, E));
+    OK(strata_list_size(t, k, pets, &n, E));
+    CHECK(n == 3);
+    OK(strata_map_get(t, k, pets, "second", 6, &v, E));
+    CHECK(v.type == STRATA_TYPE_NULL);
+    OK(strata_txn_commit(w, E));
+    strata_txn_free(w);
+    OK(strata_db_verify(db, E));
+    strata_txn_t *r;
+    OK(strata_txn_begin(db, STRATA_TXN_READ, &r, E));
+    struct { const char *q; uint64_t want; } qs[] = {
+        {"ANY ages == 31", 1}, {"ages.@values == 31", 1}, {"ages['zed'] == 10", 1},
+        {"ages[\"amy\"] == 5", 1}, {"ages['amy'] > 1", 2}, {"ages['nobody'] == nil", 2},
+        {"ANY ages.@keys == 'bob'", 1}, {"ages.@keys BEGINSWITH 'a'", 2}, {"ages.@count == 3", 1},
+        {"ages.@sum == 61", 1}, {"pets['first'].name == 'Rex'", 1}, {"ANY pets.name == 'Rex'", 1},
+        {"pets['second'] == nil", 2} /* k2 has no such key: null */, {"ALL ages > 6", 1}};
+    for (size_t i = 0; i < sizeof qs / sizeof *qs; i++) {
+        strata_query_t *q;
+        uint64_t count = 99;
+        OK(strata_query_compile(r, "Owner", qs[i].q, &q, E));
+        OK(strata_query_count(q, r, NULL, 0, &count, E));
+        if (count != qs[i].want) fprintf(stderr, "query %s: %llu, expected %llu\n", qs[i].q,
+                                         (unsigned long long)count, (unsigned long long)qs[i].want);
+        CHECK(count == qs[i].want);
+        strata_query_free(q);
+    }
+    strata_query_t *q;
+    EXPECT_CODE(strata_query_compile(r, "Owner", "ages[5] == 1", &q, E), STRATA_ERR_INVALID_ARGUMENT);
+    EXPECT_CODE(strata_query_compile(r, "Owner", "ages.@keys == 1", &q, E), STRATA_ERR_INVALID_ARGUMENT);
+    strata_txn_free(r);
+    /* clearing removes keys with values */
+    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
+    OK(strata_table_open(w, "Owner", &t, E));
+    OK(strata_list_clear(t, k, ages, E));
+    OK(strata_list_size(t, k, ages, &n, E));
+    CHECK(n == 0);
+    EXPECT_CODE(strata_map_get(t, k, ages, "amy", 3, &v, E), STRATA_ERR_NOT_FOUND);
+    OK(strata_map_set(t, k, ages, "back", 4, (strata_value[]){vint(1)}, NULL, E));
+    OK(strata_txn_commit(w, E));
+    strata_txn_free(w);
+    OK(strata_db_verify(db, E));
+    OK(strata_db_close(db, E));
+}
+
 /* ------------------------------------------------------------------ differential test */
 
 #define M_OBJS 3000
@@ -1534,6 +1656,7 @@ static const tl_test tests[] = {
     TL_TEST(a_bool_from_any_nonzero_byte_reads_back_true),
     TL_TEST(a_mixed_property_can_be_indexed),
     TL_TEST(sets_hold_each_value_once),
+    TL_TEST(maps_keep_values_by_key),
     TL_TEST(random_operations_match_a_model),
     TL_TEST(point_reads_in_a_long_read_transaction_find_every_cluster),
 };

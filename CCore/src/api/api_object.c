@@ -451,6 +451,55 @@ int strata_set_erase(strata_table_t *table, strata_key_t key, strata_col_t col, 
     return found ? st_list_op(table, key, col, ST_LIST_REMOVE, at, 0, NULL, NULL, NULL, err) : STRATA_OK;
 }
 
+/* ------------------------------------------------------------------ maps */
+
+/* A map call: the table usable, the key not NULL when it has bytes, then the operation. */
+static int map_call(strata_table_t *t, bool write, strata_key_t key, strata_col_t col, st_map_edit op,
+                    const char *call, const char *mkey, size_t klen, size_t index,
+                    const strata_value *value, bool *changed, strata_value *out, strata_error *err) {
+    int rc = st_table_check(t, write, err);
+    if (rc) return rc;
+    if (op != ST_MAP_KEY_AT && !mkey && klen)
+        return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "%s: a key of %zu bytes at NULL", call, klen);
+    if ((op == ST_MAP_SET && (rc = need(value, call, "value", err))) ||
+        ((op == ST_MAP_GET || op == ST_MAP_KEY_AT) && (rc = need(out, call, "out", err))))
+        return rc;
+    strata_value mk = {.type = STRATA_TYPE_STRING, .u.bytes = {mkey ? mkey : "", klen}};
+    rc = st_map_op(t, key, col, op, &mk, index, value, changed, out, err);
+    if (rc == STRATA_ERR_NOT_FOUND && op == ST_MAP_GET)
+        return st_err(err, rc, "%s: the map '%s.%s' has no key '%.*s'", call, t->name,
+                      st_prop_find(t, col)->name, (int)(klen < 60 ? klen : 60), mkey);
+    return rc;
+}
+
+int strata_map_set(strata_table_t *table, strata_key_t key, strata_col_t col, const char *map_key,
+                   size_t key_len, const strata_value *value, bool *inserted, strata_error *err) {
+    LOCAL_ERR;
+    return map_call(table, true, key, col, ST_MAP_SET, "strata_map_set", map_key, key_len, 0, value,
+                    inserted, NULL, err);
+}
+
+int strata_map_get(strata_table_t *table, strata_key_t key, strata_col_t col, const char *map_key,
+                   size_t key_len, strata_value *out, strata_error *err) {
+    LOCAL_ERR;
+    return map_call(table, false, key, col, ST_MAP_GET, "strata_map_get", map_key, key_len, 0, NULL,
+                    NULL, out, err);
+}
+
+int strata_map_erase(strata_table_t *table, strata_key_t key, strata_col_t col, const char *map_key,
+                     size_t key_len, bool *removed, strata_error *err) {
+    LOCAL_ERR;
+    return map_call(table, true, key, col, ST_MAP_ERASE, "strata_map_erase", map_key, key_len, 0, NULL,
+                    removed, NULL, err);
+}
+
+int strata_map_key_at(strata_table_t *table, strata_key_t key, strata_col_t col, size_t index,
+                      strata_value *out, strata_error *err) {
+    LOCAL_ERR;
+    return map_call(table, false, key, col, ST_MAP_KEY_AT, "strata_map_key_at", NULL, 0, index, NULL,
+                    NULL, out, err);
+}
+
 /* ------------------------------------------------------------------ backlinks and indexes */
 
 int strata_obj_backlinks(strata_table_t *table, strata_key_t key, strata_table_t *origin,

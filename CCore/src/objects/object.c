@@ -15,6 +15,10 @@
  *           the object and property holding the list, so that a change of the list tree names
  *           its object (changes.c). Readers stop after `count` elements (older libraries too);
  *           lists written before 0.7.0 have no owner.
+ *   A map (STRATA_PROP_MAP, since format 7) is stored the same way with its keys between the
+ *   elements and the owner: count | count × element (the values) | count × (u32 length +
+ *   UTF-8 bytes) (the keys, ascending by bytes, unique) | owner. Its values read as a list (in
+ *   key order) by every reader of lists; map.c reads and writes the keys with them.
  *
  * Invariants: for every link (to-one or in a list) from (O, p, o) to (T, k) the backlink entry
  * (k, O, p, o) counts the occurrences; links only point at live objects of their target table;
@@ -360,10 +364,12 @@ bad:
     return ST_CORRUPT(err, "list of '%s.%s': malformed element", t->name, p->name);
 }
 
-/* The elements of a list (pointing into the tree: valid until the list tree changes). */
-int st_list_load(strata_table_t *t, const st_prop *p, uint64_t list_id, strata_value **vals,
-                 size_t *n, strata_error *err) {
+/* The elements of a list (pointing into the tree: valid until the list tree changes), and for a
+ * map (keys not NULL) its keys as STRING values. */
+int st_list_load_keyed(strata_table_t *t, const st_prop *p, uint64_t list_id, strata_value **vals,
+                       strata_value **keys, size_t *n, strata_error *err) {
     *vals = NULL;
+    if (keys) *keys = NULL;
     *n = 0;
     if (!list_id) return STRATA_OK;
     strata_tree_t *lt;
@@ -384,19 +390,48 @@ int st_list_load(strata_table_t *t, const st_prop *p, uint64_t list_id, strata_v
     if (count > len) return ST_CORRUPT(err, "'%s.%s': list %llu claims %u elements in %zu bytes",
                                        t->name, p->name, (unsigned long long)list_id, count, len);
     strata_value *v = calloc(count ? count : 1, sizeof *v);
-    if (!v) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
+    strata_value *kv = keys ? calloc(count ? count : 1, sizeof *kv) : NULL;
+    if (!v || (keys && !kv)) {
+        free(v);
+        free(kv);
+        return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
+    }
     size_t off = 4;
-    for (uint32_t i = 0; i < count; i++) {
+    for (uint32_t i = 0; rc == STRATA_OK && i < count; i++) {
         size_t used = 0;
-        if ((rc = elem_get(t, p, b + off, len - off, &used, &v[i], err))) {
-            free(v);
-            return rc;
-        }
+        if ((rc = elem_get(t, p, b + off, len - off, &used, &v[i], err))) break;
         off += used;
     }
+    for (uint32_t i = 0; rc == STRATA_OK && kv && i < count; i++) {
+        size_t kl = len - off >= 4 ? st_rd32(b + off) : SIZE_MAX;
+        if (kl > len - off - 4 || (i && st_map_key_cmp(&kv[i - 1], b + off + 4, kl) >= 0)) {
+            rc = ST_CORRUPT(err, "'%s.%s': map %llu has a malformed or misordered key %u", t->name,
+                            p->name, (unsigned long long)list_id, i);
+            break;
+        }
+        kv[i] = (strata_value){.type = STRATA_TYPE_STRING, .u.bytes = {b + off + 4, kl}};
+        off += 4 + kl;
+    }
+    if (rc) {
+        free(v);
+        free(kv);
+        return rc;
+    }
     *vals = v;
+    if (keys) *keys = kv;
     *n = count;
     return STRATA_OK;
+}
+
+int st_list_load(strata_table_t *t, const st_prop *p, uint64_t list_id, strata_value **vals,
+                 size_t *n, strata_error *err) {
+    return st_list_load_keyed(t, p, list_id, vals, NULL, n, err);
+}
+
+int st_map_key_cmp(const strata_value *a, const void *b, size_t blen) {
+    size_t alen = a->u.bytes.len, m = alen < blen ? alen : blen;
+    int c = m ? memcmp(a->u.bytes.data, b, m) : 0;
+    return c ? c : (alen > blen) - (alen < blen);
 }
 
 bool st_list_owner(const uint8_t *b, size_t len, int64_t *key, uint32_t *col) {
@@ -407,7 +442,7 @@ bool st_list_owner(const uint8_t *b, size_t len, int64_t *key, uint32_t *col) {
 }
 
 static int list_store(strata_table_t *t, int64_t owner, uint32_t col, uint64_t list_id,
-                      const strata_value *v, size_t n, strata_error *err) {
+                      const strata_value *v, const strata_value *keys, size_t n, strata_error *err) {
     strata_tree_t *lt;
     int rc = st_table_tree(t, ST_TABLE_LISTS, true, &lt, err);
     if (rc) return rc;
@@ -418,13 +453,18 @@ static int list_store(strata_table_t *t, int64_t owner, uint32_t col, uint64_t l
         return rc == STRATA_ERR_NOT_FOUND ? STRATA_OK : rc;
     }
     size_t len = 4 + ST_LIST_OWNER_SIZE;
-    for (size_t i = 0; i < n; i++) len += elem_size(&v[i]);
+    for (size_t i = 0; i < n; i++) len += elem_size(&v[i]) + (keys ? 4 + keys[i].u.bytes.len : 0);
     if (len > STRATA_MAX_VALUE) return st_err(err, STRATA_ERR_TOO_LARGE, "a list of %zu bytes", len);
     uint8_t *buf = malloc(len);
     if (!buf) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
     st_wr32(buf, (uint32_t)n);
     size_t off = 4;
     for (size_t i = 0; i < n; i++) off += elem_put(&v[i], buf + off);
+    for (size_t i = 0; keys && i < n; i++) {
+        st_wr32(buf + off, (uint32_t)keys[i].u.bytes.len);
+        if (keys[i].u.bytes.len) memcpy(buf + off + 4, keys[i].u.bytes.data, keys[i].u.bytes.len);
+        off += 4 + keys[i].u.bytes.len;
+    }
     st_wr64(buf + off, (uint64_t)owner);
     st_wr32(buf + off + 8, col);
     st_wr32(buf + off + 12, ST_LIST_OWNER_MAGIC);
@@ -447,7 +487,7 @@ int st_list_free_storage(strata_table_t *t, const st_prop *p, uint64_t list_id, 
         free(v);
         if (rc) return rc;
     }
-    return list_store(t, okey, p->id, list_id, NULL, 0, err);
+    return list_store(t, okey, p->id, list_id, NULL, NULL, 0, err);
 }
 
 static int read_prop(strata_table_t *t, int64_t key, const st_prop *p, strata_value *v,
@@ -465,14 +505,18 @@ static int list_prop(strata_table_t *t, uint32_t col, st_prop **p, strata_error 
     return STRATA_OK;
 }
 
-/* Load the list of (key, col) into *v. */
-static int list_open(strata_table_t *t, int64_t key, uint32_t col, st_prop **p, uint64_t *id,
-                     strata_value **v, size_t *n, strata_error *err) {
+int st_list_open(strata_table_t *t, int64_t key, uint32_t col, st_prop **p, uint64_t *id,
+                 strata_value **v, strata_value **keys, size_t *n, strata_error *err) {
     int rc = list_prop(t, col, p, err);
     strata_value idv;
     if (rc || (rc = read_prop(t, key, *p, &idv, err))) return rc;
     *id = (uint64_t)idv.u.i;
-    return st_list_load(t, *p, *id, v, n, err);
+    return st_list_load_keyed(t, *p, *id, v, keys, n, err);
+}
+
+static int list_open(strata_table_t *t, int64_t key, uint32_t col, st_prop **p, uint64_t *id,
+                     strata_value **v, size_t *n, strata_error *err) {
+    return st_list_open(t, key, col, p, id, v, NULL, n, err);
 }
 
 static int index_error(strata_table_t *t, const st_prop *p, size_t index, size_t size, strata_error *err) {
@@ -482,8 +526,8 @@ static int index_error(strata_table_t *t, const st_prop *p, size_t index, size_t
 
 /* Store the new contents of a list: an empty list has no storage and id 0 in its column; a list
  * that gains its first element gets a new id. */
-static int list_write(strata_table_t *t, int64_t key, st_prop *p, uint64_t id, strata_value *v,
-                      size_t n, strata_error *err) {
+int st_list_write(strata_table_t *t, int64_t key, st_prop *p, uint64_t id, const strata_value *v,
+                  const strata_value *keys, size_t n, strata_error *err) {
     int rc;
     uint64_t want = n == 0 ? 0 : id ? id : t->next_list_id;
     if (want != id) {
@@ -499,7 +543,7 @@ static int list_write(strata_table_t *t, int64_t key, st_prop *p, uint64_t id, s
                 rc = st_dcol_store(t->txn, t->store, &ref.dc->cols[i], p, ref.row, &idv, err);
         if (rc) return rc;
     }
-    return list_store(t, key, p->id, want ? want : id, v, n, err);
+    return list_store(t, key, p->id, want ? want : id, v, keys, n, err);
 }
 
 int st_list_op(strata_table_t *t, int64_t key, uint32_t col, st_list_edit op, size_t a, size_t b,
@@ -512,6 +556,11 @@ int st_list_op(strata_table_t *t, int64_t key, uint32_t col, st_list_edit op, si
     if (rc) return rc;
     strata_value nv;
     strata_table_t *target = p->type == STRATA_TYPE_LINK ? st_table_by_id(t->store, p->target) : NULL;
+    if ((p->flags & STRATA_PROP_MAP) && op != ST_LIST_SIZE && op != ST_LIST_GET && op != ST_LIST_CLEAR) {
+        free(v);
+        return st_err(err, STRATA_ERR_WRONG_TYPE, "'%s.%s' is a map: it is changed by key", t->name,
+                      p->name);
+    }
     switch (op) {
     case ST_LIST_SIZE: /* size */
         *size_out = n;
@@ -567,7 +616,7 @@ int st_list_op(strata_table_t *t, int64_t key, uint32_t col, st_list_edit op, si
         if (target && nv.type == STRATA_TYPE_LINK &&
             (rc = st_backlink_add(target, nv.u.link, t->id, p->id, key, 1, err)))
             break;
-        rc = list_write(t, key, p, id, v, n, err);
+        rc = st_list_write(t, key, p, id, v, NULL, n, err);
         break;
     }
     case ST_LIST_MOVE: { /* move a → b */
@@ -579,7 +628,7 @@ int st_list_op(strata_table_t *t, int64_t key, uint32_t col, st_list_edit op, si
         if (a < b) memmove(v + a, v + a + 1, (b - a) * sizeof *v);
         else memmove(v + b + 1, v + b, (a - b) * sizeof *v);
         v[b] = x;
-        rc = list_write(t, key, p, id, v, n, err);
+        rc = st_list_write(t, key, p, id, v, NULL, n, err);
         break;
     }
     case ST_LIST_REMOVE: /* remove */
@@ -591,13 +640,13 @@ int st_list_op(strata_table_t *t, int64_t key, uint32_t col, st_list_edit op, si
             (rc = st_backlink_add(target, v[a].u.link, t->id, p->id, key, -1, err)))
             break;
         memmove(v + a, v + a + 1, (n - a - 1) * sizeof *v);
-        rc = list_write(t, key, p, id, v, n - 1, err);
+        rc = st_list_write(t, key, p, id, v, NULL, n - 1, err);
         break;
     case ST_LIST_CLEAR: /* clear */
         for (size_t i = 0; rc == STRATA_OK && target && i < n; i++)
             if (v[i].type == STRATA_TYPE_LINK)
                 rc = st_backlink_add(target, v[i].u.link, t->id, p->id, key, -1, err);
-        if (rc == STRATA_OK) rc = list_write(t, key, p, id, v, 0, err);
+        if (rc == STRATA_OK) rc = st_list_write(t, key, p, id, v, NULL, 0, err);
         break;
     }
     /* a get hands out bytes of the tree: copy them into the arena (the tree may change) */
@@ -728,19 +777,25 @@ fail:
     return st_txn_fail(t->txn, rc);
 }
 
-/* Take key out of the list of (t, okey, p): every occurrence. */
+/* Take key out of the list of (t, okey, p): every occurrence. In a map the keys stay and their
+ * values become null (as RealmSwift's Map does with a deleted object). */
 static int unlink_from_list(strata_table_t *t, int64_t okey, st_prop *p, int64_t key,
                             strata_error *err) {
     uint64_t id;
-    strata_value *v;
+    strata_value *v, *keys = NULL;
     size_t n, m = 0;
     st_prop *pp;
-    int rc = list_open(t, okey, p->id, &pp, &id, &v, &n, err);
+    bool map = p->flags & STRATA_PROP_MAP;
+    int rc = st_list_open(t, okey, p->id, &pp, &id, &v, map ? &keys : NULL, &n, err);
     if (rc) return rc;
-    for (size_t i = 0; i < n; i++)
-        if (!(v[i].type == STRATA_TYPE_LINK && v[i].u.link == key)) v[m++] = v[i];
-    rc = list_write(t, okey, p, id, v, m, err);
+    for (size_t i = 0; i < n; i++) {
+        bool hit = v[i].type == STRATA_TYPE_LINK && v[i].u.link == key;
+        if (map && hit) v[i] = (strata_value){.type = STRATA_TYPE_NULL};
+        if (map || !hit) v[m++] = v[i];
+    }
+    rc = st_list_write(t, okey, p, id, v, keys, m, err);
     free(v);
+    free(keys);
     return rc;
 }
 

@@ -269,6 +269,27 @@ int st_obj_delete(strata_table_t *t, int64_t key, strata_error *err);
 int st_obj_create(strata_table_t *t, const strata_value *pk, int64_t *key, strata_error *err);
 int st_list_load(strata_table_t *t, const st_prop *p, uint64_t list_id, strata_value **vals,
                  size_t *n, strata_error *err);
+/* st_list_load, and for a map (keys not NULL) its keys, ascending, as STRING values. */
+int st_list_load_keyed(strata_table_t *t, const st_prop *p, uint64_t list_id, strata_value **vals,
+                       strata_value **keys, size_t *n, strata_error *err);
+/* Load the list property col of object key: *p the property, *id its list id (0: empty). */
+int st_list_open(strata_table_t *t, int64_t key, uint32_t col, st_prop **p, uint64_t *id,
+                 strata_value **v, strata_value **keys, size_t *n, strata_error *err);
+/* Store the new contents of list `id` of (t, key, p) (keys: a map's, else NULL); an empty list
+ * has no storage and id 0 in its column; a list gaining its first element gets a new id. */
+int st_list_write(strata_table_t *t, int64_t key, st_prop *p, uint64_t id, const strata_value *v,
+                  const strata_value *keys, size_t n, strata_error *err);
+/* Compare a map key (a STRING value) with bytes: memcmp order, a prefix first. */
+int st_map_key_cmp(const strata_value *a, const void *b, size_t blen);
+/* map.c: one operation on the map property col of object key, by map key (mk) or position. */
+typedef enum st_map_edit { ST_MAP_SET, ST_MAP_GET, ST_MAP_ERASE, ST_MAP_KEY_AT } st_map_edit;
+int st_map_op(strata_table_t *t, int64_t key, uint32_t col, st_map_edit op, const strata_value *mk,
+              size_t index, const strata_value *value, bool *changed, strata_value *out,
+              strata_error *err);
+/* The position of mk among the ascending keys[0, n): *found, or where it would go. */
+size_t st_map_key_search(const strata_value *keys, size_t n, const strata_value *mk, bool *found);
+/* A map key's checks (UTF-8, no '.', not starting with '$'), naming the property. */
+int st_map_key_check(strata_table_t *t, const st_prop *p, const strata_value *mk, strata_error *err);
 /* The object and property a stored list names as its owner (its last 16 bytes, object.c);
  * false when it has none (written before 0.7.0). A claim is checked by its caller. */
 #define ST_LIST_OWNER_SIZE 16u

@@ -537,10 +537,13 @@ int st_prop_add(strata_table_t *t, const char *name, strata_type type, unsigned 
         return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "property '%s.%s': unknown type %d",
                       t->name, name, (int)type);
     if (flags & ~(unsigned)(STRATA_PROP_NULLABLE | STRATA_PROP_INDEXED | STRATA_PROP_PRIMARY_KEY |
-                            STRATA_PROP_LIST | STRATA_PROP_SET))
+                            STRATA_PROP_LIST | STRATA_PROP_SET | STRATA_PROP_MAP))
         return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "property '%s.%s': unknown flags 0x%x",
                       t->name, name, flags);
-    if (flags & STRATA_PROP_SET) flags |= STRATA_PROP_LIST; /* a set is stored as a list */
+    if ((flags & STRATA_PROP_SET) && (flags & STRATA_PROP_MAP))
+        return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "property '%s.%s': a set cannot be a map",
+                      t->name, name);
+    if (flags & (STRATA_PROP_SET | STRATA_PROP_MAP)) flags |= STRATA_PROP_LIST; /* stored as a list */
     for (uint32_t i = 0; i < t->nprops; i++)
         if (strcmp(t->props[i].name, name) == 0)
             return st_err(err, STRATA_ERR_EXISTS, "table '%s' already has a property '%s'",

@@ -73,13 +73,16 @@ static int check_object(vstate *s, strata_table_t *t, int64_t key, uint64_t *lis
         if (p->flags & STRATA_PROP_LIST) {
             if (v.u.i == 0) continue;
             list_ids[(*nlists)++] = (uint64_t)v.u.i;
-            strata_value *el;
+            strata_value *el, *keys = NULL;
             size_t n;
-            if ((rc = st_list_load(t, p, (uint64_t)v.u.i, &el, &n, s->err))) return rc;
+            bool map = p->flags & STRATA_PROP_MAP; /* its keys are checked as they load */
+            if ((rc = st_list_load_keyed(t, p, (uint64_t)v.u.i, &el, map ? &keys : NULL, &n, s->err)))
+                return rc;
+            free(keys);
             if (n == 0) rc = ST_CORRUPT(s->err, "'%s.%s' of object %lld: an empty list has storage",
                                         t->name, p->name, (long long)key);
             for (size_t j = 0; rc == STRATA_OK && j < n; j++)
-                if (p->type == STRATA_TYPE_LINK)
+                if (p->type == STRATA_TYPE_LINK && !(map && el[j].type == STRATA_TYPE_NULL))
                     rc = el[j].type == STRATA_TYPE_LINK
                              ? expect_link(s, t, p, key, el[j].u.link, "list")
                              : ST_CORRUPT(s->err, "'%s.%s' of object %lld: a list of links holds a %s",

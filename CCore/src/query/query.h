@@ -20,10 +20,23 @@ typedef struct q_step {
     uint32_t col;            /* property id (back: the origin's link property) */
     uint8_t type, flags;     /* the property's, checked again at run time */
     bool back;               /* @links.Table.property: the objects linking here through it */
+    uint8_t map;             /* a map property: its values (Q_MAP_VALUES, also `.@values`), its
+                                keys (`.@keys`) or the value of one key (`['key']`) */
+    uint32_t mkey_len;       /* Q_MAP_KEY: the key, in the query's own storage */
+    const char *mkey;
 } q_step;
 
-/* A step yields several objects: a list of links, or backlinks. */
-static inline bool q_step_many(const q_step *s) { return s->back || (s->flags & STRATA_PROP_LIST); }
+enum { Q_MAP_VALUES, Q_MAP_KEYS, Q_MAP_KEY };
+
+/* A step yields several objects or values: a list, a map's values or keys, or backlinks. */
+static inline bool q_step_many(const q_step *s) {
+    return s->back || ((s->flags & STRATA_PROP_LIST) && s->map != Q_MAP_KEY);
+}
+
+/* The type of the values a step reads: a map's keys are strings. */
+static inline strata_type q_step_type(const q_step *s) {
+    return s->map == Q_MAP_KEYS ? STRATA_TYPE_STRING : (strata_type)s->type;
+}
 
 typedef enum q_agg { QA_NONE, QA_COUNT, QA_SUM, QA_AVG, QA_MIN, QA_MAX } q_agg;
 
@@ -113,7 +126,7 @@ static inline strata_type q_expr_type(const q_expr *e) {
     switch (e->agg) {
     case QA_COUNT: return STRATA_TYPE_INT;
     case QA_AVG: return STRATA_TYPE_DOUBLE;
-    case QA_NONE: return (strata_type)last->type;
+    case QA_NONE: return q_step_type(last);
     default: return last->type == STRATA_TYPE_INT ? STRATA_TYPE_INT : STRATA_TYPE_DOUBLE;
     }
 }

@@ -74,7 +74,7 @@ static int step_prop(exec *x, const q_step *s, strata_table_t **t, st_prop **p) 
     *t = st_table_by_id(x->store, s->table);
     *p = *t ? st_prop_find(*t, s->col) : NULL;
     if (!*p || (*p)->type != s->type ||
-        (((*p)->flags ^ s->flags) & STRATA_PROP_LIST))
+        (((*p)->flags ^ s->flags) & (STRATA_PROP_LIST | STRATA_PROP_MAP)))
         return x->rc = st_err(x->err, STRATA_ERR_NOT_FOUND,
                               "query: a property it uses was removed or changed type since it "
                               "was compiled");
@@ -180,7 +180,7 @@ static int bind(exec *x, const q_node *q, const strata_value *args, size_t nargs
     /* the fast path: one step on the root table, packed, non-list, integer constants */
     const q_step *s0 = &q->lhs.steps[0];
     r->fast = q->lhs.kind == QE_PATH && q->lhs.nsteps == 1 && q->lhs.agg == QA_NONE &&
-              !q_step_many(s0) &&
+              !(s0->flags & STRATA_PROP_LIST) &&
               (s0->type == STRATA_TYPE_INT || s0->type == STRATA_TYPE_BOOL) &&
               q->op != QO_BEGINS && q->op != QO_ENDS && q->op != QO_CONTAINS && q->op != QO_LIKE;
     for (int i = 0; r->fast && i < r->nvals; i++)
@@ -412,6 +412,30 @@ static void agg_values(q_agg agg, strata_type type, const strata_value *el, size
     if (out->type == STRATA_TYPE_FLOAT) *out = (strata_value){.type = STRATA_TYPE_DOUBLE, .u.d = out->u.f};
 }
 
+/* The values step s reads from list `id` of (t, p): a list's elements, a map's values, its keys
+ * (@keys), or one key's value (['key']; null when the map lacks the key). */
+static int step_elems(exec *x, const q_step *s, strata_table_t *t, st_prop *p, uint64_t id,
+                      strata_value **el, size_t *n) {
+    if (s->map == Q_MAP_VALUES) return (x->rc = st_list_load(t, p, id, el, n, x->err)) ? -1 : 0;
+    strata_value *vals, *keys;
+    if ((x->rc = st_list_load_keyed(t, p, id, &vals, &keys, n, x->err))) return -1;
+    if (s->map == Q_MAP_KEYS) {
+        free(vals);
+        *el = keys;
+        return 0;
+    }
+    strata_value mk = {.type = STRATA_TYPE_STRING, .u.bytes = {s->mkey, s->mkey_len}};
+    bool found;
+    size_t at = st_map_key_search(keys, *n, &mk, &found);
+    free(keys);
+    if (!vals && !(vals = calloc(1, sizeof *vals)))  /* an empty map has no storage */
+        return x->rc = st_err(x->err, STRATA_ERR_NO_MEMORY, "out of memory"), -1;
+    vals[0] = found ? vals[at] : (strata_value){.type = STRATA_TYPE_NULL};
+    *n = 1;
+    *el = vals;
+    return 0;
+}
+
 static int aggregate(exec *x, const q_expr *e, st_prop *p, strata_table_t *t, const strata_value *v,
                      strata_value *out) {
     if (!(p->flags & STRATA_PROP_LIST)) { /* @count/@size of a string, or of a to-one link */
@@ -423,8 +447,8 @@ static int aggregate(exec *x, const q_expr *e, st_prop *p, strata_table_t *t, co
     }
     strata_value *el;
     size_t n;
-    if ((x->rc = st_list_load(t, p, (uint64_t)v->u.i, &el, &n, x->err))) return x->rc;
-    agg_values(e->agg, (strata_type)p->type, el, n, out);
+    if (step_elems(x, &e->steps[e->nsteps - 1], t, p, (uint64_t)v->u.i, &el, &n)) return x->rc;
+    agg_values(e->agg, q_step_type(&e->steps[e->nsteps - 1]), el, n, out);
     free(el);
     return STRATA_OK;
 }
@@ -464,7 +488,7 @@ static int step_keys(exec *x, const q_step *s, strata_table_t *t, int64_t key, c
     }
     strata_value *el;
     size_t n;
-    if ((x->rc = st_list_load(t, p, (uint64_t)v.u.i, &el, &n, x->err))) return -1;
+    if (step_elems(x, s, t, p, (uint64_t)v.u.i, &el, &n)) return -1;
     int rc = 0;
     for (size_t j = 0; rc == 0 && j < n; j++)
         if (el[j].type == STRATA_TYPE_LINK && keyvec_push(out, el[j].u.link))
@@ -602,7 +626,7 @@ static int walk(exec *x, qstate *st, const q_expr *e, int i, strata_table_t *t, 
     }
     strata_value *el;
     size_t n;
-    if ((x->rc = st_list_load(t, p, (uint64_t)v.u.i, &el, &n, x->err))) return -1;
+    if (step_elems(x, &e->steps[i], t, p, (uint64_t)v.u.i, &el, &n)) return -1;
     int rc = 0;
     strata_table_t *next = last ? NULL : st_table_by_id(x->store, p->target);
     for (size_t j = 0; rc == 0 && j < n; j++) {

@@ -41,7 +41,7 @@
 
 typedef enum tok_kind {
     T_END, T_IDENT, T_STRING, T_INT, T_FLOAT, T_ARG, T_TIMESTAMP, T_OP, T_LPAREN, T_RPAREN,
-    T_LBRACE, T_RBRACE, T_COMMA, T_DOT, T_FLAGS, T_OID, T_UUID
+    T_LBRACE, T_RBRACE, T_COMMA, T_DOT, T_FLAGS, T_OID, T_UUID, T_LBRACKET, T_RBRACKET
 } tok_kind;
 
 typedef struct token {
@@ -223,7 +223,12 @@ static int lex(parser *ps) {
     case ',': t->kind = T_COMMA; return STRATA_OK;
     case '.': if (!isdigit((unsigned char)s[1])) { t->kind = T_DOT; return STRATA_OK; } break;
     case '\'': case '"': return lex_string(ps, s, col);
+    case ']': t->kind = T_RBRACKET; return STRATA_OK;
     case '[': {
+        if (s[1] == '\'' || s[1] == '"') { /* map['key'] */
+            t->kind = T_LBRACKET;
+            return STRATA_OK;
+        }
         unsigned f = 0;
         size_t i = 1;
         for (; s[i] && s[i] != ']'; i++) {
@@ -444,6 +449,30 @@ static st_prop *prop_named(strata_table_t *t, const char *name) {
     return NULL;
 }
 
+/* After a map property: `['key']` (one key's value), `.@keys`, `.@values` (the default). */
+static int parse_map_selector(parser *ps, strata_table_t *t, const st_prop *p, q_step *st) {
+    if (ps->tok.kind == T_LBRACKET) {
+        if ((ps->rc = lex(ps))) return ps->rc;
+        if (ps->tok.kind != T_STRING)
+            return perr(ps, ps->tok.column, "expected a quoted key in %s.%s[...]", t->name, p->name);
+        st->map = Q_MAP_KEY;
+        st->mkey = ps->tok.str;
+        st->mkey_len = (uint32_t)ps->tok.slen;
+        if ((ps->rc = lex(ps)) || (ps->rc = expect(ps, T_RBRACKET, "']' after the key"))) return ps->rc;
+        return STRATA_OK;
+    }
+    if (ps->tok.kind != T_DOT) return STRATA_OK;
+    /* look past the dot without taking it unless it names @keys or @values */
+    const char *after = ps->tok.p + 1;
+    while (*after == ' ') after++;
+    bool keys = strncmp(after, "@keys", 5) == 0 && !isalnum((unsigned char)after[5]);
+    bool values = strncmp(after, "@values", 7) == 0 && !isalnum((unsigned char)after[7]);
+    if (!keys && !values) return STRATA_OK;
+    if ((ps->rc = lex(ps)) || (ps->rc = lex(ps))) return ps->rc;
+    if (keys) st->map = Q_MAP_KEYS;
+    return STRATA_OK;
+}
+
 /* keypath: ident ("." ident)*, resolved from table t; an aggregate suffix is allowed at the end
  * when allow_agg. */
 static int parse_path(parser *ps, strata_table_t *t, q_step *steps, int *nsteps, q_agg *agg,
@@ -496,7 +525,7 @@ static int parse_path(parser *ps, strata_table_t *t, q_step *steps, int *nsteps,
                 if (!lp) return perr(ps, pcol, "table '%s' has no property '%s'", tname, pname);
                 if (lp->type != STRATA_TYPE_LINK || lp->target != cur->id)
                     return perr(ps, pcol, "'%s.%s' does not link to '%s'", tname, pname, cur->name);
-                steps[(*nsteps)++] = (q_step){origin->id, lp->id, lp->type, lp->flags, true};
+                steps[(*nsteps)++] = (q_step){origin->id, lp->id, lp->type, lp->flags, true, Q_MAP_VALUES, 0, NULL};
                 cur = origin;
                 if ((ps->rc = lex(ps))) return ps->rc;
                 if (ps->tok.kind != T_DOT) break;
@@ -507,8 +536,8 @@ static int parse_path(parser *ps, strata_table_t *t, q_step *steps, int *nsteps,
                 return perr(ps, col, "unexpected '%s': expected a property name", name);
             const q_step *last = &steps[*nsteps - 1];
             bool list = q_step_many(last);
-            bool text = last->type == STRATA_TYPE_STRING || last->type == STRATA_TYPE_BINARY;
-            bool link = last->type == STRATA_TYPE_LINK;
+            bool text = q_step_type(last) == STRATA_TYPE_STRING || q_step_type(last) == STRATA_TYPE_BINARY;
+            bool link = q_step_type(last) == STRATA_TYPE_LINK;
             if (a == QA_COUNT ? !(list || text || link) : !list)
                 return perr(ps, col, "%s needs a list%s, and '%s' is not one", name,
                             a == QA_COUNT ? ", a string or a link" : "", table_of(ps, last->table) ?
@@ -533,11 +562,11 @@ static int parse_path(parser *ps, strata_table_t *t, q_step *steps, int *nsteps,
                     return perr(ps, ps->tok.column, "%s needs numbers, and '%s.%s' is a %s", name,
                                 target->name, pn, (ep->flags & STRATA_PROP_LIST) ? "list"
                                 : st_type_name((strata_type)ep->type));
-                steps[(*nsteps)++] = (q_step){target->id, ep->id, ep->type, ep->flags, false};
+                steps[(*nsteps)++] = (q_step){target->id, ep->id, ep->type, ep->flags, false, Q_MAP_VALUES, 0, NULL};
                 if (agg_links) *agg_links = true;
                 return lex(ps);
             }
-            if (a != QA_COUNT && (last->back || !q_numeric((strata_type)last->type)))
+            if (a != QA_COUNT && (last->back || !q_numeric(q_step_type(last))))
                 return perr(ps, col, "%s needs a list of numbers", name);
             return STRATA_OK;
         }
@@ -545,9 +574,11 @@ static int parse_path(parser *ps, strata_table_t *t, q_step *steps, int *nsteps,
         if (!cur) return perr(ps, col, "'%s' follows a property that is not a link", name);
         st_prop *p = prop_named(cur, name);
         if (!p) return perr(ps, col, "table '%s' has no property '%s'", cur->name, name);
-        steps[(*nsteps)++] = (q_step){cur->id, p->id, p->type, p->flags, false};
+        q_step *st = &steps[(*nsteps)++];
+        *st = (q_step){cur->id, p->id, p->type, p->flags, false, Q_MAP_VALUES, 0, NULL};
         if ((ps->rc = lex(ps))) return ps->rc;
-        cur = p->type == STRATA_TYPE_LINK ? table_of(ps, p->target) : NULL;
+        if ((p->flags & STRATA_PROP_MAP) && (ps->rc = parse_map_selector(ps, cur, p, st))) return ps->rc;
+        cur = p->type == STRATA_TYPE_LINK && st->map != Q_MAP_KEYS ? table_of(ps, p->target) : NULL;
         if (ps->tok.kind != T_DOT) break;
         if ((ps->rc = lex(ps))) return ps->rc;
     }
@@ -626,7 +657,7 @@ static int parse_subquery(parser *ps, q_expr *e) {
     strata_table_t *root = st_table_by_id(ps->store, ps->q->table_id);
     if (parse_path(ps, root, e->steps, &e->nsteps, NULL, NULL, false)) return ps->rc;
     const q_step *last = &e->steps[e->nsteps - 1];
-    if (!q_step_many(last) || last->type != STRATA_TYPE_LINK)
+    if (!q_step_many(last) || q_step_type(last) != STRATA_TYPE_LINK)
         return perr(ps, col, "SUBQUERY needs a list of links or @links as its collection");
     strata_table_t *elem = last->back ? st_table_by_id(ps->store, last->table)
                                       : st_table_by_id(ps->store, st_prop_find(st_table_by_id(ps->store, last->table), last->col)->target);
@@ -835,7 +866,7 @@ __attribute__((noinline)) static q_node *parse_comparison(parser *ps) {
         return NULL;
     }
     const q_step *last = n->lhs.kind == QE_PATH ? &n->lhs.steps[n->lhs.nsteps - 1] : NULL;
-    if (last && q_step_many(last) && last->type == STRATA_TYPE_LINK && n->lhs.agg == QA_NONE &&
+    if (last && q_step_many(last) && q_step_type(last) == STRATA_TYPE_LINK && n->lhs.agg == QA_NONE &&
         n->rhs.kind == QE_CONST &&
         n->rhs.value.type == STRATA_TYPE_NULL && (n->op == QO_EQ || n->op == QO_NE)) {
         perr(ps, n->rhs.column, "a list of links is never null: compare its @count with 0 instead");
