@@ -1307,6 +1307,14 @@ static void maps_keep_values_by_key(void) {
         strata_query_free(q);
     }
     strata_query_t *q;
+    uint64_t count;
+    strata_value args[2] = {vstr("zed"), vint(10)};
+    OK(strata_query_compile(r, "Owner", "ages[$0] == $1 AND ANY ages.@allKeys == 'amy' AND ages.@allValues == 20", &q, E));
+    OK(strata_query_count(q, r, args, 2, &count, E));
+    CHECK(count == 1);
+    args[0] = vint(3); /* a map key must be a string */
+    EXPECT_CODE(strata_query_count(q, r, args, 2, &count, E), STRATA_ERR_INVALID_ARGUMENT);
+    strata_query_free(q);
     EXPECT_CODE(strata_query_compile(r, "Owner", "ages[5] == 1", &q, E), STRATA_ERR_INVALID_ARGUMENT);
     EXPECT_CODE(strata_query_compile(r, "Owner", "ages.@keys == 1", &q, E), STRATA_ERR_INVALID_ARGUMENT);
     strata_txn_free(r);

@@ -22,8 +22,9 @@ typedef struct q_step {
     bool back;               /* @links.Table.property: the objects linking here through it */
     uint8_t map;             /* a map property: its values (Q_MAP_VALUES, also `.@values`), its
                                 keys (`.@keys`) or the value of one key (`['key']`) */
-    uint32_t mkey_len;       /* Q_MAP_KEY: the key, in the query's own storage */
+    uint32_t mkey_len;       /* Q_MAP_KEY: the key, in the query's own storage, */
     const char *mkey;
+    int mkey_arg;            /* or the argument that gives it ($n), else -1 */
 } q_step;
 
 enum { Q_MAP_VALUES, Q_MAP_KEYS, Q_MAP_KEY };

@@ -50,6 +50,8 @@ typedef struct exec {
     strata_table_t *root;
     strata_error *err;
     int rc;
+    const strata_value *args;  /* the run's arguments (a map key given as $n) */
+    size_t nargs;
     int64_t ints[ST_CLUSTER_MAX];
 } exec;
 
@@ -425,6 +427,15 @@ static int step_elems(exec *x, const q_step *s, strata_table_t *t, st_prop *p, u
         return 0;
     }
     strata_value mk = {.type = STRATA_TYPE_STRING, .u.bytes = {s->mkey, s->mkey_len}};
+    if (s->mkey_arg >= 0) { /* map[$n]: checked a string when bound */
+        if ((size_t)s->mkey_arg >= x->nargs || x->args[s->mkey_arg].type != STRATA_TYPE_STRING) {
+            free(vals);
+            free(keys);
+            return x->rc = st_err(x->err, STRATA_ERR_INVALID_ARGUMENT,
+                                  "query: the map key $%d must be a string", s->mkey_arg), -1;
+        }
+        mk = x->args[s->mkey_arg];
+    }
     bool found;
     size_t at = st_map_key_search(keys, *n, &mk, &found);
     free(keys);
@@ -1055,6 +1066,8 @@ int st_query_count(strata_query_t *q, strata_txn_t *txn, const strata_value *arg
     exec x;
     int rc = exec_begin(&x, q, txn, err);
     if (rc) return rc;
+    x.args = args;
+    x.nargs = nargs;
     rnode *root = NULL;
     *count = 0;
     if (bind(&x, q->root, args, nargs, &root) == STRATA_OK) find_matches(&x, root, NULL, count);
@@ -1232,6 +1245,8 @@ int st_query_run(strata_query_t *q, strata_txn_t *txn, const strata_value *args,
     exec x;
     int rc = exec_begin(&x, q, txn, err);
     if (rc) return rc;
+    x.args = args;
+    x.nargs = nargs;
     rnode *root = NULL;
     keyvec k = {0};
     bool ordered = false;

@@ -15,7 +15,9 @@
  *   operand    := keypath ["." ("@count" | "@size" | "@sum" | "@avg" | "@min" | "@max")]
  *               | "SUBQUERY" "(" keypath "," "$"name "," or-expr ")" "." "@count"
  *               | literal | "$" digits | "%@"
- *   keypath    := step ("." step)*;  step := property | "@links" "." Table "." property
+ *   keypath    := step ("." step)*;  step := property [map] | "@links" "." Table "." property
+ *   map        := (after a map property) "[" (string | "$" digits | "%@") "]" (one key's value,
+ *                 null when absent) | "." ("@keys" | "@allKeys") | "." ("@values" | "@allValues")
  *               (inside a SUBQUERY, a keypath may start with its $name)
  *   literal    := 'string' | "string" | number | 0x<hex> | [+-]inf | [+-]infinity | nan | true
  *               | false | nil | null | T<seconds>:<nanoseconds> (one sign)
@@ -225,7 +227,7 @@ static int lex(parser *ps) {
     case '\'': case '"': return lex_string(ps, s, col);
     case ']': t->kind = T_RBRACKET; return STRATA_OK;
     case '[': {
-        if (s[1] == '\'' || s[1] == '"') { /* map['key'] */
+        if (s[1] == '\'' || s[1] == '"' || s[1] == '$' || s[1] == '%') { /* map['key'], map[$0] */
             t->kind = T_LBRACKET;
             return STRATA_OK;
         }
@@ -449,15 +451,22 @@ static st_prop *prop_named(strata_table_t *t, const char *name) {
     return NULL;
 }
 
-/* After a map property: `['key']` (one key's value), `.@keys`, `.@values` (the default). */
+/* After a map property: `['key']` or `[$n]` (one key's value), `.@keys` / `.@allKeys`, `.@values`
+ * / `.@allValues` (the default). */
 static int parse_map_selector(parser *ps, strata_table_t *t, const st_prop *p, q_step *st) {
     if (ps->tok.kind == T_LBRACKET) {
         if ((ps->rc = lex(ps))) return ps->rc;
-        if (ps->tok.kind != T_STRING)
-            return perr(ps, ps->tok.column, "expected a quoted key in %s.%s[...]", t->name, p->name);
+        if (ps->tok.kind == T_ARG) {
+            st->mkey_arg = ps->tok.i < 0 ? ps->next_arg++ : (int)ps->tok.i;
+            if (st->mkey_arg + 1 > ps->q->nargs) ps->q->nargs = st->mkey_arg + 1;
+        } else if (ps->tok.kind == T_STRING) {
+            st->mkey = ps->tok.str;
+            st->mkey_len = (uint32_t)ps->tok.slen;
+        } else {
+            return perr(ps, ps->tok.column, "expected a quoted key or an argument in %s.%s[...]",
+                        t->name, p->name);
+        }
         st->map = Q_MAP_KEY;
-        st->mkey = ps->tok.str;
-        st->mkey_len = (uint32_t)ps->tok.slen;
         if ((ps->rc = lex(ps)) || (ps->rc = expect(ps, T_RBRACKET, "']' after the key"))) return ps->rc;
         return STRATA_OK;
     }
@@ -465,8 +474,10 @@ static int parse_map_selector(parser *ps, strata_table_t *t, const st_prop *p, q
     /* look past the dot without taking it unless it names @keys or @values */
     const char *after = ps->tok.p + 1;
     while (*after == ' ') after++;
-    bool keys = strncmp(after, "@keys", 5) == 0 && !isalnum((unsigned char)after[5]);
-    bool values = strncmp(after, "@values", 7) == 0 && !isalnum((unsigned char)after[7]);
+    bool keys = (strncmp(after, "@keys", 5) == 0 && !isalnum((unsigned char)after[5])) ||
+                (strncmp(after, "@allKeys", 8) == 0 && !isalnum((unsigned char)after[8]));
+    bool values = (strncmp(after, "@values", 7) == 0 && !isalnum((unsigned char)after[7])) ||
+                  (strncmp(after, "@allValues", 10) == 0 && !isalnum((unsigned char)after[10]));
     if (!keys && !values) return STRATA_OK;
     if ((ps->rc = lex(ps)) || (ps->rc = lex(ps))) return ps->rc;
     if (keys) st->map = Q_MAP_KEYS;
@@ -525,7 +536,7 @@ static int parse_path(parser *ps, strata_table_t *t, q_step *steps, int *nsteps,
                 if (!lp) return perr(ps, pcol, "table '%s' has no property '%s'", tname, pname);
                 if (lp->type != STRATA_TYPE_LINK || lp->target != cur->id)
                     return perr(ps, pcol, "'%s.%s' does not link to '%s'", tname, pname, cur->name);
-                steps[(*nsteps)++] = (q_step){origin->id, lp->id, lp->type, lp->flags, true, Q_MAP_VALUES, 0, NULL};
+                steps[(*nsteps)++] = (q_step){origin->id, lp->id, lp->type, lp->flags, true, Q_MAP_VALUES, 0, NULL, -1};
                 cur = origin;
                 if ((ps->rc = lex(ps))) return ps->rc;
                 if (ps->tok.kind != T_DOT) break;
@@ -562,7 +573,7 @@ static int parse_path(parser *ps, strata_table_t *t, q_step *steps, int *nsteps,
                     return perr(ps, ps->tok.column, "%s needs numbers, and '%s.%s' is a %s", name,
                                 target->name, pn, (ep->flags & STRATA_PROP_LIST) ? "list"
                                 : st_type_name((strata_type)ep->type));
-                steps[(*nsteps)++] = (q_step){target->id, ep->id, ep->type, ep->flags, false, Q_MAP_VALUES, 0, NULL};
+                steps[(*nsteps)++] = (q_step){target->id, ep->id, ep->type, ep->flags, false, Q_MAP_VALUES, 0, NULL, -1};
                 if (agg_links) *agg_links = true;
                 return lex(ps);
             }
@@ -575,7 +586,7 @@ static int parse_path(parser *ps, strata_table_t *t, q_step *steps, int *nsteps,
         st_prop *p = prop_named(cur, name);
         if (!p) return perr(ps, col, "table '%s' has no property '%s'", cur->name, name);
         q_step *st = &steps[(*nsteps)++];
-        *st = (q_step){cur->id, p->id, p->type, p->flags, false, Q_MAP_VALUES, 0, NULL};
+        *st = (q_step){cur->id, p->id, p->type, p->flags, false, Q_MAP_VALUES, 0, NULL, -1};
         if ((ps->rc = lex(ps))) return ps->rc;
         if ((p->flags & STRATA_PROP_MAP) && (ps->rc = parse_map_selector(ps, cur, p, st))) return ps->rc;
         cur = p->type == STRATA_TYPE_LINK && st->map != Q_MAP_KEYS ? table_of(ps, p->target) : NULL;
