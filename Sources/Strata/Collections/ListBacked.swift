@@ -1,15 +1,9 @@
 import Foundation
 
-/// What `List` and `MutableSet` share: a collection property stored by the core as a list (a
-/// set's elements unique), reached through its object and property once managed. Their live
-/// results, freezing, thawing, references and observation are written once here.
-protocol ListBacked: AnyObject, RealmCollection {
-    /// The object and property, or nil while unmanaged.
-    var managed: _ManagedProperty? { get }
-    init(managed: _ManagedProperty)
-    /// For messages: "List" or "MutableSet".
-    static var kindName: String { get }
-}
+/// What `List` and `MutableSet` share beyond `PropertyCollection`: a collection property stored
+/// by the core as a list (a set's elements unique). Their live results, equality and
+/// observation are written once here.
+protocol ListBacked: PropertyCollection, RealmCollection {}
 
 extension ListBacked {
     /// The collection as live results: its objects, or its values (sorted and made distinct in
@@ -36,14 +30,6 @@ extension ListBacked {
         return self == other
     }
 
-    /// The same collection: one unmanaged instance, or the same property of the same object.
-    func isSameCollection(as other: Self) -> Bool {
-        if self === other { return true }
-        guard let a = managed, let b = other.managed else { return false }
-        return a.index == b.index && a.accessor.key == b.accessor.key
-            && a.accessor.info.tableName == b.accessor.info.tableName && a.accessor.realm === b.accessor.realm
-    }
-
     /// RealmSwift's equality: two unmanaged collections with the same elements (`ordered`: in
     /// the same order), else the same collection.
     func isEqual(to other: Self, ordered: Bool) -> Bool {
@@ -54,37 +40,6 @@ extension ListBacked {
             return other.allSatisfy { e in mine.contains(e) }
         }
         return isSameCollection(as: other)
-    }
-
-    /// The same property of the same object, in another Realm of the file.
-    func rebound(_ m: _ManagedProperty, to realm: RealmInstance) -> Self {
-        let a = m.accessor
-        let o = a.info.classInfo.type.init()
-        o.__accessor = ObjectAccessor(realm: realm, info: realm.tableInfo(a.info.classInfo.type), key: a.key)
-        return Self(managed: _ManagedProperty(object: o, index: m.index))
-    }
-
-    var frozenCopy: Self {
-        guard let m = managed else {
-            strataTrap("Only \(Self.kindName)s of objects managed by a Realm can be frozen (\(Self.kindName)<\(Element.self)>).")
-        }
-        if m.accessor.realm.isFrozen { return self }
-        return rebound(m, to: m.accessor.realm.frozenRealm())
-    }
-
-    var thawedCopy: Self? {
-        guard let m = managed else { return nil }
-        if !m.accessor.realm.isFrozen { return self }
-        let live = m.accessor.realm.liveRealm()
-        guard (try? live.table(m.accessor.info).exists(m.accessor.key)) == true else { return nil }
-        return rebound(m, to: live)
-    }
-
-    func found(in realm: Realm) -> Self? {
-        guard let m = managed else { return nil }
-        let r = realm.instance
-        guard (try? r.table(m.accessor.info).exists(m.accessor.key)) == true else { return nil }
-        return rebound(m, to: r)
     }
 
     /// Observe the collection (List.observe, MutableSet.observe).

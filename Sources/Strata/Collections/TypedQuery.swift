@@ -77,6 +77,11 @@ public struct Query<T> {
         .init(appending(_name(for: member), options: [.isCollection, .requiresAny]))
     }
 
+    /// A map property of the objects: comparisons through its values hold for any of them.
+    public subscript<V: RealmKeyedCollection>(dynamicMember member: KeyPath<T, V>) -> Query<V> where T: ObjectBase {
+        .init(appending(_name(for: member), options: [.isCollection, .requiresAny]))
+    }
+
     /// RealmSwift's test hook: a query on nothing.
     public static func _constructForTesting() -> Query<T> { Query<T>() }
 
@@ -332,6 +337,82 @@ struct KeyPathOptions: OptionSet {
     static let requiresAny = KeyPathOptions(rawValue: 2)
 }
 
+// MARK: - Maps
+
+extension Query where T: RealmKeyedCollection {
+    /// The map holds one of these values.
+    public func containsAny<U: Sequence>(in collection: U) -> Query<Bool> where U.Element == T.Value {
+        .init(.comparison(.in, node, .constant(Array(collection)), []))
+    }
+
+    /// The map holds `value` among its values.
+    public func contains(_ value: T.Value) -> Query<Bool> {
+        .init(.comparison(.equal, .keyPath(erasingAny().keyPathComponents, options: [.isCollection, .requiresAny]), .constant(value), []))
+    }
+
+    /// The map's values (any of them, in comparisons).
+    public var values: Query<T.Value> { .init(appending("@allValues", options: [])) }
+
+    /// The value of one key (nil when the map lacks it).
+    public subscript(member: T.Key) -> Query<T.Value> { .init(.mapSubscript(erasingAny(), key: member._strataKey)) }
+
+    /// How many keys the map holds.
+    public var count: Query<Int> { .init(erasingAny(appending: "@count")) }
+}
+
+extension Query where T: RealmKeyedCollection, T.Key == String {
+    /// The map's keys (any of them, in comparisons).
+    public var keys: Query<String> { .init(appending("@allKeys", options: [])) }
+}
+
+extension Query where T: RealmKeyedCollection, T.Value: Comparable {
+    /// Every value lies in the range.
+    public func contains(_ range: Range<T.Value>) -> Query<Bool> { valuesWithin(range.lowerBound, range.upperBound, closed: false) }
+    /// Every value lies in the range, ends included.
+    public func contains(_ range: ClosedRange<T.Value>) -> Query<Bool> { valuesWithin(range.lowerBound, range.upperBound, closed: true) }
+}
+
+extension Query where T: RealmKeyedCollection, T.Value: OptionalProtocol, T.Value.Wrapped: Comparable {
+    /// Every value lies in the range.
+    public func contains(_ range: Range<T.Value.Wrapped>) -> Query<Bool> { valuesWithin(range.lowerBound, range.upperBound, closed: false) }
+    /// Every value lies in the range, ends included.
+    public func contains(_ range: ClosedRange<T.Value.Wrapped>) -> Query<Bool> { valuesWithin(range.lowerBound, range.upperBound, closed: true) }
+}
+
+extension Query where T: RealmKeyedCollection {
+    fileprivate func valuesWithin(_ lo: Any, _ hi: Any, closed: Bool) -> Query<Bool> {
+        .init(.comparison(.and, .comparison(.greaterThanEqual, erasingAny(appending: "@min"), .constant(lo), []),
+                          .comparison(closed ? .lessThanEqual : .lessThan, erasingAny(appending: "@max"), .constant(hi), []), []))
+    }
+}
+
+extension Query where T: RealmKeyedCollection, T.Value.PersistedType: _QueryNumeric {
+    /// The least value.
+    public var min: Query<T.Value> { .init(erasingAny(appending: "@min")) }
+    /// The greatest value.
+    public var max: Query<T.Value> { .init(erasingAny(appending: "@max")) }
+    /// The average of the values.
+    public var avg: Query<T.Value> { .init(erasingAny(appending: "@avg")) }
+    /// The sum of the values.
+    public var sum: Query<T.Value> { .init(erasingAny(appending: "@sum")) }
+}
+
+extension Query where T: RealmKeyedCollection, T.Value: PersistableEnum, T.Value.RawValue: RealmCollectionValue {
+    /// The map's values as their raw values.
+    public var rawValue: Query<Map<T.Key, T.Value.RawValue>> { .init(node) }
+}
+
+extension Query where T: RealmKeyedCollection, T.Value: OptionalProtocol, T.Value.Wrapped: PersistableEnum,
+                      T.Value.Wrapped.RawValue: _RealmCollectionValueInsideOptional {
+    /// The map's values as their raw values.
+    public var rawValue: Query<Map<T.Key, T.Value.Wrapped.RawValue?>> { .init(node) }
+}
+
+extension Query where T: RealmKeyedCollection {
+    /// The map's values seen as their stored type.
+    public var persistableValue: Query<Map<T.Key, T.Value.PersistedType>> { .init(node) }
+}
+
 fileprivate indirect enum QueryNode {
     enum Operator: String {
         case or = "||", and = "&&", equal = "==", notEqual = "!=", lessThan = "<", lessThanEqual = "<="
@@ -345,6 +426,7 @@ fileprivate indirect enum QueryNode {
     case comparison(Operator, QueryNode, QueryNode, StringOptions)
     case between(QueryNode, QueryNode, QueryNode)
     case subqueryCount(QueryNode)
+    case mapSubscript(QueryNode, key: String)
 
     var keyPathComponents: [String] {
         if case let .keyPath(kp, _) = self { return kp }
@@ -407,6 +489,10 @@ fileprivate enum QueryText {
                 text += ", "
                 build(upper)
                 text += "})"
+            case .mapSubscript(let path, let key):
+                build(path)
+                text += "[%@]"
+                args.append(key)
             case .subqueryCount(let inner):
                 subqueries += 1
                 let (collection, rewritten) = SubqueryRewriter.rewrite(inner, subqueries)
@@ -437,6 +523,7 @@ fileprivate struct SubqueryRewriter {
         case .comparison(let op, let lhs, let rhs, let o): return .comparison(op, rewrite(lhs), rewrite(rhs), o)
         case .between(let lhs, let lower, let upper): return .between(rewrite(lhs), rewrite(lower), rewrite(upper))
         case .subqueryCount, .constant: return node
+        case .mapSubscript: strataTrap("Subqueries do not support map subscripts.")
         }
     }
 

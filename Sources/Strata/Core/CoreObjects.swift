@@ -270,6 +270,48 @@ struct CoreTable {
         return found ? at : nil
     }
 
+    // Maps (string keys in ascending order; their values read as a list in that order)
+
+    /// Set the value of `mapKey`; whether the key was added.
+    @discardableResult
+    func mapSet(_ key: Int64, _ col: UInt32, _ mapKey: String, _ value: StoredValue) throws -> Bool {
+        var added = false
+        let n = mapKey.utf8.count
+        try mapKey.withCString { k in
+            try value.withCValue { v in try StrataError.check { strata_map_set(handle, key, col, k, n, v, &added, $0) } }
+        }
+        return added
+    }
+
+    /// The value of `mapKey`, or nil when the map lacks it (or the object is gone).
+    func mapGet(_ key: Int64, _ col: UInt32, _ mapKey: String) throws -> StoredValue? {
+        var v = strata_value()
+        let n = mapKey.utf8.count
+        let found = try mapKey.withCString { k in
+            try StrataError.foundRead { strata_map_get(handle, key, col, k, n, &v, $0) }
+        }
+        return found ? StoredValue(v) : nil
+    }
+
+    /// Remove `mapKey`; whether the map held it.
+    @discardableResult
+    func mapErase(_ key: Int64, _ col: UInt32, _ mapKey: String) throws -> Bool {
+        var removed = false
+        let n = mapKey.utf8.count
+        try mapKey.withCString { k in
+            try StrataError.check { strata_map_erase(handle, key, col, k, n, &removed, $0) }
+        }
+        return removed
+    }
+
+    /// The key at position `i` of the map's (ascending) key order.
+    func mapKeyAt(_ key: Int64, _ col: UInt32, _ i: Int) throws -> String {
+        var v = strata_value()
+        try StrataError.checkRead { strata_map_key_at(handle, key, col, i, &v, $0) }
+        guard case .string(let s) = StoredValue(v) else { return "" }
+        return s
+    }
+
     /// The keys of the objects of `origin` that link to object `key` through `col`, ascending.
     func backlinks(_ key: Int64, origin: CoreTable, col: UInt32) throws -> [Int64] {
         var n = 0

@@ -193,4 +193,5 @@ struct CoreFlags: OptionSet, Hashable {
     static let primaryKey = CoreFlags(rawValue: UInt32(STRATA_PROP_PRIMARY_KEY))
     static let list = CoreFlags(rawValue: UInt32(STRATA_PROP_LIST))
     static let set = CoreFlags(rawValue: UInt32(STRATA_PROP_SET))
+    static let map = CoreFlags(rawValue: UInt32(STRATA_PROP_MAP))
 }

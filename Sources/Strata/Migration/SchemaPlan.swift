@@ -16,6 +16,7 @@ struct WantedProperty: Equatable {
         if p.kind.type == .mixed { f.insert(.nullable) }
         if p.kind.collection == .list { f.insert(.list) }
         if p.kind.collection == .set { f.insert([.list, .set]) }
+        if p.kind.collection == .map { f.insert([.list, .map]) }
         if p.isPrimaryKey { f.insert(.primaryKey) }
         if p.isIndexed { f.insert(.indexed) }
         flags = f
@@ -24,7 +25,7 @@ struct WantedProperty: Equatable {
 
     /// Same storage (index flags aside: they can change without migrating data).
     func sameStorage(_ c: CoreProperty) -> Bool {
-        let storage: CoreFlags = [.nullable, .list, .set]
+        let storage: CoreFlags = [.nullable, .list, .set, .map]
         return c.type == type && c.flags.intersection(storage) == flags.intersection(storage)
             && (type != .link || c.linkTarget == target)
     }
@@ -32,7 +33,7 @@ struct WantedProperty: Equatable {
     /// The same values, stored with another optionality (kept by a migration, nil becoming the
     /// declared default where the property is now required).
     func onlyOptionalityDiffers(_ c: CoreProperty) -> Bool {
-        c.type == type && c.flags.contains(.list) == flags.contains(.list) && c.flags.contains(.set) == flags.contains(.set)
+        c.type == type && c.flags.intersection([.list, .set, .map]) == flags.intersection([.list, .set, .map])
             && (type != .link || c.linkTarget == target) && !sameStorage(c)
     }
 }
@@ -132,7 +133,7 @@ struct SchemaPlan {
     }
 
     static func describe(_ type: CoreType, _ flags: CoreFlags) -> String {
-        (flags.contains(.set) ? "set of " : flags.contains(.list) ? "list of " : "") + type.name + (flags.contains(.nullable) && type != .link ? "?" : "")
+        (flags.contains(.set) ? "set of " : flags.contains(.map) ? "map of " : flags.contains(.list) ? "list of " : "") + type.name + (flags.contains(.nullable) && type != .link ? "?" : "")
     }
 
     /// Make the file hold the classes in the write transaction `txn`; `old` is a read

@@ -82,7 +82,7 @@ public struct Property: CustomStringConvertible, Equatable {
 
     /// The same name, type and flags (the default value is not compared).
     public static func == (a: Property, b: Property) -> Bool {
-        a.name == b.name && a.type == b.type && a.isOptional == b.isOptional && a.isArray == b.isArray && a.isSet == b.isSet
+        a.name == b.name && a.type == b.type && a.isOptional == b.isOptional && a.isArray == b.isArray && a.isSet == b.isSet && a.isMap == b.isMap
             && a.isIndexed == b.isIndexed && a.isPrimary == b.isPrimary && a.objectClassName == b.objectClassName
             && a.linkOriginPropertyName == b.linkOriginPropertyName
     }
@@ -92,6 +92,7 @@ public struct Property: CustomStringConvertible, Equatable {
         isOptional = p.kind.optional
         isArray = p.kind.collection == .list
         isSet = p.kind.collection == .set
+        isMap = p.kind.collection == .map
         isIndexed = p.isIndexed || p.isPrimaryKey
         isPrimary = p.isPrimaryKey
         objectClassName = p.kind.target?.className()
@@ -105,8 +106,9 @@ public struct Property: CustomStringConvertible, Equatable {
         name = p.name
         type = PropertyType(core: p.type)
         isOptional = p.flags.contains(.nullable) && p.type != .mixed
-        isArray = p.flags.contains(.list) && !p.flags.contains(.set)
+        isArray = p.flags.contains(.list) && !p.flags.contains(.set) && !p.flags.contains(.map)
         isSet = p.flags.contains(.set)
+        isMap = p.flags.contains(.map)
         isIndexed = p.flags.contains(.indexed) || p.flags.contains(.primaryKey)
         isPrimary = p.flags.contains(.primaryKey)
         objectClassName = p.linkTarget
@@ -116,8 +118,8 @@ public struct Property: CustomStringConvertible, Equatable {
 
     /// A set (`MutableSet`).
     public let isSet: Bool
-    /// A map (`Map`): Strata has no maps yet, so never.
-    public var isMap: Bool { false }
+    /// A map (`Map`).
+    public let isMap: Bool
     /// The name the file stores the property under (the property's own name).
     public var columnName: String { name }
 

@@ -26,7 +26,7 @@ public struct _PersistedKind {
     let target: Object.Type?
     let collection: Collection
 
-    enum Collection { case none, list, set, linkingObjects }
+    enum Collection { case none, list, set, map, linkingObjects }
 
     init(_ type: CoreType, optional: Bool = false, target: Object.Type? = nil,
          collection: Collection = .none) {

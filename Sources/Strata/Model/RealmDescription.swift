@@ -43,6 +43,17 @@ enum RealmDescription {
         return "\(kind)<\(elementName(element))> <0x\(address)> (\n" + lines.joined(separator: ",\n") + "\n)"
     }
 
+    /// `Map<string, Dog> <0x…> (\n[key]: …,\n[other]: …\n)` (realm-cocoa's dictionary format:
+    /// entries not indented).
+    static func map(element: Any.Type, _ entries: [(String, Any)], identity: AnyObject, depth: Int = maxDepth) -> String {
+        if depth == 0 { return exceeded }
+        let address = String(UInt(bitPattern: ObjectIdentifier(identity).hashValue), radix: 16)
+        let lines = entries.map { k, v in
+            "[\(k)]: " + value(v, depth: depth - 1).replacingOccurrences(of: "\n", with: "\n\t")
+        }
+        return "Map<string, \(elementName(element))> <0x\(address)> (\n" + lines.joined(separator: ",\n") + "\n)"
+    }
+
     /// A collection's element type as RealmSwift names it: the class, or the stored type.
     static func elementName(_ t: Any.Type) -> String {
         if let o = t as? Object.Type { return o.className() }

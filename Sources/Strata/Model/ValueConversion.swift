@@ -162,6 +162,17 @@ extension Optional: _StrataOptional {
     }
 }
 
+/// A map's entries as a dictionary (copying a map from one object to another).
+protocol _MapEntries {
+    var _strataEntries: [String: Any] { get }
+}
+
+extension Map: _MapEntries {
+    var _strataEntries: [String: Any] {
+        Dictionary(uniqueKeysWithValues: entries.map { ($0.key._strataKey, $0.value as Any) })
+    }
+}
+
 /// Lists are made from arrays (or other lists) of convertible elements.
 protocol _StrataListType {
     static func _strataFrom(_ value: Any) -> Any?
@@ -217,6 +228,8 @@ enum ObjectCopy {
                 var v = otherInfo.value(of: other, q)
                 if let managedList = v as? any Sequence, q.kind.collection == .list || q.kind.collection == .set {
                     v = Array(managedList.map { $0 as Any }) // a copy, not the other object's list
+                } else if let map = v as? any _MapEntries {
+                    v = map._strataEntries // a copy, as a dictionary
                 }
                 set(v, p)
             }

@@ -76,7 +76,7 @@ struct ModificationCheck {
         for (n, l) in links.enumerated() where !targets[n].isEmpty {
             let a = ObjectAccessor(realm: ctx.realm, info: info, key: key)
             let kind = info.properties[l.index].kind.collection
-            if kind == .list || kind == .set {
+            if kind == .list || kind == .set || kind == .map {
                 for i in 0..<a.listCount(l.index) {
                     if case .link(let k) = a.listGet(l.index, i), targets[n].contains(k) { found.append(l.index); break }
                 }
@@ -198,6 +198,89 @@ final class ListObserver<C: ListBacked>: NotificationObserver {
         lastCount = list.count
         if deleted.isEmpty && inserted.isEmpty && mods.isEmpty { return false }
         pending = .update(list, deletions: deleted, insertions: inserted, modifications: mods)
+        return true
+    }
+
+    override func deliver() {
+        guard let p = pending else { return }
+        pending = nil
+        block(p)
+    }
+}
+
+/// Observes a `Map`: the entries last told (keys and stored values) are compared with the
+/// entries now when the map's property changed; for a map of objects, keys whose object changed
+/// in what counts are modifications. When the map's object is deleted, every key is deleted, once.
+final class MapObserver<Key: _MapKey, Value: RealmCollectionValue>: NotificationObserver {
+    private let map: Map<Key, Value>
+    private let owner: TableInfo
+    private let key: Int64
+    private let index: Int
+    private let check: ModificationCheck?
+    private let block: (RealmMapChange<Map<Key, Value>>) -> Void
+    private var last: [String: StoredValue] = [:]
+    private var ownerGone = false
+    private var pending: RealmMapChange<Map<Key, Value>>?
+
+    init(map: Map<Key, Value>, owner: ObjectAccessor, index: Int, keyPaths: [String]?, token: ObservationState,
+         block: @escaping (RealmMapChange<Map<Key, Value>>) -> Void) {
+        self.map = map
+        self.owner = owner.info
+        key = owner.key
+        self.index = index
+        self.block = block
+        if let t = owner.info.properties[index].kind.target {
+            check = ModificationCheck(info: owner.realm.tableInfo(t), realm: owner.realm, keyPaths: keyPaths)
+        } else {
+            check = nil
+        }
+        super.init(token: token)
+    }
+
+    /// The map's keys and stored values in `realm`'s current version.
+    private func entries(_ realm: RealmInstance) throws -> [String: StoredValue] {
+        let t = realm.table(owner)
+        let col = owner.cols[index]
+        var out: [String: StoredValue] = [:]
+        for i in 0..<(try t.listCount(key, col)) { out[try t.mapKeyAt(key, col, i)] = try t.listGet(key, col, i) }
+        return out
+    }
+
+    override func prepare(_ ctx: ChangeContext?) -> Bool {
+        guard let ctx else {
+            last = (try? entries(map.managed!.accessor.realm)) ?? [:]
+            pending = .initial(map)
+            return true
+        }
+        if ownerGone { return false }
+        let oc = ctx.changes(owner)
+        if oc.deleted.contains(key) {
+            ownerGone = true
+            pending = .update(map, deletions: last.keys.sorted().map { Key(_strataKey: $0) }, insertions: [], modifications: [])
+            return !last.isEmpty
+        }
+        var now = last
+        var deleted: [String] = [], inserted: [String] = [], modified: [String] = []
+        if oc.modified[key]?.contains(owner.cols[index]) == true {
+            do { now = try entries(ctx.realm) } catch {
+                pending = .error(error)
+                return true
+            }
+            deleted = last.keys.filter { now[$0] == nil }
+            inserted = now.keys.filter { last[$0] == nil }
+            modified = now.keys.filter { k in last[k].map { $0 != now[k]! } ?? false }
+        }
+        if let check, check.anyTouched(ctx) {
+            let targets = check.changedTargets(ctx)
+            let changedValues = Set(modified)
+            for (k, v) in now where last[k] != nil && !changedValues.contains(k) {
+                if case .link(let o) = v, check.isModified(o, ctx, targets: targets) { modified.append(k) }
+            }
+        }
+        last = now
+        if deleted.isEmpty && inserted.isEmpty && modified.isEmpty { return false }
+        let keys = { (s: [String]) in s.sorted().map { Key(_strataKey: $0) } }
+        pending = .update(map, deletions: keys(deleted), insertions: keys(inserted), modifications: keys(modified))
         return true
     }
 

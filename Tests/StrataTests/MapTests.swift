@@ -1,0 +1,128 @@
+import Foundation
+import Testing
+@testable import Strata
+
+final class Kennel: Object {
+    @Persisted(primaryKey: true) var name = ""
+    @Persisted var scores: Map<String, Int>
+    @Persisted var notes: Map<String, String?>
+    @Persisted var dogs: Map<String, Dog?>
+}
+
+@Suite("Map: values and objects by string key")
+struct MapTests {
+    private func realm(_ dir: TempDir) throws -> Realm {
+        try Realm(configuration: config(dir, types: [Kennel.self, Dog.self, Person.self, Company.self]))
+    }
+
+    @Test func unmanagedMapsHoldKeysAndValues() {
+        let m = Map<String, Int>()
+        m["b"] = 2
+        m["a"] = 1
+        m.updateValue(3, forKey: "c")
+        #expect(m.count == 3 && m["a"] == 1 && m["z"] == nil)
+        #expect(m.keys == ["a", "b", "c"] && m.values == [1, 2, 3])
+        m["b"] = nil
+        #expect(m.keys == ["a", "c"] && m.max() == 3 && m.min() == 1 && m.sum() == 4)
+        m.merge([(key: "a", value: 10), (key: "d", value: 4)]) { old, new in old + new }
+        #expect(m["a"] == 11 && m["d"] == 4)
+        #expect(m.contains { $0 == "d" && $1 == 4 } && !m.contains { $1 == 99 })
+        #expect(m.map(\.key) == ["a", "c", "d"] && m.asKeyValueSequence().map(\.value) == [11, 3, 4])
+        m.removeAll()
+        #expect(m.count == 0)
+    }
+
+    @Test func managedMapsWriteTheFileAndQueryByKey() throws {
+        let dir = TempDir()
+        do {
+            let realm = try realm(dir)
+            let k = Kennel(value: ["name": "north", "scores": ["rex": 7, "ace": 3]])
+            let rex = Dog(value: ["name": "rex", "age": 4])
+            try realm.write {
+                realm.add(k)
+                k.scores["zed"] = 9
+                k.scores["ace"] = 5          // replaced
+                k.notes["rex"] = "good"
+                k.notes["ace"] = nil          // removing a key it lacks
+                k.notes.updateValue(nil, forKey: "odd") // a nil value is kept
+                k.dogs["best"] = rex          // an unmanaged object is added
+                realm.add(Kennel(value: ["name": "south", "scores": ["ace": 1]]))
+            }
+            #expect(k.scores.count == 3 && k.scores["ace"] == 5 && k.scores["nobody"] == nil)
+            #expect(k.scores.keys == ["ace", "rex", "zed"] && k.scores.values == [5, 7, 9])
+            #expect(k.notes.count == 2 && k.notes["odd"] == .some(nil) && k.notes["rex"] == "good")
+            #expect(k.dogs["best"]??.name == "rex")
+            #expect(realm.schema["Kennel"]?["scores"]?.isMap == true && realm.schema["Kennel"]?["scores"]?.isArray == false)
+        }
+        let realm = try realm(dir)
+        let kennels = realm.objects(Kennel.self)
+        let north = try #require(realm.object(ofType: Kennel.self, forPrimaryKey: "north"))
+        #expect(north.scores.keys == ["ace", "rex", "zed"] && north.scores.sum() == 21 && north.scores.max() == 9)
+        #expect(kennels.filter("scores['ace'] == 5").map(\.name) == ["north"])
+        #expect(kennels.filter("ANY scores.@keys == 'zed'").map(\.name) == ["north"])
+        #expect(kennels.where { $0.scores["ace"] == 1 }.map(\.name) == ["south"])
+        #expect(kennels.where { $0.scores.keys == "rex" }.map(\.name) == ["north"])
+        #expect(kennels.where { $0.scores.values > 8 }.map(\.name) == ["north"])
+        #expect(kennels.where { $0.scores.contains(1) }.map(\.name) == ["south"])
+        #expect(kennels.where { $0.scores.count == 3 }.map(\.name) == ["north"])
+        #expect(kennels.where { $0.dogs.values.name == "rex" }.count == 1)
+        #expect(north.scores.sorted().map { $0 } == [5, 7, 9])
+        #expect(north.dogs.sorted(byKeyPath: "age").first??.name == "rex")
+        try realm.write {
+            north.scores.removeObject(for: "rex")
+            north.scores.merge(["ace": 1, "new": 2].map { (key: $0.key, value: $0.value) }) { $0 + $1 }
+        }
+        #expect(north.scores.keys == ["ace", "new", "zed"] && north.scores["ace"] == 6)
+        // a deleted object's key stays, with nil
+        try realm.write { realm.delete(north.dogs["best"]!!) }
+        #expect(north.dogs.count == 1 && north.dogs["best"] == .some(nil))
+        #expect(try realm.instance.shared.db.verify() == ())
+    }
+
+    @Test func mapsAreObservedByKey() throws {
+        let dir = TempDir()
+        let realm = try realm(dir)
+        let k = Kennel(value: ["name": "north"])
+        try realm.write { realm.add(k) }
+        var changes: [String] = []
+        let token = k.scores.observe { change in
+            switch change {
+            case .initial(let m): changes.append("initial \(m.count)")
+            case .update(let m, let del, let ins, let mod): changes.append("update \(m.count) -\(del) +\(ins) ~\(mod)")
+            case .error(let e): Issue.record("\(e)")
+            }
+        }
+        realm.refresh()
+        try realm.write { k.scores["a"] = 1; k.scores["b"] = 2 }
+        try realm.write { k.scores["a"] = 1 } // no change
+        try realm.write { k.scores["a"] = 5; k.scores["b"] = nil; k.scores["c"] = 3 }
+        #expect(changes == ["initial 0", "update 2 -[] +[\"a\", \"b\"] ~[]", "update 2 -[\"b\"] +[\"c\"] ~[\"a\"]"])
+        token.invalidate()
+    }
+
+    @Test func badKeysTrapNamingTheMap() async throws {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let dir = TempDir()
+            let realm = try! Realm(configuration: config(dir, types: [Kennel.self, Dog.self, Person.self, Company.self]))
+            let k = Kennel(value: ["name": "north"])
+            try! realm.write {
+                realm.add(k)
+                k.scores["a.b"] = 1
+            }
+        }
+        let err = String(decoding: try #require(result).standardErrorContent, as: UTF8.self)
+        #expect(err.contains("Kennel.scores") && err.contains("'.'"))
+    }
+
+    @Test func changingAMapOutsideAWriteTraps() async throws {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let dir = TempDir()
+            let realm = try! Realm(configuration: config(dir, types: [Kennel.self, Dog.self, Person.self, Company.self]))
+            let k = Kennel(value: ["name": "north"])
+            try! realm.write { realm.add(k) }
+            k.scores["x"] = 1
+        }
+        let err = String(decoding: try #require(result).standardErrorContent, as: UTF8.self)
+        #expect(err.contains("Kennel.scores") && err.contains("write transaction"))
+    }
+}
