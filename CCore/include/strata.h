@@ -520,6 +520,21 @@ STRATA_API int strata_table_set_indexed(strata_table_t *table, strata_col_t col,
  */
 STRATA_API int strata_table_set_primary_key(strata_table_t *table, strata_col_t col,
                                             strata_error *err);
+/**
+ * Embedded tables: each object is owned by exactly one parent, through a to-one link, a list of
+ * links or a map of links. Linking an object that already has a parent is STRATA_ERR_EXISTS
+ * naming the parent; removing the last link to one (overwriting it, removing it from its list
+ * or map, deleting the parent) deletes it and what it owns; one created and not linked by
+ * commit is deleted then. An embedded table has no primary key.
+ * Making a table embedded checks every object first: one with several parents is
+ * STRATA_ERR_EXISTS naming it; ones with none are too, unless `flags` has
+ * STRATA_EMBED_DELETE_ORPHANS (then they are deleted). Nothing changes when it fails.
+ */
+enum { STRATA_EMBED_DELETE_ORPHANS = 1 };
+STRATA_API int strata_table_set_embedded(strata_table_t *table, bool embedded, unsigned flags,
+                                         strata_error *err);
+/** Whether the table is embedded. */
+STRATA_API int strata_table_is_embedded(strata_table_t *table, bool *embedded, strata_error *err);
 /** The property named `name`. STRATA_ERR_NOT_FOUND names the table and the property. */
 STRATA_API int strata_table_find_property(strata_table_t *table, const char *name,
                                           strata_col_t *col, strata_error *err);

@@ -1332,6 +1332,126 @@ static void maps_keep_values_by_key(void) {
     OK(strata_db_close(db, E));
 }
 
+static size_t table_size(strata_txn_t *txn, const char *name) {
+    strata_table_t *t;
+    uint64_t n = 0;
+    strata_query_t *q;
+    if (strata_table_open(txn, name, &t, E) || strata_query_compile(txn, name, "TRUEPREDICATE", &q, E)) return SIZE_MAX;
+    if (strata_query_count(q, txn, NULL, 0, &n, E)) n = SIZE_MAX;
+    strata_query_free(q);
+    return (size_t)n;
+}
+
+/* Embedded objects have exactly one parent: a second link is refused naming the parent; letting
+ * go of one (overwrite, list removal, map erase, parent deleted) deletes it and what it owns; one
+ * never linked is gone at commit; a table becomes embedded only when every object has one
+ * parent (orphans deleted when asked); queries go through the parent. */
+static void embedded_objects_belong_to_one_parent(void) {
+    strata_db_t *db = open_db(tl_path("embedded.db"));
+    CHECK(db);
+    strata_txn_t *w;
+    strata_table_t *person, *addr;
+    strata_col_t home, past, byname, city, sub;
+    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
+    OK(strata_table_create(w, "Address", &addr, E));
+    OK(strata_table_add_property(addr, "city", STRATA_TYPE_STRING, 0, NULL, &city, E));
+    OK(strata_table_add_property(addr, "sub", STRATA_TYPE_LINK, 0, "Address", &sub, E));
+    OK(strata_table_set_embedded(addr, true, 0, E));
+    bool emb = false;
+    OK(strata_table_is_embedded(addr, &emb, E));
+    CHECK(emb);
+    EXPECT_CODE(strata_table_set_primary_key(addr, city, E), STRATA_ERR_INVALID_ARGUMENT);
+    OK(strata_table_create(w, "Person", &person, E));
+    OK(strata_table_add_property(person, "home", STRATA_TYPE_LINK, 0, "Address", &home, E));
+    OK(strata_table_add_property(person, "past", STRATA_TYPE_LINK, STRATA_PROP_LIST, "Address", &past, E));
+    OK(strata_table_add_property(person, "byname", STRATA_TYPE_LINK, STRATA_PROP_MAP, "Address", &byname, E));
+    strata_key_t p1, p2, a1, a2, a3, a4, inner, lost;
+    OK(strata_obj_create(person, &p1, E));
+    OK(strata_obj_create(person, &p2, E));
+    OK(strata_obj_create(addr, &a1, E));
+    OK(strata_obj_set(addr, a1, city, (strata_value[]){vstr("Paris")}, E));
+    OK(strata_obj_create(addr, &inner, E));
+    OK(strata_obj_set(addr, a1, sub, &(strata_value){.type = STRATA_TYPE_LINK, .u.link = inner}, E));
+    OK(strata_obj_set(person, p1, home, &(strata_value){.type = STRATA_TYPE_LINK, .u.link = a1}, E));
+    OK(strata_obj_set(person, p1, home, &(strata_value){.type = STRATA_TYPE_LINK, .u.link = a1}, E)); /* its own again */
+    EXPECT_CODE(strata_obj_set(person, p2, home, &(strata_value){.type = STRATA_TYPE_LINK, .u.link = a1}, E),
+                STRATA_ERR_EXISTS);
+    CHECK(strstr(tl_err.message, "Address") && strstr(tl_err.message, "Person.home"));
+    EXPECT_CODE(strata_list_insert(person, p2, past, 0, &(strata_value){.type = STRATA_TYPE_LINK, .u.link = a1}, E),
+                STRATA_ERR_EXISTS);
+    EXPECT_CODE(strata_map_set(person, p2, byname, "x", 1, &(strata_value){.type = STRATA_TYPE_LINK, .u.link = a1}, NULL, E),
+                STRATA_ERR_EXISTS);
+    OK(strata_obj_create(addr, &a2, E));
+    OK(strata_obj_create(addr, &a3, E));
+    OK(strata_obj_create(addr, &a4, E));
+    OK(strata_obj_set(addr, a2, city, (strata_value[]){vstr("Lyon")}, E));
+    OK(strata_list_insert(person, p2, past, 0, &(strata_value){.type = STRATA_TYPE_LINK, .u.link = a2}, E));
+    OK(strata_list_insert(person, p2, past, 1, &(strata_value){.type = STRATA_TYPE_LINK, .u.link = a3}, E));
+    OK(strata_map_set(person, p2, byname, "work", 4, &(strata_value){.type = STRATA_TYPE_LINK, .u.link = a4}, NULL, E));
+    OK(strata_obj_create(addr, &lost, E)); /* never linked */
+    OK(strata_txn_commit(w, E));
+    strata_txn_free(w);
+    OK(strata_db_verify(db, E));
+    strata_txn_t *r;
+    OK(strata_txn_begin(db, STRATA_TXN_READ, &r, E));
+    CHECK(table_size(r, "Address") == 5); /* the one never linked is gone */
+    strata_query_t *q;
+    uint64_t count;
+    OK(strata_query_compile(r, "Person", "home.city == 'Paris' OR ANY past.city == 'Lyon'", &q, E));
+    OK(strata_query_count(q, r, NULL, 0, &count, E));
+    CHECK(count == 2);
+    strata_query_free(q);
+    strata_txn_free(r);
+    /* letting go deletes: overwrite (with what it owns), list removal, map erase, the parent */
+    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
+    OK(strata_table_open(w, "Person", &person, E));
+    OK(strata_obj_set(person, p1, home, &(strata_value){.type = STRATA_TYPE_NULL}, E));
+    CHECK(table_size(w, "Address") == 3); /* a1 and its sub-address */
+    OK(strata_list_remove(person, p2, past, 0, E));
+    CHECK(table_size(w, "Address") == 2);
+    OK(strata_map_erase(person, p2, byname, "work", 4, NULL, E));
+    CHECK(table_size(w, "Address") == 1);
+    OK(strata_obj_delete(person, p2, E));
+    CHECK(table_size(w, "Address") == 0);
+    OK(strata_txn_commit(w, E));
+    strata_txn_free(w);
+    OK(strata_db_verify(db, E));
+    /* becoming embedded: several parents refused, orphans refused unless deleted */
+    strata_table_t *tag, *post;
+    strata_col_t tagcol;
+    strata_key_t t1, t2, po1, po2;
+    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
+    OK(strata_table_create(w, "Tag", &tag, E));
+    OK(strata_table_create(w, "Post", &post, E));
+    OK(strata_table_add_property(post, "tag", STRATA_TYPE_LINK, 0, "Tag", &tagcol, E));
+    OK(strata_obj_create(tag, &t1, E));
+    OK(strata_obj_create(tag, &t2, E));
+    OK(strata_obj_create(post, &po1, E));
+    OK(strata_obj_create(post, &po2, E));
+    OK(strata_obj_set(post, po1, tagcol, &(strata_value){.type = STRATA_TYPE_LINK, .u.link = t1}, E));
+    OK(strata_obj_set(post, po2, tagcol, &(strata_value){.type = STRATA_TYPE_LINK, .u.link = t1}, E));
+    EXPECT_CODE(strata_table_set_embedded(tag, true, STRATA_EMBED_DELETE_ORPHANS, E), STRATA_ERR_EXISTS);
+    CHECK(strstr(tl_err.message, "Tag") && strstr(tl_err.message, "more than one parent"));
+    OK(strata_obj_set(post, po2, tagcol, &(strata_value){.type = STRATA_TYPE_NULL}, E));
+    EXPECT_CODE(strata_table_set_embedded(tag, true, 0, E), STRATA_ERR_EXISTS);
+    CHECK(strstr(tl_err.message, "no parent"));
+    OK(strata_table_is_embedded(tag, &emb, E));
+    CHECK(!emb && table_size(w, "Tag") == 2);
+    OK(strata_table_set_embedded(tag, true, STRATA_EMBED_DELETE_ORPHANS, E));
+    CHECK(table_size(w, "Tag") == 1);
+    OK(strata_txn_commit(w, E));
+    strata_txn_free(w);
+    OK(strata_db_verify(db, E));
+    OK(strata_db_close(db, E));
+    db = open_db(tl_path("embedded.db")); /* the flag is kept */
+    OK(strata_txn_begin(db, STRATA_TXN_READ, &r, E));
+    OK(strata_table_open(r, "Tag", &tag, E));
+    OK(strata_table_is_embedded(tag, &emb, E));
+    CHECK(emb);
+    strata_txn_free(r);
+    OK(strata_db_close(db, E));
+}
+
 /* ------------------------------------------------------------------ differential test */
 
 #define M_OBJS 3000
@@ -1665,6 +1785,7 @@ static const tl_test tests[] = {
     TL_TEST(a_mixed_property_can_be_indexed),
     TL_TEST(sets_hold_each_value_once),
     TL_TEST(maps_keep_values_by_key),
+    TL_TEST(embedded_objects_belong_to_one_parent),
     TL_TEST(random_operations_match_a_model),
     TL_TEST(point_reads_in_a_long_read_transaction_find_every_cluster),
 };

@@ -122,6 +122,23 @@ int strata_table_set_primary_key(strata_table_t *table, strata_col_t col, strata
     return rc ? rc : st_set_primary_key(table, col, err);
 }
 
+int strata_table_set_embedded(strata_table_t *table, bool embedded, unsigned flags, strata_error *err) {
+    LOCAL_ERR;
+    int rc = st_table_check(table, true, err);
+    if (rc) return rc;
+    if (flags & ~(unsigned)STRATA_EMBED_DELETE_ORPHANS)
+        return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "strata_table_set_embedded: unknown flags 0x%x", flags);
+    return st_table_set_embedded(table, embedded, flags & STRATA_EMBED_DELETE_ORPHANS, err);
+}
+
+int strata_table_is_embedded(strata_table_t *table, bool *embedded, strata_error *err) {
+    LOCAL_ERR;
+    int rc = st_table_check(table, false, err);
+    if (rc || (rc = need(embedded, "strata_table_is_embedded", "embedded", err))) return rc;
+    *embedded = st_table_embedded(table);
+    return STRATA_OK;
+}
+
 int strata_table_find_property(strata_table_t *table, const char *name, strata_col_t *col,
                                strata_error *err) {
     LOCAL_ERR;

@@ -688,6 +688,9 @@ int st_set_primary_key(strata_table_t *t, uint32_t col, strata_error *err) {
     st_prop *p = st_prop_find(t, col);
     if (!p) return st_err(err, STRATA_ERR_NOT_FOUND, "table '%s' has no property %u", t->name, col);
     if (p == old) return STRATA_OK;
+    if (st_table_embedded(t))
+        return st_err(err, STRATA_ERR_INVALID_ARGUMENT,
+                      "'%s.%s' cannot be the primary key: '%s' is embedded", t->name, p->name, t->name);
     if ((p->flags & STRATA_PROP_LIST) || !st_pk_type_ok(p->type))
         return st_err(err, STRATA_ERR_WRONG_TYPE,
                       "'%s.%s' cannot be the primary key: a %s%s (int, string, objectId or uuid "

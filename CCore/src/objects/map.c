@@ -83,15 +83,22 @@ static int map_set(strata_table_t *t, int64_t key, st_prop *p, uint64_t id, stra
         n++;
     }
     strata_value *v = *vp;
-    if (target && v[at].type == STRATA_TYPE_LINK &&
-        (rc = st_backlink_add(target, v[at].u.link, t->id, p->id, key, -1, err)))
+    strata_value old = v[at];
+    if (inserted) *inserted = !found;
+    if (found && st_table_embedded(target) && st_value_equal(&old, &nv)) return STRATA_OK; /* its own */
+    if (st_table_embedded(target) && nv.type == STRATA_TYPE_LINK && (rc = st_embedded_claim(target, nv.u.link, err)))
         return rc;
     v[at] = nv;
+    /* the record first (the keys point into it), then the links: letting go of an embedded
+     * object deletes it, which may change this table's lists */
+    if ((rc = st_list_write(t, key, p, id, v, *kp, n, err))) return rc;
     if (target && nv.type == STRATA_TYPE_LINK &&
         (rc = st_backlink_add(target, nv.u.link, t->id, p->id, key, 1, err)))
         return rc;
-    if (inserted) *inserted = !found;
-    return st_list_write(t, key, p, id, v, *kp, n, err);
+    if (target && old.type == STRATA_TYPE_LINK &&
+        (rc = st_backlink_add(target, old.u.link, t->id, p->id, key, -1, err)))
+        return rc;
+    return STRATA_OK;
 }
 
 int st_map_op(strata_table_t *t, int64_t key, uint32_t col, st_map_edit op, const strata_value *mk,
@@ -122,19 +129,21 @@ int st_map_op(strata_table_t *t, int64_t key, uint32_t col, st_map_edit op, cons
     case ST_MAP_ERASE:
         if (changed) *changed = found;
         if (!found) break;
-        if (p->type == STRATA_TYPE_LINK && v[at].type == STRATA_TYPE_LINK)
-            rc = st_backlink_add(st_table_by_id(t->store, p->target), v[at].u.link, t->id, p->id,
-                                 key, -1, err);
+        strata_value gone = v[at];
         memmove(v + at, v + at + 1, (n - at - 1) * sizeof *v);
         memmove(keys + at, keys + at + 1, (n - at - 1) * sizeof *keys);
-        if (rc == STRATA_OK) rc = st_list_write(t, key, p, id, v, keys, n - 1, err);
+        rc = st_list_write(t, key, p, id, v, keys, n - 1, err);
+        if (rc == STRATA_OK && p->type == STRATA_TYPE_LINK && gone.type == STRATA_TYPE_LINK)
+            rc = st_backlink_add(st_table_by_id(t->store, p->target), gone.u.link, t->id, p->id,
+                                 key, -1, err);
         if (rc) st_txn_fail(t->txn, rc);
         break;
     case ST_MAP_SET:
         rc = map_set(t, key, p, id, &v, &keys, n, mk, value, changed, err);
         /* refusals before anything was written leave the transaction usable */
         if (rc && rc != STRATA_ERR_NOT_FOUND && rc != STRATA_ERR_WRONG_TYPE &&
-            rc != STRATA_ERR_INVALID_ARGUMENT && (rc != STRATA_ERR_TOO_LARGE || p->type == STRATA_TYPE_LINK))
+            rc != STRATA_ERR_INVALID_ARGUMENT && rc != STRATA_ERR_EXISTS &&
+            (rc != STRATA_ERR_TOO_LARGE || p->type == STRATA_TYPE_LINK))
             st_txn_fail(t->txn, rc);
         break;
     }

@@ -202,7 +202,11 @@ int st_backlink_add(strata_table_t *target, int64_t tkey, uint32_t otable, uint3
     if (count < 0)
         return ST_CORRUPT(err, "backlinks of '%s' object %lld: count below zero", target->name,
                           (long long)tkey);
-    if (count == 0) return st_tree_del(bt, k, 24, err);
+    if (count == 0) {
+        rc = st_tree_del(bt, k, 24, err);
+        /* an embedded object whose parent let go of it goes too */
+        return rc == STRATA_OK && delta < 0 ? st_embedded_orphaned(target, tkey, err) : rc;
+    }
     uint8_t cv[4];
     st_wr32(cv, (uint32_t)count);
     return st_tree_put(bt, k, 24, cv, 4, err);
@@ -587,6 +591,10 @@ int st_list_op(strata_table_t *t, int64_t key, uint32_t col, st_list_edit op, si
             break;
         }
         if ((rc = st_value_check(t, p, value, true, &nv, err))) break;
+        if (st_table_embedded(target)) {
+            if (op == ST_LIST_REPLACE && st_value_equal(&v[a], &nv)) break; /* its own already */
+            if ((rc = st_embedded_claim(target, nv.u.link, err))) break;
+        }
         if (p->flags & STRATA_PROP_SET) { /* unique elements: refuse a second copy */
             bool twice = false;
             for (size_t i = 0; i < n && !twice; i++)
@@ -731,6 +739,13 @@ int st_obj_set_value(strata_table_t *t, int64_t key, st_prop *p, const strata_va
     int rc = st_obj_locate(t, key, &ref, err);
     if (rc || (rc = st_value_check(t, p, v, false, &nv, err))) return rc;
     if ((p->flags & STRATA_PROP_PRIMARY_KEY) && (rc = pk_taken(t, p, &nv, key, err))) return rc;
+    strata_table_t *target = p->type == STRATA_TYPE_LINK ? st_table_by_id(t->store, p->target) : NULL;
+    if (st_table_embedded(target) && nv.type == STRATA_TYPE_LINK) {
+        strata_value old;
+        if ((rc = st_obj_read(t, &ref, p, &old, err))) return rc;
+        if (old.type == STRATA_TYPE_LINK && old.u.link == nv.u.link) return STRATA_OK; /* its own already */
+        if ((rc = st_embedded_claim(target, nv.u.link, err))) return rc;
+    }
     if ((rc = store_value(t, key, p, &nv, true, err))) st_txn_fail(t->txn, rc);
     return rc;
 }
@@ -771,6 +786,7 @@ int st_obj_create(strata_table_t *t, const strata_value *pk, int64_t *key, strat
             (rc = st_index_insert(t, p, &dv, k, err)))
             goto fail;
     }
+    if (st_table_embedded(t) && (rc = st_embedded_created(t, k, err))) goto fail;
     *key = k;
     return STRATA_OK;
 fail:

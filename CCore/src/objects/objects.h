@@ -89,6 +89,11 @@ struct strata_table {
     uint64_t next_list_id;
     bool dirty;              /* the table record must be written */
     bool dropped;
+    uint8_t tflags;          /* ST_TABLE_EMBEDDED (stored after the properties, format 7) */
+    /* Embedded tables: objects created in this transaction, deleted at commit when no parent
+     * links to them by then (embedded.c). */
+    int64_t *fresh;
+    size_t nfresh, capfresh;
     strata_tree_t *clusters, *lists, *backlinks; /* opened lazily */
     uint8_t absent_trees;    /* of those, found missing (bits 1, 2, 4) until one is created */
     /* decoded clusters, sorted by base */
@@ -288,6 +293,25 @@ int st_map_op(strata_table_t *t, int64_t key, uint32_t col, st_map_edit op, cons
               strata_error *err);
 /* The position of mk among the ascending keys[0, n): *found, or where it would go. */
 size_t st_map_key_search(const strata_value *keys, size_t n, const strata_value *mk, bool *found);
+/* embedded.c: tables whose objects are owned by one parent each. */
+#define ST_TABLE_EMBEDDED 1u
+static inline bool st_table_embedded(const strata_table_t *t) { return t && (t->tflags & ST_TABLE_EMBEDDED); }
+/* Whether any object links to object key of t. */
+int st_backlinks_any(strata_table_t *t, int64_t key, bool *any, strata_error *err);
+/* Before a link to (target, tkey) is stored: refused (STRATA_ERR_EXISTS, naming the parent) when
+ * target is embedded and the object already has a parent. */
+int st_embedded_claim(strata_table_t *target, int64_t tkey, strata_error *err);
+/* After the last link to (target, tkey) went: an embedded object without parent is deleted. */
+int st_embedded_orphaned(strata_table_t *target, int64_t tkey, strata_error *err);
+/* An object created in an embedded table: remembered for the commit's sweep. */
+int st_embedded_created(strata_table_t *t, int64_t key, strata_error *err);
+/* How many parents object key of t has: 0, 1, or 2 for "more than one" (repeats counted). */
+int st_embedded_parents(strata_table_t *t, int64_t key, int *n, strata_error *err);
+/* At commit: embedded objects created in this transaction that no parent links to are deleted. */
+int st_embedded_sweep(st_store *store, strata_error *err);
+/* Make t embedded (every object must then have exactly one parent; with delete_orphans those
+ * with none are deleted, else they are refused naming one) or top-level again. */
+int st_table_set_embedded(strata_table_t *t, bool embedded, bool delete_orphans, strata_error *err);
 /* A map key's checks (UTF-8, no '.', not starting with '$'), naming the property. */
 int st_map_key_check(strata_table_t *t, const st_prop *p, const strata_value *mk, strata_error *err);
 /* The object and property a stored list names as its owner (its last 16 bytes, object.c);

@@ -8,6 +8,7 @@
  *       u32 id | u32 next property id | u32 primary-key property id (0 = none) | u32 nprops |
  *       i64 next object key | u64 object count | u64 next list id | u8 name length | name |
  *       nprops × { u32 id | u8 type | u8 flags | u32 link target table id | u8 name length | name }
+ *       [u8 table flags: 1 = embedded (embedded.c); format 7, present only when not zero]
  *
  * Invariants: table and property names are unique (within the file / the table), 1..63 bytes;
  * property ids and object keys only grow; a LINK property's target exists; the primary key is a
@@ -109,7 +110,8 @@ static int table_parse(st_store *store, const uint8_t *rec, size_t len, strata_t
         ok = take_name(&r, p->name) && p->id > 0 && p->id < t->next_col_id &&
              p->type >= STRATA_TYPE_BOOL && p->type <= STRATA_TYPE_MIXED;
     }
-    if (!ok || r.bad || r.off != len || t->next_key < 0) {
+    if (ok && r.off < len) t->tflags = take8(&r); /* format 7: table flags, when not zero */
+    if (!ok || r.bad || r.off != len || t->next_key < 0 || (t->tflags & ~ST_TABLE_EMBEDDED)) {
         free(t->props);
         free(t);
         return ST_CORRUPT(err, "schema: table record of %zu bytes is malformed", len);
@@ -140,6 +142,7 @@ static size_t table_record(const strata_table_t *t, uint8_t *out) {
         PUT32(p->target);
         PUTNAME(p->name);
     }
+    if (t->tflags) PUT8(t->tflags);
 #undef PUT32
 #undef PUT64
 #undef PUT8
@@ -229,6 +232,9 @@ int st_store_get(strata_txn_t *txn, st_store **out, strata_error *err) {
 }
 
 static void table_release(strata_table_t *t) {
+    free(t->fresh);
+    t->fresh = NULL;
+    t->nfresh = t->capfresh = 0;
     for (uint32_t i = 0; i < t->nprops; i++) st_index_discard(&t->props[i]);
     st_clusters_forget(t);
     st_cdir_free(t);
@@ -281,7 +287,8 @@ void st_store_free(strata_txn_t *txn) {
 int st_store_flush(strata_txn_t *txn, strata_error *err) {
     st_store *store = txn->store;
     if (!store) return STRATA_OK;
-    int rc;
+    int rc = st_embedded_sweep(store, err);
+    if (rc) return st_txn_fail(txn, rc);
     for (size_t i = 0; i < store->ntables; i++) {
         strata_table_t *t = store->tables[i];
         if (t->dropped) continue;
@@ -571,6 +578,9 @@ int st_prop_add(strata_table_t *t, const char *name, strata_type type, unsigned 
                       t->name, name, list ? "list of " : "", st_type_name(type));
     bool want_pk = flags & STRATA_PROP_PRIMARY_KEY;
     flags &= ~(unsigned)STRATA_PROP_PRIMARY_KEY;
+    if (want_pk && st_table_embedded(t))
+        return st_err(err, STRATA_ERR_INVALID_ARGUMENT,
+                      "'%s.%s' cannot be the primary key: '%s' is embedded", t->name, name, t->name);
     /* All or nothing: what can be refused is refused before the property exists. */
     if (want_pk && !st_pk_type_ok((uint8_t)type))
         return st_err(err, STRATA_ERR_WRONG_TYPE,

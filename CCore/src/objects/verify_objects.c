@@ -66,6 +66,13 @@ static int check_object(vstate *s, strata_table_t *t, int64_t key, uint64_t *lis
     st_objref ref;
     int rc = st_obj_locate(t, key, &ref, s->err);
     if (rc) return rc;
+    if (st_table_embedded(t)) { /* owned by exactly one parent */
+        int parents;
+        if ((rc = st_embedded_parents(t, key, &parents, s->err))) return rc;
+        if (parents != 1)
+            return ST_CORRUPT(s->err, "'%s' is embedded and its object %lld has %s parent", t->name,
+                              (long long)key, parents ? "more than one" : "no");
+    }
     for (uint32_t i = 0; i < t->nprops; i++) {
         st_prop *p = &t->props[i];
         strata_value v;
