@@ -96,6 +96,20 @@ struct CoreTable {
 
     var name: String { String(cString: strata_table_name(handle)) }
 
+    /// Whether the table is embedded (one parent per object).
+    func isEmbedded() throws -> Bool {
+        var e = false
+        try StrataError.check { strata_table_is_embedded(handle, &e, $0) }
+        return e
+    }
+
+    /// Make the table embedded (every object must have exactly one parent; those with none are
+    /// deleted when `deleteOrphans`, else refused) or top-level.
+    func setEmbedded(_ embedded: Bool, deleteOrphans: Bool = false) throws {
+        let flags = deleteOrphans ? UInt32(STRATA_EMBED_DELETE_ORPHANS) : 0
+        try StrataError.check { strata_table_set_embedded(handle, embedded, flags, $0) }
+    }
+
     func properties() throws -> [CoreProperty] {
         var n = 0
         try StrataError.check { strata_table_property_count(handle, &n, $0) }

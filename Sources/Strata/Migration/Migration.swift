@@ -65,7 +65,7 @@ public final class Migration {
             for name in try old.txn.tableNames() {
                 guard let t = try old.txn.table(name) else { continue }
                 schemas.append(ObjectSchema(className: name, objectClass: newClasses[name]?.type ?? Object.self,
-                                            core: try t.properties()))
+                                            core: try t.properties(), embedded: try t.isEmbedded()))
             }
         } catch {
             fail(error)
@@ -206,7 +206,7 @@ public final class Migration {
                 for k in try newTable.core.keys() where try oldTable.core.exists(k) { try newTable.core.listClear(k, to.col) }
             }
             try SchemaPlan.copyValues(from: oldTable.core, from.col, to: newTable.core, to.col,
-                                      list: to.flags.contains(.list),
+                                      list: to.flags.contains(.list), map: to.flags.contains(.map),
                                       required: !to.flags.contains(.nullable), fallback: fallback)
         } catch {
             fail(error)

@@ -97,6 +97,9 @@ struct SchemaPlan {
                 changes.append("class '\(c.name)' added")
                 continue
             }
+            if try t.isEmbedded() != c.isEmbedded {
+                migrating.append("class '\(c.name)' " + (c.isEmbedded ? "became embedded" : "is no longer embedded"))
+            }
             let have = try t.properties()
             for w in wanted {
                 if let h = have.first(where: { $0.name == w.name }) {
@@ -142,13 +145,22 @@ struct SchemaPlan {
         let deleting = !migrating.isEmpty && config.deleteRealmIfMigrationNeeded
             && config.schemaVersion == fileVersion
         if deleting { try deleteEverything(txn) }
-        for c in classes where try txn.table(c.name) == nil { _ = try txn.createTable(c.name) }
+        for c in classes where try txn.table(c.name) == nil {
+            let t = try txn.createTable(c.name)
+            if c.isEmbedded { try t.setEmbedded(true) }
+        }
         for c in classes { try reshape(c, txn: txn, old: old) }
         if versionChange { try txn.setSchemaVersion(config.schemaVersion) }
         if !fresh, !deleting, fileVersion < config.schemaVersion, let block = config.migrationBlock {
             let migration = Migration(old: old, new: txn, classes: classes)
             block(migration, fileVersion)
             try migration.finish()
+        }
+        // after the block (which may give orphans a parent or delete them): a class that became
+        // embedded needs one parent per object, else the migration fails naming the class
+        for c in classes {
+            guard let t = try txn.table(c.name), try t.isEmbedded() != c.isEmbedded else { continue }
+            try t.setEmbedded(c.isEmbedded)
         }
         for c in classes { try setKeysAndIndexes(c, txn: txn) }
     }
@@ -210,7 +222,7 @@ struct SchemaPlan {
     /// where the property is now required.
     private func keepValues(of h: CoreProperty, from oldTable: CoreTable, into t: CoreTable, col: UInt32,
                             _ p: ClassInfo.PropertyInfo, _ w: WantedProperty) throws {
-        try SchemaPlan.copyValues(from: oldTable, h.col, to: t, col, list: w.flags.contains(.list),
+        try SchemaPlan.copyValues(from: oldTable, h.col, to: t, col, list: w.flags.contains(.list), map: w.flags.contains(.map),
                                   required: !w.flags.contains(.nullable),
                                   fallback: p.defaultValue.flatMap(ValueConversion.storedIfPrimitive))
     }
@@ -220,8 +232,16 @@ struct SchemaPlan {
     /// target is required, a nil becomes `fallback` (skipped without one; a nil element of a
     /// list is dropped).
     static func copyValues(from oldTable: CoreTable, _ from: UInt32, to newTable: CoreTable, _ to: UInt32,
-                           list: Bool, required: Bool, fallback: StoredValue?) throws {
+                           list: Bool, map: Bool = false, required: Bool, fallback: StoredValue?) throws {
         for k in try newTable.keys() where try oldTable.exists(k) {
+            if map { // keys with their values; a required map drops its nils
+                for i in 0..<(try oldTable.listCount(k, from)) {
+                    let v = try oldTable.listGet(k, from, i)
+                    if v == .null && required { continue }
+                    try newTable.mapSet(k, to, try oldTable.mapKeyAt(k, from, i), v)
+                }
+                continue
+            }
             if list {
                 for i in 0..<(try oldTable.listCount(k, from)) {
                     let v = try oldTable.listGet(k, from, i)

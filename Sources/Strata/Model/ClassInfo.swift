@@ -25,6 +25,8 @@ final class ClassInfo {
 
     let type: Object.Type
     let name: String
+    /// An `EmbeddedObject` subclass: its objects have one parent each.
+    let isEmbedded: Bool
     let properties: [PropertyInfo]
     /// Each property's field (its offset in an instance and how to reach it), by property: what
     /// `add` walks (a PropertyInfo copy costs reference counting of its strings and values).
@@ -45,6 +47,7 @@ final class ClassInfo {
     private init(_ type: Object.Type) {
         self.type = type
         name = type.className()
+        isEmbedded = type is EmbeddedObject.Type
         var found: [(String, Int, PersistedField.Type)] = []
         var others = 0 // fields that are neither @Persisted nor Object's own
         _ = _forEachField(of: type, options: .classType) { cname, offset, fieldType, _ in

@@ -5,7 +5,7 @@ import Foundation
 public final class ObjectSchema: CustomStringConvertible, Equatable {
     /// The same class name and properties.
     public static func == (a: ObjectSchema, b: ObjectSchema) -> Bool {
-        a.className == b.className && a.properties == b.properties
+        a.className == b.className && a.properties == b.properties && a.isEmbedded == b.isEmbedded
     }
 
     public let className: String
@@ -19,20 +19,22 @@ public final class ObjectSchema: CustomStringConvertible, Equatable {
     init(info: ClassInfo) {
         className = info.name
         objectClass = info.type
+        isEmbedded = info.isEmbedded
         properties = info.properties.map { Property(info: $0) }
     }
 
     /// A table as the file has it.
-    init(className: String, objectClass: Object.Type, core: [CoreProperty]) {
+    init(className: String, objectClass: Object.Type, core: [CoreProperty], embedded: Bool) {
         self.className = className
         self.objectClass = objectClass
+        isEmbedded = embedded
         properties = core.map { Property(core: $0) }
     }
 
     public subscript(propertyName: String) -> Property? { properties.first { $0.name == propertyName } }
 
-    /// Embedded classes are not in Strata yet: never.
-    public var isEmbedded: Bool { false }
+    /// Whether the class is embedded (its objects have one parent each).
+    public let isEmbedded: Bool
     /// Asymmetric (sync-only) classes do not exist in a local database: never.
     public var isAsymmetric: Bool { false }
 

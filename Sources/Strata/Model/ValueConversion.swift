@@ -249,7 +249,7 @@ enum ObjectCopy {
     /// sequences element by element; other values as they are.
     private static func copied(_ v: Any, into realm: RealmInstance, copies: inout [ObjectIdentifier: Object]) -> Any {
         if let obj = v as? Object {
-            if let a = obj.__accessor, a.realm === realm { return obj }
+            if let a = obj.__accessor, a.realm === realm, !(obj is EmbeddedObject) { return obj } // embedded: copied
             if let done = copies[ObjectIdentifier(obj)] { return done }
             let copy = type(of: obj).init()
             copies[ObjectIdentifier(obj)] = copy

@@ -15,11 +15,23 @@ extension Realm {
     /// from now on it is managed by this Realm. Inside a write; a duplicate primary key with
     /// `.error` fails the write (`write` / `commitWrite` throw, naming the class and value).
     public func add(_ object: Object, update: UpdatePolicy = .error) {
+        Realm.refuseEmbedded(type(of: object), "add")
         instance.add(object, update: update)
     }
 
     public func add<S: Sequence>(_ objects: S, update: UpdatePolicy = .error) where S.Element: Object {
-        for o in objects { instance.add(o, update: update) }
+        for o in objects {
+            Realm.refuseEmbedded(type(of: o), "add")
+            instance.add(o, update: update)
+        }
+    }
+
+    /// Embedded objects are reached through their parent: adding, creating or listing them on
+    /// their own is a programmer error (RealmSwift refuses it at compile time).
+    static func refuseEmbedded(_ type: Object.Type, _ what: String) {
+        guard type is EmbeddedObject.Type else { return }
+        strataTrap("\(what)(\(type.className())): '\(type.className())' is an embedded class: its objects are "
+                   + "created, reached and queried through the parent object that holds them")
     }
 
     /// RealmSwift's older form: `update: true` is `.all`, false `.error`.
@@ -35,6 +47,7 @@ extension Realm {
     /// property order, or an object), or the existing one updated, per `update`.
     @discardableResult
     public func create<T: Object>(_ type: T.Type, value: Any = [String: Any](), update: UpdatePolicy = .error) -> T {
+        Realm.refuseEmbedded(type, "create")
         let o = type.init()
         ObjectCopy.fill(o, from: value, copyingInto: instance)
         instance.add(o, update: update)
@@ -68,6 +81,7 @@ extension Realm {
     /// Every object of `type`.
     public func objects<Element: Object>(_ type: Element.Type) -> Results<Element> {
         instance.checkThread("objects(\(type.className()))")
+        Realm.refuseEmbedded(type, "objects")
         return Results(realm: instance, info: instance.tableInfo(type))
     }
 

@@ -1,0 +1,110 @@
+import Foundation
+import Testing
+@testable import Strata
+
+final class Street: EmbeddedObject {
+    @Persisted var name = ""
+    @Persisted var number = 0
+}
+
+final class Address: EmbeddedObject {
+    @Persisted var city = ""
+    @Persisted var street: Street?
+}
+
+final class Resident: Object {
+    @Persisted(primaryKey: true) var name = ""
+    @Persisted var home: Address?
+    @Persisted var past: List<Address>
+    @Persisted var byName: Map<String, Address?>
+}
+
+@Suite("EmbeddedObject: owned by one parent")
+struct EmbeddedObjectTests {
+    private func realm(_ dir: TempDir) throws -> Realm {
+        try Realm(configuration: config(dir, types: [Resident.self, Address.self, Street.self]))
+    }
+
+    private func count(_ realm: Realm, _ table: String) throws -> Int {
+        try realm.instance.table(realm.instance.tableInfo(table == "Address" ? Address.self : Street.self)).keys().count
+    }
+
+    @Test func embeddedObjectsAreCreatedThroughTheirParentAndDeletedWithIt() throws {
+        let dir = TempDir()
+        let realm = try realm(dir)
+        #expect(realm.schema["Address"]?.isEmbedded == true && realm.schema["Resident"]?.isEmbedded == false)
+        let ann = Resident(value: ["name": "ann", "home": ["city": "Paris", "street": ["name": "Rivoli", "number": 1]]])
+        try realm.write {
+            realm.add(ann)
+            ann.past.append(Address(value: ["city": "Lyon"]))
+            ann.past.append(Address(value: ["city": "Nice"]))
+            ann.byName["work"] = Address(value: ["city": "Lille"])
+            realm.create(Resident.self, value: ["name": "bob", "home": ["city": "Paris"]])
+        }
+        #expect(ann.home?.city == "Paris" && ann.home?.street?.number == 1 && ann.past.map(\.city) == ["Lyon", "Nice"])
+        #expect(ann.byName["work"]??.city == "Lille" && ann.home?.realm != nil)
+        #expect(try count(realm, "Address") == 5)
+        #expect(try count(realm, "Street") == 1)
+        let residents = realm.objects(Resident.self)
+        #expect(residents.where { $0.home.city == "Paris" }.count == 2)
+        #expect(residents.filter("ANY past.city == 'Nice'").map(\.name) == ["ann"])
+        #expect(residents.where { $0.home.street.name == "Rivoli" }.map(\.name) == ["ann"])
+        // letting go deletes: overwrite (with what it owns), removal from a list or map, the parent
+        try realm.write { ann.home = Address(value: ["city": "Metz"]) }
+        #expect(try count(realm, "Address") == 5)
+        #expect(try count(realm, "Street") == 0)
+        try realm.write { ann.past.remove(at: 0) }
+        #expect(try count(realm, "Address") == 4)
+        try realm.write { ann.byName["work"] = nil }
+        #expect(try count(realm, "Address") == 3)
+        try realm.write { realm.delete(ann) }
+        #expect(try count(realm, "Address") == 1)
+        #expect(try realm.instance.shared.db.verify() == ())
+    }
+
+    @Test func aManagedEmbeddedObjectIsCopiedByCreate() throws {
+        let dir = TempDir()
+        let realm = try realm(dir)
+        try realm.write { realm.add(Resident(value: ["name": "ann", "home": ["city": "Paris"]])) }
+        let ann = try #require(realm.object(ofType: Resident.self, forPrimaryKey: "ann"))
+        try realm.write { realm.create(Resident.self, value: ["name": "bob", "home": ann.home!]) }
+        #expect(try count(realm, "Address") == 2)
+        #expect(realm.object(ofType: Resident.self, forPrimaryKey: "bob")?.home?.city == "Paris")
+    }
+
+    @Test func aSecondParentTrapsNamingTheClass() async throws {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let dir = TempDir()
+            let realm = try! Realm(configuration: config(dir, types: [Resident.self, Address.self, Street.self]))
+            try! realm.write {
+                let ann = Resident(value: ["name": "ann", "home": ["city": "Paris"]])
+                realm.add(ann)
+                let bob = Resident(value: ["name": "bob"])
+                realm.add(bob)
+                bob.home = ann.home
+            }
+        }
+        let err = String(decoding: try #require(result).standardErrorContent, as: UTF8.self)
+        #expect(err.contains("Address") && err.contains("already has a parent"))
+    }
+
+    @Test func addingAnEmbeddedObjectOnItsOwnTraps() async throws {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let dir = TempDir()
+            let realm = try! Realm(configuration: config(dir, types: [Resident.self, Address.self, Street.self]))
+            try! realm.write { realm.add(Address()) }
+        }
+        let err = String(decoding: try #require(result).standardErrorContent, as: UTF8.self)
+        #expect(err.contains("'Address' is an embedded class"))
+    }
+
+    @Test func queryingAnEmbeddedClassOnItsOwnTraps() async throws {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let dir = TempDir()
+            let realm = try! Realm(configuration: config(dir, types: [Resident.self, Address.self, Street.self]))
+            _ = realm.objects(Address.self)
+        }
+        let err = String(decoding: try #require(result).standardErrorContent, as: UTF8.self)
+        #expect(err.contains("objects(Address)"))
+    }
+}
