@@ -4,7 +4,9 @@
  * database seeds), and fuzz_open's reader walks what it made.
  *
  * Schema: Dog {name string indexed, age int?, tags [string?], score mixed}
- *         Person {id int primary key, name string, best Dog link, dogs [Dog], born timestamp}
+ *         Person {id int primary key, name string, best Dog link, dogs [Dog], born timestamp,
+ *                 nick {string: int?} (a map), badge Badge link, badges {string: Badge}}
+ *         Badge (embedded) {label string, inner Badge link}
  * Each operation is one opcode byte and argument bytes; errors from the API are expected (bad
  * indexes, duplicate keys, dead links) and ignored, but a crash or a failed verify is a bug.
  * Before each commit the write's changes are computed (strata_changes_get, and one list's with
@@ -62,6 +64,14 @@ static int oo_schema(strata_txn_t *txn, strata_table_t **dog, strata_table_t **p
     strata_table_add_property(*person, "best", STRATA_TYPE_LINK, 0, "Dog", &c, NULL);
     strata_table_add_property(*person, "dogs", STRATA_TYPE_LINK, STRATA_PROP_LIST, "Dog", &c, NULL);
     strata_table_add_property(*person, "born", STRATA_TYPE_TIMESTAMP, 0, NULL, &c, NULL);
+    strata_table_t *badge;
+    if (strata_table_create(txn, "Badge", &badge, NULL)) return -1;
+    strata_table_add_property(badge, "label", STRATA_TYPE_STRING, 0, NULL, &c, NULL);
+    strata_table_add_property(badge, "inner", STRATA_TYPE_LINK, 0, "Badge", &c, NULL);
+    strata_table_set_embedded(badge, true, 0, NULL);
+    strata_table_add_property(*person, "nick", STRATA_TYPE_INT, STRATA_PROP_MAP | STRATA_PROP_NULLABLE, NULL, &c, NULL);
+    strata_table_add_property(*person, "badge", STRATA_TYPE_LINK, 0, "Badge", &c, NULL);
+    strata_table_add_property(*person, "badges", STRATA_TYPE_LINK, STRATA_PROP_MAP, "Badge", &c, NULL);
     return 0;
 }
 
@@ -94,7 +104,7 @@ __attribute__((unused)) static int objops_run(strata_db_t *db, objops_in *in) {
                 return 0;
             }
         }
-        uint8_t op = oo_byte(in) % 16;
+        uint8_t op = oo_byte(in) % 20;
         strata_table_t *t = oo_byte(in) % 2 ? dog : person;
         strata_key_t k = oo_small(in), out;
         strata_value v;
@@ -169,6 +179,35 @@ __attribute__((unused)) static int objops_run(strata_db_t *db, objops_in *in) {
             strata_obj_backlinks(dog, k, person, 4, keys, 8, &n, NULL);
             break;
         }
+        case 16: { /* a map entry: set (an int or null), or erase */
+            static const char *const mkeys[] = {"", "a", "小白", "b.c", "$x", "zz"};
+            const char *mk = mkeys[oo_byte(in) % 6];
+            uint8_t b = oo_byte(in);
+            v = b % 5 ? (strata_value){.type = STRATA_TYPE_INT, .u.i = b} : (strata_value){.type = STRATA_TYPE_NULL};
+            if (b % 7 == 0) strata_map_erase(person, k, 6, mk, strlen(mk), NULL, NULL);
+            else strata_map_set(person, k, 6, mk, strlen(mk), &v, NULL, NULL);
+            break;
+        }
+        case 17: case 18: { /* an embedded badge made and linked: as badge, in badges, or inside another */
+            strata_table_t *badge;
+            if (strata_table_open(txn, "Badge", &badge, NULL) || strata_obj_create(badge, &out, NULL)) break;
+            v = oo_string(in);
+            strata_obj_set(badge, out, 1, &v, NULL);
+            strata_value l = {.type = STRATA_TYPE_LINK, .u.link = out};
+            uint8_t where = oo_byte(in) % 4;
+            if (where == 0) strata_obj_set(person, k, 7, &l, NULL);
+            else if (where == 1) strata_map_set(person, k, 8, "a", 1, &l, NULL, NULL);
+            else if (where == 2) strata_obj_set(badge, oo_small(in), 2, &l, NULL);
+            /* else left without parent: gone at commit */
+            break;
+        }
+        case 19: { /* a link to an existing badge (refused when it has a parent), or letting go */
+            strata_value l = oo_byte(in) % 2 ? (strata_value){.type = STRATA_TYPE_LINK, .u.link = oo_small(in)}
+                                              : (strata_value){.type = STRATA_TYPE_NULL};
+            if (l.type == STRATA_TYPE_NULL && oo_byte(in) % 2) strata_map_erase(person, k, 8, "a", 1, NULL, NULL);
+            else strata_obj_set(person, k, 7, &l, NULL);
+            break;
+        }
         }
     }
     if (txn) {
@@ -222,6 +261,8 @@ __attribute__((unused)) static void objops_read_all(strata_txn_t *txn) {
                 if (info.flags & STRATA_PROP_LIST) {
                     if (strata_list_size(t, k, info.col, &n, NULL) == STRATA_OK && n)
                         strata_list_get(t, k, info.col, n - 1, &v, NULL);
+                    if ((info.flags & STRATA_PROP_MAP) && n && strata_map_key_at(t, k, info.col, 0, &v, NULL) == STRATA_OK)
+                        strata_map_get(t, k, info.col, v.u.bytes.data, v.u.bytes.len, &v, NULL);
                 } else {
                     strata_obj_get(t, k, info.col, &v, NULL);
                 }
