@@ -30,6 +30,12 @@ struct MapTests {
         #expect(m.map(\.key) == ["a", "c", "d"] && m.asKeyValueSequence().map(\.value) == [11, 3, 4])
         m.removeAll()
         #expect(m.count == 0)
+        let o = Map<String, Int?>() // KVC: nil is a value of a map of optionals
+        o.setValue(nil, forKey: "a")
+        o.setValue(3, forKey: "b")
+        #expect(o.count == 2 && o["a"] == .some(nil) && (o.value(forKey: "b") as? Int) == 3)
+        m.setValue(nil, forKey: "c") // and no key in a map of values that cannot be nil
+        #expect(m.count == 0)
     }
 
     @Test func managedMapsWriteTheFileAndQueryByKey() throws {

@@ -163,9 +163,13 @@ public final class Map<Key: _MapKey, Value: RealmCollectionValue>: RealmKeyedCol
         return o.value(forKeyPath: parts[1]) as AnyObject?
     }
 
-    /// Set `key` to `value` (converted to the map's value type; nil removes the key).
+    /// Set `key` to `value` (converted to the map's value type; nil is stored as nil in a map of
+    /// optionals, and removes the key from any other).
     public func setValue(_ value: Any?, forKey key: String) {
-        guard let value, !ValueConversion.isNil(value) else { return removeObject(for: Key(_strataKey: key)) }
+        guard let value, !ValueConversion.isNil(value) else {
+            guard let none = ValueConversion.convert(NSNull(), to: Value.self) else { return removeObject(for: Key(_strataKey: key)) }
+            return updateValue(none, forKey: Key(_strataKey: key))
+        }
         guard let v = ValueConversion.convert(value, to: Value.self) else {
             strataTrap("Cannot set the key '\(key)' of \(Self.self) to '\(value)': it is not a \(Value.self)")
         }

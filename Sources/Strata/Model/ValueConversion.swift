@@ -215,6 +215,9 @@ enum ObjectCopy {
         let settable = info.properties.filter { $0.kind.collection != .linkingObjects }
         func set(_ v: Any, _ p: ClassInfo.PropertyInfo) {
             guard let realm, p.kind.target != nil else { return info.setValue(v, of: o, p) }
+            if p.kind.collection == .map, let entries = v as? [String: Any] { // each value copied
+                return info.setValue(entries.mapValues { copied($0, into: realm, copies: &copies) }, of: o, p)
+            }
             info.setValue(copied(v, into: realm, copies: &copies), of: o, p)
         }
         if let dict = value as? [String: Any] {
