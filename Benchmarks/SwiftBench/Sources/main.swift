@@ -17,6 +17,7 @@
 // Output: `bench-swift <workload> strata=<per s> c=<per s> grdb=<per s> vs_grdb=<x> vs_c=<x>`.
 // Durability: Strata FULL (one fdatasync a commit), GRDB WAL with synchronous FULL.
 // `--rss N` instead: iterate N objects through the Swift API and print the resident memory it takes.
+// Then keyed collections, set_contains and map_lookup against GRDB's join tables (Keyed.swift).
 // Then notifications: from a commit in another process to a Results observer's callback (Notify.swift):
 // `bench-swift notify median_us=<> p99_us=<> commits=<>`.
 import CCore
@@ -31,6 +32,7 @@ let passes = 3
 var dir = NSTemporaryDirectory() + "strata-bench-swift-\(getpid())"
 var rssObjects = 0
 var only: String?
+var keyedOnly = false
 let countReps = 1000
 var args = CommandLine.arguments.dropFirst().makeIterator()
 while let a = args.next() {
@@ -45,12 +47,13 @@ while let a = args.next() {
     case "-r": reps = value()
     case "-d": dir = args.next() ?? dir
     case "--rss": rssObjects = value()
+    case "--keyed": keyedOnly = true
     case "-e": only = args.next()
     case "--commit-child": // notifications: the other process (Notify.swift)
         let path = args.next() ?? ""
         commitChild(path, value())
     default:
-        print("usage: bench-swift [-n N] [-c COMMITS] [-l LOOKUPS] [-r REPS] [-d DIR] [-e strata|c|grdb] [--rss N]")
+        print("usage: bench-swift [-n N] [-c COMMITS] [-l LOOKUPS] [-r REPS] [-d DIR] [-e strata|c|grdb] [--rss N] [--keyed]")
         exit(2)
     }
 }
@@ -500,6 +503,12 @@ if rssObjects > 0 {
 
 // MARK: the run
 
+if keyedOnly { // only the keyed collections (Keyed.swift)
+    for size in [100, 10_000] { try keyedBench(size: size, probes: 20_000, dir: dir) }
+    try? FileManager.default.removeItem(atPath: dir)
+    exit(0)
+}
+
 let rows = (0..<n).map(makeRow)
 var runs: [String: [Rates]] = ["strata": [], "c": [], "grdb": []]
 let reads: [(String, WritableKeyPath<Rates, Double>)] = [("lookup", \.lookup), ("iterate", \.iterate),
@@ -548,6 +557,9 @@ for (name, kp) in workloads {
     let g = median(runs["grdb"]!.map { $0[keyPath: kp] })
     print(String(format: "bench-swift %@ strata=%.0f c=%.0f grdb=%.0f vs_grdb=%.2f vs_c=%.2f",
                  name, s, c, g, s / g, s / c))
+}
+if only == nil {
+    for size in [100, 10_000] { try keyedBench(size: size, probes: 20_000, dir: dir) } // Keyed.swift
 }
 if only == nil || only == "strata" {
     let l = try notifyLatency(dir + "/notify.db")
