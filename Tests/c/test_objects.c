@@ -1452,6 +1452,74 @@ static void embedded_objects_belong_to_one_parent(void) {
     OK(strata_db_close(db, E));
 }
 
+/* Lookups by value (sets) and by key (maps) in a read transaction go through a decoded copy
+ * of the list kept by the table handle: they agree with the list for every value, miss what it
+ * does not hold, and see the list's new contents after a refresh (the list keeps its id). */
+static void set_and_map_lookups_agree_with_the_list_across_refreshes(void) {
+    strata_db_t *db = open_db(tl_path("lookups.db"));
+    CHECK(db);
+    strata_txn_t *w, *r;
+    strata_table_t *t;
+    strata_col_t nums, words, ages;
+    strata_key_t k;
+    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
+    OK(strata_table_create(w, "Bag", &t, E));
+    OK(strata_table_add_property(t, "nums", STRATA_TYPE_DOUBLE, STRATA_PROP_SET, NULL, &nums, E));
+    OK(strata_table_add_property(t, "words", STRATA_TYPE_STRING, STRATA_PROP_SET, NULL, &words, E));
+    OK(strata_table_add_property(t, "ages", STRATA_TYPE_INT, STRATA_PROP_MAP, NULL, &ages, E));
+    OK(strata_obj_create(t, &k, E));
+    char buf[32];
+    for (int i = 0; i < 500; i++) {
+        int v = (i * 7919) % 1000; /* 500 distinct values, inserted out of order */
+        OK(strata_set_insert(t, k, nums, &(strata_value){.type = STRATA_TYPE_DOUBLE, .u.d = v - 250.5}, NULL, E));
+        snprintf(buf, sizeof buf, "w%d", v);
+        OK(strata_set_insert(t, k, words, (strata_value[]){vstr(buf)}, NULL, E));
+        OK(strata_map_set(t, k, ages, buf, strlen(buf), (strata_value[]){vint(v)}, NULL, E));
+    }
+    OK(strata_set_insert(t, k, nums, &(strata_value){.type = STRATA_TYPE_DOUBLE, .u.d = -0.0}, NULL, E));
+    OK(strata_txn_commit(w, E));
+    strata_txn_free(w);
+    OK(strata_txn_begin(db, STRATA_TXN_READ, &r, E));
+    OK(strata_table_open(r, "Bag", &t, E));
+    size_t n, at;
+    strata_value got;
+    OK(strata_list_size(t, k, nums, &n, E));
+    CHECK(n == 501);
+    for (int v = 0; v < 1000; v++) {
+        bool held = false;
+        for (int i = 0; i < 500 && !held; i++) held = (i * 7919) % 1000 == v;
+        int rc = strata_set_find(t, k, nums, &(strata_value){.type = STRATA_TYPE_DOUBLE, .u.d = v - 250.5}, &at, E);
+        CHECK(held ? rc == STRATA_OK : rc == STRATA_ERR_NOT_FOUND);
+        if (rc == STRATA_OK) {
+            OK(strata_list_get(t, k, nums, at, &got, E));
+            CHECK(got.u.d == v - 250.5);
+        }
+        snprintf(buf, sizeof buf, "w%d", v);
+        CHECK((strata_set_find(t, k, words, (strata_value[]){vstr(buf)}, &at, E) == STRATA_OK) == held);
+        rc = strata_map_get(t, k, ages, buf, strlen(buf), &got, E);
+        CHECK(held ? rc == STRATA_OK && got.u.i == v : rc == STRATA_ERR_NOT_FOUND);
+    }
+    OK(strata_set_find(t, k, nums, &(strata_value){.type = STRATA_TYPE_DOUBLE, .u.d = 0.0}, &at, E)); /* == -0.0 */
+    /* another version changes the lists in place (same list ids); a refresh sees it */
+    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
+    strata_table_t *wt;
+    OK(strata_table_open(w, "Bag", &wt, E));
+    OK(strata_set_erase(wt, k, words, (strata_value[]){vstr("w0")}, NULL, E));
+    OK(strata_set_insert(wt, k, words, (strata_value[]){vstr("new")}, NULL, E));
+    OK(strata_map_set(wt, k, ages, "w0", 2, (strata_value[]){vint(-1)}, NULL, E));
+    OK(strata_txn_commit(w, E));
+    strata_txn_free(w);
+    CHECK(strata_set_find(t, k, words, (strata_value[]){vstr("w0")}, &at, E) == STRATA_OK); /* its snapshot */
+    OK(strata_txn_refresh(r, E));
+    OK(strata_table_open(r, "Bag", &t, E));
+    CHECK(strata_set_find(t, k, words, (strata_value[]){vstr("w0")}, &at, E) == STRATA_ERR_NOT_FOUND);
+    OK(strata_set_find(t, k, words, (strata_value[]){vstr("new")}, &at, E));
+    OK(strata_map_get(t, k, ages, "w0", 2, &got, E));
+    CHECK(got.u.i == -1);
+    strata_txn_free(r);
+    OK(strata_db_close(db, E));
+}
+
 /* ------------------------------------------------------------------ differential test */
 
 #define M_OBJS 3000
@@ -1786,6 +1854,7 @@ static const tl_test tests[] = {
     TL_TEST(sets_hold_each_value_once),
     TL_TEST(maps_keep_values_by_key),
     TL_TEST(embedded_objects_belong_to_one_parent),
+    TL_TEST(set_and_map_lookups_agree_with_the_list_across_refreshes),
     TL_TEST(random_operations_match_a_model),
     TL_TEST(point_reads_in_a_long_read_transaction_find_every_cluster),
 };

@@ -110,6 +110,16 @@ int st_map_op(strata_table_t *t, int64_t key, uint32_t col, st_map_edit op, cons
         return st_err(err, STRATA_ERR_WRONG_TYPE, "'%s.%s' is not a map", t->name, p->name);
     int rc = op == ST_MAP_KEY_AT ? STRATA_OK : st_map_key_check(t, p, mk, err);
     if (rc) return rc;
+    if (op == ST_MAP_GET && !t->txn->write) { /* by binary search over the cached keys */
+        st_objref ref;
+        strata_value idv;
+        size_t at;
+        bool found;
+        if ((rc = st_obj_locate(t, key, &ref, err)) || (rc = st_obj_read(t, &ref, p, &idv, err)) ||
+            (rc = st_map_lookup(t, p, (uint64_t)idv.u.i, mk, &at, &found, out, err)))
+            return rc;
+        return found ? STRATA_OK : STRATA_ERR_NOT_FOUND;
+    }
     uint64_t id;
     strata_value *v, *keys;
     size_t n;

@@ -550,8 +550,25 @@ int st_list_write(strata_table_t *t, int64_t key, st_prop *p, uint64_t id, const
     return list_store(t, key, p->id, want ? want : id, v, keys, n, err);
 }
 
+/* A list's size and a set's lookup, without decoding the list each time (list_lookup.c). */
+static int list_find(strata_table_t *t, int64_t key, uint32_t col, st_list_edit op,
+                     const strata_value *value, size_t *size_out, strata_error *err) {
+    st_prop *p;
+    strata_value idv, nv;
+    int rc = list_prop(t, col, &p, err);
+    if (rc || (rc = read_prop(t, key, p, &idv, err))) return rc;
+    if (op == ST_LIST_SIZE) return st_list_record_size(t, p, (uint64_t)idv.u.i, size_out, err);
+    if ((p->flags & STRATA_PROP_MAP))
+        return st_err(err, STRATA_ERR_WRONG_TYPE, "'%s.%s' is a map: it is read by key", t->name, p->name);
+    if ((rc = st_value_check(t, p, value, true, &nv, err))) return rc;
+    bool found;
+    if ((rc = st_set_lookup(t, p, (uint64_t)idv.u.i, &nv, size_out, &found, err))) return rc;
+    return found ? STRATA_OK : STRATA_ERR_NOT_FOUND; /* quietly: err untouched */
+}
+
 int st_list_op(strata_table_t *t, int64_t key, uint32_t col, st_list_edit op, size_t a, size_t b,
                const strata_value *value, size_t *size_out, strata_value *out, strata_error *err) {
+    if (op == ST_LIST_SIZE || op == ST_SET_FIND) return list_find(t, key, col, op, value, size_out, err);
     st_prop *p;
     uint64_t id;
     strata_value *v;
@@ -566,24 +583,13 @@ int st_list_op(strata_table_t *t, int64_t key, uint32_t col, st_list_edit op, si
                       p->name);
     }
     switch (op) {
-    case ST_LIST_SIZE: /* size */
-        *size_out = n;
+    case ST_LIST_SIZE: /* list_find */
+    case ST_SET_FIND:
         break;
     case ST_LIST_GET: /* get */
         if (a >= n) rc = index_error(t, p, a, n, err);
         else *out = v[a];
         break;
-    case ST_SET_FIND: {
-        if ((rc = st_value_check(t, p, value, true, &nv, err))) break;
-        rc = STRATA_ERR_NOT_FOUND;
-        for (size_t i = 0; i < n; i++)
-            if (st_value_equal(&v[i], &nv)) {
-                *size_out = i;
-                rc = STRATA_OK;
-                break;
-            }
-        break;
-    }
     case ST_LIST_INSERT: /* insert */
     case ST_LIST_REPLACE: { /* replace */
         if (op == ST_LIST_INSERT ? a > n : a >= n) {

@@ -74,6 +74,15 @@ typedef struct st_prop {
 
 typedef struct st_store st_store;
 
+/* list_lookup.c: the last list looked up by value or key in a read transaction, decoded. */
+typedef struct st_list_cache {
+    uint64_t id;             /* 0: none */
+    uint32_t col;
+    strata_value *vals, *keys; /* keys: a map's */
+    size_t n;
+    uint32_t *order;         /* a set's positions in value order */
+} st_list_cache;
+
 struct strata_table {
     st_store *store;
     strata_txn_t *txn;
@@ -94,6 +103,7 @@ struct strata_table {
      * links to them by then (embedded.c). */
     int64_t *fresh;
     size_t nfresh, capfresh;
+    st_list_cache lcache;
     strata_tree_t *clusters, *lists, *backlinks; /* opened lazily */
     uint8_t absent_trees;    /* of those, found missing (bits 1, 2, 4) until one is created */
     /* decoded clusters, sorted by base */
@@ -293,6 +303,16 @@ int st_map_op(strata_table_t *t, int64_t key, uint32_t col, st_map_edit op, cons
               strata_error *err);
 /* The position of mk among the ascending keys[0, n): *found, or where it would go. */
 size_t st_map_key_search(const strata_value *keys, size_t n, const strata_value *mk, bool *found);
+/* list_lookup.c */
+void st_list_cache_free(st_list_cache *c);
+/* The size of list `id` (its first u32; 0 for id 0), without decoding it. */
+int st_list_record_size(strata_table_t *t, const st_prop *p, uint64_t id, size_t *n, strata_error *err);
+/* The position of the checked value nv in set `id`: *found, *at. */
+int st_set_lookup(strata_table_t *t, const st_prop *p, uint64_t id, const strata_value *nv,
+                  size_t *at, bool *found, strata_error *err);
+/* Read transactions: the position and value (may be NULL) of key mk in map `id`. */
+int st_map_lookup(strata_table_t *t, const st_prop *p, uint64_t id, const strata_value *mk,
+                  size_t *at, bool *found, strata_value *value, strata_error *err);
 /* embedded.c: tables whose objects are owned by one parent each. */
 #define ST_TABLE_EMBEDDED 1u
 static inline bool st_table_embedded(const strata_table_t *t) { return t && (t->tflags & ST_TABLE_EMBEDDED); }

@@ -232,6 +232,7 @@ int st_store_get(strata_txn_t *txn, st_store **out, strata_error *err) {
 }
 
 static void table_release(strata_table_t *t) {
+    st_list_cache_free(&t->lcache);
     free(t->fresh);
     t->fresh = NULL;
     t->nfresh = t->capfresh = 0;
