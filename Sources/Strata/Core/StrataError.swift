@@ -35,11 +35,17 @@ public struct StrataError: Error, CustomStringConvertible, Equatable, LocalizedE
 
     public let code: Code
     public let message: String
+    /// The file the error is about, when it is one (opening a Realm).
+    public var fileURL: URL? = nil
 
-    public var errorDescription: String? { description }
+    /// The message (which names the offending thing), as `localizedDescription` gives it.
+    public var errorDescription: String? { message.isEmpty ? description : message }
+    public var _code: Int { Int(code.rawValue) }
 
     public var description: String {
-        "\(String(cString: strata_status_name(code.rawValue))): \(message)"
+        let name = code.rawValue < StrataError.Code.realmBase ? String(cString: strata_status_name(code.rawValue))
+                                                              : "Realm.Error \(code.rawValue - StrataError.Code.realmBase)"
+        return "\(name): \(message)"
     }
 
     /// Run a C call that takes a `strata_error *` last; throw when it fails.

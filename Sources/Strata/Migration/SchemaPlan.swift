@@ -129,7 +129,7 @@ struct SchemaPlan {
         }
         if !migrating.isEmpty && !fresh && config.schemaVersion == fileVersion
             && !config.deleteRealmIfMigrationNeeded {
-            throw StrataError(code: .invalidArgument, message: "'\(config.path)': migration is required "
+            throw StrataError(code: .schemaMismatch, message: "'\(config.path)': migration is required "
                 + "(schema version \(fileVersion) was not increased): " + migrating.joined(separator: "; "))
         }
         changes += migrating

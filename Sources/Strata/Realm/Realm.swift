@@ -526,10 +526,14 @@ public struct Realm {
     /// With a serial `queue`: the Realm confined to it, used from blocks run on that queue
     /// (whatever thread runs them), where it refreshes by itself when others commit.
     public init(configuration: Configuration, queue: DispatchQueue? = nil) throws {
-        if let queue {
-            box = RealmBox(try RealmCache.instance(for: configuration, queue: queue))
-        } else {
-            box = RealmBox(try RealmCache.instance(for: configuration))
+        do {
+            if let queue {
+                box = RealmBox(try RealmCache.instance(for: configuration, queue: queue))
+            } else {
+                box = RealmBox(try RealmCache.instance(for: configuration))
+            }
+        } catch let e as StrataError {
+            throw StrataError.opening(e, path: configuration.path)
         }
     }
 
