@@ -5,8 +5,8 @@ import Foundation
 /// so that `Realm()` needs no list of classes. A descriptor is a class (kind 16 in its flags)
 /// with its name at +8 and its parent context at +4 (relative offsets); the class is then looked
 /// up by its mangled-free name, "Module.Name", and kept if it is a subclass of `Object` with a
-/// `@Persisted` property. Nested classes (parent not a module) are skipped: name them in
-/// `objectTypes`. A record that is not a direct reference (low bits set) is skipped too.
+/// `@Persisted` property. Nested classes (parent not a module) are found when a found class
+/// links to them; others are named in `objectTypes`. A record that is not a direct reference (low bits set) is skipped too.
 enum ClassDiscovery {
     private static let lock = NSLock()
     nonisolated(unsafe) private static var found: [Object.Type]?
@@ -24,6 +24,15 @@ enum ClassDiscovery {
                   seen.insert(ObjectIdentifier(t)).inserted,
                   !ClassInfo.of(t).properties.isEmpty else { continue }
             types.append(t)
+        }
+        // Classes reached through links and lists are models too, nested ones included (the
+        // scan names only classes at a module's top level).
+        var i = 0
+        while i < types.count {
+            for p in ClassInfo.of(types[i]).properties {
+                if let target = p.kind.target, seen.insert(ObjectIdentifier(target)).inserted { types.append(target) }
+            }
+            i += 1
         }
         found = types
         return types
