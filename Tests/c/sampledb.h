@@ -3,11 +3,12 @@
  * reader can see in it.
  *
  * The database: Person {name (indexed), age, photo (big values in overflow runs), dogs: [Dog],
- * best: Dog?}, Dog {name, age}, and raw trees "kv" (byte keys, some values of 9 KB) and "ints".
+ * best: Dog?, nick: {string: int} (a map), tag: Tag?}, Dog {name, age}, Tag (embedded)
+ * {label}, and raw trees "kv" (byte keys, some values of 9 KB) and "ints".
  * commit_version(db, v) makes version v (1, 2, ...): new dogs and people each time, older people
  * changed or deleted, tree entries put over earlier ones.
  *
- * fingerprint: every object, property, list element, tree entry, and the counts of a few
+ * fingerprint: every object, property, list element, map key, tree entry, and the counts of a few
  * queries (the scan, and the index on Person.name), hashed.
  */
 #ifndef STRATA_SAMPLEDB_H
@@ -77,8 +78,12 @@ __attribute__((unused)) static int fingerprint(strata_db_t *db, uint64_t *out) {
                     size_t n;
                     if ((rc = strata_list_size(t, k, info[j].col, &n, E))) break;
                     fp_u64(&f, n);
-                    for (size_t e = 0; e < n && !rc; e++)
+                    for (size_t e = 0; e < n && !rc; e++) {
                         if (!(rc = strata_list_get(t, k, info[j].col, e, &v, E))) fp_value(&f, &v);
+                        if (!rc && (info[j].flags & STRATA_PROP_MAP) &&
+                            !(rc = strata_map_key_at(t, k, info[j].col, e, &v, E)))
+                            fp_value(&f, &v);
+                    }
                 } else if (!(rc = strata_obj_get(t, k, info[j].col, &v, E))) {
                     fp_value(&f, &v);
                 }
@@ -144,13 +149,13 @@ static strata_value vlink(int64_t k) { return (strata_value){.type = STRATA_TYPE
 static uint8_t big[9000];
 
 typedef struct cols {
-    strata_col_t name, age, photo, dogs, best, dname, dage;
+    strata_col_t name, age, photo, dogs, best, dname, dage, nick, tag, tlabel;
 } cols;
 
 /* Commit v (1..VERSIONS) of the database. */
 __attribute__((unused)) static int commit_version(strata_db_t *db, int v, cols *c) {
     strata_txn_t *w;
-    strata_table_t *p, *d;
+    strata_table_t *p, *d, *tg;
     strata_tree_t *kv, *ints;
     int rc = strata_txn_begin(db, STRATA_TXN_WRITE, &w, E);
     if (rc) return rc;
@@ -162,9 +167,15 @@ __attribute__((unused)) static int commit_version(strata_db_t *db, int v, cols *
             (rc = strata_table_add_property(p, "age", STRATA_TYPE_INT, 0, NULL, &c->age, E)) ||
             (rc = strata_table_add_property(p, "photo", STRATA_TYPE_BINARY, STRATA_PROP_NULLABLE, NULL, &c->photo, E)) ||
             (rc = strata_table_add_property(p, "dogs", STRATA_TYPE_LINK, STRATA_PROP_LIST, "Dog", &c->dogs, E)) ||
-            (rc = strata_table_add_property(p, "best", STRATA_TYPE_LINK, 0, "Dog", &c->best, E)))
+            (rc = strata_table_add_property(p, "best", STRATA_TYPE_LINK, 0, "Dog", &c->best, E)) ||
+            (rc = strata_table_create(w, "Tag", &tg, E)) ||
+            (rc = strata_table_add_property(tg, "label", STRATA_TYPE_STRING, 0, NULL, &c->tlabel, E)) ||
+            (rc = strata_table_set_embedded(tg, true, 0, E)) ||
+            (rc = strata_table_add_property(p, "nick", STRATA_TYPE_INT, STRATA_PROP_MAP, NULL, &c->nick, E)) ||
+            (rc = strata_table_add_property(p, "tag", STRATA_TYPE_LINK, 0, "Tag", &c->tag, E)))
             goto out;
-    } else if ((rc = strata_table_open(w, "Dog", &d, E)) || (rc = strata_table_open(w, "Person", &p, E))) {
+    } else if ((rc = strata_table_open(w, "Dog", &d, E)) || (rc = strata_table_open(w, "Person", &p, E)) ||
+               (rc = strata_table_open(w, "Tag", &tg, E))) {
         goto out;
     }
     if ((rc = strata_tree_open(w, "kv", STRATA_KEY_BYTES, STRATA_TREE_CREATE, &kv, E)) ||
@@ -194,6 +205,17 @@ __attribute__((unused)) static int commit_version(strata_db_t *db, int v, cols *
                 goto out;
         if (i % 3 == 0 && (rc = strata_obj_set(p, k, c->best, (strata_value[]){vlink((v - 1) * 25 + i % 25)}, E)))
             goto out;
+        for (int j = 0; j < i % 3; j++) { /* a map, keys out of order */
+            snprintf(s, sizeof s, "%s%d", j ? "ü" : "k", (i * 7 + j) % 10);
+            if ((rc = strata_map_set(p, k, c->nick, s, strlen(s), (strata_value[]){vint(i * v + j)}, NULL, E))) goto out;
+        }
+        if (i % 4 == 1) { /* an embedded tag */
+            strata_key_t t;
+            snprintf(s, sizeof s, "tag %d.%d", v, i);
+            if ((rc = strata_obj_create(tg, &t, E)) || (rc = strata_obj_set(tg, t, c->tlabel, (strata_value[]){vstr(s)}, E)) ||
+                (rc = strata_obj_set(p, k, c->tag, (strata_value[]){vlink(t)}, E)))
+                goto out;
+        }
     }
     if (v > 1) {
         for (strata_key_t k = (v - 2) * 40; k < (v - 2) * 40 + 40; k += 5)
