@@ -19,6 +19,23 @@ final class Resident: Object {
     @Persisted var byName: Map<String, Address?>
 }
 
+final class Leaf: EmbeddedObject {
+    @Persisted var value = 0
+}
+
+final class Branch: EmbeddedObject {
+    @Persisted var value = 0
+    @Persisted var child: Leaf?
+    @Persisted var children: List<Leaf>
+    @Persisted(originProperty: "branch") var trees: LinkingObjects<Tree>
+}
+
+final class Tree: Object {
+    @Persisted var branch: Branch?
+    @Persisted var branches: List<Branch>
+    @Persisted var named: Map<String, Branch?>
+}
+
 @Suite("EmbeddedObject: owned by one parent")
 struct EmbeddedObjectTests {
     private func realm(_ dir: TempDir) throws -> Realm {
@@ -70,6 +87,22 @@ struct EmbeddedObjectTests {
         try realm.write { realm.create(Resident.self, value: ["name": "bob", "home": ann.home!]) }
         #expect(try count(realm, "Address") == 2)
         #expect(realm.object(ofType: Resident.self, forPrimaryKey: "bob")?.home?.city == "Paris")
+    }
+
+    @Test func createCopiesANestedTreeOfEmbeddedObjects() throws {
+        let dir = TempDir()
+        let realm = try Realm(configuration: config(dir, types: [Tree.self, Branch.self, Leaf.self]))
+        realm.beginWrite()
+        let tree = realm.create(Tree.self, value: [
+            "branch": ["value": 5, "child": ["value": 6], "children": [[7], [8]]] as [String: Any],
+            "branches": [[9], [10]], "named": ["x": [11]]])
+        let copy = realm.create(Tree.self, value: tree)
+        #expect(copy.branch?.value == 5 && copy.branch?.child?.value == 6)
+        #expect(copy.branch?.children.map(\.value) == [7, 8] && copy.branches.map(\.value) == [9, 10])
+        #expect(copy.named["x"]??.value == 11 && tree.branches.map(\.value) == [9, 10])
+        #expect(copy.branch?.trees.count == 1)
+        try realm.commitWrite()
+        #expect(try realm.instance.shared.db.verify() == ())
     }
 
     @Test func aSecondParentTrapsNamingTheClass() async throws {

@@ -417,6 +417,21 @@ struct NotificationTests {
         token.invalidate()
     }
 
+    @Test func aCollectionObservedThroughLinkingObjectsHearsOfThem() throws {
+        let dir = TempDir()
+        let realm = try Realm(configuration: config(dir))
+        let p = Person(value: ["name": "张三"])
+        p.dogs.append(Dog(value: ["name": "小白", "age": 1]))
+        try realm.write { realm.add(p); realm.add(Dog(value: ["name": "alone"])) }
+        let log = ChangeLog()
+        let token = realm.objects(Dog.self).observe(keyPaths: ["owners.name"]) { log.add($0) }
+        realm.refresh()
+        try realm.write { p.name = "李四" }   // counts: the owners' names
+        try realm.write { p.age = 40 }        // does not
+        #expect(log.all == [ChangeLog.Entry(initial: 2), ChangeLog.Entry(modifications: [0])])
+        token.invalidate()
+    }
+
     @Test func listsTellElementsInsertedMovedRemovedAndModified() throws {
         let dir = TempDir()
         let realm = try Realm(configuration: config(dir, types: zooTypes + [Book.self]))

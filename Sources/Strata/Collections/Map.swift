@@ -299,6 +299,21 @@ extension Map: PropertyCollection {
     static var kindName: String { "Map" }
 }
 
+extension Map: Equatable {
+    /// RealmSwift's equality: two unmanaged maps with the same keys and values, else the same
+    /// map (the same property of the same object).
+    public static func == (lhs: Map, rhs: Map) -> Bool {
+        guard lhs.managed == nil && rhs.managed == nil else { return lhs.isSameCollection(as: rhs) }
+        return lhs.storage.count == rhs.storage.count && lhs.storage.allSatisfy { rhs.storage[$0.key] == $0.value }
+    }
+
+    /// NSObject's equality (RealmSwift's maps are NSObjects): `==` with another Map.
+    public func isEqual(_ object: Any?) -> Bool {
+        guard let other = object as? Map else { return false }
+        return self == other
+    }
+}
+
 /// The iterator of a `Map`: its entries when iteration began.
 public struct RLMMapIterator<Element: _RealmMapValue>: IteratorProtocol {
     private var items: IndexingIterator<[Element]>

@@ -222,7 +222,12 @@ extension Object: _OptionalPersistable {
     }
 
     public static func _strataToStored(_ value: Object, _ at: _ManagedProperty) -> _Stored {
-        _Stored(.link(at.accessor.realm.keyForLink(
+        // an embedded object set again where it is: its own place, nothing changes
+        if value is EmbeddedObject, let a = value.__accessor, a.realm === at.accessor.realm,
+           case .link(let k) = at.read(), k == a.key {
+            return _Stored(.link(k))
+        }
+        return _Stored(.link(at.accessor.realm.keyForLink(
             value, what: "\(at.accessor.info.name).\(at.accessor.info.properties[at.index].name)")))
     }
 }

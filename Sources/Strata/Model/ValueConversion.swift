@@ -199,18 +199,33 @@ extension List: _StrataListType {
     }
 }
 
+/// An object being copied, the same one however it was reached: a managed object by its Realm,
+/// table and key (each access hands out another instance, and a freed one's identifier is
+/// reused), an unmanaged one by identity (kept alive, so its identifier is not reused).
+struct CopySource: Hashable {
+    let object: Object
+    init(_ object: Object) { self.object = object }
+
+    private var identity: AnyHashable {
+        if let a = object.__accessor { return AnyHashable([AnyHashable(ObjectIdentifier(a.realm)), a.info.tableName, a.key]) }
+        return AnyHashable(ObjectIdentifier(object))
+    }
+    static func == (a: CopySource, b: CopySource) -> Bool { a.identity == b.identity }
+    func hash(into h: inout Hasher) { h.combine(identity) }
+}
+
 /// `Object(value:)` and `create(_:value:)`: properties from a dictionary, an array or an object.
 enum ObjectCopy {
     /// `copyingInto`: for `create`: linked objects not managed by that Realm (unmanaged, or of
     /// another Realm) are copied, never adopted (RealmSwift's create copies them); `copies`
     /// keeps one copy per object (a graph with cycles).
     static func fill(_ o: Object, from value: Any, copyingInto realm: RealmInstance? = nil) {
-        var copies: [ObjectIdentifier: Object] = [:]
+        var copies: [CopySource: Object] = [:]
         fill(o, from: value, copyingInto: realm, copies: &copies)
     }
 
     private static func fill(_ o: Object, from value: Any, copyingInto realm: RealmInstance?,
-                             copies: inout [ObjectIdentifier: Object]) {
+                             copies: inout [CopySource: Object]) {
         let info = ClassInfo.of(type(of: o))
         let settable = info.properties.filter { $0.kind.collection != .linkingObjects }
         func set(_ v: Any, _ p: ClassInfo.PropertyInfo) {
@@ -250,12 +265,13 @@ enum ObjectCopy {
 
     /// A link's value for `create`: objects not managed by `realm` copied (each once), arrays and
     /// sequences element by element; other values as they are.
-    private static func copied(_ v: Any, into realm: RealmInstance, copies: inout [ObjectIdentifier: Object]) -> Any {
+    private static func copied(_ v: Any, into realm: RealmInstance, copies: inout [CopySource: Object]) -> Any {
         if let obj = v as? Object {
             if let a = obj.__accessor, a.realm === realm, !(obj is EmbeddedObject) { return obj } // embedded: copied
-            if let done = copies[ObjectIdentifier(obj)] { return done }
+            let source = CopySource(obj)
+            if let done = copies[source] { return done }
             let copy = type(of: obj).init()
-            copies[ObjectIdentifier(obj)] = copy
+            copies[source] = copy
             fill(copy, from: obj, copyingInto: realm, copies: &copies)
             return copy
         }

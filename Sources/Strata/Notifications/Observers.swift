@@ -15,9 +15,10 @@ struct ModificationCheck {
         var own = Set<UInt32>()
         var links: [Int: (TableInfo, Set<UInt32>?)] = [:]
         let props = info.properties
-        func target(_ i: Int) -> TableInfo? {
+        /// The class a property links to; linking objects only when a key path names them.
+        func target(_ i: Int, backlinks: Bool = false) -> TableInfo? {
             let k = props[i].kind
-            guard k.type == .link, k.collection != .linkingObjects, let t = k.target else { return nil }
+            guard k.type == .link, backlinks || k.collection != .linkingObjects, let t = k.target else { return nil }
             return realm.tableInfo(t)
         }
         if let paths = keyPaths {
@@ -28,7 +29,7 @@ struct ModificationCheck {
                 }
                 if info.cols[i] != 0 { own.insert(info.cols[i]) }
                 if parts.count == 2 {
-                    guard let t = target(i) else {
+                    guard let t = target(i, backlinks: true) else {
                         strataTrap("Invalid key path '\(path)' for class '\(info.name)': '\(parts[0])' is not a link")
                     }
                     let sub = parts[1].split(separator: ".").first.map(String.init) ?? parts[1]
@@ -75,8 +76,12 @@ struct ModificationCheck {
         var found: [Int] = []
         for (n, l) in links.enumerated() where !targets[n].isEmpty {
             let a = ObjectAccessor(realm: ctx.realm, info: info, key: key)
-            let kind = info.properties[l.index].kind.collection
-            if kind == .list || kind == .set || kind == .map {
+            let p = info.properties[l.index]
+            let kind = p.kind.collection
+            if kind == .linkingObjects, let origin = p.originProperty, let i = l.target.classInfo.index(named: origin) {
+                let owners = LinkingOwner(info: info, key: key, index: l.index, origin: l.target, originCol: l.target.cols[i])
+                if owners.keys(in: ctx.realm).contains(where: targets[n].contains) { found.append(l.index) }
+            } else if kind == .list || kind == .set || kind == .map {
                 for i in 0..<a.listCount(l.index) {
                     if case .link(let k) = a.listGet(l.index, i), targets[n].contains(k) { found.append(l.index); break }
                 }

@@ -149,6 +149,11 @@ extension RealmInstance {
     /// The key of `o` for a link from this Realm: o itself if managed here, else o once added
     /// (with the policy of the add in progress, if any).
     func keyForLink(_ o: Object, what: @autoclosure () -> String) -> Int64 {
+        if let a = o.__accessor, o is EmbeddedObject, a.realm.shared === shared {
+            // owned by one parent: a managed one cannot be linked again (RealmSwift's trap)
+            strataTrap("Cannot add an existing managed embedded object ('\(type(of: o).className())') to \(what()): "
+                       + "it already has a parent; assign an unmanaged copy instead")
+        }
         if let a = o.__accessor {
             if a.realm === self { return a.key }
             if a.realm.shared === shared && !a.realm.isInWriteTransaction { return a.key }
