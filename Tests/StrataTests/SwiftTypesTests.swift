@@ -272,6 +272,14 @@ struct DynamicObjectTests {
 
 @Suite("Key paths through links")
 struct ChainedKeyPathTests {
+    @Test func keyPathsThroughCollectionsNameTheirPath() {
+        #expect(_name(for: \Person.dogs[0].name) == "dogs.name")
+        #expect(_name(for: \Dog.owners[0].company?.name) == "owners.company.name")
+        #expect(_name(for: \Tree.branches[0].child?.value) == "branches.child.value")
+        #expect(_name(for: \Tree.named[""]??.children[0].value) == "named.children.value")
+        #expect(_name(for: \Person.dogs) == "dogs")
+    }
+
     @Test func keyPathsThroughToOneLinksNameTheirPath() throws {
         #expect(_name(for: \Person.company?.name) == "company.name")
         #expect(_name(for: \Person.name) == "name")

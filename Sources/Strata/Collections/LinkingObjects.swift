@@ -14,6 +14,8 @@ public struct LinkingObjects<Element: Object>: RealmCollection {
     /// The object whose linking objects these are, and the property: to read them again (in
     /// another version, or another Realm of the file).
     let owner: LinkingOwner?
+    /// Set while a key path is probed through these (`\.owners[0].name`).
+    private var probe: _KeyPathProbe?
 
     init(owner: LinkingOwner?, realm: RealmInstance?) {
         self.owner = owner
@@ -38,6 +40,7 @@ public struct LinkingObjects<Element: Object>: RealmCollection {
     public var count: Int { results?.count ?? 0 }
 
     public subscript(position: Int) -> Element {
+        if let probe, let e = probe.element(Element.self) { return e }
         guard let r = results else { strataTrap("Index \(position) is out of bounds: the LinkingObjects of an unmanaged object are empty") }
         return r[position]
     }
@@ -124,5 +127,13 @@ struct LinkingOwner {
             ObjectAccessor(realm: realm, info: info, key: key).trapIfDeleted(what)
             strataTrap("cannot read \(what): \(error)")
         }
+    }
+}
+
+extension LinkingObjects: _ProbingCollection {
+    static func _strataProbing(_ probe: _KeyPathProbe) -> Any {
+        var l = LinkingObjects(owner: nil, realm: nil)
+        l.probe = probe
+        return l
     }
 }

@@ -11,6 +11,8 @@ import Foundation
 public final class List<Element: RealmCollectionValue>: RealmCollection, RangeReplaceableCollection, MutableCollection {
     private var items: [Element]
     let managed: _ManagedProperty?
+    /// Set while a key path is probed through this list (`\.dogs[0].name`).
+    private var probe: _KeyPathProbe?
 
     /// An empty, unmanaged list.
     public init() {
@@ -43,6 +45,7 @@ public final class List<Element: RealmCollectionValue>: RealmCollection, RangeRe
 
     public subscript(position: Int) -> Element {
         get {
+            if let probe, let e = probe.element(Element.self) { return e }
             guard let m = managed else { return items[position] }
             checkIndex(position, count)
             return Element._strataElement(_Stored(m.accessor.listGet(m.index, position)), context)
@@ -238,5 +241,13 @@ extension List: _QueryArgSequence where Element: Object {
 extension List: _Describable {
     func _strataDescription(depth: Int) -> String {
         RealmDescription.collection("List", element: Element.self, self, identity: self, depth: depth)
+    }
+}
+
+extension List: _ProbingCollection {
+    static func _strataProbing(_ probe: _KeyPathProbe) -> Any {
+        let l = List()
+        l.probe = probe
+        return l
     }
 }

@@ -27,6 +27,8 @@ public final class Map<Key: _MapKey, Value: RealmCollectionValue>: RealmKeyedCol
     /// Unmanaged: the entries.
     private var storage: [Key: Value]
     let managed: _ManagedProperty?
+    /// Set while a key path is probed through this map (`\.byName[""]??.city`).
+    private var probe: _KeyPathProbe?
 
     /// An empty, unmanaged map.
     public init() {
@@ -91,6 +93,7 @@ public final class Map<Key: _MapKey, Value: RealmCollectionValue>: RealmKeyedCol
     /// The value of `key`, or nil when the map lacks it; assigning nil removes the key.
     public subscript(key: Key) -> Value? {
         get {
+            if let probe, let e = probe.element(Value.self) { return e }
             guard let m = managed else { return storage[key] }
             let ctx = context
             let found = readCore(m) { t, k, col in try t.mapGet(k, col, key._strataKey) }
@@ -297,6 +300,14 @@ public final class Map<Key: _MapKey, Value: RealmCollectionValue>: RealmKeyedCol
 
 extension Map: PropertyCollection {
     static var kindName: String { "Map" }
+}
+
+extension Map: _ProbingCollection {
+    static func _strataProbing(_ probe: _KeyPathProbe) -> Any {
+        let m = Map()
+        m.probe = probe
+        return m
+    }
 }
 
 extension Map: Equatable {

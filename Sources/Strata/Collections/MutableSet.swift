@@ -15,6 +15,8 @@ public final class MutableSet<Element: RealmCollectionValue>: RealmCollection {
     /// Unmanaged: the elements, unique, in the order they were inserted.
     private var items: [Element]
     let managed: _ManagedProperty?
+    /// Set while a key path is probed through this set (`\.tags[0].name`).
+    private var probe: _KeyPathProbe?
 
     /// An empty, unmanaged set.
     public init() {
@@ -40,6 +42,7 @@ public final class MutableSet<Element: RealmCollectionValue>: RealmCollection {
 
     /// The element at a position of the file's (meaningless) order.
     public subscript(position: Int) -> Element {
+        if let probe, let e = probe.element(Element.self) { return e }
         guard let m = managed else { return items[position] }
         let n = count
         if position < 0 || position >= n {
@@ -222,5 +225,13 @@ extension MutableSet: Encodable where Element: Encodable {}
 extension MutableSet: _Describable {
     func _strataDescription(depth: Int) -> String {
         RealmDescription.collection("MutableSet", element: Element.self, self, identity: self, depth: depth)
+    }
+}
+
+extension MutableSet: _ProbingCollection {
+    static func _strataProbing(_ probe: _KeyPathProbe) -> Any {
+        let s = MutableSet()
+        s.probe = probe
+        return s
     }
 }

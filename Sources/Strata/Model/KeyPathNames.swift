@@ -22,16 +22,38 @@ public final class _KeyPathProbe {
         handedOut = nil
     }
 
-    /// For a to-one link read while probing: a probing object of the target class, as `V`.
+    /// For a to-one link read while probing: a probing object of the target class, as `V`; for
+    /// a collection of objects, a collection whose elements are probing objects (`\.dogs[0].name`
+    /// reads "dogs.name").
     @usableFromInline
     func linked<V: _Persistable>(_: V.Type) -> V? {
         let kind = V._strataKind
-        guard kind.collection == .none, kind.type == .link, let target = kind.target else { return nil }
+        guard kind.type == .link, let target = kind.target else { return nil }
+        if kind.collection != .none {
+            handedOut = nil
+            return (V.self as? _ProbingCollection.Type)?._strataProbing(self) as? V
+        }
+        return object(of: target, as: V.self)
+    }
+
+    /// An element of a collection read while probing: a probing object of its class, or nil
+    /// for values.
+    func element<E: RealmCollectionValue>(_: E.Type) -> E? {
+        guard let target = E._strataElementKind.target else { return nil }
+        return object(of: target, as: E.self)
+    }
+
+    private func object<V>(of target: Object.Type, as: V.Type) -> V? {
         let o = target.init()
         o.__probe = self
         handedOut = ObjectIdentifier(o)
         return ValueConversion.convert(o, to: V.self)
     }
+}
+
+/// A collection of objects that can stand in a key path being probed (`\.dogs[0].name`).
+protocol _ProbingCollection {
+    static func _strataProbing(_ probe: _KeyPathProbe) -> Any
 }
 
 enum KeyPathNames {
