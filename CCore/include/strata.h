@@ -433,6 +433,8 @@ typedef enum strata_type {
     STRATA_TYPE_LINK = 11,      /* a to-one link: the key of an object of the target table */
     STRATA_TYPE_MIXED = 12,     /* a property that holds a value of any type but LINK */
     STRATA_TYPE_LIST = 13,      /* only as a query argument: the values of `IN $n` */
+    STRATA_TYPE_TYPED_LINK = 14,/* a link that names its table: what a MIXED property (or list,
+                                   set or map of MIXED) holds to link to an object */
 } strata_type;
 
 enum {
@@ -463,6 +465,7 @@ typedef struct strata_value {
         uint8_t uuid[16];
         struct { uint64_t low, high; } decimal;
         strata_key_t link;                              /* LINK: key in the target table */
+        struct { strata_key_t key; uint32_t table; } typed_link; /* TYPED_LINK: key, table id */
         struct { const struct strata_value *items; size_t count; } list; /* LIST */
     } u;
 } strata_value;
@@ -497,6 +500,11 @@ STRATA_API int strata_table_open(strata_txn_t *txn, const char *name, strata_tab
 STRATA_API int strata_table_drop(strata_txn_t *txn, const char *name, strata_error *err);
 /** The table's name; lives as the handle does. */
 STRATA_API const char *strata_table_name(const strata_table_t *table);
+/** The table's id (what a TYPED_LINK names; ids are never reused in a file). */
+STRATA_API uint32_t strata_table_id(const strata_table_t *table);
+/** The table of id `id`, or STRATA_ERR_NOT_FOUND. */
+STRATA_API int strata_table_open_id(strata_txn_t *txn, uint32_t id, strata_table_t **out,
+                                    strata_error *err);
 
 /**
  * Add a property. `link_target` names the target table for LINK (else must be NULL). Existing

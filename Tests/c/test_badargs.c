@@ -32,6 +32,7 @@ static strata_col_t c;
 static strata_value v, vs[4];
 static const char *s;
 static bool bo;
+static strata_table_t *tab;
 
 typedef struct bad_case {
     const char *what;
@@ -350,6 +351,10 @@ CASE(set_embedded_read, strata_table_set_embedded(table, true, 0, E))
 CASE(set_embedded_flags, strata_table_set_embedded(wtable, true, 0x80, E))
 CASE(is_embedded_null, strata_table_is_embedded(NULL, &bo, E))
 CASE(is_embedded_null_out, strata_table_is_embedded(table, NULL, E))
+CASE(open_id_null, strata_table_open_id(NULL, 1, &tab, E))
+CASE(open_id_null_out, strata_table_open_id(rtxn, 1, NULL, E))
+CASE(open_id_missing, strata_table_open_id(rtxn, 9999, &tab, E))
+CASE(set_typed_link_missing_table, strata_obj_set(wtable, key0, col_name, &(strata_value){.type = STRATA_TYPE_TYPED_LINK, .u.typed_link = {0, 9999}}, E))
 CASE(backlinks_null, strata_obj_backlinks(NULL, key0, table, col_age, &k, 1, &sz, E))
 CASE(backlinks_null_origin, strata_obj_backlinks(table, key0, NULL, col_age, &k, 1, &sz, E))
 CASE(backlinks_not_link, strata_obj_backlinks(table, key0, table, col_age, &k, 1, &sz, E))
@@ -438,7 +443,7 @@ static const bad_case cases[] = {
     C(list_size_not_list), C(list_get_null), C(list_get_null_out), C(list_get_past), C(list_insert_null),
     C(list_insert_null_value), C(list_insert_null_bytes), C(list_insert_past), C(list_set_null),
     C(list_set_past), C(list_move_null), C(list_move_past), C(list_remove_null), C(list_remove_past),
-    C(list_clear_null), C(list_clear_read), C(set_insert_null), C(set_insert_null_value), C(set_insert_not_set), C(set_insert_read), C(set_erase_null), C(set_erase_not_set), C(set_find_null), C(set_find_null_index), C(set_find_not_set), C(map_set_null), C(map_set_null_value), C(map_set_null_key), C(map_set_not_map), C(map_set_read), C(map_get_null), C(map_get_null_out), C(map_get_not_map), C(map_erase_null), C(map_erase_read), C(map_key_at_null), C(map_key_at_null_out), C(map_key_at_not_map), C(set_embedded_null), C(set_embedded_read), C(set_embedded_flags), C(is_embedded_null), C(is_embedded_null_out),
+    C(list_clear_null), C(list_clear_read), C(set_insert_null), C(set_insert_null_value), C(set_insert_not_set), C(set_insert_read), C(set_erase_null), C(set_erase_not_set), C(set_find_null), C(set_find_null_index), C(set_find_not_set), C(map_set_null), C(map_set_null_value), C(map_set_null_key), C(map_set_not_map), C(map_set_read), C(map_get_null), C(map_get_null_out), C(map_get_not_map), C(map_erase_null), C(map_erase_read), C(map_key_at_null), C(map_key_at_null_out), C(map_key_at_not_map), C(set_embedded_null), C(set_embedded_read), C(set_embedded_flags), C(is_embedded_null), C(is_embedded_null_out), C(open_id_null), C(open_id_null_out), C(open_id_missing), C(set_typed_link_missing_table),
     C(backlinks_null), C(backlinks_null_origin),
     C(backlinks_not_link), C(backlinks_null_keys), C(backlinks_null_count), C(index_find_null),
     C(index_find_null_value), C(index_find_not_indexed), C(index_find_null_keys),

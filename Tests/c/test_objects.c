@@ -1520,6 +1520,97 @@ static void set_and_map_lookups_agree_with_the_list_across_refreshes(void) {
     OK(strata_db_close(db, E));
 }
 
+/* A mixed value links to an object of any table (TYPED_LINK: table id and key): the link is
+ * checked, kept in the target's backlinks, becomes null (or leaves a set) when the object is
+ * deleted, compares in queries, and verify counts it. */
+static void mixed_values_link_to_objects_of_any_table(void) {
+    strata_db_t *db = open_db(tl_path("typedlinks.db"));
+    CHECK(db);
+    strata_txn_t *w;
+    strata_table_t *box, *dog, *cat, *emb;
+    strata_col_t any, anys, anyset, anymap, dname;
+    strata_key_t b, d1, d2, c1, e1;
+    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
+    OK(strata_table_create(w, "Dog", &dog, E));
+    OK(strata_table_add_property(dog, "name", STRATA_TYPE_STRING, 0, NULL, &dname, E));
+    OK(strata_table_create(w, "Cat", &cat, E));
+    OK(strata_table_create(w, "Emb", &emb, E));
+    OK(strata_table_set_embedded(emb, true, 0, E));
+    OK(strata_table_create(w, "Box", &box, E));
+    OK(strata_table_add_property(box, "val", STRATA_TYPE_MIXED, STRATA_PROP_INDEXED, NULL, &any, E));
+    OK(strata_table_add_property(box, "anys", STRATA_TYPE_MIXED, STRATA_PROP_LIST, NULL, &anys, E));
+    OK(strata_table_add_property(box, "anyset", STRATA_TYPE_MIXED, STRATA_PROP_SET, NULL, &anyset, E));
+    OK(strata_table_add_property(box, "anymap", STRATA_TYPE_MIXED, STRATA_PROP_MAP, NULL, &anymap, E));
+    OK(strata_obj_create(box, &b, E));
+    OK(strata_obj_create(dog, &d1, E));
+    OK(strata_obj_create(dog, &d2, E));
+    OK(strata_obj_create(cat, &c1, E));
+    OK(strata_obj_create(emb, &e1, E));
+    OK(strata_obj_set(dog, d1, dname, (strata_value[]){vstr("Rex")}, E));
+    strata_value ld1 = {.type = STRATA_TYPE_TYPED_LINK, .u.typed_link = {d1, strata_table_id(dog)}};
+    strata_value ld2 = {.type = STRATA_TYPE_TYPED_LINK, .u.typed_link = {d2, strata_table_id(dog)}};
+    strata_value lc1 = {.type = STRATA_TYPE_TYPED_LINK, .u.typed_link = {c1, strata_table_id(cat)}};
+    OK(strata_obj_set(box, b, any, &ld1, E));
+    OK(strata_list_insert(box, b, anys, 0, &ld2, E));
+    OK(strata_list_insert(box, b, anys, 1, &lc1, E));
+    OK(strata_list_insert(box, b, anys, 2, (strata_value[]){vint(7)}, E));
+    OK(strata_set_insert(box, b, anyset, &ld2, NULL, E));
+    OK(strata_set_insert(box, b, anyset, &lc1, NULL, E));
+    OK(strata_map_set(box, b, anymap, "pet", 3, &ld2, NULL, E));
+    EXPECT_CODE(strata_obj_set(box, b, any, &(strata_value){.type = STRATA_TYPE_TYPED_LINK, .u.typed_link = {99, strata_table_id(dog)}}, E),
+                STRATA_ERR_NOT_FOUND);
+    EXPECT_CODE(strata_obj_set(box, b, any, &(strata_value){.type = STRATA_TYPE_TYPED_LINK, .u.typed_link = {0, 999}}, E),
+                STRATA_ERR_NOT_FOUND);
+    EXPECT_CODE(strata_obj_set(box, b, any, &(strata_value){.type = STRATA_TYPE_TYPED_LINK, .u.typed_link = {e1, strata_table_id(emb)}}, E),
+                STRATA_ERR_WRONG_TYPE);
+    strata_value got;
+    OK(strata_obj_get(box, b, any, &got, E));
+    CHECK(got.type == STRATA_TYPE_TYPED_LINK && got.u.typed_link.key == d1 && got.u.typed_link.table == strata_table_id(dog));
+    strata_table_t *byid;
+    OK(strata_table_open_id(w, strata_table_id(cat), &byid, E));
+    CHECK(byid == cat);
+    EXPECT_CODE(strata_table_open_id(w, 999, &byid, E), STRATA_ERR_NOT_FOUND);
+    OK(strata_obj_delete(cat, c1, E)); /* its place in the list becomes null; it leaves the set */
+    size_t n;
+    OK(strata_list_size(box, b, anys, &n, E));
+    CHECK(n == 3);
+    OK(strata_list_get(box, b, anys, 1, &got, E));
+    CHECK(got.type == STRATA_TYPE_NULL);
+    OK(strata_list_size(box, b, anyset, &n, E));
+    CHECK(n == 1);
+    OK(strata_txn_commit(w, E));
+    strata_txn_free(w);
+    OK(strata_db_verify(db, E));
+    strata_txn_t *r;
+    OK(strata_txn_begin(db, STRATA_TXN_READ, &r, E));
+    strata_query_t *q;
+    uint64_t count;
+    OK(strata_query_compile(r, "Box", "val == $0 AND ANY anys == $1 AND anymap['pet'] == $1", &q, E));
+    strata_value args[2] = {ld1, ld2};
+    OK(strata_query_count(q, r, args, 2, &count, E));
+    CHECK(count == 1);
+    args[0] = ld2;
+    OK(strata_query_count(q, r, args, 2, &count, E));
+    CHECK(count == 0);
+    strata_query_free(q);
+    strata_txn_free(r);
+    /* deleting the dogs: the property, the list element and the map value become null */
+    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
+    OK(strata_table_open(w, "Dog", &dog, E));
+    OK(strata_table_open(w, "Box", &box, E));
+    OK(strata_table_clear(dog, E));
+    OK(strata_obj_get(box, b, any, &got, E));
+    CHECK(got.type == STRATA_TYPE_NULL);
+    OK(strata_map_get(box, b, anymap, "pet", 3, &got, E));
+    CHECK(got.type == STRATA_TYPE_NULL);
+    OK(strata_list_size(box, b, anyset, &n, E));
+    CHECK(n == 0);
+    OK(strata_txn_commit(w, E));
+    strata_txn_free(w);
+    OK(strata_db_verify(db, E));
+    OK(strata_db_close(db, E));
+}
+
 /* ------------------------------------------------------------------ differential test */
 
 #define M_OBJS 3000
@@ -1855,6 +1946,7 @@ static const tl_test tests[] = {
     TL_TEST(maps_keep_values_by_key),
     TL_TEST(embedded_objects_belong_to_one_parent),
     TL_TEST(set_and_map_lookups_agree_with_the_list_across_refreshes),
+    TL_TEST(mixed_values_link_to_objects_of_any_table),
     TL_TEST(random_operations_match_a_model),
     TL_TEST(point_reads_in_a_long_read_transaction_find_every_cluster),
 };

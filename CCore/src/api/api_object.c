@@ -88,6 +88,20 @@ int strata_table_drop(strata_txn_t *txn, const char *name, strata_error *err) {
 
 const char *strata_table_name(const strata_table_t *table) { return table ? table->name : NULL; }
 
+uint32_t strata_table_id(const strata_table_t *table) { return table ? table->id : 0; }
+
+int strata_table_open_id(strata_txn_t *txn, uint32_t id, strata_table_t **out, strata_error *err) {
+    LOCAL_ERR;
+    st_store *store = NULL;
+    int rc = st_txn_check(txn, false, err);
+    if (rc || (rc = need(out, "strata_table_open_id", "out", err)) || (rc = st_store_get(txn, &store, err)))
+        return rc;
+    strata_table_t *t = st_table_by_id(store, id);
+    if (!t) return st_err(err, STRATA_ERR_NOT_FOUND, "no table with id %u", id);
+    *out = t;
+    return STRATA_OK;
+}
+
 int strata_table_add_property(strata_table_t *table, const char *name, strata_type type,
                               unsigned flags, const char *link_target, strata_col_t *col,
                               strata_error *err) {

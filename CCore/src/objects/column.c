@@ -98,6 +98,7 @@ unsigned st_type_fixed_size(uint8_t type) {
     case STRATA_TYPE_OBJECT_ID: return 12;
     case STRATA_TYPE_UUID: return 16;
     case STRATA_TYPE_DECIMAL128: return 16;
+    case STRATA_TYPE_TYPED_LINK: return 12; /* u32 table id, u64 key (inside mixed values) */
     default: return 0;
     }
 }
@@ -127,6 +128,10 @@ static void fixed_put(uint8_t type, const strata_value *v, uint8_t *out) {
         st_wr64(out, v->u.decimal.low);
         st_wr64(out + 8, v->u.decimal.high);
         break;
+    case STRATA_TYPE_TYPED_LINK:
+        st_wr32(out, v->u.typed_link.table);
+        st_wr64(out + 4, (uint64_t)v->u.typed_link.key);
+        break;
     }
 }
 
@@ -144,6 +149,10 @@ static void fixed_get(uint8_t type, const uint8_t *in, strata_value *v) {
     case STRATA_TYPE_DECIMAL128:
         v->u.decimal.low = st_rd64(in);
         v->u.decimal.high = st_rd64(in + 8);
+        break;
+    case STRATA_TYPE_TYPED_LINK:
+        v->u.typed_link.table = st_rd32(in);
+        v->u.typed_link.key = (strata_key_t)st_rd64(in + 4);
         break;
     }
 }

@@ -92,6 +92,11 @@ static size_t encode_value(const strata_value *v, uint8_t *out, bool *truncated,
     }
     case STRATA_TYPE_OBJECT_ID: memcpy(out + o, v->u.object_id, 12); o += 12; break;
     case STRATA_TYPE_UUID: memcpy(out + o, v->u.uuid, 16); o += 16; break;
+    case STRATA_TYPE_TYPED_LINK: /* a mixed value's link: table, then key */
+        st_wr_be32(out + o, v->u.typed_link.table);
+        st_wr_be64(out + o + 4, (uint64_t)v->u.typed_link.key ^ (1ull << 63));
+        o += 12;
+        break;
     case STRATA_TYPE_STRING: {
         if (v->type == STRATA_TYPE_BINARY && !mixed) break;
         const uint8_t *s = v->u.bytes.data;
@@ -282,6 +287,8 @@ bool st_value_equal(const strata_value *a, const strata_value *b) {
     case STRATA_TYPE_DECIMAL128:
         return a->u.decimal.low == b->u.decimal.low && a->u.decimal.high == b->u.decimal.high;
     case STRATA_TYPE_LINK: return a->u.link == b->u.link;
+    case STRATA_TYPE_TYPED_LINK:
+        return a->u.typed_link.key == b->u.typed_link.key && a->u.typed_link.table == b->u.typed_link.table;
     default: return false;
     }
 }
@@ -317,6 +324,9 @@ void st_value_describe(const strata_value *v, char *buf, size_t cap) {
                  (unsigned long long)v->u.decimal.low);
         break;
     case STRATA_TYPE_LINK: snprintf(buf, cap, "link(%lld)", (long long)v->u.link); break;
+    case STRATA_TYPE_TYPED_LINK:
+        snprintf(buf, cap, "link(table %u, %lld)", v->u.typed_link.table, (long long)v->u.typed_link.key);
+        break;
     default: snprintf(buf, cap, "?"); break;
     }
 }

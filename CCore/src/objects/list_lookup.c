@@ -51,6 +51,10 @@ static int value_order(const strata_value *a, const strata_value *b) {
     case STRATA_TYPE_BOOL: return (a->u.b > b->u.b) - (a->u.b < b->u.b);
     case STRATA_TYPE_INT: return (a->u.i > b->u.i) - (a->u.i < b->u.i);
     case STRATA_TYPE_LINK: return (a->u.link > b->u.link) - (a->u.link < b->u.link);
+    case STRATA_TYPE_TYPED_LINK: {
+        int c = (a->u.typed_link.table > b->u.typed_link.table) - (a->u.typed_link.table < b->u.typed_link.table);
+        return c ? c : (a->u.typed_link.key > b->u.typed_link.key) - (a->u.typed_link.key < b->u.typed_link.key);
+    }
     case STRATA_TYPE_FLOAT:
     case STRATA_TYPE_DOUBLE: {
         double x = a->type == STRATA_TYPE_FLOAT ? a->u.f : a->u.d, y = b->type == STRATA_TYPE_FLOAT ? b->u.f : b->u.d;

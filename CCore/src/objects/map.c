@@ -91,14 +91,9 @@ static int map_set(strata_table_t *t, int64_t key, st_prop *p, uint64_t id, stra
     v[at] = nv;
     /* the record first (the keys point into it), then the links: letting go of an embedded
      * object deletes it, which may change this table's lists */
-    if ((rc = st_list_write(t, key, p, id, v, *kp, n, err))) return rc;
-    if (target && nv.type == STRATA_TYPE_LINK &&
-        (rc = st_backlink_add(target, nv.u.link, t->id, p->id, key, 1, err)))
+    if ((rc = st_list_write(t, key, p, id, v, *kp, n, err)) || (rc = st_backlink_of(t, p, &nv, key, 1, err)))
         return rc;
-    if (target && old.type == STRATA_TYPE_LINK &&
-        (rc = st_backlink_add(target, old.u.link, t->id, p->id, key, -1, err)))
-        return rc;
-    return STRATA_OK;
+    return st_backlink_of(t, p, &old, key, -1, err);
 }
 
 int st_map_op(strata_table_t *t, int64_t key, uint32_t col, st_map_edit op, const strata_value *mk,
@@ -143,9 +138,7 @@ int st_map_op(strata_table_t *t, int64_t key, uint32_t col, st_map_edit op, cons
         memmove(v + at, v + at + 1, (n - at - 1) * sizeof *v);
         memmove(keys + at, keys + at + 1, (n - at - 1) * sizeof *keys);
         rc = st_list_write(t, key, p, id, v, keys, n - 1, err);
-        if (rc == STRATA_OK && p->type == STRATA_TYPE_LINK && gone.type == STRATA_TYPE_LINK)
-            rc = st_backlink_add(st_table_by_id(t->store, p->target), gone.u.link, t->id, p->id,
-                                 key, -1, err);
+        if (rc == STRATA_OK) rc = st_backlink_of(t, p, &gone, key, -1, err);
         if (rc) st_txn_fail(t->txn, rc);
         break;
     case ST_MAP_SET:

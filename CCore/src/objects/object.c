@@ -95,7 +95,7 @@ int st_value_shape(const strata_value *v, const char *what, strata_error *err) {
         }
         return STRATA_OK;
     default:
-        if ((unsigned)v->type > STRATA_TYPE_LIST)
+        if ((unsigned)v->type > STRATA_TYPE_TYPED_LINK)
             return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "%s: unknown value type %d", what,
                           (int)v->type);
         return STRATA_OK;
@@ -125,8 +125,8 @@ int st_value_check(strata_table_t *t, const st_prop *p, const strata_value *v, b
     }
     strata_type want = (strata_type)p->type;
     if (want == STRATA_TYPE_MIXED) {
-        if (v->type == STRATA_TYPE_LINK || v->type == STRATA_TYPE_MIXED ||
-            v->type < STRATA_TYPE_NULL || v->type > STRATA_TYPE_MIXED)
+        if (v->type == STRATA_TYPE_LINK || v->type == STRATA_TYPE_MIXED || v->type == STRATA_TYPE_LIST ||
+            v->type < STRATA_TYPE_NULL || v->type > STRATA_TYPE_TYPED_LINK)
             return st_err(err, STRATA_ERR_WRONG_TYPE, "'%s.%s' is mixed: it cannot hold a %s",
                           t->name, p->name, st_type_name(v->type));
     } else if (v->type != want) {
@@ -150,6 +150,26 @@ int st_value_check(strata_table_t *t, const st_prop *p, const strata_value *v, b
     case STRATA_TYPE_BINARY:
         if (!norm->u.bytes.data) norm->u.bytes.data = "";
         break;
+    case STRATA_TYPE_TYPED_LINK: { /* a mixed value's link: a live object of a top-level table */
+        strata_table_t *target = st_table_by_id(t->store, norm->u.typed_link.table);
+        if (!target)
+            return st_err(err, STRATA_ERR_NOT_FOUND, "'%s.%s': a link to table id %u, which does not exist",
+                          t->name, p->name, norm->u.typed_link.table);
+        if (st_table_embedded(target))
+            return st_err(err, STRATA_ERR_WRONG_TYPE, "'%s.%s' is mixed: it cannot link to an object of "
+                          "the embedded table '%s'", t->name, p->name, target->name);
+        st_objref ref;
+        strata_error e2;
+        int rc = st_obj_locate(target, norm->u.typed_link.key, &ref, &e2);
+        if (rc == STRATA_ERR_NOT_FOUND)
+            return st_err(err, STRATA_ERR_NOT_FOUND, "'%s.%s' links to '%s': object %lld does not exist there",
+                          t->name, p->name, target->name, (long long)norm->u.typed_link.key);
+        if (rc) {
+            *err = e2;
+            return rc;
+        }
+        break;
+    }
     case STRATA_TYPE_LINK: {
         strata_table_t *target = st_table_by_id(t->store, p->target);
         if (!target) return ST_CORRUPT(err, "'%s.%s' links to a missing table", t->name, p->name);
@@ -210,6 +230,16 @@ int st_backlink_add(strata_table_t *target, int64_t tkey, uint32_t otable, uint3
     uint8_t cv[4];
     st_wr32(cv, (uint32_t)count);
     return st_tree_put(bt, k, 24, cv, 4, err);
+}
+
+int st_backlink_of(strata_table_t *t, const st_prop *p, const strata_value *v, int64_t okey,
+                   int delta, strata_error *err) {
+    int64_t k;
+    strata_table_t *target = st_link_target(t, p, v, &k);
+    if (!target && v->type == STRATA_TYPE_TYPED_LINK)
+        return ST_CORRUPT(err, "'%s.%s' of object %lld links to table id %u, which does not exist", t->name,
+                          p->name, (long long)okey, v->u.typed_link.table);
+    return target ? st_backlink_add(target, k, t->id, p->id, okey, delta, err) : STRATA_OK;
 }
 
 typedef struct backlink {
@@ -312,6 +342,10 @@ static size_t elem_put(const strata_value *v, uint8_t *o) {
         st_wr64(o + 1, v->u.decimal.low);
         st_wr64(o + 9, v->u.decimal.high);
         return 17;
+    case STRATA_TYPE_TYPED_LINK:
+        st_wr32(o + 1, v->u.typed_link.table);
+        st_wr64(o + 5, (uint64_t)v->u.typed_link.key);
+        return 13;
     default: return 1;
     }
 }
@@ -359,6 +393,10 @@ static int elem_get(const strata_table_t *t, const st_prop *p, const uint8_t *b,
     case STRATA_TYPE_DECIMAL128:
         v->u.decimal.low = st_rd64(b + 1);
         v->u.decimal.high = st_rd64(b + 9);
+        break;
+    case STRATA_TYPE_TYPED_LINK:
+        v->u.typed_link.table = st_rd32(b + 1);
+        v->u.typed_link.key = (strata_key_t)st_rd64(b + 5);
         break;
     default: break;
     }
@@ -480,14 +518,12 @@ static int list_store(strata_table_t *t, int64_t owner, uint32_t col, uint64_t l
 int st_list_free_storage(strata_table_t *t, const st_prop *p, uint64_t list_id, int64_t okey,
                          strata_error *err) {
     if (!list_id) return STRATA_OK;
-    if (p->type == STRATA_TYPE_LINK) {
+    if (st_prop_links(p)) {
         strata_value *v;
         size_t n;
         int rc = st_list_load(t, p, list_id, &v, &n, err);
         if (rc) return rc;
-        strata_table_t *target = st_table_by_id(t->store, p->target);
-        for (size_t i = 0; rc == STRATA_OK && i < n; i++)
-            rc = st_backlink_add(target, v[i].u.link, t->id, p->id, okey, -1, err);
+        for (size_t i = 0; rc == STRATA_OK && i < n; i++) rc = st_backlink_of(t, p, &v[i], okey, -1, err);
         free(v);
         if (rc) return rc;
     }
@@ -622,14 +658,11 @@ int st_list_op(strata_table_t *t, int64_t key, uint32_t col, st_list_edit op, si
         if (op == ST_LIST_INSERT) {
             memmove(v + a + 1, v + a, (n - a) * sizeof *v);
             n++;
-        } else if (target && v[a].type == STRATA_TYPE_LINK &&
-                   (rc = st_backlink_add(target, v[a].u.link, t->id, p->id, key, -1, err))) {
+        } else if ((rc = st_backlink_of(t, p, &v[a], key, -1, err))) {
             break;
         }
         v[a] = nv;
-        if (target && nv.type == STRATA_TYPE_LINK &&
-            (rc = st_backlink_add(target, nv.u.link, t->id, p->id, key, 1, err)))
-            break;
+        if ((rc = st_backlink_of(t, p, &nv, key, 1, err))) break;
         rc = st_list_write(t, key, p, id, v, NULL, n, err);
         break;
     }
@@ -650,16 +683,12 @@ int st_list_op(strata_table_t *t, int64_t key, uint32_t col, st_list_edit op, si
             rc = index_error(t, p, a, n, err);
             break;
         }
-        if (target && v[a].type == STRATA_TYPE_LINK &&
-            (rc = st_backlink_add(target, v[a].u.link, t->id, p->id, key, -1, err)))
-            break;
+        if ((rc = st_backlink_of(t, p, &v[a], key, -1, err))) break;
         memmove(v + a, v + a + 1, (n - a - 1) * sizeof *v);
         rc = st_list_write(t, key, p, id, v, NULL, n - 1, err);
         break;
     case ST_LIST_CLEAR: /* clear */
-        for (size_t i = 0; rc == STRATA_OK && target && i < n; i++)
-            if (v[i].type == STRATA_TYPE_LINK)
-                rc = st_backlink_add(target, v[i].u.link, t->id, p->id, key, -1, err);
+        for (size_t i = 0; rc == STRATA_OK && i < n; i++) rc = st_backlink_of(t, p, &v[i], key, -1, err);
         if (rc == STRATA_OK) rc = st_list_write(t, key, p, id, v, NULL, 0, err);
         break;
     }
@@ -689,13 +718,10 @@ static int store_value(strata_table_t *t, int64_t key, st_prop *p, const strata_
                        bool maintain, strata_error *err) {
     strata_value old;
     int rc;
-    if (maintain && ((p->flags & STRATA_PROP_INDEXED) || p->type == STRATA_TYPE_LINK)) {
+    if (maintain && ((p->flags & STRATA_PROP_INDEXED) || st_prop_links(p))) {
         if ((rc = read_prop(t, key, p, &old, err))) return rc;
         if ((p->flags & STRATA_PROP_INDEXED) && (rc = st_index_remove(t, p, &old, key, err))) return rc;
-        if (p->type == STRATA_TYPE_LINK && old.type == STRATA_TYPE_LINK &&
-            (rc = st_backlink_add(st_table_by_id(t->store, p->target), old.u.link, t->id, p->id, key,
-                                  -1, err)))
-            return rc;
+        if ((rc = st_backlink_of(t, p, &old, key, -1, err))) return rc;
     }
     bool done;
     if ((rc = st_cluster_patch(t, key, p, v, &done, err))) return rc;
@@ -710,10 +736,7 @@ static int store_value(strata_table_t *t, int64_t key, st_prop *p, const strata_
     }
     if (maintain) {
         if ((p->flags & STRATA_PROP_INDEXED) && (rc = st_index_insert(t, p, v, key, err))) return rc;
-        if (p->type == STRATA_TYPE_LINK && v->type == STRATA_TYPE_LINK &&
-            (rc = st_backlink_add(st_table_by_id(t->store, p->target), v->u.link, t->id, p->id, key,
-                                  1, err)))
-            return rc;
+        if ((rc = st_backlink_of(t, p, v, key, 1, err))) return rc;
     }
     return STRATA_OK;
 }
@@ -799,9 +822,10 @@ fail:
     return st_txn_fail(t->txn, rc);
 }
 
-/* Take key out of the list of (t, okey, p): every occurrence. In a map the keys stay and their
- * values become null (as RealmSwift's Map does with a deleted object). */
-static int unlink_from_list(strata_table_t *t, int64_t okey, st_prop *p, int64_t key,
+/* Take object key of table gone_table out of the list of (t, okey, p): every occurrence. In a
+ * map, and a list of mixed values, the places stay and become null (as RealmSwift's Map and
+ * AnyRealmValue lists do with a deleted object); a set drops them. */
+static int unlink_from_list(strata_table_t *t, int64_t okey, st_prop *p, uint32_t gone_table, int64_t key,
                             strata_error *err) {
     uint64_t id;
     strata_value *v, *keys = NULL;
@@ -810,15 +834,30 @@ static int unlink_from_list(strata_table_t *t, int64_t okey, st_prop *p, int64_t
     bool map = p->flags & STRATA_PROP_MAP;
     int rc = st_list_open(t, okey, p->id, &pp, &id, &v, map ? &keys : NULL, &n, err);
     if (rc) return rc;
+    bool keep = map || (p->type == STRATA_TYPE_MIXED && !(p->flags & STRATA_PROP_SET)); /* as null */
     for (size_t i = 0; i < n; i++) {
-        bool hit = v[i].type == STRATA_TYPE_LINK && v[i].u.link == key;
-        if (map && hit) v[i] = (strata_value){.type = STRATA_TYPE_NULL};
-        if (map || !hit) v[m++] = v[i];
+        bool hit = (v[i].type == STRATA_TYPE_LINK && v[i].u.link == key && p->type == STRATA_TYPE_LINK) ||
+                   (v[i].type == STRATA_TYPE_TYPED_LINK && v[i].u.typed_link.key == key &&
+                    v[i].u.typed_link.table == gone_table);
+        if (keep && hit) v[i] = (strata_value){.type = STRATA_TYPE_NULL};
+        if (keep || !hit) v[m++] = v[i];
     }
     rc = st_list_write(t, okey, p, id, v, keys, m, err);
     free(v);
     free(keys);
     return rc;
+}
+
+/* A link to a deleted object becomes null (its backlink goes with the object; an indexed mixed
+ * property's index follows). */
+static int null_link(strata_table_t *o, int64_t okey, st_prop *p, strata_error *err) {
+    strata_value old, null = {.type = STRATA_TYPE_NULL};
+    int rc;
+    if ((p->flags & STRATA_PROP_INDEXED) &&
+        ((rc = read_prop(o, okey, p, &old, err)) || (rc = st_index_remove(o, p, &old, okey, err))))
+        return rc;
+    if ((rc = store_value(o, okey, p, &null, false, err))) return rc;
+    return (p->flags & STRATA_PROP_INDEXED) ? st_index_insert(o, p, &null, okey, err) : STRATA_OK;
 }
 
 int st_obj_delete(strata_table_t *t, int64_t key, strata_error *err) {
@@ -830,17 +869,14 @@ int st_obj_delete(strata_table_t *t, int64_t key, strata_error *err) {
     for (uint32_t i = 0; rc == STRATA_OK && i < t->nprops; i++) {
         st_prop *p = &t->props[i];
         strata_value v;
-        if (!(p->flags & (STRATA_PROP_LIST | STRATA_PROP_INDEXED)) && p->type != STRATA_TYPE_LINK)
-            continue;
+        if (!(p->flags & (STRATA_PROP_LIST | STRATA_PROP_INDEXED)) && !st_prop_links(p)) continue;
         if ((rc = st_obj_locate_write(t, key, &ref, err)) || (rc = st_obj_read(t, &ref, p, &v, err)))
             break;
         if (p->flags & STRATA_PROP_LIST) {
             rc = st_list_free_storage(t, p, (uint64_t)v.u.i, key, err);
         } else {
             if ((p->flags & STRATA_PROP_INDEXED) && (rc = st_index_remove(t, p, &v, key, err))) break;
-            if (p->type == STRATA_TYPE_LINK && v.type == STRATA_TYPE_LINK)
-                rc = st_backlink_add(st_table_by_id(t->store, p->target), v.u.link, t->id, p->id, key,
-                                     -1, err);
+            rc = st_backlink_of(t, p, &v, key, -1, err);
         }
     }
     /* 2. links to this object: nulled, or taken out of their lists */
@@ -857,8 +893,8 @@ int st_obj_delete(strata_table_t *t, int64_t key, strata_error *err) {
                             t->name, (long long)key, b[i].table, b[i].col);
             break;
         }
-        if (p->flags & STRATA_PROP_LIST) rc = unlink_from_list(o, b[i].key, p, key, err);
-        else rc = store_value(o, b[i].key, p, &(strata_value){.type = STRATA_TYPE_NULL}, false, err);
+        if (p->flags & STRATA_PROP_LIST) rc = unlink_from_list(o, b[i].key, p, t->id, key, err);
+        else rc = null_link(o, b[i].key, p, err);
         if (rc == STRATA_OK) {
             uint8_t k[24];
             backlink_key(k, key, b[i].table, b[i].col, b[i].key);
@@ -895,15 +931,13 @@ int st_prop_remove(strata_table_t *t, uint32_t col, strata_error *err) {
         if (rc == STRATA_OK) rc = st_tree_drop(t->txn, ix, err);
         if (rc == STRATA_ERR_NOT_FOUND) rc = STRATA_OK;
     }
-    if (rc == STRATA_OK && (p->type == STRATA_TYPE_LINK || (p->flags & STRATA_PROP_LIST))) {
+    if (rc == STRATA_OK && (st_prop_links(p) || (p->flags & STRATA_PROP_LIST))) {
         int64_t key = -1;
         while (rc == STRATA_OK && (rc = st_cluster_next_key(t, key, &key, err)) == STRATA_OK) {
             strata_value v;
             if ((rc = read_prop(t, key, p, &v, err))) break;
             if (p->flags & STRATA_PROP_LIST) rc = st_list_free_storage(t, p, (uint64_t)v.u.i, key, err);
-            else if (v.type == STRATA_TYPE_LINK)
-                rc = st_backlink_add(st_table_by_id(t->store, p->target), v.u.link, t->id, p->id, key,
-                                     -1, err);
+            else rc = st_backlink_of(t, p, &v, key, -1, err);
         }
         if (rc == STRATA_ERR_NOT_FOUND) rc = STRATA_OK;
     }

@@ -303,6 +303,28 @@ int st_map_op(strata_table_t *t, int64_t key, uint32_t col, st_map_edit op, cons
               strata_error *err);
 /* The position of mk among the ascending keys[0, n): *found, or where it would go. */
 size_t st_map_key_search(const strata_value *keys, size_t n, const strata_value *mk, bool *found);
+/* The object value v of property p links to: a LINK of a link property, or a TYPED_LINK (a
+ * mixed value's); its table (*key its key), or NULL when v links to nothing. */
+static inline strata_table_t *st_link_target(const strata_table_t *t, const st_prop *p,
+                                             const strata_value *v, int64_t *key) {
+    if (v->type == STRATA_TYPE_LINK && p->type == STRATA_TYPE_LINK) {
+        *key = v->u.link;
+        return st_table_by_id(t->store, p->target);
+    }
+    if (v->type == STRATA_TYPE_TYPED_LINK) {
+        *key = v->u.typed_link.key;
+        return st_table_by_id(t->store, v->u.typed_link.table);
+    }
+    return NULL;
+}
+/* Add delta to the backlink of what v links to from (t, p, okey); nothing when it links to nothing. */
+int st_backlink_of(strata_table_t *t, const st_prop *p, const strata_value *v, int64_t okey,
+                   int delta, strata_error *err);
+/* Whether property p may hold links: a link, or a mixed value (typed links). */
+static inline bool st_prop_links(const st_prop *p) {
+    return p->type == STRATA_TYPE_LINK || p->type == STRATA_TYPE_MIXED;
+}
+
 /* list_lookup.c */
 void st_list_cache_free(st_list_cache *c);
 /* The size of list `id` (its first u32; 0 for id 0), without decoding it. */

@@ -33,10 +33,10 @@ static long table_pos(st_store *store, uint32_t id) {
     return -1;
 }
 
-static int expect_link(vstate *s, strata_table_t *t, const st_prop *p, int64_t okey, int64_t target,
-                       const char *where) {
+static int expect_link_to(vstate *s, strata_table_t *t, const st_prop *p, uint32_t target_table, int64_t okey,
+                          int64_t target, const char *where) {
     st_store *store = t->store;
-    long pos = table_pos(store, p->target);
+    long pos = table_pos(store, target_table);
     strata_table_t *tt = pos >= 0 ? store->tables[pos] : NULL;
     st_objref ref;
     strata_error e2;
@@ -57,6 +57,11 @@ static int expect_link(vstate *s, strata_table_t *t, const st_prop *p, int64_t o
     st_wr_be32(k + 12, p->id);
     st_wr_be64(k + 16, (uint64_t)okey);
     return STRATA_OK;
+}
+
+static int expect_link(vstate *s, strata_table_t *t, const st_prop *p, int64_t okey, int64_t target,
+                       const char *where) {
+    return expect_link_to(s, t, p, p->target, okey, target, where);
 }
 
 static int blink_cmp(const void *a, const void *b) { return memcmp(a, b, 24); }
@@ -89,7 +94,9 @@ static int check_object(vstate *s, strata_table_t *t, int64_t key, uint64_t *lis
             if (n == 0) rc = ST_CORRUPT(s->err, "'%s.%s' of object %lld: an empty list has storage",
                                         t->name, p->name, (long long)key);
             for (size_t j = 0; rc == STRATA_OK && j < n; j++)
-                if (p->type == STRATA_TYPE_LINK && !(map && el[j].type == STRATA_TYPE_NULL))
+                if (el[j].type == STRATA_TYPE_TYPED_LINK)
+                    rc = expect_link_to(s, t, p, el[j].u.typed_link.table, key, el[j].u.typed_link.key, "list");
+                else if (p->type == STRATA_TYPE_LINK && !(map && el[j].type == STRATA_TYPE_NULL))
                     rc = el[j].type == STRATA_TYPE_LINK
                              ? expect_link(s, t, p, key, el[j].u.link, "list")
                              : ST_CORRUPT(s->err, "'%s.%s' of object %lld: a list of links holds a %s",
@@ -106,6 +113,9 @@ static int check_object(vstate *s, strata_table_t *t, int64_t key, uint64_t *lis
         }
         if (p->type == STRATA_TYPE_LINK && v.type == STRATA_TYPE_LINK &&
             (rc = expect_link(s, t, p, key, v.u.link, "link")))
+            return rc;
+        if (v.type == STRATA_TYPE_TYPED_LINK &&
+            (rc = expect_link_to(s, t, p, v.u.typed_link.table, key, v.u.typed_link.key, "mixed value")))
             return rc;
         if (p->flags & STRATA_PROP_INDEXED) {
             strata_tree_t *ix;

@@ -205,6 +205,15 @@ static int num_cmp(const strata_value *a, const strata_value *b) {
 static int value_order(const strata_value *a, const strata_value *b, bool *ok) {
     *ok = true;
     if (q_numeric(a->type) && q_numeric(b->type)) return num_cmp(a, b);
+    if (a->type == STRATA_TYPE_TYPED_LINK || b->type == STRATA_TYPE_TYPED_LINK) {
+        /* a mixed value's link: against another by table and key, against a link by key */
+        bool at = a->type == STRATA_TYPE_TYPED_LINK, bt = b->type == STRATA_TYPE_TYPED_LINK;
+        *ok = (at || a->type == STRATA_TYPE_LINK) && (bt || b->type == STRATA_TYPE_LINK);
+        if (at && bt && a->u.typed_link.table != b->u.typed_link.table)
+            return (a->u.typed_link.table > b->u.typed_link.table) - (a->u.typed_link.table < b->u.typed_link.table);
+        int64_t x = at ? a->u.typed_link.key : a->u.link, y = bt ? b->u.typed_link.key : b->u.link;
+        return (x > y) - (x < y);
+    }
     if (a->type == STRATA_TYPE_LINK || b->type == STRATA_TYPE_LINK) {
         int64_t x = a->type == STRATA_TYPE_LINK ? a->u.link : a->u.i;
         int64_t y = b->type == STRATA_TYPE_LINK ? b->u.link : b->u.i;
