@@ -132,3 +132,35 @@ struct MapTests {
         #expect(err.contains("Kennel.scores") && err.contains("write transaction"))
     }
 }
+
+final class Shelf: Object {
+    @Persisted var item: AnyRealmValue
+    @Persisted var items: List<AnyRealmValue>
+    @Persisted var byName: Map<String, AnyRealmValue>
+}
+
+@Suite("AnyRealmValue.object: a mixed value links to an object of any class")
+struct AnyRealmValueObjectTests {
+    @Test func objectsOfAnyClassAreHeldAndLetGoWhenDeleted() throws {
+        let dir = TempDir()
+        let realm = try Realm(configuration: config(dir, types: [Shelf.self, Kennel.self, Dog.self, Person.self, Company.self]))
+        let shelf = Shelf()
+        let rex = Dog(value: ["name": "rex"])
+        try realm.write {
+            realm.add(shelf)
+            shelf.item = .object(rex)                       // an unmanaged object is added
+            shelf.items.append(objectsIn: [.object(Kennel(value: ["name": "north"])), .int(3), .object(rex)])
+            shelf.byName["dog"] = .object(rex)
+        }
+        #expect((shelf.item.object(Dog.self))?.name == "rex")
+        #expect(shelf.items[0].object(Kennel.self)?.name == "north" && shelf.items[1] == .int(3))
+        #expect(shelf.byName["dog"]?.object(Dog.self)?.isSameObject(as: rex) == true)
+        #expect(realm.objects(Shelf.self).filter("item == %@", rex).count == 1)
+        #expect(realm.objects(Shelf.self).filter("item == %@", AnyRealmValue.object(rex)).count == 1)
+        #expect(rex.realm != nil && realm.objects(Dog.self).count == 1)
+        try realm.write { realm.delete(rex) }
+        #expect(shelf.item == .none && shelf.items.count == 3 && shelf.items[2] == .none)
+        #expect(shelf.byName["dog"] == .some(AnyRealmValue.none))
+        #expect(try realm.instance.shared.db.verify() == ())
+    }
+}

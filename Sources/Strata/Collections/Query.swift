@@ -143,6 +143,7 @@ final class QueryArgs {
     }
 
     private func convert(_ a: Any, what: String, nested: Bool) throws -> strata_value {
+        if let any = a as? AnyRealmValue, case .object(let o) = any { return try convert(o, what: what, nested: nested) }
         if let o = a as? Object {
             var v = strata_value()
             v.type = STRATA_TYPE_LINK

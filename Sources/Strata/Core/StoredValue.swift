@@ -18,6 +18,8 @@ enum StoredValue: Equatable {
     case decimal(Decimal128)
     /// The key of an object of the property's target table.
     case link(Int64)
+    /// A mixed value's link: the table (by id) and the key of the object.
+    case typedLink(UInt32, Int64)
 
     /// The value as the Swift type that stores it (`Int64` for integers, `Date` for
     /// timestamps, the key for a link; NSNull for null): untyped input to `ValueConversion`.
@@ -34,7 +36,7 @@ enum StoredValue: Equatable {
         case .objectId(let o): return o
         case .uuid(let u): return u
         case .decimal(let d): return d
-        case .link(let k): return k
+        case .link(let k), .typedLink(_, let k): return k
         }
     }
 
@@ -55,6 +57,7 @@ enum StoredValue: Equatable {
         case (.uuid(let x), .uuid(let y)): return x.uuidString < y.uuidString
         case (.decimal(let x), .decimal(let y)): return x < y
         case (.link(let x), .link(let y)): return x < y
+        case (.typedLink(let t1, let k1), .typedLink(let t2, let k2)): return (t1, k1) < (t2, k2)
         default:
             if let x = a.number, let y = b.number { return x < y }
             return a.kindRank < b.kindRank
@@ -81,7 +84,7 @@ enum StoredValue: Equatable {
         case .timestamp: return 5
         case .objectId: return 6
         case .uuid: return 7
-        case .link: return 8
+        case .link, .typedLink: return 8
         }
     }
 
@@ -99,7 +102,7 @@ enum StoredValue: Equatable {
         case .objectId: return .objectId
         case .uuid: return .uuid
         case .decimal: return .decimal128
-        case .link: return .link
+        case .link, .typedLink: return .link
         }
     }
 
@@ -129,6 +132,7 @@ enum StoredValue: Equatable {
         case STRATA_TYPE_DECIMAL128:
             self = .decimal(Decimal128(bits: (v.u.decimal.low, v.u.decimal.high)))
         case STRATA_TYPE_LINK: self = .link(v.u.link)
+        case STRATA_TYPE_TYPED_LINK: self = .typedLink(v.u.typed_link.table, v.u.typed_link.key)
         default: self = .null
         }
     }
@@ -171,6 +175,10 @@ enum StoredValue: Equatable {
             v.u.decimal.low = d.bits.low
             v.u.decimal.high = d.bits.high
         case .link(let k): v.type = STRATA_TYPE_LINK; v.u.link = k
+        case .typedLink(let t, let k):
+            v.type = STRATA_TYPE_TYPED_LINK
+            v.u.typed_link.table = t
+            v.u.typed_link.key = k
         }
         return try body(&v)
     }

@@ -66,6 +66,7 @@ final class MigrationSide {
         case .uuid(let u): return u
         case .decimal(let d): return d
         case .link(let k): return DynamicObject(self, p.linkTarget ?? "", k)
+        case .typedLink: return nil // (only in mixed values, read above)
         }
     }
 

@@ -7,8 +7,9 @@ import Foundation
 /// setting.value = .string("dark")
 /// if case .int(let n) = setting.value { … }
 /// ```
-/// `.object` (a link held in a mixed property) is not stored by the core yet: writing one fails
-/// the write, naming the property.
+/// `.object` links to an object of any class of the Realm (an unmanaged one is added); when that
+/// object is deleted the value becomes `.none`. Embedded objects cannot be held (a trap names
+/// the property).
 public enum AnyRealmValue: Hashable {
     case none
     case int(Int)
@@ -35,8 +36,12 @@ public enum AnyRealmValue: Hashable {
     public var uuidValue: UUID? { if case .uuid(let v) = self { return v }; return nil }
     public func object<T: Object>(_ type: T.Type) -> T? { if case .object(let o) = self { return o as? T }; return nil }
 
-    init(stored: StoredValue) {
+    /// A stored value read in `realm` (nil: no Realm to find a linked object in; a link reads
+    /// as `.none` then).
+    init(stored: StoredValue, realm: RealmInstance? = nil) {
         switch stored {
+        case .typedLink(let table, let key):
+            self = realm?.object(typedLink: table, key: key).map { .object($0) } ?? .none
         case .null, .link: self = .none
         case .bool(let b): self = .bool(b)
         case .int(let i): self = .int(Int(i))
@@ -51,7 +56,14 @@ public enum AnyRealmValue: Hashable {
         }
     }
 
-    /// The stored form; nil for `.object`, which a mixed property cannot hold.
+    /// The stored form in `realm`: `.object` becomes a typed link (its object added when
+    /// unmanaged); `what` names the property for messages.
+    func stored(in realm: RealmInstance, what: @autoclosure () -> String) -> StoredValue {
+        if case .object(let o) = self { return realm.typedLink(o, what: what()) }
+        return stored!
+    }
+
+    /// The stored form; nil for `.object`, which needs a Realm (`stored(in:what:)`).
     var stored: StoredValue? {
         switch self {
         case .none: return .null
@@ -81,30 +93,21 @@ public enum AnyRealmValue: Hashable {
 extension AnyRealmValue: _Persistable {
     public static var _strataKind: _PersistedKind { _PersistedKind(.mixed, optional: true) }
     public static func _strataDefault() -> AnyRealmValue { .none }
-    public static func _strataGet(_ at: _ManagedProperty) -> AnyRealmValue { AnyRealmValue(stored: at.read()) }
+    public static func _strataGet(_ at: _ManagedProperty) -> AnyRealmValue {
+        AnyRealmValue(stored: at.read(), realm: at.accessor.realm)
+    }
     public static func _strataSet(_ at: _ManagedProperty, _ value: AnyRealmValue) {
-        guard let s = value.stored else {
-            let a = at.accessor
-            a.realm.fail(StrataError(code: .wrongType, message: "'\(a.info.name).\(a.info.properties[at.index].name)' "
-                + "is AnyRealmValue: it holds primitives, not objects (.object is not supported yet)"),
-                         "set AnyRealmValue")
-            return
-        }
-        at.write(s)
+        let a = at.accessor
+        at.write(value.stored(in: a.realm, what: a.info.propertyPaths[at.index]))
     }
 }
 
 extension AnyRealmValue: RealmCollectionValue {
     public static var _strataElementKind: _PersistedKind { _PersistedKind(.mixed, optional: true) }
     public static func _strataElement(_ v: _Stored, _ ctx: _ElementContext) -> AnyRealmValue {
-        AnyRealmValue(stored: v.value)
+        AnyRealmValue(stored: v.value, realm: ctx.realm)
     }
     public static func _strataStore(_ v: AnyRealmValue, _ ctx: _ElementContext) -> _Stored {
-        guard let s = v.stored else {
-            ctx.realm.fail(StrataError(code: .wrongType, message: "\(ctx.what): a list of AnyRealmValue holds "
-                + "primitives, not objects"), "append AnyRealmValue")
-            return _Stored(.null)
-        }
-        return _Stored(s)
+        _Stored(v.stored(in: ctx.realm, what: ctx.what))
     }
 }

@@ -98,7 +98,7 @@ enum RealmDescription {
         case .objectId(let o): return o.stringValue
         case .uuid(let u): return u.uuidString
         case .decimal(let d): return d.description
-        case .link(let k): return "(object \(k))"
+        case .link(let k), .typedLink(_, let k): return "(object \(k))"
         }
     }
 

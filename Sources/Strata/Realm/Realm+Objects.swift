@@ -1,3 +1,4 @@
+import CCore
 import Foundation
 
 extension Realm {
@@ -148,6 +149,25 @@ extension RealmInstance {
 
     /// The key of `o` for a link from this Realm: o itself if managed here, else o once added
     /// (with the policy of the add in progress, if any).
+    /// The typed link a mixed value holds to `o` (added when unmanaged).
+    func typedLink(_ o: Object, what: @autoclosure () -> String) -> StoredValue {
+        if o is EmbeddedObject {
+            strataTrap("\(what()): an AnyRealmValue cannot hold an embedded object ('\(type(of: o).className())')")
+        }
+        let key = keyForLink(o, what: what())
+        let info = o.__accessor?.info ?? tableInfo(type(of: o))
+        return .typedLink(strata_table_id(table(info).handle), key)
+    }
+
+    /// The object a mixed value's typed link names, or nil when its table is no class of this
+    /// Realm.
+    func object(typedLink tableId: UInt32, key: Int64) -> Object? {
+        for e in infos where strata_table_id(table(e.info).handle) == tableId {
+            return managedObject(e.info.classInfo.type, info: e.info, key: key)
+        }
+        return nil
+    }
+
     func keyForLink(_ o: Object, what: @autoclosure () -> String) -> Int64 {
         if let a = o.__accessor, o is EmbeddedObject, a.realm.shared === shared {
             // owned by one parent: a managed one cannot be linked again (RealmSwift's trap)

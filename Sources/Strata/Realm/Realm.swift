@@ -36,7 +36,7 @@ final class RealmInstance {
     /// (A short list: looked up on every `object(ofType:forPrimaryKey:)` and results read; a scan
     /// of a few identifiers costs less than hashing. Never changes: frozen Realms read it from
     /// any thread.)
-    private let infos: [(type: ObjectIdentifier, info: TableInfo)]
+    let infos: [(type: ObjectIdentifier, info: TableInfo)]
     /// The first failure inside the current write: it is thrown by `write`/`commitWrite`, which
     /// then roll the write back (RealmSwift's `add`, setters and `delete` cannot throw).
     private var writeError: Error?
