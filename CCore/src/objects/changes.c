@@ -154,6 +154,8 @@ bool st_value_same(const strata_value *a, const strata_value *b) {
     case STRATA_TYPE_TIMESTAMP:
         return a->u.timestamp.seconds == b->u.timestamp.seconds &&
                a->u.timestamp.nanoseconds == b->u.timestamp.nanoseconds;
+    case STRATA_TYPE_TYPED_LINK: /* (its struct has padding) */
+        return a->u.typed_link.key == b->u.typed_link.key && a->u.typed_link.table == b->u.typed_link.table;
     default: return memcmp(&a->u, &b->u, sizeof a->u) == 0;
     }
 }
