@@ -3,7 +3,8 @@
  * operation fuzz target runs it on fuzzer input, make_seeds on fixed programs (to make object
  * database seeds), and fuzz_open's reader walks what it made.
  *
- * Schema: Dog {name string indexed, age int?, tags [string?], score mixed}
+ * Schema: Dog {name string indexed, age int?, tags [string?], score mixed (values, or typed links
+ *              to people)}
  *         Person {id int primary key, name string, best Dog link, dogs [Dog], born timestamp,
  *                 nick {string: int?} (a map), badge Badge link, badges {string: Badge}}
  *         Badge (embedded) {label string, inner Badge link}
@@ -186,6 +187,10 @@ __attribute__((unused)) static int objops_run(strata_db_t *db, objops_in *in) {
             v = b % 5 ? (strata_value){.type = STRATA_TYPE_INT, .u.i = b} : (strata_value){.type = STRATA_TYPE_NULL};
             if (b % 7 == 0) strata_map_erase(person, k, 6, mk, strlen(mk), NULL, NULL);
             else strata_map_set(person, k, 6, mk, strlen(mk), &v, NULL, NULL);
+            if (b % 3 == 0) { /* a dog's mixed score links to a person (a typed link) */
+                strata_value l = {.type = STRATA_TYPE_TYPED_LINK, .u.typed_link = {oo_small(in), strata_table_id(person)}};
+                strata_obj_set(dog, k, 4, &l, NULL);
+            }
             break;
         }
         case 17: case 18: { /* an embedded badge made and linked: as badge, in badges, or inside another */
