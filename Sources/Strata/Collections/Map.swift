@@ -152,9 +152,12 @@ public final class Map<Key: _MapKey, Value: RealmCollectionValue>: RealmKeyedCol
         return value(forKey: k)
     }
 
-    /// The value of `key`, untyped (RealmSwift's KVC on a map reads its keys).
+    /// The value of `key`, untyped (RealmSwift's KVC on a map reads its keys); nil when the
+    /// map lacks the key or holds nil (or `AnyRealmValue.none`) for it.
     public func value(forKey key: String) -> AnyObject? {
-        self[Key(_strataKey: key)].map { ValueConversion.flattened($0) as AnyObject }
+        guard let v = self[Key(_strataKey: key)], !ValueConversion.isNil(v),
+              (v as? AnyRealmValue).map({ $0 != .none }) ?? true else { return nil }
+        return ValueConversion.flattened(v) as AnyObject
     }
 
     /// The value of the first key of `keyPath`, then the rest of the path on it.

@@ -62,8 +62,10 @@ public func schemaVersionAtURL(_ fileURL: URL, encryptionKey: Data? = nil) throw
         throw StrataError(code: .invalidArgument, message: "'\(fileURL.path)': Strata files are not encrypted; encryptionKey must be nil")
     }
     let path = fileURL.standardizedFileURL.path
-    guard FileManager.default.fileExists(atPath: path) else {
-        throw StrataError(code: .notFound, message: "'\(path)' does not exist")
+    guard FileManager.default.fileExists(atPath: path) else { // RealmSwift's code and wording
+        var e = StrataError(code: .invalidDatabase, message: "Realm at path '\(path)' has not been initialized.")
+        e.fileURL = URL(fileURLWithPath: path)
+        throw e
     }
     let db = try Database(path: path, readOnly: true)
     let txn = try CoreTxn(db: db, write: false)
