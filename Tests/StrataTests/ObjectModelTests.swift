@@ -125,6 +125,9 @@ struct TypeRoundTripTests {
         #expect(throws: StrataError.self) { try Decimal128(string: "12abc") }
         #expect(try Decimal128(string: "1234567890123456789012345678901234").description
                 == "1234567890123456789012345678901234")
+        // a string stands for a Decimal128 in Object(value:), as in RealmSwift; a bad one is refused
+        #expect(AllTypes(value: ["decimal": "2.5"]).decimal == Decimal128(value: 2.5))
+        #expect(ValueConversion.convert("12abc", to: Decimal128.self) == nil)
     }
 }
 

@@ -99,6 +99,7 @@ enum ValueConversion {
         case (.float(let f), .double): return Double(f)
         case (.int(let i), .decimal128): return Decimal128(value: i)
         case (.double(let d), .decimal128): return Decimal128(value: d)
+        case (.string(let str), .decimal128): return try? Decimal128(string: str) // as RealmSwift reads "2"
         default:
             guard s.coreType == want else { return nil }
             return p._strataExactly(_Stored(s))
