@@ -417,6 +417,23 @@ struct NotificationTests {
         token.invalidate()
     }
 
+    @Test func anObjectObservedThroughItsLinkingObjectsHearsOfThem() throws {
+        let dir = TempDir()
+        let realm = try Realm(configuration: config(dir))
+        let p = Person(value: ["name": "张三"])
+        let dog = Dog(value: ["name": "小白", "age": 1])
+        p.dogs.append(dog)
+        try realm.write { realm.add(p) }
+        var seen: [[String]] = []
+        let token = dog.observe(keyPaths: ["owners.name"]) { (change: ObjectChange<Dog>) in
+            if case .change(_, let props) = change { seen.append(props.map(\.name)) }
+        }
+        try realm.write { p.name = "李四" }   // counts: owners.name
+        try realm.write { p.age = 40 }        // does not
+        #expect(seen == [["owners"]])
+        token.invalidate()
+    }
+
     @Test func aCollectionObservedThroughLinkingObjectsHearsOfThem() throws {
         let dir = TempDir()
         let realm = try Realm(configuration: config(dir))

@@ -325,11 +325,10 @@ final class ObjectObserver<T: Object>: NotificationObserver {
                 return a.info.cols[i]
             })
         }
-        // (paths through linking objects are not followed: they notify of nothing more)
+        // (paths through links, lists and linking objects: "dogs.name", "owners.name")
         let through = keyPaths?.filter { path in
-            guard path.contains("."), let first = path.split(separator: ".").first,
-                  let i = a.info.classInfo.index(named: String(first)) else { return false }
-            return a.info.properties[i].kind.collection != .linkingObjects
+            guard path.contains("."), let first = path.split(separator: ".").first else { return false }
+            return a.info.classInfo.index(named: String(first)) != nil
         } ?? []
         linked = through.isEmpty ? nil : ModificationCheck(info: a.info, realm: a.realm, keyPaths: through)
         super.init(token: token)
@@ -351,7 +350,11 @@ final class ObjectObserver<T: Object>: NotificationObserver {
         }
         if changed.isEmpty && viaLinks.isEmpty { return false }
         var props: [PropertyChange] = []
-        for (i, p) in info.properties.enumerated() where info.cols[i] != 0 {
+        for (i, p) in info.properties.enumerated() where info.cols[i] != 0 || viaLinks.contains(i) {
+            if info.cols[i] == 0 { // linking objects whose objects changed: told without values, as RealmSwift does
+                props.append(PropertyChange(name: p.name, oldValue: nil, newValue: nil))
+                continue
+            }
             let own = changed.contains(info.cols[i]) && cols?.contains(info.cols[i]) != false
             guard own || viaLinks.contains(i) else { continue }
             let old = own && !ctx.local ? ctx.oldValue(info, key: key, index: i) : nil
