@@ -145,7 +145,7 @@ extension RealmCollection {
         guard info.property(named: key) != nil else {
             strataTrap("Invalid property name '\(key)' for class '\(info.name)'.")
         }
-        return o[key] ?? NSNull()
+        return o[key] as Any // nil as Optional.none: `as! [T?]` reads it as nil, as RealmSwift's NSNull bridges
     }
 
     public func value(forKey key: String) -> Any? {
