@@ -30,11 +30,15 @@ struct MapTests {
         #expect(m.map(\.key) == ["a", "c", "d"] && m.asKeyValueSequence().map(\.value) == [11, 3, 4])
         m.removeAll()
         #expect(m.count == 0)
-        let o = Map<String, Int?>() // KVC: nil is a value of a map of optionals
-        o.setValue(nil, forKey: "a")
+        let o = Map<String, Int?>() // KVC: a nil value is a value of a map of optionals; nil removes
+        o.setValue(NSNull(), forKey: "a")
+        o.setValue(Int?.none as Any, forKey: "z")
         o.setValue(3, forKey: "b")
-        #expect(o.count == 2 && o["a"] == .some(nil) && (o.value(forKey: "b") as? Int) == 3)
-        m.setValue(nil, forKey: "c") // and no key in a map of values that cannot be nil
+        #expect(o.count == 3 && o["a"] == .some(nil) && (o.value(forKey: "b") as? Int) == 3)
+        #expect(o.value(forKey: "a") is NSNull && o.value(forKey: "nothing") == nil)
+        o.setValue(nil, forKey: "a")
+        #expect(o.count == 2 && o["a"] == nil)
+        m.setValue(NSNull(), forKey: "c") // and no key in a map of values that cannot be nil
         #expect(m.count == 0)
     }
 

@@ -152,12 +152,10 @@ public final class Map<Key: _MapKey, Value: RealmCollectionValue>: RealmKeyedCol
         return value(forKey: k)
     }
 
-    /// The value of `key`, untyped (RealmSwift's KVC on a map reads its keys); nil when the
-    /// map lacks the key or holds nil (or `AnyRealmValue.none`) for it.
+    /// The value of `key`, untyped (RealmSwift's KVC on a map reads its keys): NSNull for a nil
+    /// value, nil when the map lacks the key.
     public func value(forKey key: String) -> AnyObject? {
-        guard let v = self[Key(_strataKey: key)], !ValueConversion.isNil(v),
-              (v as? AnyRealmValue).map({ $0 != .none }) ?? true else { return nil }
-        return ValueConversion.flattened(v) as AnyObject
+        self[Key(_strataKey: key)].map { ValueConversion.flattened($0) as AnyObject }
     }
 
     /// The value of the first key of `keyPath`, then the rest of the path on it.
@@ -169,10 +167,12 @@ public final class Map<Key: _MapKey, Value: RealmCollectionValue>: RealmKeyedCol
         return o.value(forKeyPath: parts[1]) as AnyObject?
     }
 
-    /// Set `key` to `value` (converted to the map's value type; nil is stored as nil in a map of
-    /// optionals, and removes the key from any other).
+    /// Set `key` to `value` (converted to the map's value type), as RealmSwift's KVC does: nil
+    /// removes the key; a nil value (NSNull, an empty optional) is stored as nil in a map of
+    /// optionals and removes the key from any other.
     public func setValue(_ value: Any?, forKey key: String) {
-        guard let value, !ValueConversion.isNil(value) else {
+        guard let value else { return removeObject(for: Key(_strataKey: key)) }
+        if ValueConversion.isNil(value) {
             guard let none = ValueConversion.convert(NSNull(), to: Value.self) else { return removeObject(for: Key(_strataKey: key)) }
             return updateValue(none, forKey: Key(_strataKey: key))
         }
