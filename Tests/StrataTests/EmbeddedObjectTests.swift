@@ -105,6 +105,24 @@ struct EmbeddedObjectTests {
         #expect(try realm.instance.shared.db.verify() == ())
     }
 
+    @Test func anUpdateByPrimaryKeyUpdatesEmbeddedObjectsInPlace() throws {
+        let dir = TempDir()
+        let realm = try realm(dir)
+        let first = Resident(value: ["name": "ann", "home": ["city": "Paris"], "past": [["Lyon"], ["Nice"]]])
+        let second = Resident(value: ["name": "ann", "home": ["city": "Metz"], "past": [["Lille"]]])
+        let home = try #require(first.home)
+        let past0 = first.past[0]
+        try realm.write {
+            realm.add(first)
+            realm.add(second, update: .modified)
+        }
+        // the embedded objects already there took the new values (RealmSwift's update in place)
+        #expect(home.isInvalidated == false && home.city == "Metz" && second.home?.city == "Metz")
+        #expect(past0.city == "Lille" && first.past.map(\.city) == ["Lille"] && second.isSameObject(as: first))
+        #expect(try count(realm, "Address") == 2)
+        #expect(try realm.instance.shared.db.verify() == ())
+    }
+
     @Test func aSecondParentTrapsNamingTheClass() async throws {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let dir = TempDir()

@@ -216,6 +216,19 @@ extension List: _Persistable {
         if let m = value.managed, m.object === at.object, m.index == at.index { return }
         let elements = Array(value)
         let target = List(managed: at)
+        let realm = at.accessor.realm
+        if realm.updatingExisting > 0, Element.self is EmbeddedObject.Type {
+            // add(_:update:) of an existing object: its embedded elements take the new values in place
+            let old = (0..<target.count).map { i -> Int64? in
+                if case .link(let k) = at.accessor.listGet(at.index, i) { return k } else { return nil }
+            }
+            for (i, e) in elements.enumerated() {
+                if i < old.count, let o = e as? Object, realm.embeddedInPlace(o, replacing: old[i]) != nil { continue }
+                if i < old.count { target.replace(index: i, object: e) } else { target.append(e) }
+            }
+            while target.count > elements.count { target.remove(at: target.count - 1) }
+            return
+        }
         target.removeAll()
         for e in elements { target.append(e) }
     }

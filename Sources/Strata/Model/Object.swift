@@ -222,10 +222,12 @@ extension Object: _OptionalPersistable {
     }
 
     public static func _strataToStored(_ value: Object, _ at: _ManagedProperty) -> _Stored {
-        // an embedded object set again where it is: its own place, nothing changes
-        if value is EmbeddedObject, let a = value.__accessor, a.realm === at.accessor.realm,
-           case .link(let k) = at.read(), k == a.key {
-            return _Stored(.link(k))
+        if value is EmbeddedObject {
+            let current: Int64? = { if case .link(let k) = at.read() { return k } else { return nil } }()
+            // set again where it is: its own place, nothing changes
+            if let a = value.__accessor, a.realm === at.accessor.realm, current == a.key { return _Stored(.link(a.key)) }
+            // an existing object updated by add(_:update:): the embedded object there takes the values
+            if let k = at.accessor.realm.embeddedInPlace(value, replacing: current) { return _Stored(.link(k)) }
         }
         return _Stored(.link(at.accessor.realm.keyForLink(
             value, what: "\(at.accessor.info.name).\(at.accessor.info.properties[at.index].name)")))

@@ -132,8 +132,18 @@ extension RealmInstance {
             return
         }
         mutationCount &+= 1
+        adopt(o, key: key, info: info, update: update, existed: existed)
+    }
+
+    /// `o` becomes the object `key` of its class: its fields are bound and written there.
+    /// Updating an existing object (`existed`, with `.modified` or `.all`), the embedded objects
+    /// it holds are updated in place, as RealmSwift does (updatingExisting).
+    private func adopt(_ o: Object, key: Int64, info: TableInfo, update: Realm.UpdatePolicy, existed: Bool) {
+        let cls = info.classInfo
         o.__adopt(ObjectAccessor(realm: self, info: info, key: key))
         addPolicy.append(update)
+        let updating = existed && update != .error
+        if updating { updatingExisting += 1 }
         let base = Unmanaged.passUnretained(o).toOpaque()
         let skipIfEqual = update == .modified && existed
         for (i, f) in cls.fields.enumerated() {
@@ -144,7 +154,17 @@ extension RealmInstance {
             f.field.transfer(from: base + f.offset, to: _ManagedProperty(object: o, index: i), skipIfEqual: skipIfEqual)
         }
         withExtendedLifetime(o) {}
+        if updating { updatingExisting -= 1 }
         addPolicy.removeLast()
+    }
+
+    /// While an existing object is updated by `add(_:update:)`: an unmanaged embedded object set
+    /// where an embedded object is becomes that object (its values written into it), not a new
+    /// one; nil when no update is in progress.
+    func embeddedInPlace(_ o: Object, replacing key: Int64?) -> Int64? {
+        guard updatingExisting > 0, let key, o is EmbeddedObject, o.__accessor == nil else { return nil }
+        adopt(o, key: key, info: tableInfo(type(of: o)), update: addPolicy.last ?? .all, existed: true)
+        return key
     }
 
     /// The key of `o` for a link from this Realm: o itself if managed here, else o once added
