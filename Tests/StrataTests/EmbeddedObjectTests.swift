@@ -120,6 +120,11 @@ struct EmbeddedObjectTests {
         #expect(home.isInvalidated == false && home.city == "Metz" && second.home?.city == "Metz")
         #expect(past0.city == "Lille" && first.past.map(\.city) == ["Lille"] && second.isSameObject(as: first))
         #expect(try count(realm, "Address") == 2)
+        // .all replaces them: the old ones are deleted
+        let third = Resident(value: ["name": "ann", "home": ["city": "Brest"]])
+        try realm.write { realm.add(third, update: .all) }
+        #expect(home.isInvalidated && third.home?.city == "Brest" && first.past.isEmpty)
+        #expect(try count(realm, "Address") == 1)
         #expect(try realm.instance.shared.db.verify() == ())
     }
 

@@ -136,13 +136,13 @@ extension RealmInstance {
     }
 
     /// `o` becomes the object `key` of its class: its fields are bound and written there.
-    /// Updating an existing object (`existed`, with `.modified` or `.all`), the embedded objects
-    /// it holds are updated in place, as RealmSwift does (updatingExisting).
+    /// Updating an existing object with `.modified`, the embedded objects it holds are updated in
+    /// place (updatingExisting); with `.all` they are replaced — both as RealmSwift does.
     private func adopt(_ o: Object, key: Int64, info: TableInfo, update: Realm.UpdatePolicy, existed: Bool) {
         let cls = info.classInfo
         o.__adopt(ObjectAccessor(realm: self, info: info, key: key))
         addPolicy.append(update)
-        let updating = existed && update != .error
+        let updating = existed && update == .modified
         if updating { updatingExisting += 1 }
         let base = Unmanaged.passUnretained(o).toOpaque()
         let skipIfEqual = update == .modified && existed
@@ -163,7 +163,7 @@ extension RealmInstance {
     /// one; nil when no update is in progress.
     func embeddedInPlace(_ o: Object, replacing key: Int64?) -> Int64? {
         guard updatingExisting > 0, let key, o is EmbeddedObject, o.__accessor == nil else { return nil }
-        adopt(o, key: key, info: tableInfo(type(of: o)), update: addPolicy.last ?? .all, existed: true)
+        adopt(o, key: key, info: tableInfo(type(of: o)), update: .modified, existed: true)
         return key
     }
 

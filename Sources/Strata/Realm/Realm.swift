@@ -62,8 +62,8 @@ final class RealmInstance {
     private let keyPathIndexes: KeyPathIndexCache
     /// The update policies of the adds in progress (an add adds the objects it links to).
     var addPolicy: [Realm.UpdatePolicy] = []
-    /// Depth of `add(_:update:)` calls updating an existing object (embedded objects are then
-    /// updated in place).
+    /// Depth of `add(_:update: .modified)` calls updating an existing object (embedded objects
+    /// are then updated in place).
     var updatingExisting = 0
 
     var autorefresh = true
