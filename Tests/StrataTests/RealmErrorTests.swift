@@ -32,6 +32,13 @@ struct RealmErrorTests {
         }
     }
 
+    @Test func schemaVersionAtURLSaysWhatIsWrongWithTheFile() throws {
+        let dir = TempDir()
+        #expect(throws: StrataError.self) { _ = try schemaVersionAtURL(dir.file("nothing.realm")) }
+        do { _ = try schemaVersionAtURL(dir.file("nothing.realm")) } catch Realm.Error.invalidDatabase {}
+        do { _ = try schemaVersionAtURL(URL(fileURLWithPath: "/dev/null")) } catch Realm.Error.fileAccess {}
+    }
+
     @Test func aChangedSchemaWithoutANewVersionIsSchemaMismatch() throws {
         let dir = TempDir()
         do { _ = try Realm(configuration: config(dir, types: [Lonely.self])) }

@@ -67,8 +67,12 @@ public func schemaVersionAtURL(_ fileURL: URL, encryptionKey: Data? = nil) throw
         e.fileURL = URL(fileURLWithPath: path)
         throw e
     }
-    let db = try Database(path: path, readOnly: true)
-    let txn = try CoreTxn(db: db, write: false)
-    defer { txn.free() }
-    return try txn.schemaVersion()
+    do {
+        let db = try Database(path: path, readOnly: true)
+        let txn = try CoreTxn(db: db, write: false)
+        defer { txn.free() }
+        return try txn.schemaVersion()
+    } catch let e as StrataError {
+        throw StrataError.opening(e, path: path)
+    }
 }
