@@ -114,6 +114,22 @@ struct TypeRoundTripTests {
         for (a, b) in zip(stamps, back) { #expect(abs(a - b) <= 1e-6 * max(1, abs(a) / 1e9), "\(a) vs \(b)") }
     }
 
+    @Test func decimal128CompareAndSortByValueInQueries() throws {
+        let dir = TempDir()
+        let realm = try Realm(configuration: config(dir, types: [AllTypes.self]))
+        let values = ["1.5", "-2", "10", "0.25", "1e3", "1.50", "-0.001"]
+        try realm.write {
+            for v in values { realm.add(AllTypes(value: ["decimal": try Decimal128(string: v)])) }
+        }
+        let all = realm.objects(AllTypes.self)
+        #expect(all.filter("decimal > %@", Decimal128(value: 1)).count == 4)       // 1.5, 10, 1e3, 1.50
+        #expect(all.filter("decimal == %@", try Decimal128(string: "1.5")).count == 2) // 1.5 and 1.50
+        #expect(all.filter("decimal BETWEEN {%@, %@}", Decimal128(value: -1), Decimal128(value: 1)).count == 2)
+        #expect(all.where { $0.decimal < Decimal128(value: 0) }.count == 2)
+        let sorted: [Double] = Array(all.sorted(byKeyPath: "decimal").map { $0.decimal.doubleValue })
+        #expect(sorted == [-2, -0.001, 0.25, 1.5, 1.5, 10, 1000])
+    }
+
     @Test func decimal128ParsesPrintsAndCompares() throws {
         #expect(try Decimal128(string: "0.1").description == "0.1")
         #expect(try Decimal128(string: "1.50") == Decimal128(string: "1.5"))

@@ -325,6 +325,9 @@ static inline bool st_prop_links(const st_prop *p) {
     return p->type == STRATA_TYPE_LINK || p->type == STRATA_TYPE_MIXED;
 }
 
+/* decimal.c: two decimal128 values by the numbers they stand for (*ok false when either is NaN). */
+int st_decimal_cmp(const strata_value *a, const strata_value *b, bool *ok);
+
 /* list_lookup.c */
 void st_list_cache_free(st_list_cache *c);
 /* The size of list `id` (its first u32; 0 for id 0), without decoding it. */

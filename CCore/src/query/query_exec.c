@@ -225,10 +225,7 @@ static int value_order(const strata_value *a, const strata_value *b, bool *ok) {
         *ok = false;
         return 0;
     }
-    if (a->type == STRATA_TYPE_DECIMAL128) {
-        *ok = a->u.decimal.low == b->u.decimal.low && a->u.decimal.high == b->u.decimal.high;
-        return *ok ? 0 : 1; /* only equality is defined for decimal128 here */
-    }
+    if (a->type == STRATA_TYPE_DECIMAL128) return st_decimal_cmp(a, b, ok); /* by value; NaN unordered */
     return st_value_cmp(a, b);
 }
 
@@ -1104,10 +1101,12 @@ static int sort_value_cmp(const strata_value *a, const strata_value *b) {
         return (a->type != STRATA_TYPE_NULL) - (b->type != STRATA_TYPE_NULL); /* nulls first */
     bool ok;
     int o = value_order(a, b, &ok);
+    if (!ok && a->type == STRATA_TYPE_DECIMAL128 && b->type == STRATA_TYPE_DECIMAL128) { /* NaN last */
+        bool an = a->u.decimal.high >> 58 == 0x1F || a->u.decimal.high >> 58 == 0x3F;
+        bool bn = b->u.decimal.high >> 58 == 0x1F || b->u.decimal.high >> 58 == 0x3F;
+        return (an > bn) - (an < bn);
+    }
     if (!ok) return (a->type > b->type) - (a->type < b->type);
-    if (a->type == STRATA_TYPE_DECIMAL128) /* bits order: stable, not numeric */
-        return a->u.decimal.high != b->u.decimal.high ? (a->u.decimal.high > b->u.decimal.high ? 1 : -1)
-                                                        : (a->u.decimal.low > b->u.decimal.low) - (a->u.decimal.low < b->u.decimal.low);
     return o;
 }
 
