@@ -128,6 +128,8 @@ struct TypeRoundTripTests {
         #expect(all.where { $0.decimal < Decimal128(value: 0) }.count == 2)
         let sorted: [Double] = Array(all.sorted(byKeyPath: "decimal").map { $0.decimal.doubleValue })
         #expect(sorted == [-2, -0.001, 0.25, 1.5, 1.5, 10, 1000])
+        #expect((all.max(ofProperty: "decimal") as Decimal128?) == Decimal128(value: 1000))
+        #expect((all.sum(ofProperty: "decimal") as Decimal128) == (try Decimal128(string: "1011.249")))
     }
 
     @Test func decimal128ParsesPrintsAndCompares() throws {

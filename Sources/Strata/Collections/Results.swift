@@ -472,8 +472,9 @@ final class ResultsBase {
         }
         do {
             let stored: StoredValue
-            let numeric: Set<CoreType> = [.int, .float, .double, .timestamp]
-            if source != nil {
+            let numeric: Set<CoreType> = [.int, .float, .double, .timestamp, .decimal128]
+            let decimal = info.properties[i].kind.type == .decimal128 // (summed with Decimal128's arithmetic)
+            if source != nil || decimal {
                 if !numeric.contains(info.properties[i].kind.type) || info.properties[i].kind.collection != .none {
                     strataTrap("\(what): '\(info.name).\(property)' is not a number or a date: it cannot be aggregated")
                 }
