@@ -228,6 +228,9 @@ struct RealmThreadTests {
         #expect(names.isSuperset(of: ["Company", "Person", "Dog", "Book", "Message", "AllTypes", "Orphan", "Lonely"]))
         #expect(realm.schema["Person"]?.primaryKeyProperty?.name == "id")
         #expect(realm.schema["Dog"]?["owners"]?.type == .linkingObjects)
+        // linking objects are computed properties, as RealmSwift lists them
+        #expect(realm.schema["Dog"]?.computedProperties.map(\.name) == ["owners"])
+        #expect(realm.schema["Dog"]?.properties.map(\.name) == ["name", "color", "age"])
         try realm.write { realm.add(Person(value: ["name": "王五"])) }
         #expect(realm.objects(Person.self).count == 1)
     }

@@ -5,11 +5,16 @@ import Foundation
 public final class ObjectSchema: CustomStringConvertible, Equatable {
     /// The same class name and properties.
     public static func == (a: ObjectSchema, b: ObjectSchema) -> Bool {
-        a.className == b.className && a.properties == b.properties && a.isEmbedded == b.isEmbedded
+        a.className == b.className && a.allProperties == b.allProperties && a.isEmbedded == b.isEmbedded
     }
 
     public let className: String
-    public let properties: [Property]
+    /// The stored properties (linking objects are `computedProperties`, as in RealmSwift).
+    public var properties: [Property] { allProperties.filter { $0.type != .linkingObjects } }
+    /// The linking-objects properties.
+    public var computedProperties: [Property] { allProperties.filter { $0.type == .linkingObjects } }
+    /// Every property, in declaration order.
+    let allProperties: [Property]
     /// The primary key property, if the class has one.
     public var primaryKeyProperty: Property? { properties.first { $0.isPrimary } }
     /// The Swift class, when this schema comes from one (a class the file has and the model
@@ -20,7 +25,7 @@ public final class ObjectSchema: CustomStringConvertible, Equatable {
         className = info.name
         objectClass = info.type
         isEmbedded = info.isEmbedded
-        properties = info.properties.map { Property(info: $0) }
+        allProperties = info.properties.map { Property(info: $0) }
     }
 
     /// A table as the file has it.
@@ -28,10 +33,11 @@ public final class ObjectSchema: CustomStringConvertible, Equatable {
         self.className = className
         self.objectClass = objectClass
         isEmbedded = embedded
-        properties = core.map { Property(core: $0) }
+        allProperties = core.map { Property(core: $0) }
     }
 
-    public subscript(propertyName: String) -> Property? { properties.first { $0.name == propertyName } }
+    /// A property by name, linking objects included.
+    public subscript(propertyName: String) -> Property? { allProperties.first { $0.name == propertyName } }
 
     /// Whether the class is embedded (its objects have one parent each).
     public let isEmbedded: Bool
@@ -39,7 +45,7 @@ public final class ObjectSchema: CustomStringConvertible, Equatable {
     public var isAsymmetric: Bool { false }
 
     public var description: String {
-        "\(className) {\n" + properties.map { "\t\($0)" }.joined(separator: "\n") + "\n}"
+        "\(className) {\n" + allProperties.map { "\t\($0)" }.joined(separator: "\n") + "\n}"
     }
 }
 
