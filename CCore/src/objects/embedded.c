@@ -19,21 +19,10 @@
 #include <stdlib.h>
 
 int st_backlinks_any(strata_table_t *t, int64_t key, bool *any, strata_error *err) {
-    *any = false;
-    strata_tree_t *bt;
-    int rc = st_table_tree_existing(t, ST_TABLE_BACKLINKS, &bt, err);
-    if (rc || !bt) return rc;
-    uint8_t pre[8];
-    st_wr_be64(pre, (uint64_t)key);
-    st_iter c;
-    st_iter_init(&c, bt);
-    rc = st_iter_seek(&c, pre, 8, err);
-    if (rc == STRATA_ERR_NOT_FOUND) return STRATA_OK;
-    const uint8_t *k, *v;
-    size_t kl, vl;
-    if (rc || (rc = st_iter_get(&c, &k, &kl, &v, &vl, err))) return rc;
-    *any = kl == 24 && memcmp(k, pre, 8) == 0;
-    return STRATA_OK;
+    int n;
+    int rc = st_embedded_parents(t, key, &n, err);
+    *any = n > 0;
+    return rc;
 }
 
 /* The parent of (t, key) (its first backlink), for messages. */

@@ -8,20 +8,7 @@ protocol ListBacked: PropertyCollection, RealmCollection {}
 extension ListBacked {
     /// The collection as live results: its objects, or its values (sorted and made distinct in
     /// Swift), in its order; nil while unmanaged.
-    var listResults: Results<Element>? {
-        guard let m = managed else { return nil }
-        let realm = m.accessor.realm
-        let (owner, key, index) = (m.accessor.info, m.accessor.key, m.index)
-        guard let target = Element._strataElementKind.target, Element._strataElementKind.type == .link else {
-            return Results(realm: realm, info: owner, valueList: ValueList(key: key, index: index, elementName: "\(Element.self)"))
-        }
-        return Results(realm: realm, info: realm.tableInfo(target), source: { r in
-            let a = ObjectAccessor(realm: r, info: r.tableInfo(owner.classInfo.type), key: key)
-            return (0..<a.listCount(index)).compactMap {
-                if case .link(let k) = a.listGet(index, $0) { return k } else { return nil }
-            }
-        })
-    }
+    var listResults: Results<Element>? { elementResults(Element.self) }
 
     /// NSObject's equality, as RealmSwift's collections have it (`==` with a collection of the
     /// same type, false for anything else).

@@ -186,20 +186,7 @@ public final class Map<Key: _MapKey, Value: RealmCollectionValue>: RealmKeyedCol
 
     /// The values as live results: its objects (nil values left out), or its values, in key
     /// order; nil while unmanaged.
-    var valueResults: Results<Value>? {
-        guard let m = managed else { return nil }
-        let realm = m.accessor.realm
-        let (owner, key, index) = (m.accessor.info, m.accessor.key, m.index)
-        guard let target = Value._strataElementKind.target, Value._strataElementKind.type == .link else {
-            return Results(realm: realm, info: owner, valueList: ValueList(key: key, index: index, elementName: "\(Value.self)"))
-        }
-        return Results(realm: realm, info: realm.tableInfo(target), source: { r in
-            let a = ObjectAccessor(realm: r, info: r.tableInfo(owner.classInfo.type), key: key)
-            return (0..<a.listCount(index)).compactMap {
-                if case .link(let k) = a.listGet(index, $0) { return k } else { return nil }
-            }
-        })
-    }
+    var valueResults: Results<Value>? { elementResults(Value.self) }
 
     private func managedResults(_ what: String) -> Results<Value> {
         guard let r = valueResults else {

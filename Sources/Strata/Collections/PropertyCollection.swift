@@ -12,6 +12,23 @@ protocol PropertyCollection: AnyObject {
 }
 
 extension PropertyCollection {
+    /// The elements (a map's values) as live results: their objects (nil ones left out), or
+    /// their values, in the collection's order; nil while unmanaged.
+    func elementResults<E: RealmCollectionValue>(_: E.Type) -> Results<E>? {
+        guard let m = managed else { return nil }
+        let realm = m.accessor.realm
+        let (owner, key, index) = (m.accessor.info, m.accessor.key, m.index)
+        guard let target = E._strataElementKind.target, E._strataElementKind.type == .link else {
+            return Results(realm: realm, info: owner, valueList: ValueList(key: key, index: index, elementName: "\(E.self)"))
+        }
+        return Results(realm: realm, info: realm.tableInfo(target), source: { r in
+            let a = ObjectAccessor(realm: r, info: r.tableInfo(owner.classInfo.type), key: key)
+            return (0..<a.listCount(index)).compactMap {
+                if case .link(let k) = a.listGet(index, $0) { return k } else { return nil }
+            }
+        })
+    }
+
     /// The same collection: one unmanaged instance, or the same property of the same object.
     func isSameCollection(as other: Self) -> Bool {
         if self === other { return true }

@@ -185,8 +185,9 @@ extension Query where T: RealmCollection {
     public var persistableValue: Query<AnyRealmCollection<T.Element.PersistedType>> { .init(node) }
 }
 
-extension Query where T: RealmCollection {
-    /// Every element of the collection lies between lo and hi (hi included when `closed`).
+extension Query {
+    /// Every element (a map's values) of the collection lies between lo and hi (hi included
+    /// when `closed`).
     fileprivate func elementsWithin(_ lo: Any, _ hi: Any, closed: Bool) -> Query<Bool> {
         .init(.comparison(.and, .comparison(.greaterThanEqual, erasingAny(appending: "@min"), .constant(lo), []),
                           .comparison(closed ? .lessThanEqual : .lessThan, erasingAny(appending: "@max"), .constant(hi), []), []))
@@ -367,23 +368,16 @@ extension Query where T: RealmKeyedCollection, T.Key == String {
 
 extension Query where T: RealmKeyedCollection, T.Value: Comparable {
     /// Every value lies in the range.
-    public func contains(_ range: Range<T.Value>) -> Query<Bool> { valuesWithin(range.lowerBound, range.upperBound, closed: false) }
+    public func contains(_ range: Range<T.Value>) -> Query<Bool> { elementsWithin(range.lowerBound, range.upperBound, closed: false) }
     /// Every value lies in the range, ends included.
-    public func contains(_ range: ClosedRange<T.Value>) -> Query<Bool> { valuesWithin(range.lowerBound, range.upperBound, closed: true) }
+    public func contains(_ range: ClosedRange<T.Value>) -> Query<Bool> { elementsWithin(range.lowerBound, range.upperBound, closed: true) }
 }
 
 extension Query where T: RealmKeyedCollection, T.Value: OptionalProtocol, T.Value.Wrapped: Comparable {
     /// Every value lies in the range.
-    public func contains(_ range: Range<T.Value.Wrapped>) -> Query<Bool> { valuesWithin(range.lowerBound, range.upperBound, closed: false) }
+    public func contains(_ range: Range<T.Value.Wrapped>) -> Query<Bool> { elementsWithin(range.lowerBound, range.upperBound, closed: false) }
     /// Every value lies in the range, ends included.
-    public func contains(_ range: ClosedRange<T.Value.Wrapped>) -> Query<Bool> { valuesWithin(range.lowerBound, range.upperBound, closed: true) }
-}
-
-extension Query where T: RealmKeyedCollection {
-    fileprivate func valuesWithin(_ lo: Any, _ hi: Any, closed: Bool) -> Query<Bool> {
-        .init(.comparison(.and, .comparison(.greaterThanEqual, erasingAny(appending: "@min"), .constant(lo), []),
-                          .comparison(closed ? .lessThanEqual : .lessThan, erasingAny(appending: "@max"), .constant(hi), []), []))
-    }
+    public func contains(_ range: ClosedRange<T.Value.Wrapped>) -> Query<Bool> { elementsWithin(range.lowerBound, range.upperBound, closed: true) }
 }
 
 extension Query where T: RealmKeyedCollection, T.Value.PersistedType: _QueryNumeric {

@@ -10,6 +10,12 @@ struct ModificationCheck {
     /// Link and list-of-objects properties followed: their index, target and target columns.
     let links: [(index: Int, target: TableInfo, cols: Set<UInt32>?)]
 
+    /// The check of the objects a collection property (`index` of `owner`) holds; nil for values.
+    init?(elementsOf owner: ObjectAccessor, index: Int, keyPaths: [String]?) {
+        guard let t = owner.info.properties[index].kind.target else { return nil }
+        self.init(info: owner.realm.tableInfo(t), realm: owner.realm, keyPaths: keyPaths)
+    }
+
     init(info: TableInfo, realm: RealmInstance, keyPaths: [String]?) {
         self.info = info
         var own = Set<UInt32>()
@@ -160,11 +166,7 @@ final class ListObserver<C: ListBacked>: NotificationObserver {
         key = owner.key
         self.index = index
         self.block = block
-        if let t = owner.info.properties[index].kind.target {
-            check = ModificationCheck(info: owner.realm.tableInfo(t), realm: owner.realm, keyPaths: keyPaths)
-        } else {
-            check = nil
-        }
+        check = ModificationCheck(elementsOf: owner, index: index, keyPaths: keyPaths)
         super.init(token: token)
     }
 
@@ -234,11 +236,7 @@ final class MapObserver<Key: _MapKey, Value: RealmCollectionValue>: Notification
         key = owner.key
         self.index = index
         self.block = block
-        if let t = owner.info.properties[index].kind.target {
-            check = ModificationCheck(info: owner.realm.tableInfo(t), realm: owner.realm, keyPaths: keyPaths)
-        } else {
-            check = nil
-        }
+        check = ModificationCheck(elementsOf: owner, index: index, keyPaths: keyPaths)
         super.init(token: token)
     }
 
