@@ -766,6 +766,30 @@ STRATA_API int strata_query_compile(strata_txn_t *txn, const char *table, const 
                                     strata_query_t **out, strata_error *err);
 /** Free a compiled query. NULL is ignored. */
 STRATA_API void strata_query_free(strata_query_t *query);
+/**
+ * Public names for stored properties (realm-core's key-path mapping; RealmSwift's
+ * `propertiesMapping()`): a binding whose model calls a property `pk` while the file's column is
+ * `custom_pk` adds (table, "pk", "custom_pk"), and queries compiled with the map accept `pk`
+ * wherever a property of that table is named (paths, SORT, DISTINCT, @links.Table.property). A
+ * name is looked up in the map first, then among the table's columns. The map belongs to the
+ * caller and is never written to a file; do not add to it while a compile on another thread reads it.
+ */
+typedef struct strata_name_map strata_name_map_t;
+STRATA_API int strata_name_map_create(strata_name_map_t **out, strata_error *err);
+/** Free a map (NULL is ignored). Queries compiled with it do not need it afterwards. */
+STRATA_API void strata_name_map_free(strata_name_map_t *map);
+/**
+ * `public_name` stands for `column` of `table`. Names: non-empty, at most STRATA_MAX_NAME bytes,
+ * valid UTF-8 (INVALID_ARGUMENT naming which); a public name given twice for one table is EXISTS.
+ * The names are not checked against a schema: a column that does not exist is reported by the
+ * compile that uses it.
+ */
+STRATA_API int strata_name_map_add(strata_name_map_t *map, const char *table,
+                                   const char *public_name, const char *column, strata_error *err);
+/** strata_query_compile with public names from `names` (NULL: none). */
+STRATA_API int strata_query_compile_mapped(strata_txn_t *txn, const char *table, const char *predicate,
+                                           const strata_name_map_t *names, strata_query_t **out,
+                                           strata_error *err);
 /** How many arguments ($0…$n-1, %@) the query takes. */
 STRATA_API size_t strata_query_arg_count(const strata_query_t *query);
 

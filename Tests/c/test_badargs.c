@@ -373,6 +373,11 @@ CASE(compile_null_text, strata_query_compile(rtxn, "Person", NULL, &query, E))
 CASE(compile_null_out, strata_query_compile(rtxn, "Person", "age > 1", NULL, E))
 CASE(compile_missing_table, strata_query_compile(rtxn, "Nobody", "age > 1", &query, E))
 CASE(compile_bad_text, strata_query_compile(rtxn, "Person", "age >", &query, E))
+CASE(compile_mapped_null_txn, strata_query_compile_mapped(NULL, "Person", "age > 1", NULL, &query, E))
+CASE(compile_mapped_null_out, strata_query_compile_mapped(rtxn, "Person", "age > 1", NULL, NULL, E))
+CASE(name_map_create_null, strata_name_map_create(NULL, E))
+CASE(name_map_add_null, strata_name_map_add(NULL, "Person", "years", "age", E))
+VOID_CASE(name_map_free_null, strata_name_map_free(NULL))
 VOID_CASE(query_free_null, strata_query_free(NULL))
 VOID_CASE(arg_count_null, sz = strata_query_arg_count(NULL))
 CASE(run_null_query, strata_query_run(NULL, rtxn, NULL, 0, &results, E))
@@ -448,7 +453,8 @@ static const bad_case cases[] = {
     C(backlinks_not_link), C(backlinks_null_keys), C(backlinks_null_count), C(index_find_null),
     C(index_find_null_value), C(index_find_not_indexed), C(index_find_null_keys),
     C(index_find_null_count), C(compile_null_txn), C(compile_null_table), C(compile_null_text),
-    C(compile_null_out), C(compile_missing_table), C(compile_bad_text), V(query_free_null),
+    C(compile_null_out), C(compile_missing_table), C(compile_bad_text), C(compile_mapped_null_txn),
+    C(compile_mapped_null_out), C(name_map_create_null), C(name_map_add_null), V(name_map_free_null), V(query_free_null),
     V(arg_count_null), C(run_null_query), C(run_null_txn), C(run_null_args), C(run_null_out),
     C(run_bad_arg), C(count_q_null), C(count_q_null_txn), C(count_q_null_out), V(results_size_null),
     V(results_key_null), V(results_key_past), V(results_free_null), C(aggregate_null),

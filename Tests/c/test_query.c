@@ -972,6 +972,75 @@ static void two_properties_compared(void) {
     OK(strata_db_close(f.db, E));
 }
 
+/* The keys a query finds, compiled with a name map (NULL: none), as "k1,k2,…". */
+static int run_keys_mapped(fixture *f, const char *table, const char *q, const strata_name_map_t *names,
+                           char *out) {
+    strata_txn_t *r;
+    strata_query_t *query;
+    strata_results_t *res;
+    int rc;
+    out[0] = 0;
+    if ((rc = strata_txn_begin(f->db, STRATA_TXN_READ, &r, E))) return rc;
+    if ((rc = strata_query_compile_mapped(r, table, q, names, &query, E)) == STRATA_OK) {
+        if ((rc = strata_query_run(query, r, NULL, 0, &res, E)) == STRATA_OK) {
+            for (size_t i = 0; i < strata_results_size(res); i++)
+                sprintf(out + strlen(out), "%s%lld", i ? "," : "", (long long)strata_results_key(res, i));
+            strata_results_free(res);
+        }
+        strata_query_free(query);
+    }
+    strata_txn_free(r);
+    return rc;
+}
+
+/* Public names (RealmSwift's propertiesMapping): a query compiled with a name map finds what the
+ * same query over the column names finds, through links, lists, @links, SORT and DISTINCT; a name
+ * the map does not know is still a column's; bad maps are refused naming what is wrong. */
+static void public_names_stand_for_columns(void) {
+    fixture f;
+    OK(build(&f, "mapped.db"));
+    strata_name_map_t *m;
+    OK(strata_name_map_create(&m, E));
+    OK(strata_name_map_add(m, "Person", "years", "age", E));
+    OK(strata_name_map_add(m, "Person", "pets", "dogs", E));
+    OK(strata_name_map_add(m, "Dog", "title", "name", E));
+    OK(strata_name_map_add(m, "Dog", "years", "age", E));
+    static const char *pairs[][3] = {
+        {"Person", "years > 30", "age > 30"},
+        {"Person", "ANY pets.title BEGINSWITH '小' SORT(years DESC)", "ANY dogs.name BEGINSWITH '小' SORT(age DESC)"},
+        {"Person", "pets.@sum.years > 5 AND name != ''", "dogs.@sum.age > 5 AND name != ''"},
+        {"Person", "SUBQUERY(pets, $d, $d.years > 2).@count > 0", "SUBQUERY(dogs, $d, $d.age > 2).@count > 0"},
+        {"Person", "TRUEPREDICATE DISTINCT(years)", "TRUEPREDICATE DISTINCT(age)"},
+        {"Dog", "ANY @links.Person.pets.years > 30", "ANY @links.Person.dogs.age > 30"},
+        {"Dog", "title == '小黑' OR age > 3", "name == '小黑' OR age > 3"},
+    };
+    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
+        char mapped[512], plain[512];
+        OK(run_keys_mapped(&f, pairs[i][0], pairs[i][1], m, mapped));
+        OK(run_keys_mapped(&f, pairs[i][0], pairs[i][2], NULL, plain));
+        if (strcmp(mapped, plain) != 0) fprintf(stderr, "  %s: [%s] vs [%s]\n", pairs[i][1], mapped, plain);
+        CHECK(strcmp(mapped, plain) == 0);
+        CHECK(plain[0] != 0);
+    }
+    char out[512];
+    /* without the map, the public name is unknown, and the message names it */
+    EXPECT_CODE(run_keys_mapped(&f, "Person", "years > 30", NULL, out), STRATA_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(tl_err.message, "table 'Person' has no property 'years'"));
+    EXPECT_CODE(strata_name_map_add(m, "Person", "years", "score", E), STRATA_ERR_EXISTS);
+    CHECK(strstr(tl_err.message, "'Person.years' already stands for column 'age'"));
+    EXPECT_CODE(strata_name_map_add(m, "Person", "", "age", E), STRATA_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(tl_err.message, "public name is empty"));
+    EXPECT_CODE(strata_name_map_add(m, "Person", "x", "\xff", E), STRATA_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(tl_err.message, "column") && strstr(tl_err.message, "UTF-8"));
+    /* a public name standing for a column that does not exist: the compile names both */
+    OK(strata_name_map_add(m, "Person", "ghost", "nothere", E));
+    EXPECT_CODE(run_keys_mapped(&f, "Person", "ghost == 1", m, out), STRATA_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(tl_err.message, "nothere"));
+    strata_name_map_free(m);
+    strata_name_map_free(NULL);
+    OK(strata_db_close(f.db, E));
+}
+
 static const tl_test tests[] = {
     TL_TEST(comparisons_strings_and_logic),
     TL_TEST(paths_arguments_and_suffixes),
@@ -984,6 +1053,7 @@ static const tl_test tests[] = {
     TL_TEST(aggregates_of_links_and_constants_on_the_left),
     TL_TEST(two_properties_compared),
     TL_TEST(random_predicates_match_brute_force),
+    TL_TEST(public_names_stand_for_columns),
 };
 
 int main(int argc, char **argv) {

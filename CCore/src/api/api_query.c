@@ -9,6 +9,12 @@
 
 int strata_query_compile(strata_txn_t *txn, const char *table, const char *predicate,
                          strata_query_t **out, strata_error *err) {
+    return strata_query_compile_mapped(txn, table, predicate, NULL, out, err);
+}
+
+int strata_query_compile_mapped(strata_txn_t *txn, const char *table, const char *predicate,
+                                const strata_name_map_t *names, strata_query_t **out,
+                                strata_error *err) {
     strata_error local;
     if (!err) err = &local;
     if (!out) return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "strata_query_compile: out is NULL");
@@ -18,7 +24,7 @@ int strata_query_compile(strata_txn_t *txn, const char *table, const char *predi
     if (!table) return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "strata_query_compile: table is NULL");
     if (!predicate)
         return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "strata_query_compile: predicate is NULL");
-    return st_query_parse(txn, table, predicate, out, err);
+    return st_query_parse(txn, table, predicate, names, out, err);
 }
 
 void strata_query_free(strata_query_t *query) { st_query_free(query); }

@@ -138,8 +138,10 @@ struct strata_results {
     uint32_t table_id;
 };
 
-int st_query_parse(strata_txn_t *txn, const char *table, const char *text, strata_query_t **out,
-                   strata_error *err);
+int st_query_parse(strata_txn_t *txn, const char *table, const char *text,
+                   const strata_name_map_t *names, strata_query_t **out, strata_error *err);
+/* The column that public_name of table stands for in map (name_map.c), or NULL. */
+const char *st_name_map_column(const strata_name_map_t *map, const char *table, const char *public_name);
 void st_query_free(strata_query_t *q);
 
 /* Execution: the matching keys of txn's snapshot (sorted, distinct, limited) or their count. */

@@ -65,6 +65,7 @@ typedef struct token {
 typedef struct parser {
     strata_txn_t *txn;
     st_store *store;
+    const strata_name_map_t *names; /* public names of properties (name_map.c), or NULL */
     strata_query_t *q;
     const char *text;
     token tok;
@@ -444,11 +445,22 @@ static void tok_name(const parser *ps, char out[STRATA_MAX_NAME + 2]) {
     st_utf8_trim(out, STRATA_MAX_NAME + 2);
 }
 
-/* The property of t named name, or NULL. */
-static st_prop *prop_named(strata_table_t *t, const char *name) {
+/* The property of t named name (a public name of the map first, then a column's), or NULL. */
+static st_prop *prop_named(const parser *ps, strata_table_t *t, const char *name) {
+    const char *column = st_name_map_column(ps->names, t->name, name);
+    if (column) name = column;
     for (uint32_t i = 0; i < t->nprops; i++)
         if (strcmp(t->props[i].name, name) == 0) return &t->props[i];
     return NULL;
+}
+
+/* "table 'T' has no property 'p'" (and the column a public name stands for). */
+static int no_prop(parser *ps, int column, strata_table_t *t, const char *name) {
+    const char *mapped = st_name_map_column(ps->names, t->name, name);
+    if (mapped)
+        return perr(ps, column, "table '%s' has no property '%s' (the column '%s' stands for)",
+                    t->name, mapped, name);
+    return perr(ps, column, "table '%s' has no property '%s'", t->name, name);
 }
 
 /* After a map property: `['key']` or `[$n]` (one key's value), `.@keys` / `.@allKeys`, `.@values`
@@ -532,8 +544,8 @@ static int parse_path(parser *ps, strata_table_t *t, q_step *steps, int *nsteps,
                 int pcol = ps->tok.column;
                 char pname[STRATA_MAX_NAME + 2];
                 tok_name(ps, pname);
-                st_prop *lp = prop_named(origin, pname);
-                if (!lp) return perr(ps, pcol, "table '%s' has no property '%s'", tname, pname);
+                st_prop *lp = prop_named(ps, origin, pname);
+                if (!lp) return no_prop(ps, pcol, origin, pname);
                 if (lp->type != STRATA_TYPE_LINK || lp->target != cur->id)
                     return perr(ps, pcol, "'%s.%s' does not link to '%s'", tname, pname, cur->name);
                 steps[(*nsteps)++] = (q_step){origin->id, lp->id, lp->type, lp->flags, true, Q_MAP_VALUES, 0, NULL, -1};
@@ -567,8 +579,8 @@ static int parse_path(parser *ps, strata_table_t *t, q_step *steps, int *nsteps,
                     return perr(ps, ps->tok.column, "expected a property of '%s'", target->name);
                 char pn[STRATA_MAX_NAME + 2];
                 tok_name(ps, pn);
-                st_prop *ep = prop_named(target, pn);
-                if (!ep) return perr(ps, ps->tok.column, "table '%s' has no property '%s'", target->name, pn);
+                st_prop *ep = prop_named(ps, target, pn);
+                if (!ep) return no_prop(ps, ps->tok.column, target, pn);
                 if ((ep->flags & STRATA_PROP_LIST) || !q_numeric((strata_type)ep->type))
                     return perr(ps, ps->tok.column, "%s needs numbers, and '%s.%s' is a %s", name,
                                 target->name, pn, (ep->flags & STRATA_PROP_LIST) ? "list"
@@ -583,8 +595,8 @@ static int parse_path(parser *ps, strata_table_t *t, q_step *steps, int *nsteps,
         }
         if (*nsteps == Q_MAX_PATH) return perr(ps, col, "a key path of more than %d steps", Q_MAX_PATH);
         if (!cur) return perr(ps, col, "'%s' follows a property that is not a link", name);
-        st_prop *p = prop_named(cur, name);
-        if (!p) return perr(ps, col, "table '%s' has no property '%s'", cur->name, name);
+        st_prop *p = prop_named(ps, cur, name);
+        if (!p) return no_prop(ps, col, cur, name);
         q_step *st = &steps[(*nsteps)++];
         *st = (q_step){cur->id, p->id, p->type, p->flags, false, Q_MAP_VALUES, 0, NULL, -1};
         if ((ps->rc = lex(ps))) return ps->rc;
@@ -989,8 +1001,8 @@ static int parse_keylist(parser *ps, q_sort *out, int *n, bool sort) {
     }
 }
 
-int st_query_parse(strata_txn_t *txn, const char *table, const char *text, strata_query_t **out,
-                   strata_error *err) {
+int st_query_parse(strata_txn_t *txn, const char *table, const char *text,
+                   const strata_name_map_t *names, strata_query_t **out, strata_error *err) {
     strata_table_t *t;
     int rc = st_table_open(txn, table, &t, err);
     if (rc) return rc;
@@ -999,7 +1011,7 @@ int st_query_parse(strata_txn_t *txn, const char *table, const char *text, strat
     snprintf(q->table, sizeof q->table, "%s", table);
     q->table_id = t->id;
     q->limit = -1;
-    parser ps = {txn, t->store, q, text, {0}, 0, NULL, 0, NULL, err, 0, 0};
+    parser ps = {txn, t->store, names, q, text, {0}, 0, NULL, 0, NULL, err, 0, 0};
     ps.tok.p = text;
     ps.tok.len = 0;
     if (lex(&ps) == STRATA_OK) {

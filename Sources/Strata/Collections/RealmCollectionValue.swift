@@ -19,6 +19,9 @@ public struct _ElementContext {
     /// The table of the elements when they are objects and the collection knows it (saves
     /// looking it up for each element).
     var info: TableInfo? = nil
+    /// The collection property (its class's table and the property's index), when known: where
+    /// a collection of DynamicObjects finds its elements' class.
+    var property: (owner: TableInfo, index: Int)? = nil
 }
 
 extension RealmCollectionValue where Self: _PrimitivePersistable {
@@ -70,6 +73,9 @@ extension Object: RealmCollectionValue {
         }
         if let info = ctx.info, info.classInfo.type == self || self == DynamicObject.self {
             return ctx.realm.managedObject(self, info: info, key: key)
+        }
+        if self == DynamicObject.self, let (owner, i) = ctx.property, let target = owner.properties[i].kind.target {
+            return ctx.realm.managedObject(self, info: ctx.realm.tableInfo(target), key: key)
         }
         return ctx.realm.managedObject(self, key: key)
     }

@@ -12,10 +12,14 @@ final class MigrationSide {
     let label: String
     weak var migration: Migration?
     private var tables: [String: Table?] = [:]
+    /// The new side's model classes' column names (`propertiesMapping()`), by class and
+    /// property: a property is named as its class names it (the old side has the file's names).
+    private let columnNames: [String: [String: String]]
 
-    init(txn: CoreTxn, label: String) {
+    init(txn: CoreTxn, label: String, columnNames: [String: [String: String]] = [:]) {
         self.txn = txn
         self.label = label
+        self.columnNames = columnNames
     }
 
     var writable: Bool { txn.isWrite }
@@ -42,7 +46,7 @@ final class MigrationSide {
         guard let t = table(className) else {
             strataTrap("Object type '\(className)' does not exist in the \(label) schema of the migration.")
         }
-        guard let p = t.properties[name] else {
+        guard let p = t.properties[columnNames[className]?[name] ?? name] else {
             strataTrap("Invalid property name '\(name)' for class '\(className)' in the \(label) schema of the migration.")
         }
         return (t, p)
@@ -136,7 +140,7 @@ public final class DynamicObject: Object {
 
     public override subscript(key: String) -> Any? {
         get {
-            guard migrated != nil else { return super[key] }
+            guard migrated != nil else { return dynamicValue(key) }
             return migrationValue(key)
         }
         set {
@@ -149,6 +153,13 @@ public final class DynamicObject: Object {
         guard migrated != nil else { return super.description }
         return migrationDescription
     }
+
+    /// Key-value coding of a name the class does not declare (RealmSwift's DynamicObject): the
+    /// property of that name.
+    public func value(forUndefinedKey key: String) -> Any? { self[key] }
+
+    /// Set the property named `key` (RealmSwift's DynamicObject).
+    public func setValue(_ value: Any?, forUndefinedKey key: String) { self[key] = value }
 }
 
 extension DynamicObject {

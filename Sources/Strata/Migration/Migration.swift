@@ -42,7 +42,9 @@ public final class Migration {
 
     init(old: CoreTxn, new: CoreTxn, classes: [ClassInfo]) {
         self.old = MigrationSide(txn: old, label: "old")
-        self.new = MigrationSide(txn: new, label: "new")
+        self.new = MigrationSide(txn: new, label: "new", columnNames: Dictionary(classes.filter(\.hasColumnNames).map {
+            ($0.name, Dictionary($0.properties.map { ($0.name, $0.columnName) }, uniquingKeysWith: { a, _ in a }))
+        }, uniquingKeysWith: { a, _ in a }))
         newClasses = Dictionary(classes.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
         self.old.migration = self
         self.new.migration = self

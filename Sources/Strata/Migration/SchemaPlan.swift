@@ -2,6 +2,7 @@ import Foundation
 
 /// The core property a model property needs.
 struct WantedProperty: Equatable {
+    /// The column's name (the property's, or its `propertiesMapping()` name).
     let name: String
     let type: CoreType
     let flags: CoreFlags
@@ -9,7 +10,7 @@ struct WantedProperty: Equatable {
 
     init?(_ p: ClassInfo.PropertyInfo) {
         if p.kind.collection == .linkingObjects { return nil }
-        name = p.name
+        name = p.columnName
         type = p.kind.type
         var f: CoreFlags = []
         if p.kind.optional || p.kind.type == .link && p.kind.collection == .none { f.insert(.nullable) }
@@ -200,7 +201,7 @@ struct SchemaPlan {
         for w in wanted where !have.contains(where: { $0.name == w.name }) {
             let col = try t.addProperty(w.name, type: w.type,
                                         flags: w.flags.subtracting([.primaryKey, .indexed]), linkTarget: w.target)
-            let p = c.property(named: w.name)!
+            let p = c.properties.first { $0.columnName == w.name }!
             if let oldTable, let h = before.first(where: { $0.name == w.name }), w.onlyOptionalityDiffers(h) {
                 try keepValues(of: h, from: oldTable, into: t, col: col, p, w)
             } else {

@@ -12,6 +12,8 @@ import Foundation
 final class ClassInfo {
     struct PropertyInfo {
         let name: String
+        /// The name the file stores it under (`propertiesMapping()`; else `name`).
+        let columnName: String
         let offset: Int
         let field: PersistedField.Type
         let kind: _PersistedKind
@@ -67,6 +69,7 @@ final class ClassInfo {
         // RealmSwift's older way of naming them: class functions a model overrides.
         let legacyPrimaryKey = type.primaryKey()
         let legacyIndexed = Set(type.indexedProperties())
+        let columnNames = type.propertiesMapping()
         holdsOnlyItsPlace = others == 0 && !found.contains { ignored.contains($0.0) }
         let prototype = type.init()
         let base = Unmanaged.passUnretained(prototype).toOpaque()
@@ -75,7 +78,7 @@ final class ClassInfo {
             let opts = field.options(at: UnsafeRawPointer(base + offset))
             let kind = field.kind
             let def: Any? = kind.collection == .none ? field.unmanagedValue(at: base + offset) : nil
-            props.append(PropertyInfo(name: label, offset: offset, field: field, kind: kind,
+            props.append(PropertyInfo(name: label, columnName: columnNames[label] ?? label, offset: offset, field: field, kind: kind,
                                       isPrimaryKey: opts.primaryKey || label == legacyPrimaryKey,
                                       isIndexed: opts.indexed || legacyIndexed.contains(label),
                                       originProperty: opts.origin, defaultValue: def))
@@ -94,6 +97,9 @@ final class ClassInfo {
     }
 
     func index(named name: String) -> Int? { indexByName[name] }
+
+    /// Some property is stored under another name (`propertiesMapping()`).
+    var hasColumnNames: Bool { properties.contains { $0.columnName != $0.name } }
 
     /// The property whose field lies at `offset` in an instance.
     func index(atOffset offset: Int) -> Int? { properties.firstIndex { $0.offset == offset } }

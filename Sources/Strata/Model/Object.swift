@@ -101,6 +101,13 @@ open class Object: ObjectBase, CustomStringConvertible {
     /// without `@Persisted` are ignored anyway).
     open class func ignoredProperties() -> [String] { [] }
 
+    /// Names the file stores properties under, by property (RealmSwift's `propertiesMapping()`):
+    /// `["pk": "custom_pk"]` keeps property `pk` in column `custom_pk`. Swift code, key paths,
+    /// key-value coding and predicate strings use the property's own name; only the file (and
+    /// other languages reading it) sees the column name. A key that is no property of the class,
+    /// or two properties given one column, is refused when a Realm opens.
+    open class func propertiesMapping() -> [String: String] { [:] }
+
     /// As RealmSwift describes objects: `Dog {\n\tname = 小白;\n}`, links and collections
     /// nested to depth 5.
     open var description: String { RealmDescription.object(self) }

@@ -90,13 +90,14 @@ public struct Property: CustomStringConvertible, Equatable {
 
     /// The same name, type and flags (the default value is not compared).
     public static func == (a: Property, b: Property) -> Bool {
-        a.name == b.name && a.type == b.type && a.isOptional == b.isOptional && a.isArray == b.isArray && a.isSet == b.isSet && a.isMap == b.isMap
+        a.name == b.name && a.columnName == b.columnName && a.type == b.type && a.isOptional == b.isOptional && a.isArray == b.isArray && a.isSet == b.isSet && a.isMap == b.isMap
             && a.isIndexed == b.isIndexed && a.isPrimary == b.isPrimary && a.objectClassName == b.objectClassName
             && a.linkOriginPropertyName == b.linkOriginPropertyName
     }
 
     init(info p: ClassInfo.PropertyInfo) {
         name = p.name
+        columnName = p.columnName
         isOptional = p.kind.optional
         isArray = p.kind.collection == .list
         isSet = p.kind.collection == .set
@@ -112,6 +113,7 @@ public struct Property: CustomStringConvertible, Equatable {
     /// A property as the file has it (no declared default, no origin: the file keeps neither).
     init(core p: CoreProperty) {
         name = p.name
+        columnName = p.name
         type = PropertyType(core: p.type)
         isOptional = p.flags.contains(.nullable) && p.type != .mixed
         isArray = p.flags.contains(.list) && !p.flags.contains(.set) && !p.flags.contains(.map)
@@ -128,8 +130,9 @@ public struct Property: CustomStringConvertible, Equatable {
     public let isSet: Bool
     /// A map (`Map`).
     public let isMap: Bool
-    /// The name the file stores the property under (the property's own name).
-    public var columnName: String { name }
+    /// The name the file stores the property under (`Object.propertiesMapping()`; else the
+    /// property's own name).
+    public let columnName: String
 
     /// As RealmSwift (realm-cocoa) describes a property.
     public var description: String {

@@ -57,7 +57,7 @@ public struct _ManagedProperty {
     /// Where the elements of this collection property are read and written.
     var elementContext: _ElementContext {
         let a = accessor
-        return _ElementContext(realm: a.realm, what: a.info.propertyPaths[index])
+        return _ElementContext(realm: a.realm, what: a.info.propertyPaths[index], property: (a.info, index))
     }
 
     func read() -> StoredValue { accessor.get(index, threadChecked: threadChecked) }

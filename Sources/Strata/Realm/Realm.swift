@@ -146,7 +146,10 @@ final class RealmInstance {
             compiledQueries.removeAll()
         }
         var q: OpaquePointer?
-        try StrataError.check { strata_query_compile(currentTxn.handle, table, text, &q, $0) }
+        let names = shared.nameMap
+        try withExtendedLifetime(names) {
+            try StrataError.check { strata_query_compile_mapped(currentTxn.handle, table, text, names?.handle, &q, $0) }
+        }
         compiledQueries[key] = q!
         return q!
     }
@@ -181,9 +184,26 @@ final class RealmInstance {
             for p in t.indexedProperties() where info.property(named: p) == nil {
                 throw StrataError(code: .invalidArgument, message: "Indexed property '\(p)' does not exist on object '\(name)'")
             }
+            try checkColumnNames(info)
             infos.append(info)
         }
         return infos
+    }
+
+    /// `propertiesMapping()` names properties of the class, and no two properties share a column.
+    private static func checkColumnNames(_ info: ClassInfo) throws {
+        for p in info.type.propertiesMapping().keys.sorted() where info.property(named: p) == nil {
+            throw StrataError(code: .invalidArgument, message: "propertiesMapping() of '\(info.name)' names property "
+                + "'\(p)', which '\(info.name)' does not have")
+        }
+        var byColumn: [String: String] = [:]
+        for p in info.properties where p.kind.collection != .linkingObjects {
+            if let other = byColumn[p.columnName] {
+                throw StrataError(code: .invalidArgument, message: "'\(info.name).\(other)' and '\(info.name).\(p.name)' "
+                    + "are both stored as column '\(p.columnName)' (propertiesMapping())")
+            }
+            byColumn[p.columnName] = p.name
+        }
     }
 
     @inline(__always)

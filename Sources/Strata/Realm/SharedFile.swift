@@ -64,6 +64,14 @@ final class SharedFile {
         return r
     }
 
+    /// The public names of renamed properties of the classes set up (nil: none renamed).
+    private var names: NameMap?
+    var nameMap: NameMap? {
+        lock.lock()
+        defer { lock.unlock() }
+        return names
+    }
+
     func table(for type: Object.Type) -> TableInfo? {
         lock.lock()
         defer { lock.unlock() }
@@ -155,9 +163,12 @@ final class SharedFile {
                 throw StrataError(code: .notFound, message: "table '\(c.name)' is missing after the schema was set up")
             }
             let props = try t.properties()
-            let cols = c.properties.map { p in props.first { $0.name == p.name }?.col ?? 0 }
+            let cols = c.properties.map { p in props.first { $0.name == p.columnName }?.col ?? 0 }
             let ordinal = tables[ObjectIdentifier(c.type)]?.ordinal ?? tables.count
             tables[ObjectIdentifier(c.type)] = TableInfo(classInfo: c, cols: cols, ordinal: ordinal)
+        }
+        if classes.contains(where: \.hasColumnNames) {
+            names = try NameMap(tables.values.map(\.classInfo))
         }
         readySchemas.insert(ids)
     }
