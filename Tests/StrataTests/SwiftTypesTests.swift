@@ -105,6 +105,9 @@ struct SwiftTypesTests {
     }
 }
 
+/// An `@objc enum … : Int, RealmEnum` of RealmSwift, as it is without Objective-C.
+enum SensorState: Int, RealmEnum { case idle = 1, busy = 3 }
+
 /// RealmSwift's older declarations: `let` properties of RealmProperty / RealmOptional, and the
 /// primary key and indexes named by class functions.
 final class Sensor: Object {
@@ -113,6 +116,8 @@ final class Sensor: Object {
     let reading = RealmProperty<Double?>()
     let samples = RealmOptional<Int>()
     let extra = RealmProperty<AnyRealmValue>()
+    @Persisted var state = SensorState.idle
+    let lastState = RealmProperty<SensorState?>()
     override class func primaryKey() -> String? { "serial" }
     override class func indexedProperties() -> [String] { ["name"] }
 }
@@ -137,7 +142,15 @@ struct LegacyPropertyTests {
         let schema = try #require(realm.schema["Sensor"])
         #expect(schema.primaryKeyProperty?.name == "serial")
         #expect(schema.properties.first { $0.name == "name" }?.isIndexed == true)
-        #expect(schema.properties.map(\.name).sorted() == ["extra", "name", "reading", "samples", "serial"])
+        #expect(schema.properties.map(\.name).sorted() == ["extra", "lastState", "name", "reading", "samples", "serial", "state"])
+        try realm.write { s.state = .busy; s.lastState.value = .idle }
+        #expect(realm.objects(Sensor.self).where { $0.state == .busy }.count == 1)
+        #expect(s.lastState.value == .idle && realm.objects(Sensor.self).filter("lastState == 1").count == 1)
+        #expect(realm.objects(Sensor.self).filter("state == 3").count == 1)
+        #expect(realm.objects(Sensor.self).first?.lastState.value == .idle)
+        #expect(realm.objects(Sensor.self).first?.reading.value == nil)
+        #expect(realm.objects(Sensor.self).first?.samples.value == 4)
+        #expect(realm.objects(Sensor.self).filter("state == 3 AND lastState == 1").first?.lastState.value == .idle)
     }
 
     @Test func sharedSchemaAndKeyPathSortDescriptorsNameTheClassProperties() throws {

@@ -134,3 +134,9 @@ extension FailableCustomPersistable where PersistedType: _PrimitivePersistable {
         return Self(persistedValue: PersistedType(_strata: v))
     }
 }
+
+/// RealmSwift's older protocol for `@objc enum X: Int, RealmEnum` (stored as its Int raw value in
+/// `@objc dynamic` properties and `RealmProperty`). Without an Objective-C runtime such an enum
+/// is an ordinary Swift enum, so in Strata it is a `PersistableEnum` with Int raw values: usable
+/// in `@Persisted` properties, collections and queries.
+public protocol RealmEnum: PersistableEnum, RealmOptionalType where RawValue == Int {}

@@ -17,19 +17,31 @@ public final class RealmProperty<Value: RealmPropertyType>: CustomStringConverti
     fileprivate var unmanaged: Value
     /// The object whose property this is, once managed (weak: the object owns this instance).
     fileprivate weak var object: Object?
+    /// Where that object lives, kept for when the instance outlives it
+    /// (`realm.objects(T.self).first!.value.value`: the object is gone before `.value` is read).
+    fileprivate var place: ObjectAccessor?
     fileprivate var index = 0
+
+    /// The managed property this reads and writes, or nil while unmanaged.
+    private var managed: _ManagedProperty? {
+        if let o = object, o.__isManaged { return _ManagedProperty(object: o, index: index) }
+        guard let p = place else { return nil }
+        let o = p.realm.managedObject(p.info.classInfo.type, info: p.info, key: p.key)
+        object = o // (weak: gone again with the caller's reference)
+        return _ManagedProperty(object: o, index: index)
+    }
 
     public init() { unmanaged = Value._strataDefault() }
 
     /// The property's value.
     public var value: Value {
         get {
-            if let o = object, o.__isManaged { return Value._strataGet(_ManagedProperty(object: o, index: index)) }
+            if let m = managed { return Value._strataGet(m) }
             return unmanaged
         }
         set {
-            if let o = object, o.__isManaged {
-                Value._strataSet(_ManagedProperty(object: o, index: index), newValue)
+            if let m = managed {
+                Value._strataSet(m, newValue)
             } else {
                 unmanaged = newValue
             }
@@ -117,6 +129,7 @@ extension RealmProperty {
 
     func bind(_ at: _ManagedProperty) {
         object = at.object
+        place = at.object.__accessor
         index = at.index
     }
 
