@@ -245,6 +245,13 @@ extension List: ListBacked {
 
     /// NSObject's equality (RealmSwift's lists are NSObjects): `==` with another List.
     public func isEqual(_ object: Any?) -> Bool { isEqualCollection(object) }
+
+    /// Key-value coding as RealmSwift's List has it: each element's value for `key` ("self": the
+    /// elements), as objects.
+    public func value(forKey key: String) -> [AnyObject] { objectValues(forKeyPath: key) }
+
+    /// Values through links (`"dog.name"`) or a collection operator (`"@count"`), as objects.
+    public func value(forKeyPath keyPath: String) -> [AnyObject] { objectValues(forKeyPath: keyPath) }
 }
 
 extension List: _QueryArgSequence where Element: Object {

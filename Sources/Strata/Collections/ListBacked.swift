@@ -29,6 +29,16 @@ extension ListBacked {
         return isSameCollection(as: other)
     }
 
+    /// `value(forKeyPath:)` of RealmCollection as an array of objects (List's and MutableSet's
+    /// own key-value coding): an operator's single value is the one element.
+    func objectValues(forKeyPath keyPath: String) -> [AnyObject] {
+        let v: Any? = keyPath.contains(".") || keyPath.hasPrefix("@") ? (self as any RealmCollection).value(forKeyPath: keyPath)
+                                                                     : (self as any RealmCollection).value(forKey: keyPath)
+        guard let v else { return [] }
+        if let a = v as? [Any] { return a.map { $0 as AnyObject } }
+        return [v as AnyObject]
+    }
+
     /// Observe the collection (List.observe, MutableSet.observe).
     func observeList(keyPaths: [String]?, on queue: DispatchQueue?,
                      _ block: @escaping (RealmCollectionChange<Self>) -> Void) -> NotificationToken {

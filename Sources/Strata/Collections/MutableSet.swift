@@ -167,6 +167,13 @@ public final class MutableSet<Element: RealmCollectionValue>: RealmCollection {
 
 extension MutableSet: ListBacked {
     static var kindName: String { "MutableSet" }
+
+    /// Key-value coding as RealmSwift's MutableSet has it: each element's value for `key` ("self": the
+    /// elements), as objects.
+    public func value(forKey key: String) -> [AnyObject] { objectValues(forKeyPath: key) }
+
+    /// Values through links (`"dog.name"`) or a collection operator (`"@count"`), as objects.
+    public func value(forKeyPath keyPath: String) -> [AnyObject] { objectValues(forKeyPath: keyPath) }
 }
 
 extension MutableSet: _Persistable {

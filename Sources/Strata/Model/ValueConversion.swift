@@ -93,8 +93,9 @@ enum ValueConversion {
         case (.int(let i), .double): return Double(i)
         case (.int(let i), .float): return Float(i)
         case (.double(let d), .float): return Float(d)
-        case (.double(let d), .int):
-            guard let ip = p as? any _IntegerPersistable.Type, d.rounded() == d, abs(d) < 9.2e18 else { return nil }
+        case (.double(let d), .int): // an NSNumber: an integer type, or an enum's Int raw value
+            guard d.rounded() == d, abs(d) < 9.2e18 else { return nil }
+            guard let ip = p as? any _IntegerPersistable.Type else { return p._strataExactly(_Stored(.int(Int64(d)))) }
             return ip.exactly(Int64(d))
         case (.float(let f), .double): return Double(f)
         case (.int(let i), .decimal128): return Decimal128(value: i)
