@@ -168,6 +168,8 @@ struct LegacyPropertyTests {
         }
         let byName = realm.objects(Sensor.self).sorted(by: [Strata.SortDescriptor(keyPath: \Sensor.name, ascending: false)])
         #expect(byName.map(\.name) == ["c", "b", "a"])
+        #expect(_name(for: \Sensor.samples) == "samples" && _name(for: \Sensor.lastState) == "lastState")
+        #expect(_name(for: \Sensor.state) == "state")
         let literal: [Strata.SortDescriptor] = ["name"]
         #expect(realm.objects(Sensor.self).sorted(by: literal).map(\.name) == ["a", "b", "c"])
     }

@@ -1096,7 +1096,13 @@ typedef struct sortspec {
 
 static _Thread_local const sortspec *g_spec;
 
+/* A sort key path that a null link broke before its last step (not a null value): such rows go
+ * after every other when ascending, before when descending (realm-core's order). */
+#define Q_SORT_BROKEN_LINK ((strata_type)0x7f)
+
 static int sort_value_cmp(const strata_value *a, const strata_value *b) {
+    if (a->type == Q_SORT_BROKEN_LINK || b->type == Q_SORT_BROKEN_LINK)
+        return (a->type == Q_SORT_BROKEN_LINK) - (b->type == Q_SORT_BROKEN_LINK);
     if (a->type == STRATA_TYPE_NULL || b->type == STRATA_TYPE_NULL)
         return (a->type != STRATA_TYPE_NULL) - (b->type != STRATA_TYPE_NULL); /* nulls first */
     bool ok;
@@ -1119,7 +1125,8 @@ static int sortrow_cmp(const void *pa, const void *pb) {
     return (a->pos > b->pos) - (a->pos < b->pos); /* stable */
 }
 
-/* The single value of a sort/distinct key path for object key (null through a null link). */
+/* The single value of a sort/distinct key path for object key (Q_SORT_BROKEN_LINK through a null
+ * link). */
 static int key_value(exec *x, const q_sort *s, int64_t key, strata_value *out) {
     strata_table_t *t = x->root;
     for (int i = 0; i < s->nsteps; i++) {
@@ -1130,7 +1137,10 @@ static int key_value(exec *x, const q_sort *s, int64_t key, strata_value *out) {
         if ((x->rc = st_obj_locate(t, key, &ref, x->err)) || (x->rc = st_obj_read(t, &ref, p, out, x->err)))
             return x->rc;
         if (i == s->nsteps - 1) return STRATA_OK;
-        if (out->type == STRATA_TYPE_NULL) return STRATA_OK;
+        if (out->type == STRATA_TYPE_NULL) {
+            out->type = Q_SORT_BROKEN_LINK;
+            return STRATA_OK;
+        }
         key = out->u.link;
         t = st_table_by_id(x->store, p->target);
     }

@@ -395,8 +395,8 @@ extension Map: _StrataListType {
             pairs = d.map { ($0.key, $0.value) }
         } else if let d = value as? NSDictionary {
             for (k, v) in d { guard let k = k as? String else { return nil }; pairs.append((k, v)) }
-        } else if let m = value as? Map<Key, Value> {
-            pairs = m.entries.map { ($0.key._strataKey, $0.value as Any) }
+        } else if let m = value as? any _MapEntries { // a map of these or other (convertible) values
+            pairs = m._strataEntries.map { ($0.key, $0.value) }
         } else {
             return nil
         }

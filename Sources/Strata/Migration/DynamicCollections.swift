@@ -5,7 +5,8 @@ import Foundation
 /// the same stored property, its objects handed out as DynamicObjects.
 extension Object {
     /// The list of objects named `propertyName`, its elements as DynamicObjects. The object must
-    /// be managed and the property a list of objects (else a trap naming the class and property).
+    /// be managed and the property a list (else a trap naming the class and property); reading
+    /// an element of a list of values traps.
     public func dynamicList(_ propertyName: String) -> List<DynamicObject> {
         List(managed: dynamicCollection(propertyName, .list, "dynamicList"))
     }
@@ -32,8 +33,8 @@ extension Object {
             strataTrap("\(what)(\"\(name)\"): '\(a.info.name)' has no property '\(name)'")
         }
         let k = a.info.properties[i].kind
-        guard k.collection == kind, k.type == .link else {
-            strataTrap("\(what)(\"\(name)\"): '\(a.info.name).\(name)' is not a \(kind == .list ? "list" : kind == .set ? "set" : "map") of objects")
+        guard k.collection == kind else { // (of objects to read its elements; any, to count them)
+            strataTrap("\(what)(\"\(name)\"): '\(a.info.name).\(name)' is not a \(kind == .list ? "list" : kind == .set ? "set" : "map")")
         }
         return _ManagedProperty(object: self, index: i)
     }

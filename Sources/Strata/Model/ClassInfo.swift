@@ -105,6 +105,17 @@ final class ClassInfo {
     func index(atOffset offset: Int) -> Int? { properties.firstIndex { $0.offset == offset } }
     func property(named name: String) -> PropertyInfo? { indexByName[name].map { properties[$0] } }
 
+    /// The property of `object` whose field holds `instance` (a `RealmProperty`), or nil.
+    static func instanceField(of object: Object, holding instance: AnyObject) -> PropertyInfo? {
+        let info = ClassInfo.of(Swift.type(of: object))
+        let base = UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
+        for f in info.instanceFields where f.field is InstancePropertyField.Type {
+            let held = (base + f.offset).assumingMemoryBound(to: AnyObject.self).pointee
+            if held === instance { return info.properties[f.index] }
+        }
+        return nil
+    }
+
     /// The schema as users see it (`Realm.schema`, `Object.objectSchema`).
     lazy var schema: ObjectSchema = ObjectSchema(info: self)
 

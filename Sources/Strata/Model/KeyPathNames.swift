@@ -11,6 +11,8 @@ public final class _KeyPathProbe {
     /// The object the last link read handed out: the next read must be of it (else the key
     /// path is no chain of properties: a computed property reading several fields).
     private var handedOut: ObjectIdentifier?
+    /// The object the last link read handed out (kept while the probe lives).
+    private(set) var lastHandedOut: Object?
     var isChain = true
 
     @usableFromInline
@@ -47,6 +49,7 @@ public final class _KeyPathProbe {
         let o = target.init()
         o.__probe = self
         handedOut = ObjectIdentifier(o)
+        lastHandedOut = o
         return ValueConversion.convert(o, to: V.self)
     }
 }
@@ -77,8 +80,18 @@ enum KeyPathNames {
         let probe = _KeyPathProbe()
         let object = model.init()
         object.__probe = probe
-        _ = object[keyPath: keyPath]
+        let result = object[keyPath: keyPath]
         object.__probe = nil
+        // A field holding an instance (`let x = RealmProperty<…>()`) is read without running any
+        // code of Strata's: it is found as the field of the last object that holds that instance.
+        var instanceField = false
+        if let instance = result as? AnyObject, !(instance is Object) {
+            let holder = probe.steps.isEmpty ? object : probe.lastHandedOut
+            if let holder, let p = ClassInfo.instanceField(of: holder, holding: instance) {
+                probe.steps.append((type(of: holder), p.offset))
+                instanceField = true
+            }
+        }
         var parts: [String] = []
         var last: ClassInfo.PropertyInfo?
         for step in probe.steps {
@@ -87,7 +100,7 @@ enum KeyPathNames {
             parts.append(info.properties[i].name)
             last = info.properties[i]
         }
-        guard probe.isChain, let last, !parts.isEmpty, last.field.valueType == unwrapped(type(of: keyPath).valueType)
+        guard probe.isChain, let last, !parts.isEmpty, instanceField || last.field.valueType == unwrapped(type(of: keyPath).valueType)
                 || last.field.valueType == type(of: keyPath).valueType else {
             strataTrap("\(model.className()): the key path \(keyPath) does not read @Persisted properties "
                        + "through to-one links (use the string form)")

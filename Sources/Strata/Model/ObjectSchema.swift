@@ -98,7 +98,7 @@ public struct Property: CustomStringConvertible, Equatable {
     init(info p: ClassInfo.PropertyInfo) {
         name = p.name
         columnName = p.columnName
-        isOptional = p.kind.optional
+        isOptional = p.kind.optional && p.kind.type != .mixed // (as RealmSwift: AnyRealmValue is not optional)
         isArray = p.kind.collection == .list
         isSet = p.kind.collection == .set
         isMap = p.kind.collection == .map
