@@ -26,29 +26,33 @@ final class Renamed: Object {
     }
 }
 
-/// The same class as the file had it before its title was stored under another name.
-final class RenamedBefore: Object {
-    @Persisted(primaryKey: true) var pk: Int
-    @Persisted var title: String
-    override class func className() -> String { "Renamed2" }
-}
+/// Classes of single tests, nested so that a Realm opened without `objectTypes` does not find them
+/// (two of them share a class name; two are refused on purpose).
+enum ColumnModels {
+    /// The same class as the file had it before its title was stored under another name.
+    final class RenamedBefore: Object {
+        @Persisted(primaryKey: true) var pk: Int
+        @Persisted var title: String
+        override class func className() -> String { "Renamed2" }
+    }
 
-final class RenamedAfter: Object {
-    @Persisted(primaryKey: true) var pk: Int
-    @Persisted var title: String
-    override class func className() -> String { "Renamed2" }
-    override class func propertiesMapping() -> [String: String] { ["title": "custom_title"] }
-}
+    final class RenamedAfter: Object {
+        @Persisted(primaryKey: true) var pk: Int
+        @Persisted var title: String
+        override class func className() -> String { "Renamed2" }
+        override class func propertiesMapping() -> [String: String] { ["title": "custom_title"] }
+    }
 
-final class MappingUnknownProperty: Object {
-    @Persisted var name: String
-    override class func propertiesMapping() -> [String: String] { ["nmae": "x"] }
-}
+    final class MappingUnknownProperty: Object {
+        @Persisted var name: String
+        override class func propertiesMapping() -> [String: String] { ["nmae": "x"] }
+    }
 
-final class MappingSharedColumn: Object {
-    @Persisted var first: String
-    @Persisted var second: String
-    override class func propertiesMapping() -> [String: String] { ["first": "second"] }
+    final class MappingSharedColumn: Object {
+        @Persisted var first: String
+        @Persisted var second: String
+        override class func propertiesMapping() -> [String: String] { ["first": "second"] }
+    }
 }
 
 @Suite("Column names: properties stored under other names (propertiesMapping)")
@@ -132,27 +136,27 @@ struct ColumnNameTests {
     @Test func aMigrationMovesValuesIntoTheNewColumn() throws {
         let dir = TempDir()
         do {
-            let realm = try Realm(configuration: config(dir, types: [RenamedBefore.self]))
-            try realm.write { realm.create(RenamedBefore.self, value: ["pk": 1, "title": "kept"]) }
+            let realm = try Realm(configuration: config(dir, types: [ColumnModels.RenamedBefore.self]))
+            try realm.write { realm.create(ColumnModels.RenamedBefore.self, value: ["pk": 1, "title": "kept"]) }
         }
-        var cfg = config(dir, types: [RenamedAfter.self], version: 1)
+        var cfg = config(dir, types: [ColumnModels.RenamedAfter.self], version: 1)
         cfg.migrationBlock = { migration, _ in
             migration.enumerateObjects(ofType: "Renamed2") { old, new in
                 new!["title"] = old!["title"] // the old object has the file's names, the new one the class's
             }
         }
         let realm = try Realm(configuration: cfg)
-        #expect(realm.object(ofType: RenamedAfter.self, forPrimaryKey: 1)?.title == "kept")
+        #expect(realm.object(ofType: ColumnModels.RenamedAfter.self, forPrimaryKey: 1)?.title == "kept")
         #expect(try storedNames(realm, "Renamed2").sorted() == ["custom_title", "pk"])
     }
 
     @Test func aMappingThatNamesNoPropertyOrSharesAColumnIsRefused() throws {
         let dir = TempDir()
         #expect {
-            _ = try Realm(configuration: config(dir, types: [MappingUnknownProperty.self]))
+            _ = try Realm(configuration: config(dir, types: [ColumnModels.MappingUnknownProperty.self]))
         } throws: { "\($0)".contains("names property 'nmae', which 'MappingUnknownProperty' does not have") }
         #expect {
-            _ = try Realm(configuration: config(dir, "b.realm", types: [MappingSharedColumn.self]))
+            _ = try Realm(configuration: config(dir, "b.realm", types: [ColumnModels.MappingSharedColumn.self]))
         } throws: { "\($0)".contains("'MappingSharedColumn.first' and 'MappingSharedColumn.second' are both stored as column 'second'") }
     }
 }

@@ -59,10 +59,12 @@ final class MigrationSide {
         if p.type == .mixed { return AnyRealmValue(stored: v) }
         switch v {
         case .null: return nil
-        case .bool(let b): return b
-        case .int(let i): return Int(i)
-        case .float(let f): return f
-        case .double(let d): return d
+        // numbers and Bools as NSNumber, as RealmSwift's migration objects hand them out (so
+        // `as? Int`, `as? Int8` and `as? Double` all read them)
+        case .bool(let b): return NSNumber(value: b)
+        case .int(let i): return NSNumber(value: i)
+        case .float(let f): return NSNumber(value: f)
+        case .double(let d): return NSNumber(value: d)
         case .string(let s): return s
         case .data(let d): return d
         case .timestamp(let s, let ns): return Date(timeIntervalSince1970: TimeInterval(s) + TimeInterval(ns) / 1e9)

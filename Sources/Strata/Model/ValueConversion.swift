@@ -39,7 +39,12 @@ enum ValueConversion {
         if let s = value as? NSString { return .string(String(s)) }
         if let d = value as? NSData { return .data(Data(referencing: d)) }
         if let d = value as? NSDate { return Date(timeIntervalSinceReferenceDate: d.timeIntervalSinceReferenceDate)._strata.value }
-        if let n = value as? NSNumber { return .double(n.doubleValue) }
+        if let n = value as? NSNumber { // an integer exactly (past 2^53 too), else a double
+            switch String(cString: n.objCType) {
+            case "q", "l", "i", "s", "Q", "L", "I", "S": return .int(n.int64Value)
+            default: return .double(n.doubleValue)
+            }
+        }
         return nil
     }
 
