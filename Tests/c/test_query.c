@@ -229,6 +229,9 @@ static void paths_arguments_and_suffixes(void) {
     /* no company: after the others ascending, before them descending (realm-core's order) */
     EXPECT_NAMES(&f, "TRUEPREDICATE SORT(company.name)", "李四,JOSE,张三,José,小明,");
     EXPECT_NAMES(&f, "TRUEPREDICATE SORT(company.name DESC)", "小明,,张三,José,李四,JOSE");
+    /* DISTINCT through a null link drops the objects the link breaks (realm-core's DISTINCT) */
+    EXPECT_NAMES(&f, "TRUEPREDICATE DISTINCT(company.name)", "张三,李四");
+    EXPECT_NAMES(&f, "name == '小明' DISTINCT(company.name)", "");
     EXPECT_NAMES(&f, "TRUEPREDICATE DISTINCT(age)", "张三,李四,小明,José,");
     EXPECT_NAMES(&f, "age > 0 DISTINCT(age) SORT(age DESC) LIMIT(2)", "José,张三");
     EXPECT_NAMES(&f, "age > 0 LIMIT(0)", "");

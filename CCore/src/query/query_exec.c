@@ -1185,8 +1185,10 @@ static int apply_sort(exec *x, strata_query_t *q, keyvec *k) {
     return STRATA_OK;
 }
 
+/* DISTINCT keeps the first object of each combination of values; an object whose key path a
+ * null link breaks has no value and is dropped (realm-core's DISTINCT). */
 static int apply_distinct(exec *x, strata_query_t *q, keyvec *k) {
-    if (!q->ndistinct || k->n < 2) return STRATA_OK;
+    if (!q->ndistinct || k->n == 0) return STRATA_OK;
     sortrow *rows;
     if (load_rows(x, k, q->distinct, q->ndistinct, &rows)) return free_rows(rows, k->n), x->rc;
     q_sort asc[Q_MAX_SORT];
@@ -1200,7 +1202,9 @@ static int apply_distinct(exec *x, strata_query_t *q, keyvec *k) {
         bool first = i == 0;
         for (int j = 0; !first && j < q->ndistinct; j++)
             first = sort_value_cmp(&rows[i].vals[j], &rows[i - 1].vals[j]) != 0;
-        if (first) keep[rows[i].pos] = 1;
+        bool broken = false;
+        for (int j = 0; j < q->ndistinct; j++) broken |= rows[i].vals[j].type == Q_SORT_BROKEN_LINK;
+        if (first && !broken) keep[rows[i].pos] = 1;
     }
     size_t m = 0;
     for (size_t i = 0; i < k->n; i++)

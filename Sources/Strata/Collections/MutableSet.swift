@@ -168,12 +168,12 @@ public final class MutableSet<Element: RealmCollectionValue>: RealmCollection {
 extension MutableSet: ListBacked {
     static var kindName: String { "MutableSet" }
 
-    /// Key-value coding as RealmSwift's MutableSet has it: each element's value for `key` ("self": the
-    /// elements), as objects.
-    public func value(forKey key: String) -> [AnyObject] { objectValues(forKeyPath: key) }
+    /// Key-value coding as RealmSwift's MutableSet has it (a set's values: each distinct value once,
+    /// as NSSet gives them): the elements' values for `key` ("self": the elements), as objects.
+    public func value(forKey key: String) -> [AnyObject] { ValueConversion.distinct(objectValues(forKeyPath: key)).map { $0 as AnyObject } }
 
     /// Values through links (`"dog.name"`) or a collection operator (`"@count"`), as objects.
-    public func value(forKeyPath keyPath: String) -> [AnyObject] { objectValues(forKeyPath: keyPath) }
+    public func value(forKeyPath keyPath: String) -> [AnyObject] { ValueConversion.distinct(objectValues(forKeyPath: keyPath)).map { $0 as AnyObject } }
 }
 
 extension MutableSet: _Persistable {

@@ -168,14 +168,7 @@ extension RealmCollection {
             if parts[0] == "@unionOfObjects" || parts[0] == "@distinctUnionOfObjects" {
                 let values = (value(forKeyPath: property) as? [Any]) ?? []
                 guard parts[0] == "@distinctUnionOfObjects" else { return values }
-                var seen: [StoredValue] = []
-                var out: [Any] = []
-                for v in values {
-                    let s = ValueConversion.storedIfPrimitive(v) ?? (v as? Object).flatMap { $0.__accessor.map { .link($0.key) } }
-                    if let s { if seen.contains(s) { continue }; seen.append(s) }
-                    out.append(v)
-                }
-                return out
+                return ValueConversion.distinct(values)
             }
             let v: Double?
             switch parts[0] {
@@ -189,9 +182,11 @@ extension RealmCollection {
         }
         let parts = keyPath.split(separator: ".", maxSplits: 1).map(String.init)
         guard parts.count == 2 else { return value(forKey: keyPath) }
+        // nil (through a nil link, or a nil value) as Optional.none: `as! [T?]` reads it as nil, as
+        // RealmSwift's NSNull bridges
         let values: [Any] = map { e -> Any in
-            guard let next = Self.property(parts[0], of: e, in: Self.self) as? Object else { return NSNull() }
-            return next.value(forKeyPath: parts[1]) ?? NSNull()
+            guard let next = Self.property(parts[0], of: e, in: Self.self) as? Object else { return Optional<Any>.none as Any }
+            return next.value(forKeyPath: parts[1]) ?? Optional<Any>.none as Any
         }
         return values
     }

@@ -48,6 +48,19 @@ enum ValueConversion {
         return nil
     }
 
+    /// Each value once, in order (the first of equal values; managed objects by their key; values
+    /// neither primitive nor managed all kept): `@distinctUnionOfObjects`, a set's key-value coding.
+    static func distinct(_ values: [Any]) -> [Any] {
+        var seen: [StoredValue] = []
+        var out: [Any] = []
+        for v in values {
+            let s = storedIfPrimitive(v) ?? (v as? Object).flatMap { $0.__accessor.map { .link($0.key) } }
+            if let s { if seen.contains(s) { continue }; seen.append(s) }
+            out.append(v)
+        }
+        return out
+    }
+
     /// A primitive or nil (primary keys).
     static func stored(_ value: Any) -> StoredValue { storedIfPrimitive(value) ?? .null }
 
