@@ -1046,6 +1046,82 @@ static void public_names_stand_for_columns(void) {
     OK(strata_db_close(f.db, E));
 }
 
+/* A decimal128 value coefficient × 10^exp (coefficient as high and low 64 bits). */
+static strata_value vdec(bool neg, uint64_t chi, uint64_t clo, int exp) {
+    strata_value v = {.type = STRATA_TYPE_DECIMAL128};
+    v.u.decimal.high = (neg ? 1ull << 63 : 0) | ((uint64_t)(exp + 6176) << 49) | chi;
+    v.u.decimal.low = clo;
+    return v;
+}
+
+static strata_value vtime(int64_t s) {
+    return (strata_value){.type = STRATA_TYPE_TIMESTAMP, .u.timestamp = {s, 0}};
+}
+
+/* @sum @avg @min @max of decimals (exact, 34 digits rounded half to even) and @min @max of dates,
+ * in lists of values and through lists of links, as realm-core takes them. */
+static void decimal_and_date_aggregates(void) {
+    strata_db_t *db;
+    strata_txn_t *w;
+    strata_table_t *l, *e;
+    strata_col_t amounts, days, entries, ea, et, name;
+    OK(strata_db_open(tl_path("decagg.db"), NULL, &db, E));
+    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
+    OK(strata_table_create(w, "Entry", &e, E));
+    OK(strata_table_create(w, "Ledger", &l, E));
+    OK(strata_table_add_property(e, "amount", STRATA_TYPE_DECIMAL128, 0, NULL, &ea, E));
+    OK(strata_table_add_property(e, "at", STRATA_TYPE_TIMESTAMP, 0, NULL, &et, E));
+    OK(strata_table_add_property(l, "name", STRATA_TYPE_STRING, 0, NULL, &name, E));
+    OK(strata_table_add_property(l, "amounts", STRATA_TYPE_DECIMAL128, STRATA_PROP_LIST, NULL, &amounts, E));
+    OK(strata_table_add_property(l, "days", STRATA_TYPE_TIMESTAMP, STRATA_PROP_LIST, NULL, &days, E));
+    OK(strata_table_add_property(l, "entries", STRATA_TYPE_LINK, STRATA_PROP_LIST, "Entry", &entries, E));
+    strata_key_t a, b;
+    OK(strata_obj_create(l, &a, E));
+    OK(strata_obj_create(l, &b, E)); /* empty lists */
+    OK(strata_obj_set(l, a, name, (strata_value[]){vstr("a")}, E));
+    OK(strata_obj_set(l, b, name, (strata_value[]){vstr("b")}, E));
+    strata_value decs[] = {vdec(false, 0, 15, -1), vdec(false, 0, 25, -1), vdec(false, 0, 25, -2)}; /* 1.5 2.5 0.25 */
+    for (size_t i = 0; i < 3; i++) {
+        strata_key_t k;
+        OK(strata_list_insert(l, a, amounts, i, &decs[i], E));
+        OK(strata_list_insert(l, a, days, i, (strata_value[]){vtime(1000 * (int64_t)(i + 1))}, E));
+        OK(strata_obj_create(e, &k, E));
+        OK(strata_obj_set(e, k, ea, &decs[i], E));
+        OK(strata_obj_set(e, k, et, (strata_value[]){vtime(1000 * (int64_t)(3 - i))}, E));
+        OK(strata_list_insert(l, a, entries, i, (strata_value[]){vlink(k)}, E));
+    }
+    OK(strata_txn_commit(w, E));
+    strata_txn_free(w);
+    fixture f = {.db = db};
+    /* 4.25 / 3 = 1.416666666666666666666666666666667 (34 digits): coefficient 14166666666666666666 ×
+     * 10^14 + 66666666666667 as high:low 64-bit words */
+    unsigned __int128 third = (unsigned __int128)14166666666666666666ull * 100000000000000ull + 66666666666667ull;
+    strata_value args[] = {vdec(false, 0, 425, -2), vdec(false, (uint64_t)(third >> 64), (uint64_t)third, -33),
+                           vdec(false, 0, 25, -2), vdec(false, 0, 25, -1), vtime(1000), vtime(3000),
+                           vdec(false, 0, 0, 0), vdec(false, 0, 425000, -5)};
+    char got[512];
+    OK(run_names_in(&f, "Ledger", "amounts.@sum == $0 AND amounts.@avg == $1", args, 8, got));
+    CHECK(strcmp(got, "a") == 0);
+    OK(run_names_in(&f, "Ledger", "amounts.@min == $2 AND amounts.@max == $3 AND days.@min == $4 AND days.@max == $5", args, 8, got));
+    CHECK(strcmp(got, "a") == 0);
+    OK(run_names_in(&f, "Ledger", "entries.@sum.amount == $7 AND entries.@min.at == $4 AND entries.@max.amount == $3", args, 8, got));
+    CHECK(strcmp(got, "a") == 0);
+    /* empty: @sum is 0, @avg @min @max null */
+    OK(run_names_in(&f, "Ledger", "amounts.@sum == $6 AND amounts.@avg == nil AND days.@max == nil", args, 8, got));
+    CHECK(strcmp(got, "b") == 0);
+    OK(run_names_in(&f, "Ledger", "amounts.@avg > $2 SORT(name)", args, 8, got));
+    CHECK(strcmp(got, "a") == 0);
+    strata_txn_t *r;
+    strata_query_t *q;
+    OK(strata_txn_begin(db, STRATA_TXN_READ, &r, E));
+    EXPECT_CODE(strata_query_compile(r, "Ledger", "days.@sum > 1", &q, E), STRATA_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(tl_err.message, "@sum needs a list of numbers"));
+    EXPECT_CODE(strata_query_compile(r, "Ledger", "entries.@avg.at > 1", &q, E), STRATA_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(tl_err.message, "@avg needs numbers, and 'Entry.at' is a timestamp"));
+    strata_txn_free(r);
+    OK(strata_db_close(db, E));
+}
+
 static const tl_test tests[] = {
     TL_TEST(comparisons_strings_and_logic),
     TL_TEST(paths_arguments_and_suffixes),
@@ -1059,6 +1135,7 @@ static const tl_test tests[] = {
     TL_TEST(two_properties_compared),
     TL_TEST(random_predicates_match_brute_force),
     TL_TEST(public_names_stand_for_columns),
+    TL_TEST(decimal_and_date_aggregates),
 };
 
 int main(int argc, char **argv) {

@@ -327,6 +327,10 @@ static inline bool st_prop_links(const st_prop *p) {
 
 /* decimal.c: two decimal128 values by the numbers they stand for (*ok false when either is NaN). */
 int st_decimal_cmp(const strata_value *a, const strata_value *b, bool *ok);
+/* decimal.c: a + b, rounded half to even to 34 digits (NaN with a NaN or +inf + -inf). */
+void st_decimal_add(const strata_value *a, const strata_value *b, strata_value *out);
+/* a / n (n > 0), rounded half to even to 34 digits. */
+void st_decimal_div(const strata_value *a, uint64_t n, strata_value *out);
 
 /* list_lookup.c */
 void st_list_cache_free(st_list_cache *c);

@@ -112,6 +112,13 @@ static inline bool q_numeric(strata_type t) {
     return t == STRATA_TYPE_INT || t == STRATA_TYPE_FLOAT || t == STRATA_TYPE_DOUBLE;
 }
 
+/* Can aggregate a (@sum @avg @min @max) be taken of values of type t? Numbers and decimals;
+ * for @min and @max also dates. */
+static inline bool q_aggregable(q_agg a, strata_type t) {
+    if (q_numeric(t) || t == STRATA_TYPE_DECIMAL128) return true;
+    return (a == QA_MIN || a == QA_MAX) && t == STRATA_TYPE_TIMESTAMP;
+}
+
 /* Can a property of type prop be compared with a value of type v? */
 static inline bool q_comparable(strata_type prop, strata_type v) {
     if (v == STRATA_TYPE_NULL || prop == STRATA_TYPE_MIXED) return true;
@@ -126,9 +133,11 @@ static inline strata_type q_expr_type(const q_expr *e) {
     const q_step *last = &e->steps[e->nsteps - 1];
     switch (e->agg) {
     case QA_COUNT: return STRATA_TYPE_INT;
-    case QA_AVG: return STRATA_TYPE_DOUBLE;
     case QA_NONE: return q_step_type(last);
-    default: return last->type == STRATA_TYPE_INT ? STRATA_TYPE_INT : STRATA_TYPE_DOUBLE;
+    default: /* decimals aggregate to a decimal, dates (@min @max) to a date */
+        if (last->type == STRATA_TYPE_DECIMAL128 || last->type == STRATA_TYPE_TIMESTAMP) return (strata_type)last->type;
+        if (e->agg == QA_AVG) return STRATA_TYPE_DOUBLE;
+        return last->type == STRATA_TYPE_INT ? STRATA_TYPE_INT : STRATA_TYPE_DOUBLE;
     }
 }
 

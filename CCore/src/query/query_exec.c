@@ -384,10 +384,28 @@ static int feed(exec *x, qstate *st, const strata_value *v) {
     return 0;
 }
 
+/* @sum (0 for none) and @avg (null for none) of decimal128 values, exactly (decimal.c). */
+static void agg_decimals(q_agg agg, const strata_value *el, size_t n, strata_value *out) {
+    strata_value sum = {.type = STRATA_TYPE_DECIMAL128, .u.decimal = {0, 6176ull << 49}}; /* 0 */
+    uint64_t cnt = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (el[i].type != STRATA_TYPE_DECIMAL128) continue;
+        st_decimal_add(&sum, &el[i], &sum);
+        cnt++;
+    }
+    if (agg == QA_SUM) *out = sum;
+    else if (!cnt) *out = (strata_value){.type = STRATA_TYPE_NULL};
+    else st_decimal_div(&sum, cnt, out);
+}
+
 /* The aggregate of values el[0..n) of a property of type `type`: @sum of none is 0, the others
- * null. */
+ * null; @min/@max of any ordered type, @sum/@avg of numbers and decimals. */
 static void agg_values(q_agg agg, strata_type type, const strata_value *el, size_t n,
                        strata_value *out) {
+    if (type == STRATA_TYPE_DECIMAL128 && (agg == QA_SUM || agg == QA_AVG)) {
+        agg_decimals(agg, el, n, out);
+        return;
+    }
     double sum = 0;
     int64_t isum = 0;
     size_t cnt = 0;

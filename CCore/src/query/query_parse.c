@@ -581,16 +581,18 @@ static int parse_path(parser *ps, strata_table_t *t, q_step *steps, int *nsteps,
                 tok_name(ps, pn);
                 st_prop *ep = prop_named(ps, target, pn);
                 if (!ep) return no_prop(ps, ps->tok.column, target, pn);
-                if ((ep->flags & STRATA_PROP_LIST) || !q_numeric((strata_type)ep->type))
-                    return perr(ps, ps->tok.column, "%s needs numbers, and '%s.%s' is a %s", name,
+                if ((ep->flags & STRATA_PROP_LIST) || !q_aggregable(a, (strata_type)ep->type))
+                    return perr(ps, ps->tok.column, "%s needs numbers%s, and '%s.%s' is a %s", name,
+                                a == QA_MIN || a == QA_MAX ? " or dates" : "",
                                 target->name, pn, (ep->flags & STRATA_PROP_LIST) ? "list"
                                 : st_type_name((strata_type)ep->type));
                 steps[(*nsteps)++] = (q_step){target->id, ep->id, ep->type, ep->flags, false, Q_MAP_VALUES, 0, NULL, -1};
                 if (agg_links) *agg_links = true;
                 return lex(ps);
             }
-            if (a != QA_COUNT && (last->back || !q_numeric(q_step_type(last))))
-                return perr(ps, col, "%s needs a list of numbers", name);
+            if (a != QA_COUNT && (last->back || !q_aggregable(a, q_step_type(last))))
+                return perr(ps, col, "%s needs a list of numbers%s", name,
+                            a == QA_MIN || a == QA_MAX ? " or dates" : "");
             return STRATA_OK;
         }
         if (*nsteps == Q_MAX_PATH) return perr(ps, col, "a key path of more than %d steps", Q_MAX_PATH);
