@@ -138,6 +138,27 @@ struct TypedQueryTests {
         #expect(dogs.value(forKeyPath: "@avg.age") as? Double == 28.0 / 6)
     }
 
+    @Test func subqueriesThroughCountsAndMapsOfOptionalObjects() throws {
+        let dir = TempDir()
+        let realm = try Realm(configuration: config(dir, types: zooTypes + [Kennel.self, AllTypes.self]))
+        try realm.write {
+            let owner = realm.create(Person.self, value: ["name": "王", "dogs": [["name": "a", "age": 3], ["name": "b", "age": 8]]])
+            let k = realm.create(Kennel.self, value: ["name": "k"])
+            k.dogs["x"] = owner.dogs[1]
+            k.dogs["none"] = .some(nil)
+            let holder = realm.create(AllTypes.self, value: ["int": 1])
+            holder.links.append(realm.create(AllTypes.self, value: ["int": 2, "ints": [1, 2, 3]]))
+            holder.links.append(realm.create(AllTypes.self, value: ["int": 3, "ints": [4]]))
+        }
+        // a subquery ranges over the collection its key paths go through, counts included
+        let found = realm.objects(AllTypes.self).where { ($0.links.ints.count > 1 && $0.links.int > 1).count == 1 }
+        #expect(found.map(\.int) == [1])
+        #expect(realm.objects(AllTypes.self).where { ($0.links.ints.count > 5).count > 0 }.isEmpty)
+        // a map of optional objects queried by its objects' properties
+        let kennel = try #require(realm.objects(Kennel.self).first)
+        #expect(kennel.dogs.where { $0.age > 5 }.map { $0?.name } == ["b"])
+    }
+
     @Test func randomTypedAndStringQueriesAgreeWithBruteForce() throws {
         let dir = TempDir()
         let realm = try Realm(configuration: config(dir))

@@ -24,14 +24,14 @@ public struct Query<T> {
 
     /// The root of a query over objects, or over the values of a collection (`self`).
     init(isPrimitive: Bool = false) {
-        node = isPrimitive ? .keyPath(["self"], options: [.isCollection]) : .keyPath([], options: [])
+        node = isPrimitive ? .keyPath(["self"], options: [.isCollection, .throughCollection]) : .keyPath([], options: [])
     }
 
     private func appending(_ name: String, options: KeyPathOptions) -> QueryNode {
         guard case let .keyPath(kp, o) = node else {
             strataTrap("Cannot apply the key path '\(name)' to \(QueryText.build(node).0)")
         }
-        return .keyPath(kp + [name], options: o.union(options))
+        return .keyPath(kp + [name], options: o.union(options.contains(.isCollection) ? options.union(.throughCollection) : options))
     }
 
     fileprivate func erasingAny(appending name: String? = nil) -> QueryNode {
@@ -336,6 +336,9 @@ struct KeyPathOptions: OptionSet {
     let rawValue: Int8
     static let isCollection = KeyPathOptions(rawValue: 1)
     static let requiresAny = KeyPathOptions(rawValue: 2)
+    /// The path went through a collection (kept when a count or aggregate makes it one value):
+    /// what a subquery ranges over (`($0.list.ints.count > 0).count`).
+    static let throughCollection = KeyPathOptions(rawValue: 4)
 }
 
 // MARK: - Maps
@@ -508,11 +511,11 @@ fileprivate struct SubqueryRewriter {
     private mutating func rewrite(_ node: QueryNode) -> QueryNode {
         switch node {
         case .keyPath(let kp, let o):
-            guard o.contains(.isCollection), let first = kp.first else { return node }
+            guard o.contains(.isCollection) || o.contains(.throughCollection), let first = kp.first else { return node }
             collection = first
             var copy = kp
             copy[0] = "$col\(counter)"
-            return .keyPath(copy, options: [.isCollection])
+            return .keyPath(copy, options: o.contains(.isCollection) ? [.isCollection] : o.subtracting([.requiresAny, .throughCollection]))
         case .not(let child): return .not(rewrite(child))
         case .comparison(let op, let lhs, let rhs, let o): return .comparison(op, rewrite(lhs), rewrite(rhs), o)
         case .between(let lhs, let lower, let upper): return .between(rewrite(lhs), rewrite(lower), rewrite(upper))
@@ -534,15 +537,22 @@ fileprivate struct SubqueryRewriter {
 // MARK: - Where
 
 extension RealmCollection {
+    /// The root of a typed query over this collection's elements: its objects (a map's values
+    /// `Object?` too), else its values (`self`).
+    private static var queryRoot: Query<Element> {
+        let objects = Element.self is ObjectBase.Type || ((Element.self as? _OptionalMetatype.Type)?.wrappedType is ObjectBase.Type)
+        return Query<Element>(isPrimitive: !objects)
+    }
+
     /// The elements for which the typed predicate holds.
     public func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element> {
-        let (text, args) = isIncluded(Query<Element>(isPrimitive: !(Element.self is ObjectBase.Type)))._constructPredicate()
+        let (text, args) = isIncluded(Self.queryRoot)._constructPredicate()
         return managedResults("where").filter(text, arguments: args)
     }
 
     /// The position of the first element for which the typed predicate holds, or nil.
     public func index(matching isIncluded: (Query<Element>) -> Query<Bool>) -> Int? {
-        let (text, args) = isIncluded(Query<Element>(isPrimitive: !(Element.self is ObjectBase.Type)))._constructPredicate()
+        let (text, args) = isIncluded(Self.queryRoot)._constructPredicate()
         return managedResults("index(matching:)").index(matching: text, arguments: args)
     }
 }
