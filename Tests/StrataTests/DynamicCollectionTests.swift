@@ -36,7 +36,7 @@ struct DynamicCollectionTests {
         // a dynamic object's own links and lists are dynamic too
         let dynamicAnn = try #require(realm.dynamicObject(ofType: "Person", forPrimaryKey: "ann"))
         #expect((dynamicAnn["dogs"] as? List<DynamicObject>)?.count == 2)
-        #expect((dynamicAnn.company as? DynamicObject)?["name"] as? String == "Acme")
+        #expect((dynamicAnn.company as? Company)?.name == "Acme") // a link: an object of its class
         #expect(dynamicAnn.dynamicList("dogs").first?.className == "Dog")
         // changes through a dynamic list reach the typed one
         let rex = try #require(dogs.first)

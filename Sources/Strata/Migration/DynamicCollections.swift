@@ -41,9 +41,9 @@ extension Object {
 }
 
 extension DynamicObject {
-    /// A managed DynamicObject's property: links as DynamicObjects, collections of links as
-    /// collections of DynamicObjects (as RealmSwift's dynamic API hands them out), other values
-    /// as `Object`'s subscript gives them.
+    /// A managed DynamicObject's property: collections of links as collections of DynamicObjects
+    /// (as RealmSwift's dynamic API hands them out), other values, links included (an object of
+    /// its class, as RealmSwift's accessors give it), as `Object`'s subscript gives them.
     func dynamicValue(_ key: String) -> Any? {
         guard let a = __accessor, let i = a.info.classInfo.index(named: key) else { return super[key] }
         let k = a.info.properties[i].kind
@@ -52,9 +52,6 @@ extension DynamicObject {
         case .list: return dynamicList(key)
         case .set: return dynamicMutableSet(key)
         case .map: return dynamicMap(key) as Map<String, DynamicObject?>
-        case .none:
-            guard let target = k.target, case .link(let linked) = a.get(i) else { return nil }
-            return a.realm.managedObject(DynamicObject.self, info: a.realm.tableInfo(target), key: linked)
         default: return super[key]
         }
     }

@@ -56,7 +56,9 @@ final class MigrationSide {
 
     /// A stored value as Swift gives it to the migration block.
     func swiftValue(_ v: StoredValue, _ p: CoreProperty) -> Any? {
-        if p.type == .mixed { return AnyRealmValue(stored: v) }
+        // a mixed value as the value it holds (RealmSwift's migration objects are read through
+        // key-value coding); an object held by one is not handed out here
+        if p.type == .mixed { return ValueConversion.keyValueCoded(AnyRealmValue(stored: v)) }
         switch v {
         case .null: return nil
         // numbers and Bools as NSNumber, as RealmSwift's migration objects hand them out (so
