@@ -151,7 +151,7 @@ struct NotificationTests {
         let dir = TempDir()
         let path = dir.file().path
         let cfg = Realm.Configuration(fileURL: URL(fileURLWithPath: path), objectTypes: chatTypes)
-        _ = try Realm(configuration: cfg) // the schema, before the other process opens it
+        _ = try threadRealm(cfg) // the schema, before the other process opens it
         let ui = LoopThread()
         defer { ui.stop() }
         let (log, token) = try observeMessages(cfg, on: ui)
@@ -589,7 +589,7 @@ struct NotificationTests {
     @MainActor @Test func anAsyncSequenceOnTheMainActor() async throws {
         let dir = TempDir()
         let cfg = config(dir, types: chatTypes)
-        let realm = try Realm(configuration: cfg)
+        let realm = try threadRealm(cfg)
         let messages = realm.objects(Message.self).sorted(byKeyPath: "id")
         let writer = Thread {
             let realm = try! Realm(configuration: cfg)

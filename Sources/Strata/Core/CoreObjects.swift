@@ -8,12 +8,21 @@ final class CoreTxn {
     let isWrite: Bool
     private var freed = false
 
-    init(db: Database, write: Bool) throws {
+    init(db: Database, write: Bool, wait: Bool = true) throws {
         isWrite = write
         var txn: OpaquePointer?
-        let flags = write ? UInt32(STRATA_TXN_WRITE) : UInt32(STRATA_TXN_READ)
+        let flags = write ? UInt32(STRATA_TXN_WRITE) | (wait ? 0 : UInt32(STRATA_TXN_TRY)) : UInt32(STRATA_TXN_READ)
         try StrataError.check { strata_txn_begin(db.handle, flags, &txn, $0) }
         handle = txn!
+    }
+
+    /// A write transaction, or nil when `wait` is false and another writer holds the file.
+    convenience init?(writeOn db: Database, wait: Bool) throws {
+        do {
+            try self.init(db: db, write: true, wait: wait)
+        } catch let e as StrataError where e.code == .busy && !wait {
+            return nil
+        }
     }
 
     /// Another read transaction of `other`'s version (`strata_txn_clone`), for another thread.

@@ -77,6 +77,8 @@ enum DeliveryHome {
     case main
     /// A serial queue (a Realm confined to it).
     case queue(DispatchQueue)
+    /// An actor (a Realm isolated to it): a task that runs on its executor.
+    case actor(any Actor)
 
     func perform(_ body: @escaping @Sendable () -> Void) {
         switch self {
@@ -87,6 +89,8 @@ enum DeliveryHome {
             DispatchQueue.main.async(execute: body)
         case .queue(let q):
             q.async(execute: body)
+        case .actor(let a):
+            a.strataInvoke(body)
         }
     }
 }

@@ -20,6 +20,9 @@ final class RealmInstance {
     /// Opened on the main thread or main queue (main-actor code): used there, whichever thread
     /// drains the main queue (on Linux it may be another than the first, and change).
     let isMain: Bool
+    /// Set for a Realm isolated to an actor (`Realm.open()` inside the actor, `Realm(actor:)`): it
+    /// is used on the actor's executor, whatever thread runs it.
+    let actor: (any Actor)?
     /// For a frozen Realm (`freeze()`, old values of change notifications): its transactions, one
     /// version read from any thread. A frozen Realm never moves and never writes.
     let frozen: FrozenReads?
@@ -49,7 +52,7 @@ final class RealmInstance {
     private var selfDuringWrite: RealmInstance?
 
     private func holdDuringWrite(_ on: Bool) {
-        if queue == nil && !isMain {
+        if queue == nil && !isMain && actor == nil {
             WriteHolds.hold(self, on)
         } else {
             selfDuringWrite = on ? self : nil
@@ -67,13 +70,18 @@ final class RealmInstance {
     var updatingExisting = 0
 
     var autorefresh = true
+    /// `asyncWrite` calls of this Realm in progress (waiting or writing).
+    var asyncWriters = 0
+    /// The queued `beginAsyncWrite` blocks and commit completions.
+    let asyncWrites = AsyncWriteQueue()
 
-    init(opening configuration: Realm.Configuration, queue: DispatchQueue? = nil) throws {
+    init(opening configuration: Realm.Configuration, queue: DispatchQueue? = nil, actor: (any Actor)? = nil) throws {
         self.configuration = configuration
         owner = pthread_self()
         self.queue = queue
         queueMark = queue.map(QueueMark.of)
-        isMain = queue == nil && QueueMark.onMain
+        self.actor = actor
+        isMain = queue == nil && actor == nil && QueueMark.onMain
         frozen = nil
         let types = try configuration.objectTypes.map(RealmInstance.modelClasses) ?? ClassDiscovery.allObjectClasses()
         let infos = try RealmInstance.checkedClasses(types)
@@ -88,6 +96,17 @@ final class RealmInstance {
         txn = try CoreTxn(db: shared.db, write: false)
     }
 
+    /// Open `configuration`'s file and set its schema up (creating, migrating, compacting) —
+    /// the slow part of opening, done by `Realm.open` off the caller's actor. The file stays open
+    /// while the result is kept.
+    static func prepareFile(_ configuration: Realm.Configuration) throws -> SharedFile {
+        let types = try configuration.objectTypes.map(RealmInstance.modelClasses) ?? ClassDiscovery.allObjectClasses()
+        let infos = try RealmInstance.checkedClasses(types)
+        let file = try SharedFile.open(configuration)
+        try file.prepare(infos, config: configuration)
+        return file
+    }
+
     /// A frozen Realm reading `txn` (a read transaction of `base`'s file) from the calling
     /// thread, and clones of it from others.
     init(snapshotOf base: RealmInstance, txn: CoreTxn) {
@@ -98,6 +117,7 @@ final class RealmInstance {
         owner = pthread_self()
         queue = nil
         queueMark = nil
+        actor = nil
         isMain = false
         frozen = FrozenReads(anchor: txn)
         keyPathIndexes = RealmInstance.keyPathCache(for: infos.map(\.info))
@@ -230,7 +250,7 @@ final class RealmInstance {
     /// property access asks, and the common case (the thread that opened it) is a comparison.
     @inline(__always)
     func checkThread(_ what: @autoclosure () -> String = "Realm") {
-        if queueMark == nil && !isInvalidated && pthread_equal(owner, pthread_self()) != 0 { return }
+        if queueMark == nil && actor == nil && !isInvalidated && pthread_equal(owner, pthread_self()) != 0 { return }
         checkThreadOtherwise(what)
     }
 
@@ -239,7 +259,12 @@ final class RealmInstance {
         // The common case first: the thread that opened it (a main Realm is usually used on the
         // thread that opened it too; asking whether a thread is the main one costs two system
         // calls on Linux).
-        if queueMark == nil && pthread_equal(owner, pthread_self()) != 0 {
+        if let actor {
+            // traps off the actor, naming it ("Incorrect actor executor assumption; expected
+            // 'Module.Store' executor": the runtime's message)
+            actor.preconditionIsolated("Realm accessed from incorrect actor (\(what())): this Realm is isolated to "
+                                       + "\(type(of: actor)) and its objects are used on it only")
+        } else if queueMark == nil && pthread_equal(owner, pthread_self()) != 0 {
             // its thread
         } else if frozen != nil {
             // any thread: each reads through its own transaction of the frozen version
@@ -315,7 +340,9 @@ final class RealmInstance {
 
     /// Start a write: waits while another thread or process writes, then moves this Realm to
     /// the latest version.
-    func beginWrite() throws {
+    /// Begin a write (`wait` false: only when no other writer holds the file; false then).
+    @discardableResult
+    func beginWrite(wait: Bool = true) throws -> Bool {
         checkThread("beginWrite")
         if txn.isWrite { throw StrataError(code: .transactionState, message: "the Realm is already in a write transaction") }
         if configuration.readOnly {
@@ -323,7 +350,8 @@ final class RealmInstance {
         }
         if isFrozen { throw StrataError(code: .readOnly, message: "a frozen Realm cannot write") }
         notifier?.deliverInitials()
-        let w = try CoreTxn(db: shared.db, write: true)
+        guard let w = try CoreTxn(writeOn: shared.db, wait: wait) else { return false }
+        writeThread = pthread_self()
         if notifier?.hasObservers == true {
             readBeforeWrite = txn // what observers last saw: the commit is told against it
             txn = w
@@ -333,6 +361,25 @@ final class RealmInstance {
         }
         writeError = nil
         holdDuringWrite(true)
+        return true
+    }
+
+    /// The thread a write began on: the core's writer lock belongs to it, so the write must end
+    /// there (an actor's or queue's Realm: in the same job, before the actor suspends).
+    private var writeThread: pthread_t?
+
+    private func checkWriteThread(_ what: String) {
+        guard let t = writeThread, pthread_equal(t, pthread_self()) == 0 else { return }
+        strataTrap("\(what) on another thread than the write began on: a write of a Realm isolated to an actor or "
+                   + "confined to a queue must end in the job that began it (no `await` between beginWrite and "
+                   + "commitWrite; use asyncWrite)")
+    }
+
+    /// A write of this Realm ended: async writers waiting for the file may go.
+    private func writeEnded() {
+        writeThread = nil
+        shared.writeTurns.released()
+        asyncWrites.writeEnded(self)
     }
 
     /// Commit the write; throws (and rolls the write back) when it failed, naming why.
@@ -345,7 +392,9 @@ final class RealmInstance {
             cancelWrite()
             throw e
         }
+        checkWriteThread("commitWrite")
         defer { holdDuringWrite(false) }
+        defer { writeEnded() }
         do {
             try txn.commit()
         } catch {
@@ -371,8 +420,10 @@ final class RealmInstance {
     func cancelWrite() {
         checkThread("cancelWrite")
         guard txn.isWrite else { return }
+        checkWriteThread("cancelWrite")
         writeError = nil
         defer { holdDuringWrite(false) }
+        defer { writeEnded() }
         do {
             switchTo(try CoreTxn(db: shared.db, write: false))
         } catch {
@@ -427,7 +478,7 @@ final class RealmInstance {
     func notifications() -> RealmNotifier {
         if let n = notifier { return n }
         let home: DeliveryHome
-        if let q = queue { home = .queue(q) } else if isMain { home = .main } else {
+        if let q = queue { home = .queue(q) } else if let a = actor { home = .actor(a) } else if isMain { home = .main } else {
             home = .runLoop(RunLoop.current)
         }
         let n = RealmNotifier(realm: self, home: home)
@@ -730,6 +781,22 @@ enum RealmCache {
         if let r = queueRealms[key]?.instance, !r.isInvalidated { return r }
         let r = try RealmInstance(opening: config, queue: queue)
         queueRealms[key] = WeakInstance(instance: r)
+        return r
+    }
+
+    nonisolated(unsafe) private static var actorRealms: [String: WeakInstance] = [:]
+
+    /// The Realm of `config` isolated to `actor` (one per actor and configuration; the main
+    /// actor's is the main thread's).
+    static func instance(for config: Realm.Configuration, actor: any Actor) throws -> RealmInstance {
+        if actor === MainActor.shared as AnyObject { return try mainInstance(for: config) }
+        let key = "\(ObjectIdentifier(actor))|" + config.storeKey + "|" + (config.readOnly ? "ro" : "rw")
+        queueLock.lock()
+        defer { queueLock.unlock() }
+        actorRealms = actorRealms.filter { $0.value.instance != nil }
+        if let r = actorRealms[key]?.instance, try reuse(r, for: config) { return r }
+        let r = try RealmInstance(opening: config, actor: actor)
+        actorRealms[key] = WeakInstance(instance: r)
         return r
     }
 

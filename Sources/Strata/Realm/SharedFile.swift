@@ -28,7 +28,7 @@ final class TableInfo {
 
 /// One open file (or memory store) shared by every Realm instance of the process that opens it:
 /// the core's database handle (safe across threads) and the tables of the model classes.
-final class SharedFile {
+final class SharedFile: @unchecked Sendable { // (its state is guarded by its lock)
     let db: Database
     private let lock = NSLock()
     private var tables: [ObjectIdentifier: TableInfo] = [:]
@@ -46,6 +46,9 @@ final class SharedFile {
 
     /// Tells the Realms of this file that observe something when any thread or process commits.
     let watcher: CommitWatcher
+
+    /// Wakes async writers waiting for the file's writer lock.
+    let writeTurns = WriteTurns()
 
     deinit { watcher.stop() }
 

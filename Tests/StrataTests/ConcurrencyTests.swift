@@ -1,0 +1,210 @@
+import Foundation
+import Testing
+@testable import Strata
+
+/// An actor that keeps its own Realm, as RealmSwift's actor-isolated Realms are used.
+actor DogStore {
+    let configuration: Realm.Configuration
+    init(_ configuration: Realm.Configuration) { self.configuration = configuration }
+
+    func add(_ names: [String]) async throws -> Int {
+        let realm = try await Realm.open(configuration: configuration)
+        try await realm.asyncWrite {
+            for n in names { realm.create(Dog.self, value: ["name": n]) }
+        }
+        return realm.objects(Dog.self).count
+    }
+
+    func count() async throws -> Int {
+        try await Realm.open(configuration: configuration).objects(Dog.self).count
+    }
+
+    /// Observe the dogs from this actor until `expected` are seen; the counts delivered.
+    func watch(until expected: Int) async throws -> [Int] {
+        let realm = try await Realm.open(configuration: configuration)
+        var seen: [Int] = []
+        let token = realm.objects(Dog.self).observe { change in
+            switch change {
+            case .initial(let r), .update(let r, _, _, _): seen.append(r.count)
+            case .error: break
+            }
+        }
+        defer { token.invalidate() }
+        let deadline = Date().addingTimeInterval(10)
+        while seen.last != expected && Date() < deadline {
+            try await Task.sleep(nanoseconds: 5_000_000)
+        }
+        return seen
+    }
+}
+
+/// Another actor, for misuse.
+actor Intruder {
+    func touch(_ realm: Unchecked<Realm>) -> Int { realm.value.objects(Dog.self).count }
+}
+
+@Suite("Swift concurrency: actor-isolated Realms, Realm.open, asyncWrite, async write queues")
+struct ConcurrencyTests {
+    @Test func anActorOpensWritesAndReadsItsRealm() async throws {
+        let dir = TempDir()
+        let store = DogStore(config(dir))
+        #expect(try await store.add(["Rex", "Zoë"]) == 2)
+        #expect(try await store.add(["小黑"]) == 3)
+        #expect(try await store.count() == 3)
+        // the same file from a thread sees the actor's commits
+        let realm = try threadRealm(config(dir))
+        #expect(realm.objects(Dog.self).count == 3)
+    }
+
+    @Test func realmOpenMigratesOffTheCallingActor() async throws {
+        let dir = TempDir()
+        do {
+            let realm = try threadRealm(config(dir, types: [Dog.self, Person.self, Company.self]))
+            try realm.write { realm.create(Dog.self, value: ["name": "a"]) }
+        }
+        let migratedOn = Locked<Bool?>(nil)
+        var cfg = config(dir, types: [Dog.self, Person.self, Company.self], version: 1)
+        cfg.migrationBlock = { _, _ in migratedOn.set(Thread.isMainThread) }
+        let count = try await Task { @MainActor () async throws -> Int in
+            let realm = try await Realm(configuration: cfg)
+            return realm.objects(Dog.self).count
+        }.value
+        #expect(count == 1 && migratedOn.get() == false)
+    }
+
+    @Test func asyncWriteWaitsForAnotherWriterWithoutTakingTheLockEarly() async throws {
+        let dir = TempDir()
+        let store = DogStore(config(dir))
+        _ = try await store.count() // the file exists
+        let holding = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let writer = Thread {
+            let realm = try! Realm(configuration: config(dir))
+            realm.beginWrite()
+            realm.create(Dog.self, value: ["name": "first"])
+            holding.signal()
+            release.wait()
+            try! realm.commitWrite()
+        }
+        writer.start()
+        holding.wait()
+        let pending = Task { try await store.add(["second"]) }
+        try await Task.sleep(nanoseconds: 50_000_000)
+        release.signal()
+        // the actor's write went after the thread's and saw it (it moved to the latest version)
+        #expect(try await pending.value == 2)
+    }
+
+    @Test func aCancelledWaitWritesNothing() async throws {
+        let dir = TempDir()
+        let store = DogStore(config(dir))
+        _ = try await store.count()
+        let holding = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        Thread {
+            let realm = try! Realm(configuration: config(dir))
+            realm.beginWrite()
+            holding.signal()
+            release.wait()
+            realm.cancelWrite()
+        }.start()
+        holding.wait()
+        let pending = Task { try await store.add(["never"]) }
+        try await Task.sleep(nanoseconds: 30_000_000)
+        pending.cancel()
+        await #expect(throws: CancellationError.self) { try await pending.value }
+        release.signal()
+        #expect(try await store.count() == 0)
+        // the lock is free again: a write goes through
+        #expect(try await store.add(["later"]) == 1)
+    }
+
+    @Test func notificationsReachTheActorsRealm() async throws {
+        let dir = TempDir()
+        let store = DogStore(config(dir))
+        _ = try await store.count()
+        let watching = Task { try await store.watch(until: 2) }
+        try await Task.sleep(nanoseconds: 50_000_000)
+        let realm = try threadRealm(config(dir))
+        try realm.write { realm.create(Dog.self, value: ["name": "a"]) }
+        try realm.write { realm.create(Dog.self, value: ["name": "b"]) }
+        let seen = try await watching.value
+        #expect(seen.first == 0 && seen.last == 2)
+    }
+
+    @Test func writeAsyncOnAQueueRunsInOrderAndCompletesAfterCommit() throws {
+        let dir = TempDir()
+        let queue = DispatchQueue(label: "writes")
+        let done = DispatchSemaphore(value: 0)
+        let log = Locked<[String]>([])
+        queue.async {
+            let realm = try! Realm(configuration: config(dir), queue: queue)
+            realm.writeAsync({
+                realm.create(Dog.self, value: ["name": "one"])
+                log.update { $0.append("block1") }
+            }, onComplete: { error in
+                log.update { $0.append("complete1 \(error == nil) \(realm.objects(Dog.self).count)") }
+            })
+            let cancelled = realm.beginAsyncWrite { log.update { $0.append("cancelled ran") } }
+            try! realm.cancelAsyncWrite(cancelled)
+            realm.beginAsyncWrite {
+                realm.create(Dog.self, value: ["name": "two"])
+                realm.commitAsyncWrite { _ in
+                    log.update { $0.append("complete2 \(realm.objects(Dog.self).count)") }
+                    #expect(!realm.isInWriteTransaction)
+                    done.signal()
+                }
+            }
+            realm.beginAsyncWrite {
+                realm.create(Dog.self, value: ["name": "dropped"]) // no commit: cancelled
+            }
+            #expect(realm.isPerformingAsynchronousWriteOperations)
+        }
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        queue.sync {}
+        #expect(log.get() == ["block1", "complete1 true 1", "complete2 2"])
+        let realm = try Realm(configuration: config(dir))
+        #expect(realm.objects(Dog.self).map(\.name).sorted() == ["one", "two"])
+    }
+
+    @Test func usingAnActorsRealmFromAnotherActorTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let dir = TempDir()
+            let store = DogStore(config(dir))
+            let realm = try await Realm(configuration: config(dir), actor: store)
+            _ = await Intruder().touch(Unchecked(realm))
+        }
+        let text = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        // (the runtime's check, naming the actor: "Incorrect actor executor assumption; expected
+        // 'StrataTests.DogStore' executor")
+        #expect(text.contains("actor executor") && text.contains("DogStore"))
+    }
+
+    @Test func anActorsRealmUsedFromAThreadTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let dir = TempDir()
+            let realm = try await Realm(configuration: config(dir), actor: DogStore(config(dir)))
+            let other = Thread { realm.beginWrite() }
+            other.start()
+            try await Task.sleep(nanoseconds: 100_000_000)
+        }
+        let text = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(text.contains("actor executor") && text.contains("DogStore"))
+    }
+}
+
+/// The calling thread's Realm (in an async function `Realm(configuration:)` is the main actor's
+/// async initializer, as in RealmSwift).
+func threadRealm(_ configuration: Realm.Configuration) throws -> Realm {
+    try Realm(configuration: configuration)
+}
+
+/// A value shared by closures that run on other threads.
+final class Locked<T>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: T
+    init(_ value: T) { self.value = value }
+    func get() -> T { lock.lock(); defer { lock.unlock() }; return value }
+    func set(_ v: T) { lock.lock(); value = v; lock.unlock() }
+    func update(_ f: (inout T) -> Void) { lock.lock(); f(&value); lock.unlock() }
+}
