@@ -1,4 +1,4 @@
-// swift-tools-version:5.9
+// swift-tools-version:6.0
 import PackageDescription
 
 let package = Package(
@@ -35,5 +35,7 @@ let package = Package(
         .executableTarget(name: "StrataDemo", dependencies: ["Strata"], path: "Sources/StrataDemo"),
         .testTarget(name: "StrataTests", dependencies: ["Strata", "CCore"], path: "Tests/StrataTests"),
     ],
+    // Swift 6: strict concurrency checking, data races are compile errors (module and tests).
+    swiftLanguageModes: [.v6],
     cLanguageStandard: .c11
 )

@@ -160,7 +160,7 @@ private func migratingConfig(_ dir: TempDir, _ types: [Object.Type], _ version: 
     @Test func oldObjectsShowTheFileAsItWas() throws {
         let dir = TempDir()
         try v1Contacts(dir)
-        var seen: [String] = []
+        let seen = Locked<[String]>([])
         var cfg = config(dir, types: [MV2.Contact.self], version: 2)
         cfg.migrationBlock = { migration, _ in
             #expect(migration.oldSchema["Contact"]?["firstName"]?.type == .string)
@@ -170,12 +170,12 @@ private func migratingConfig(_ dir: TempDir, _ types: [Object.Type], _ version: 
             #expect(migration.newSchema["Contact"]?["city"]?.defaultValue as? String == "北京")
             migration.enumerateObjects(ofType: "Contact") { oldObject, newObject in
                 newObject!["age"] = 99
-                seen.append("\(oldObject!["age"]!)->\(newObject!["age"]!)")
+                seen.update { $0.append("\(oldObject!["age"]!)->\(newObject!["age"]!)") }
                 #expect(oldObject!["yearsSinceBirth"] != nil && oldObject!["nick"] != nil || oldObject!["count"] as? Int == 0)
             }
         }
         let realm = try Realm(configuration: cfg)
-        #expect(seen.sorted() == ["31->99", "40->99"])
+        #expect(seen.get().sorted() == ["31->99", "40->99"])
         #expect(realm.objects(MV2.Contact.self).allSatisfy { $0.age == 99 })
     }
 
@@ -309,14 +309,15 @@ private func migratingConfig(_ dir: TempDir, _ types: [Object.Type], _ version: 
             try realm.write { realm.delete(realm.objects(Message.self).filter("id >= 1000")) }
         }
         let before = try FileManager.default.attributesOfItem(atPath: dir.file().path)[.size] as! Int
-        var asked: (Int, Int)?
+        let asking = Locked<(Int, Int)?>(nil)
         var compacting = cfg
         compacting.shouldCompactOnLaunch = { total, used in
-            asked = (total, used)
+            asking.set((total, used))
             return used * 2 < total
         }
         let realm = try Realm(configuration: compacting)
         let after = try FileManager.default.attributesOfItem(atPath: dir.file().path)[.size] as! Int
+        let asked = asking.get()
         #expect(asked != nil && asked!.0 == before && asked!.1 < before)
         #expect(after < before / 2)
         #expect(realm.objects(Message.self).count == 1000)
@@ -334,12 +335,12 @@ private func migratingConfig(_ dir: TempDir, _ types: [Object.Type], _ version: 
 
     @Test func anInMemoryRealmIsWrittenToAFileAndNotAskedToCompact() throws {
         let dir = TempDir()
-        var asked = false
+        let asked = Locked(false)
         var cfg = Realm.Configuration(inMemoryIdentifier: "copy-me-\(UUID().uuidString)", objectTypes: [Message.self])
-        cfg.shouldCompactOnLaunch = { _, _ in asked = true; return true }
+        cfg.shouldCompactOnLaunch = { _, _ in asked.set(true); return true }
         let memory = try Realm(configuration: cfg)
         try memory.write { for i in 0..<100 { memory.create(Message.self, value: ["id": i, "text": "第\(i)条"]) } }
-        #expect(!asked)
+        #expect(!asked.get())
         try memory.writeCopy(toFile: dir.file("from-memory.realm"))
         let file = try Realm(configuration: config(dir, "from-memory.realm", types: [Message.self]))
         #expect(file.objects(Message.self).count == 100)

@@ -113,11 +113,11 @@ struct BadInputTests {
             #expect(e.message.contains("migration is required") && e.message.contains("Lonely.age"))
         }
         // A higher schema version migrates: the property is added, the block runs.
-        var ran: UInt64 = 99
+        let ran = Locked<UInt64>(99)
         var cfg = config(dir, types: [V2.Lonely.self, Book.self], version: 1)
-        cfg.migrationBlock = { _, old in ran = old }
+        cfg.migrationBlock = { _, old in ran.set(old) }
         let v1 = try Realm(configuration: cfg)
-        #expect(ran == 0)
+        #expect(ran.get() == 0)
         try v1.write { v1.add(V2.Lonely(value: ["name": "x", "age": 3])) }
         #expect(v1.objects(V2.Lonely.self)[0].age == 3)
         // A lower version than the file's is refused.
@@ -164,11 +164,12 @@ struct BadInputTests {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let realm = try! Realm(configuration: Realm.Configuration(
                 inMemoryIdentifier: "threads", objectTypes: [Company.self, Person.self, Dog.self]))
-            let dog = Dog()
-            try! realm.write { realm.add(dog) }
+            let added = Dog()
+            try! realm.write { realm.add(added) }
+            let dog = Unchecked(added) // (misuse on purpose)
             let done = DispatchSemaphore(value: 0)
             let t = Thread {
-                _ = dog.name
+                _ = dog.value.name
                 done.signal()
             }
             t.start()

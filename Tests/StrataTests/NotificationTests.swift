@@ -34,8 +34,9 @@ final class LoopThread: @unchecked Sendable {
     func sync<T>(_ body: @escaping () throws -> T) throws -> T {
         let box = ResultBox<T>()
         let done = DispatchSemaphore(value: 0)
+        let body = Unchecked(body) // (run on the loop's thread while this one waits)
         loop!.add(Timer(fire: Date(), interval: 0, repeats: false) { _ in
-            box.result = Result { try body() }
+            box.result = Result { try body.value() }
             done.signal()
         }, forMode: .default)
         done.wait()

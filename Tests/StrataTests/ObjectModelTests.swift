@@ -252,8 +252,9 @@ struct ManagedObjectTests {
 func onAnotherThread<T>(_ body: @escaping () throws -> T) throws -> T {
     let box = ThreadResult<T>()
     let done = DispatchSemaphore(value: 0)
+    let body = Unchecked(body) // (run on the new thread while this one waits)
     let t = Thread {
-        box.result = Result { try body() }
+        box.result = Result { try body.value() }
         done.signal()
     }
     t.start()

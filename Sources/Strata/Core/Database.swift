@@ -10,7 +10,7 @@ import CCore
 /// try db.write { txn in try txn.tree("counters", keys: .int).put(1, [42]) }
 /// let bytes = try db.read { txn in try txn.tree("counters", keys: .int).get(1) }
 /// ```
-public final class Database {
+public final class Database: @unchecked Sendable { // (the core handle is safe across threads)
     public enum Durability {
         /// A commit is on disk when `write` returns.
         case full

@@ -52,7 +52,7 @@ final class ClassInfo {
         isEmbedded = type is EmbeddedObject.Type
         var found: [(String, Int, PersistedField.Type)] = []
         var others = 0 // fields that are neither @Persisted nor Object's own
-        _ = _forEachField(of: type, options: .classType) { cname, offset, fieldType, _ in
+        _ = _forEachField(of: type, options: ClassInfo.classFields) { cname, offset, fieldType, _ in
             let label = String(cString: cname)
             if let f = fieldType as? InstancePropertyField.Type {
                 found.append((label, offset, f)) // `let x = RealmProperty<…>()`: the field's own name
@@ -144,12 +144,16 @@ final class ClassInfo {
     // MARK: the cache
 
     private static let lock = NSLock()
-    private static var cache: [ObjectIdentifier: ClassInfo] = [:]
+    nonisolated(unsafe) private static var cache: [ObjectIdentifier: ClassInfo] = [:] // under `lock`
+
+    /// `_EachFieldOptions.classType` (the stdlib declares it a `static var`, which strict
+    /// concurrency refuses to read).
+    static let classFields = _EachFieldOptions(rawValue: 1 << 0)
 
     /// The names of Object's own stored fields.
     private static let objectFields: Set<String> = {
         var names: Set<String> = []
-        _ = _forEachField(of: Object.self, options: .classType) { cname, _, _, _ in
+        _ = _forEachField(of: Object.self, options: ClassInfo.classFields) { cname, _, _, _ in
             names.insert(String(cString: cname))
             return true
         }

@@ -283,17 +283,18 @@ extension Persisted: PersistedField {
 @usableFromInline
 enum FieldOffsets {
     private static let capacity = 1 << 12
-    private static let lock: UnsafeMutablePointer<pthread_mutex_t> = {
+    // (the table is read and written under `lock` only)
+    nonisolated(unsafe) private static let lock: UnsafeMutablePointer<pthread_mutex_t> = {
         let lock = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
         pthread_mutex_init(lock, nil)
         return lock
     }()
-    private static let keys: UnsafeMutablePointer<UInt> = { // 0: empty
+    nonisolated(unsafe) private static let keys: UnsafeMutablePointer<UInt> = { // 0: empty
         let keys = UnsafeMutablePointer<UInt>.allocate(capacity: capacity)
         keys.initialize(repeating: 0, count: capacity)
         return keys
     }()
-    private static let offsets = UnsafeMutablePointer<Int>.allocate(capacity: capacity)
+    nonisolated(unsafe) private static let offsets = UnsafeMutablePointer<Int>.allocate(capacity: capacity)
     // under the lock
     nonisolated(unsafe) private static var used = 0
     nonisolated(unsafe) private static var overflow: [ObjectIdentifier: Int] = [:]

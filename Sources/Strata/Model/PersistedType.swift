@@ -44,14 +44,14 @@ public protocol _RealmSchemaDiscoverable {
 extension _RealmSchemaDiscoverable {
     public static var _rlmType: PropertyType {
         if self is ObjectBase.Type { return .object }
-        guard let kind = (self as? _Persistable.Type)?._strataKind ?? (self as? any RealmCollectionValue.Type)?._strataElementKind else {
+        guard let kind = (self as? any _Persistable.Type)?._strataKind ?? (self as? any RealmCollectionValue.Type)?._strataElementKind else {
             strataTrap("\(self) is not a stored type")
         }
         return kind.collection == .linkingObjects ? .linkingObjects : PropertyType(core: kind.type)
     }
     public static var _rlmOptional: Bool {
         if self is ObjectBase.Type { return false }
-        return ((self as? _Persistable.Type)?._strataKind ?? (self as? any RealmCollectionValue.Type)?._strataElementKind)?.optional ?? false
+        return ((self as? any _Persistable.Type)?._strataKind ?? (self as? any RealmCollectionValue.Type)?._strataElementKind)?.optional ?? false
     }
 }
 

@@ -24,13 +24,15 @@ enum Observation {
             return token
         }
         let config = realm.configuration
+        // (the blocks run on the queue only, as RealmSwift's queue observers do)
+        let (make, onError) = (Unchecked(make), Unchecked(onError))
         queue.async {
             if state.isInvalidated { return }
             do {
                 let home = try RealmCache.instance(for: config, queue: queue)
-                home.notifications().add(make(home, state))
+                home.notifications().add(make.value(home, state))
             } catch {
-                onError(error)
+                onError.value(error)
                 state.invalidate()
             }
         }
@@ -43,7 +45,9 @@ enum Observation {
                                ends: @escaping (Change) -> Bool = { _ in false }) -> AsyncStream<Change> {
         AsyncStream { continuation in
             let token = register { change in
-                continuation.yield(change)
+                // (consumed where the observer delivers: the Realm's thread, queue or actor)
+                nonisolated(unsafe) let delivered = change
+                continuation.yield(delivered)
                 if ends(change) { continuation.finish() }
             }
             continuation.onTermination = { _ in token.invalidate() }
