@@ -133,6 +133,40 @@ struct ConcurrencyTests {
         #expect(seen.last == 2 && seen == seen.sorted() && seen.count >= 2)
     }
 
+    @MainActor
+    @Test func observingOnAnActorDeliversIsolatedToIt() async throws {
+        let dir = TempDir()
+        let store = DogStore(config(dir))
+        let realm = try await Realm(configuration: config(dir)) // the main actor's
+        let rex = try realm.write { realm.create(Dog.self, value: ["name": "Rex", "age": 3]) }
+        let dogs = realm.objects(Dog.self).sorted(byKeyPath: "name")
+        let counts = Locked<[Int]>([])
+        let ages = Locked<[Int]>([])
+        // registered from the main actor; delivered on the store actor
+        let t1 = await dogs.observe(on: store) { actor, change in
+            actor.assertIsolated()
+            if case .initial(let r) = change { counts.update { $0.append(r.count) } }
+            if case .update(let r, _, let inserted, _) = change { counts.update { $0.append(r.count * 10 + inserted.count) } }
+        }
+        let t2 = await rex.observe(keyPaths: [\Dog.age], on: store) { actor, change in
+            if case .change(let dog, _) = change { ages.update { $0.append(dog.age) } }
+        }
+        try onAnotherThread {
+            let realm = try Realm(configuration: config(dir))
+            try realm.write {
+                realm.create(Dog.self, value: ["name": "Zoë"])
+                realm.objects(Dog.self).filter("name == 'Rex'").first!.age = 4
+            }
+        }
+        let deadline = Date().addingTimeInterval(10)
+        while (counts.get().count < 2 || ages.get().isEmpty) && Date() < deadline {
+            try await Task.sleep(nanoseconds: 5_000_000)
+        }
+        #expect(counts.get() == [1, 21] && ages.get() == [4])
+        t1.invalidate()
+        t2.invalidate()
+    }
+
     @Test func writeAsyncOnAQueueRunsInOrderAndCompletesAfterCommit() throws {
         let dir = TempDir()
         let queue = DispatchQueue(label: "writes")

@@ -22,7 +22,7 @@ struct RealmErrorTests {
 
     @Test func aFileThatIsNoDatabaseIsInvalidDatabase() throws {
         let dir = TempDir()
-        FileManager.default.createFile(atPath: dir.file("junk.realm").path, contents: Data("not a database at all".utf8))
+        _ = FileManager.default.createFile(atPath: dir.file("junk.realm").path, contents: Data("not a database at all".utf8))
         do {
             _ = try Realm(configuration: config(dir, "junk.realm"))
             Issue.record("junk opened")

@@ -165,7 +165,8 @@ public struct Results<Element: RealmCollectionValue>: RealmCollection {
         mutating func fresh(_ key: Int64) -> Element {
             if let values { return Element._strataElement(_Stored(values[Int(key)]), context) }
             let o = Element._strataElement(_Stored(.link(key)), context)
-            if reusable { last = unsafeBitCast(o, to: Object.self) }
+            // (reusable: Element is the model class; its reference read as an Object, no cast)
+            if reusable { last = withUnsafeBytes(of: o) { $0.load(as: Object.self) } }
             return o
         }
     }

@@ -173,7 +173,7 @@ extension RealmOptional: InstancePropertyField {
     static var kind: _PersistedKind { RealmProperty<Wrapped?>.kind }
     static var valueType: Any.Type { Wrapped?.self }
     static func options(at field: UnsafeRawPointer) -> (primaryKey: Bool, indexed: Bool, origin: String?) { (false, false, nil) }
-    static func unmanagedValue(at field: UnsafeMutableRawPointer) -> Any { inner(field).unmanaged }
+    static func unmanagedValue(at field: UnsafeMutableRawPointer) -> Any { inner(field).unmanaged as Any }
     static func unmanagedStored(at field: UnsafeMutableRawPointer) -> StoredValue? { inner(field).stored() }
     static func bind(at field: UnsafeMutableRawPointer, to at: _ManagedProperty) { inner(field).bind(at) }
     static func setUnmanaged(at field: UnsafeMutableRawPointer, _ value: Any) -> Bool { inner(field).setUnmanaged(value) }
@@ -181,5 +181,5 @@ extension RealmOptional: InstancePropertyField {
     static func transfer(from field: UnsafeMutableRawPointer, to at: _ManagedProperty, skipIfEqual: Bool) {
         inner(field).transfer(to: at, skipIfEqual: skipIfEqual)
     }
-    static func read(_ at: _ManagedProperty) -> Any { Wrapped?._strataGet(at) }
+    static func read(_ at: _ManagedProperty) -> Any { Wrapped?._strataGet(at) as Any }
 }

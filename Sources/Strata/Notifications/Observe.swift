@@ -19,6 +19,23 @@ enum Observation {
         }
         let token = NotificationToken()
         let state = token.state
+        if let target = actorTarget { // observe(on: actor): registered on the actor's Realm
+            let config = realm.configuration
+            let (make, onError) = (Unchecked(make), Unchecked(onError))
+            target.actor.strataInvoke {
+                defer { target.registered() }
+                if state.isInvalidated { return }
+                do {
+                    let home = try RealmCache.instance(for: config, actor: target.actor)
+                    _ = home.refresh() // at least the version the observed thing was read in
+                    home.notifications().add(make.value(home, state))
+                } catch {
+                    onError.value(error)
+                    state.invalidate()
+                }
+            }
+            return token
+        }
         guard let queue else {
             realm.notifications().add(make(realm, state))
             return token
@@ -37,6 +54,42 @@ enum Observation {
             }
         }
         return token
+    }
+
+    /// Set while an `observe(on: actor)` registers: the observer goes to the actor's Realm.
+    @TaskLocal static var actorTarget: ActorTarget?
+
+    /// Where an `observe(on: actor)` registers, and the wait for it (the registration runs on
+    /// the actor; the call returns once it has).
+    final class ActorTarget: @unchecked Sendable {
+        let actor: any Actor
+        private let lock = NSLock()
+        private var done = false
+        private var waiter: CheckedContinuation<Void, Never>?
+
+        init(_ actor: any Actor) { self.actor = actor }
+
+        func registered() {
+            lock.lock()
+            done = true
+            let w = waiter
+            waiter = nil
+            lock.unlock()
+            w?.resume()
+        }
+
+        func wait() async {
+            await withCheckedContinuation { c in
+                lock.lock()
+                if done {
+                    lock.unlock()
+                    c.resume()
+                } else {
+                    waiter = c
+                    lock.unlock()
+                }
+            }
+        }
     }
 
     /// The changes an observer registered by `register` receives, as an AsyncStream that ends

@@ -143,8 +143,79 @@ extension Actor {
         try body(self)
     }
 
-    /// Run `body` on this actor later, from a task of its own (deliveries to an actor's Realm).
+    /// Run `body` on this actor later, from a task of its own (deliveries to an actor's Realm);
+    /// detached, so that it inherits none of the caller's task-local values.
     nonisolated func strataInvoke(_ body: @escaping @Sendable () -> Void) {
-        Task { await self.strataRun { _ in body() } }
+        Task.detached { await self.strataRun { _ in body() } }
+    }
+}
+
+// MARK: - Notifications on an actor
+
+extension RealmCollection {
+    /// Be told of the collection's changes on `actor`: the block runs isolated to it, with the
+    /// collection as the actor's Realm sees it (`.initial`, then `.update` after each version
+    /// that changed it). Returns once the observer is in place on the actor.
+    public func observe<A: Actor>(keyPaths: [String]? = nil, on actor: A,
+                                  _isolation: isolated (any Actor)? = #isolation,
+                                  _ block: @Sendable @escaping (isolated A, RealmCollectionChange<Self>) -> Void) async -> NotificationToken {
+        let target = Observation.ActorTarget(actor)
+        let token = Observation.$actorTarget.withValue(target) {
+            observe(keyPaths: keyPaths, on: nil) { change in
+                nonisolated(unsafe) let change = change // (delivered on the actor, used there)
+                actor.assumeIsolated { block($0, change) }
+            }
+        }
+        await target.wait()
+        return token
+    }
+}
+
+extension RealmCollection where Element: Object {
+    public func observe<A: Actor>(keyPaths: [PartialKeyPath<Element>], on actor: A,
+                                  _isolation: isolated (any Actor)? = #isolation,
+                                  _ block: @Sendable @escaping (isolated A, RealmCollectionChange<Self>) -> Void) async -> NotificationToken {
+        await observe(keyPaths: keyPaths.map { KeyPathNames.name($0) }, on: actor, block)
+    }
+}
+
+extension RealmKeyedCollection {
+    /// Be told of the map's changes on `actor` (as `observe(keyPaths:on:_:)` with a queue).
+    public func observe<A: Actor>(keyPaths: [String]? = nil, on actor: A,
+                                  _isolation: isolated (any Actor)? = #isolation,
+                                  _ block: @Sendable @escaping (isolated A, RealmMapChange<Self>) -> Void) async -> NotificationToken {
+        let target = Observation.ActorTarget(actor)
+        let token = Observation.$actorTarget.withValue(target) {
+            observe(keyPaths: keyPaths, on: nil) { change in
+                nonisolated(unsafe) let change = change // (delivered on the actor, used there)
+                actor.assumeIsolated { block($0, change) }
+            }
+        }
+        await target.wait()
+        return token
+    }
+}
+
+extension _TypedObject where Self: Object {
+    /// Be told of this object's changes on `actor`: the block runs isolated to it, with the
+    /// object as the actor's Realm sees it.
+    public func observe<A: Actor>(keyPaths: [String]? = nil, on actor: A,
+                                  _isolation: isolated (any Actor)? = #isolation,
+                                  _ block: @Sendable @escaping (isolated A, ObjectChange<Self>) -> Void) async -> NotificationToken {
+        let target = Observation.ActorTarget(actor)
+        let token = Observation.$actorTarget.withValue(target) {
+            observe(keyPaths: keyPaths, on: nil) { change in
+                nonisolated(unsafe) let change = change // (delivered on the actor, used there)
+                actor.assumeIsolated { block($0, change) }
+            }
+        }
+        await target.wait()
+        return token
+    }
+
+    public func observe<A: Actor>(keyPaths: [PartialKeyPath<Self>], on actor: A,
+                                  _isolation: isolated (any Actor)? = #isolation,
+                                  _ block: @Sendable @escaping (isolated A, ObjectChange<Self>) -> Void) async -> NotificationToken {
+        await observe(keyPaths: keyPaths.map { KeyPathNames.name($0) }, on: actor, block)
     }
 }

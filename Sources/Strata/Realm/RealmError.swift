@@ -74,7 +74,7 @@ extension StrataError {
             let onLock = e.message.contains(lock)
             return StrataError(code: .fileOperationFailed, message: "Failed to open file at path '\(onLock ? lock : path)': "
                                + "parent path is not a directory").at(onLock ? lock : path)
-        case .io, .notStrata where e.message.hasSuffix("is not a regular file"): // (a device, a directory)
+        case let c where c == .io || (c == .notStrata && e.message.hasSuffix("is not a regular file")): // (a device, a directory)
             return StrataError(code: .fileAccess, message: "\(failed): \(e.message)").at(path)
         case .noSpace: return StrataError(code: .outOfDiskSpace, message: "\(failed): \(e.message)").at(path)
         case .notStrata, .corrupt:
