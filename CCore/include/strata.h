@@ -285,6 +285,11 @@ enum {
     STRATA_TXN_READ = 0,  /* a snapshot of the latest commit; never blocks */
     STRATA_TXN_WRITE = 1, /* exclusive across threads and processes; waits for the lock */
     STRATA_TXN_TRY = 2,   /* with STRATA_TXN_WRITE: fail with STRATA_ERR_BUSY instead of waiting */
+    /* With STRATA_TXN_WRITE: commit without syncing, as a NO_SYNC handle's commit — visible at
+     * once, surviving a process crash, but after a power loss possibly gone together with every
+     * commit after it (never half of one) until strata_db_sync, or a later synced commit of a
+     * FULL handle, makes it durable. Group commit: several such commits, then one sync. */
+    STRATA_TXN_NO_SYNC = 4,
 };
 
 /**

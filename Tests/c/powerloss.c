@@ -8,9 +8,12 @@
  * then the durable image plus a random choice of the pending writes, each one dropped, applied
  * whole or torn (a random subset of its 512-byte sectors), applied in random order.
  *
- * Even runs use FULL durability: the image must hold every commit that returned. Odd runs use
- * NO_SYNC with strata_db_sync every few commits: the image must hold every commit that a
- * returned sync covered. Either way it must open, verify, and hold no commit half (workload.h).
+ * A third of the runs use FULL durability: the image must hold every commit that returned. A
+ * third use NO_SYNC with strata_db_sync every few commits: the image must hold every commit that
+ * a returned sync covered. The rest use FULL with group commit: runs of STRATA_TXN_NO_SYNC
+ * commits, each run made durable by strata_db_sync or by the synced commit that follows it: the
+ * image must hold every commit a returned sync or synced commit covered. Always it must open,
+ * verify, and hold no commit half (workload.h).
  *
  * Every 11th commit the file is compacted and every 17th copied (strata_db_compact,
  * strata_db_write_copy). Their new files ("<db>.compacting", "<db>.copy.copying") have images of
@@ -229,7 +232,7 @@ int main(int argc, char **argv) {
         strata_options o;
         strata_options_init(&o);
         o.io = &io;
-        bool no_sync = run % 2 == 1;
+        bool no_sync = run % 3 == 1, grouped = run % 3 == 2;
         uint64_t sync_every = 1 + prand(&p) % 8;
         if (no_sync) o.durability = STRATA_DURABILITY_NO_SYNC;
         o.map_size = 1ull << 30;
@@ -239,9 +242,16 @@ int main(int argc, char **argv) {
         int opened = strata_db_open(live, &o, &db, &e) == STRATA_OK;
         if (opened) {
             for (uint64_t i = 1; !p.dead; i++) {
-                if (wl_commit(db, i, &e)) break;
-                if (!no_sync) returned = i;
-                else if (i % sync_every == 0 && strata_db_sync(db, &e) == STRATA_OK) returned = i;
+                /* grouped: a synced commit every sync_every, or a strata_db_sync after the group */
+                bool unsynced = grouped && i % sync_every != 0;
+                if (wl_commit_flags(db, i, unsynced ? STRATA_TXN_NO_SYNC : 0, &e)) break;
+                if (grouped && unsynced && prand(&p) % 4 == 0) {
+                    if (strata_db_sync(db, &e) == STRATA_OK) returned = i;
+                } else if (!no_sync && !unsynced) {
+                    returned = i;
+                } else if (no_sync && i % sync_every == 0 && strata_db_sync(db, &e) == STRATA_OK) {
+                    returned = i;
+                }
                 if (i % 11 == 0) {
                     if (ftruncate(p.compact_fd, 0)) perror("truncate image");
                     if (strata_db_compact(db, NULL, &e) != STRATA_OK) {
@@ -326,7 +336,7 @@ int main(int argc, char **argv) {
             corrupt++;
         } else if (last < returned) {
             fprintf(stderr, "run %d (%s): lost: commit %llu returned, image has %llu\n", run,
-                    no_sync ? "no-sync" : "full", (unsigned long long)returned,
+                    no_sync ? "no-sync" : grouped ? "grouped" : "full", (unsigned long long)returned,
                     (unsigned long long)last);
             lost++;
         }

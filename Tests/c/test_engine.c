@@ -1569,6 +1569,65 @@ static void test_lock_file_of_an_incompatible_version_is_refused(void) {
     OK(strata_db_close(db, E));
 }
 
+/* One synced write (a FULL commit) of key 999 in tree "g". */
+static int wl_commit_ok(strata_db_t *db) {
+    strata_txn_t *w;
+    strata_tree_t *t;
+    uint64_t key = 999;
+    int rc = strata_txn_begin(db, STRATA_TXN_WRITE, &w, E);
+    if (rc) return rc;
+    if ((rc = strata_tree_open(w, "g", STRATA_KEY_INT, STRATA_TREE_CREATE, &t, E)) ||
+        (rc = strata_tree_put_int(t, key, &key, sizeof key, E)) || (rc = strata_txn_commit(w, E))) {
+        strata_txn_free(w);
+        return rc;
+    }
+    strata_txn_free(w);
+    return STRATA_OK;
+}
+
+/* STRATA_TXN_NO_SYNC (group commit): such commits are visible at once and read back after a
+ * reopen; a later synced commit and strata_db_sync follow them; the file verifies throughout. The
+ * durability of each step after a power loss is powerloss.c's (its grouped runs). */
+static void test_unsynced_commits_then_one_sync(void) {
+    strata_db_t *db;
+    OK(strata_db_open(tl_path("grouped.db"), NULL, &db, E));
+    for (uint64_t round = 0; round < 3; round++) {
+        for (uint64_t i = 0; i < 20; i++) {
+            strata_txn_t *w;
+            strata_tree_t *t;
+            uint64_t key = round * 100 + i;
+            OK(strata_txn_begin(db, STRATA_TXN_WRITE | STRATA_TXN_NO_SYNC, &w, E));
+            OK(strata_tree_open(w, "g", STRATA_KEY_INT, STRATA_TREE_CREATE, &t, E));
+            OK(strata_tree_put_int(t, key, &key, sizeof key, E));
+            OK(strata_txn_commit(w, E));
+            strata_txn_free(w);
+            strata_txn_t *r; /* visible to a reader at once */
+            const void *v;
+            size_t n;
+            OK(strata_txn_begin(db, STRATA_TXN_READ, &r, E));
+            OK(strata_tree_open(r, "g", STRATA_KEY_INT, 0, &t, E));
+            OK(strata_tree_get_int(t, key, &v, &n, E));
+            CHECK(n == 8 && memcmp(v, &key, 8) == 0);
+            strata_txn_free(r);
+        }
+        if (round == 1) OK(wl_commit_ok(db)); /* a synced commit after unsynced ones */
+        else OK(strata_db_sync(db, E));
+        OK(strata_db_verify(db, E));
+    }
+    OK(strata_db_close(db, E));
+    OK(strata_db_open(tl_path("grouped.db"), NULL, &db, E));
+    strata_txn_t *r;
+    strata_tree_t *t;
+    uint64_t count = 0;
+    OK(strata_txn_begin(db, STRATA_TXN_READ, &r, E));
+    OK(strata_tree_open(r, "g", STRATA_KEY_INT, 0, &t, E));
+    OK(strata_tree_count(t, &count, E));
+    CHECK(count == 61);
+    strata_txn_free(r);
+    OK(strata_db_verify(db, E));
+    OK(strata_db_close(db, E));
+}
+
 static void test_misuse_is_an_error_not_a_crash(void) {
     strata_db_t *db;
     strata_txn_t *txn, *rd;
@@ -1648,6 +1707,7 @@ static const tl_test tests[] = {
     TL_TEST(test_a_format_1_file_opens_and_its_next_commit_writes_the_current_format),
     TL_TEST(test_leaves_of_a_format_2_file_read_and_change_beside_new_ones),
     TL_TEST(test_lock_file_of_an_incompatible_version_is_refused),
+    TL_TEST(test_unsynced_commits_then_one_sync),
     TL_TEST(test_misuse_is_an_error_not_a_crash),
 };
 

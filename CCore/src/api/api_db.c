@@ -92,14 +92,16 @@ int strata_txn_begin(strata_db_t *db, unsigned flags, strata_txn_t **out, strata
     if (!out) return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "strata_txn_begin: out is NULL");
     *out = NULL;
     if (!db) return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "strata_txn_begin: db is NULL");
-    if (flags & ~(unsigned)(STRATA_TXN_WRITE | STRATA_TXN_TRY))
+    if (flags & ~(unsigned)(STRATA_TXN_WRITE | STRATA_TXN_TRY | STRATA_TXN_NO_SYNC))
         return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "strata_txn_begin: unknown flags 0x%x",
                       flags);
-    if ((flags & STRATA_TXN_TRY) && !(flags & STRATA_TXN_WRITE))
+    if ((flags & (STRATA_TXN_TRY | STRATA_TXN_NO_SYNC)) && !(flags & STRATA_TXN_WRITE))
         return st_err(err, STRATA_ERR_INVALID_ARGUMENT,
-                      "strata_txn_begin: STRATA_TXN_TRY applies to write transactions only");
+                      "strata_txn_begin: STRATA_TXN_%s applies to write transactions only",
+                      (flags & STRATA_TXN_TRY) ? "TRY" : "NO_SYNC");
     strata_txn_t *txn;
-    int rc = st_txn_begin(db, flags & STRATA_TXN_WRITE, !(flags & STRATA_TXN_TRY), &txn, err);
+    int rc = st_txn_begin(db, flags & STRATA_TXN_WRITE, !(flags & STRATA_TXN_TRY), flags & STRATA_TXN_NO_SYNC,
+                          &txn, err);
     if (rc) return rc;
     if ((rc = st_trees_begin(txn, err))) {
         st_txn_free(txn);

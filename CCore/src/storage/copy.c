@@ -239,7 +239,7 @@ static int write_copy(strata_txn_t *src, st_newfile *out, int pack, st_copy_fn f
 
 int st_db_write_copy(strata_db_t *db, const char *path, int pack, st_copy_fn fn, strata_error *err) {
     strata_txn_t *txn;
-    int rc = st_txn_begin(db, false, true, &txn, err);
+    int rc = st_txn_begin(db, false, true, false, &txn, err);
     if (rc) return rc;
     st_newfile nf;
     if ((rc = st_os_newfile_begin(path, ".copying", &nf, err)) == STRATA_OK &&

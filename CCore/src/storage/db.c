@@ -144,7 +144,7 @@ int st_db_sync(strata_db_t *db, strata_error *err) { return st_pager_sync(db, er
 
 int st_db_info(strata_db_t *db, strata_db_info *info, strata_error *err) {
     strata_txn_t *txn;
-    int rc = st_txn_begin(db, false, true, &txn, err);
+    int rc = st_txn_begin(db, false, true, false, &txn, err);
     if (rc) return rc;
     memset(info, 0, sizeof *info);
     info->version = txn->meta.version;
@@ -164,7 +164,7 @@ int st_db_info(strata_db_t *db, strata_db_info *info, strata_error *err) {
 
 int st_db_packed(strata_db_t *db, uint64_t *bytes, uint64_t *pages, strata_error *err) {
     strata_txn_t *txn;
-    int rc = st_txn_begin(db, false, true, &txn, err);
+    int rc = st_txn_begin(db, false, true, false, &txn, err);
     if (rc) return rc;
     st_region r = {0};
     if (txn->meta.packed_region) rc = st_packed_region(txn, &txn->meta, &r, err);

@@ -721,8 +721,9 @@ int st_pager_begin_write(strata_txn_t *txn, strata_error *err) {
     if (slot < 0)
         return ST_CORRUPT(err, "'%s': the lock file's current version %llu has no valid meta slot",
                           db->file.shown, (unsigned long long)v);
-    bool full = db->file.opts.durability != STRATA_DURABILITY_NO_SYNC; /* memory: nothing to lose */
-    txn->logged = db->file.opts.durability == STRATA_DURABILITY_FULL && !db->file.mem;
+    /* (a STRATA_TXN_NO_SYNC write commits as a NO_SYNC handle's does) */
+    bool full = db->file.opts.durability != STRATA_DURABILITY_NO_SYNC && !txn->no_sync; /* memory: nothing to lose */
+    txn->logged = db->file.opts.durability == STRATA_DURABILITY_FULL && !db->file.mem && !txn->no_sync;
     const st_meta *cm = &txn->meta;
     bool synced = cm->flags & (ST_META_DURABLE | ST_META_SYNCED);
     /* NO_SYNC: make the current version durable now and then, so that the space it holds back
@@ -900,7 +901,7 @@ int st_pager_commit(strata_txn_t *txn, pgno_t catalog_root, uint64_t catalog_cou
         rc = st_os_write_gather(&db->file, list[i]->pgno * ST_PAGE_SIZE, iov, (int)(j - i), err);
         i = j;
     }
-    bool sync = db->file.opts.durability == STRATA_DURABILITY_FULL;
+    bool sync = db->file.opts.durability == STRATA_DURABILITY_FULL && !txn->no_sync;
     bool memory = db->file.opts.durability == STRATA_DURABILITY_MEMORY; /* nothing to lose */
     if (rc) {
         free(list);

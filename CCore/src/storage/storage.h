@@ -218,6 +218,7 @@ struct strata_txn {
     uint64_t durable_version; /* newest version whose pages are all on disk */
     int meta_slot;           /* where the new meta goes: never the durable version's slot */
     bool logged;             /* FULL on a file: the commit syncs a log record (commitlog.c) */
+    bool no_sync;            /* STRATA_TXN_NO_SYNC: committed as a NO_SYNC handle's commit */
     st_dirty_map dirty;
     st_freelist fl;          /* the base version's free list */
     st_reuse reuse;          /* which of its entries this transaction has taken */
@@ -316,7 +317,8 @@ int st_page_free(strata_txn_t *txn, pgno_t pgno, uint32_t npages, strata_error *
 /* Begin a read transaction on the latest version (a reader slot holds it), or a write
  * transaction (the writer lock; wait: block for it, else STRATA_ERR_BUSY). The caller owns
  * *out and frees it with st_txn_free. */
-int st_txn_begin(strata_db_t *db, bool write, bool wait, strata_txn_t **out, strata_error *err);
+/* `no_sync`: a write committed without syncing (STRATA_TXN_NO_SYNC). */
+int st_txn_begin(strata_db_t *db, bool write, bool wait, bool no_sync, strata_txn_t **out, strata_error *err);
 /* A read view of version m for an integrity walk during recovery: no reader slot, so the caller
  * must hold the writer lock with no other handle open (nothing can reuse m's pages). Free with
  * st_txn_free. */

@@ -90,7 +90,7 @@ static int read_begin(strata_txn_t *txn, const strata_txn_t *like, strata_error 
     return STRATA_OK;
 }
 
-static int txn_start(strata_db_t *db, bool write, bool wait, const strata_txn_t *like,
+static int txn_start(strata_db_t *db, bool write, bool wait, bool no_sync, const strata_txn_t *like,
                      strata_txn_t **out, strata_error *err) {
     *out = NULL;
     if (write && db->file.opts.read_only)
@@ -107,6 +107,8 @@ static int txn_start(strata_db_t *db, bool write, bool wait, const strata_txn_t 
     }
     txn->db = db;
     txn->write = write;
+    /* (only a FULL handle's write syncs: NO_SYNC and memory handles commit so anyway) */
+    txn->no_sync = write && no_sync && db->file.opts.durability == STRATA_DURABILITY_FULL && !db->file.mem;
     txn->reader_slot = -1;
     if (write) {
         if ((rc = writer_lock(txn, wait, err))) goto fail;
@@ -128,12 +130,12 @@ fail:
     return rc;
 }
 
-int st_txn_begin(strata_db_t *db, bool write, bool wait, strata_txn_t **out, strata_error *err) {
-    return txn_start(db, write, wait, NULL, out, err);
+int st_txn_begin(strata_db_t *db, bool write, bool wait, bool no_sync, strata_txn_t **out, strata_error *err) {
+    return txn_start(db, write, wait, no_sync, NULL, out, err);
 }
 
 int st_txn_clone(strata_txn_t *src, strata_txn_t **out, strata_error *err) {
-    return txn_start(src->db, false, false, src, out, err);
+    return txn_start(src->db, false, false, false, src, out, err);
 }
 
 int st_txn_view(strata_db_t *db, const st_meta *m, strata_txn_t **out, strata_error *err) {
