@@ -308,6 +308,12 @@ STRATA_API int strata_txn_begin(strata_db_t *db, unsigned flags, strata_txn_t **
  * for the reserve is refused, asking for smaller commits.
  */
 STRATA_API int strata_txn_commit(strata_txn_t *txn, strata_error *err);
+/**
+ * Commit a write transaction without syncing, as if it had begun with STRATA_TXN_NO_SYNC
+ * (group commit: the writer decides at its end; strata_db_sync then makes it durable). On a
+ * NO_SYNC or memory handle the same as strata_txn_commit. A read transaction is TXN_STATE.
+ */
+STRATA_API int strata_txn_commit_unsynced(strata_txn_t *txn, strata_error *err);
 
 /** End the transaction, discarding its changes. Ending an ended transaction does nothing. */
 STRATA_API void strata_txn_abort(strata_txn_t *txn);

@@ -10,8 +10,8 @@
  *
  * A third of the runs use FULL durability: the image must hold every commit that returned. A
  * third use NO_SYNC with strata_db_sync every few commits: the image must hold every commit that
- * a returned sync covered. The rest use FULL with group commit: runs of STRATA_TXN_NO_SYNC
- * commits, each run made durable by strata_db_sync or by the synced commit that follows it: the
+ * a returned sync covered. The rest use FULL with group commit: runs of unsynced commits
+ * (STRATA_TXN_NO_SYNC at begin, or strata_txn_commit_unsynced at the end, at random), each run made durable by strata_db_sync or by the synced commit that follows it: the
  * image must hold every commit a returned sync or synced commit covered. Always it must open,
  * verify, and hold no commit half (workload.h).
  *
@@ -244,7 +244,9 @@ int main(int argc, char **argv) {
             for (uint64_t i = 1; !p.dead; i++) {
                 /* grouped: a synced commit every sync_every, or a strata_db_sync after the group */
                 bool unsynced = grouped && i % sync_every != 0;
-                if (wl_commit_flags(db, i, unsynced ? STRATA_TXN_NO_SYNC : 0, &e)) break;
+                bool at_begin = prand(&p) % 2 == 0; /* STRATA_TXN_NO_SYNC, or decided at the commit */
+                if (wl_commit_flags(db, i, unsynced && at_begin ? STRATA_TXN_NO_SYNC : 0, unsynced && !at_begin, &e))
+                    break;
                 if (grouped && unsynced && prand(&p) % 4 == 0) {
                     if (strata_db_sync(db, &e) == STRATA_OK) returned = i;
                 } else if (!no_sync && !unsynced) {

@@ -157,6 +157,11 @@ CASE(begin_no_sync_read, ({
     strata_txn_begin(db, STRATA_TXN_NO_SYNC, &t, E);
 }))
 CASE(commit_null, strata_txn_commit(NULL, E))
+CASE(commit_unsynced_null, strata_txn_commit_unsynced(NULL, E))
+CASE(commit_unsynced_read, ({
+    strata_txn_t *t;
+    strata_txn_begin(db, STRATA_TXN_READ, &t, E) ? -1 : ({ int r_ = strata_txn_commit_unsynced(t, E); strata_txn_free(t); r_; });
+}))
 CASE(commit_ended, ({
     strata_txn_t *t;
     strata_txn_begin(db, STRATA_TXN_READ, &t, E) || strata_txn_commit(t, E) ? -1 : strata_txn_commit(t, E);
@@ -418,7 +423,7 @@ static const bad_case cases[] = {
     C(copy_null_db), C(copy_null_path), C(copy_empty_path), C(compact_null), C(compact_busy), C(wait_null_db), C(wait_null_version), C(stop_waits_null), C(changes_null_out), C(changes_null_older),
     C(changes_null_table), C(list_changes_null_out), C(list_changes_null_newer), C(list_changes_null_table),
     V(list_changes_free_null), V(list_changes_count_null), V(list_changes_index_null), C(clone_null), C(clone_null_out), C(keys_null_table), C(keys_null_count), C(keys_null_buffer), C(begin_null_db),
-    C(begin_null_out), C(begin_bad_flags), C(begin_try_read), C(begin_no_sync_read), C(commit_null), C(commit_ended), V(abort_null),
+    C(begin_null_out), C(begin_bad_flags), C(begin_try_read), C(begin_no_sync_read), C(commit_null), C(commit_unsynced_null), C(commit_unsynced_read), C(commit_ended), V(abort_null),
     V(free_null), C(refresh_null), C(refresh_write), V(version_null), C(err_null_too),
     C(tree_open_null_txn), C(tree_open_null_name), C(tree_open_empty_name), C(tree_open_reserved),
     C(tree_open_bad_kind), C(tree_open_bad_flags), C(tree_open_null_out), C(tree_open_create_read),

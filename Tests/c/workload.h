@@ -110,13 +110,15 @@ __attribute__((unused)) static int wl_is_big(uint64_t i) {
 }
 
 /* Begin, apply commit i, commit. */
-/* Commit i, with extra begin flags (STRATA_TXN_NO_SYNC). */
-__attribute__((unused)) static int wl_commit_flags(strata_db_t *db, uint64_t i, unsigned flags, strata_error *err) {
+/* Commit i, with extra begin flags (STRATA_TXN_NO_SYNC), or `unsynced`: through
+ * strata_txn_commit_unsynced. */
+__attribute__((unused)) static int wl_commit_flags(strata_db_t *db, uint64_t i, unsigned flags, bool unsynced,
+                                                   strata_error *err) {
     strata_txn_t *txn;
     int rc = strata_txn_begin(db, STRATA_TXN_WRITE | flags, &txn, err);
     if (rc) return rc;
     rc = wl_apply(txn, i, err);
-    if (rc == STRATA_OK) rc = strata_txn_commit(txn, err);
+    if (rc == STRATA_OK) rc = unsynced ? strata_txn_commit_unsynced(txn, err) : strata_txn_commit(txn, err);
     strata_txn_free(txn);
     return rc;
 }

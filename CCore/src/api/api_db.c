@@ -137,6 +137,17 @@ static void txn_end(strata_txn_t *txn) {
     st_store_end(txn);
 }
 
+int strata_txn_commit_unsynced(strata_txn_t *txn, strata_error *err) {
+    strata_error local;
+    if (!err) err = &local;
+    if (!txn) return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "strata_txn_commit_unsynced: txn is NULL");
+    if (txn->state == ST_TXN_ACTIVE && !txn->write)
+        return st_err(err, STRATA_ERR_TXN_STATE, "strata_txn_commit_unsynced: a read transaction has nothing to commit");
+    if (txn->write && txn->db->file.opts.durability == STRATA_DURABILITY_FULL && !txn->db->file.mem)
+        txn->commit_unsynced = true;
+    return strata_txn_commit(txn, err);
+}
+
 int strata_txn_commit(strata_txn_t *txn, strata_error *err) {
     strata_error local;
     if (!err) err = &local;

@@ -901,7 +901,13 @@ int st_pager_commit(strata_txn_t *txn, pgno_t catalog_root, uint64_t catalog_cou
         rc = st_os_write_gather(&db->file, list[i]->pgno * ST_PAGE_SIZE, iov, (int)(j - i), err);
         i = j;
     }
-    bool sync = db->file.opts.durability == STRATA_DURABILITY_FULL && !txn->no_sync;
+    /* An unsynced commit (STRATA_TXN_NO_SYNC at begin, or strata_txn_commit_unsynced): no log
+     * record, no sync; the meta says the durable version is still the one before. A logged
+     * transaction committed so is safe: the pages it reused were written after the durable
+     * version (freelist.c), so that version stays intact and the log still rebuilds every
+     * logged version after it; a newer logged commit checkpoints first (begin_write). */
+    bool unsynced = txn->no_sync || txn->commit_unsynced;
+    bool sync = db->file.opts.durability == STRATA_DURABILITY_FULL && !unsynced;
     bool memory = db->file.opts.durability == STRATA_DURABILITY_MEMORY; /* nothing to lose */
     if (rc) {
         free(list);
@@ -916,7 +922,7 @@ int st_pager_commit(strata_txn_t *txn, pgno_t catalog_root, uint64_t catalog_cou
     m.durable_version = memory ? m.version : txn->durable_version;
     bool logged = false;
     uint64_t record_at = 0;
-    if (txn->logged) rc = st_log_commit(txn, list, n, &m, &logged, &record_at, err);
+    if (txn->logged && !unsynced) rc = st_log_commit(txn, list, n, &m, &logged, &record_at, err);
     free(list);
     if (rc) return rc;
     if (logged) {

@@ -219,6 +219,7 @@ struct strata_txn {
     int meta_slot;           /* where the new meta goes: never the durable version's slot */
     bool logged;             /* FULL on a file: the commit syncs a log record (commitlog.c) */
     bool no_sync;            /* STRATA_TXN_NO_SYNC: committed as a NO_SYNC handle's commit */
+    bool commit_unsynced;    /* strata_txn_commit_unsynced: this commit is neither logged nor synced */
     st_dirty_map dirty;
     st_freelist fl;          /* the base version's free list */
     st_reuse reuse;          /* which of its entries this transaction has taken */

@@ -59,6 +59,12 @@ public final class Database: @unchecked Sendable { // (the core handle is safe a
     }
 
     /// Check every page and tree of the latest version.
+    /// Make every commit so far durable (`strata_db_sync`): the one sync a group of unsynced
+    /// commits shares.
+    public func sync() throws {
+        try StrataError.check { strata_db_sync(handle, $0) }
+    }
+
     public func verify() throws {
         try StrataError.check { strata_db_verify(handle, $0) }
     }

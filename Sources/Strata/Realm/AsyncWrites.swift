@@ -13,7 +13,7 @@ final class AsyncWriteQueue {
         let block: () -> Void
     }
     private var pending: [Pending] = []
-    private var completions: [AsyncTransactionId: () -> Void] = [:]
+    private var completions: [AsyncTransactionId: (Error?) -> Void] = [:]
     private var nextId: AsyncTransactionId = 0
     /// The block running now (inside its write).
     private(set) var running: AsyncTransactionId?
@@ -43,21 +43,33 @@ final class AsyncWriteQueue {
         return id
     }
 
-    /// A completion to call on the home after a commit.
-    func completion(_ body: @escaping () -> Void, on realm: RealmInstance) -> AsyncTransactionId {
+    /// A completion to call on the home after a commit (`error`: the commit's), or, for an
+    /// unsynced commit (`afterSync`), after the file's next sync (with its error).
+    func completion(_ body: @escaping (Error?) -> Void, error: Error?, afterSync: Bool,
+                    on realm: RealmInstance) -> AsyncTransactionId {
         let id = newId()
         completions[id] = body
         updateKeepAlive(realm)
         let home = UncheckedRealm(realm)
-        realm.notifications().home.perform {
-            guard let r = home.realm else { return }
-            r.asyncWrites.runCompletion(id, r)
+        // (the watcher's thread reaches homes the same way: DeliveryHome.perform from anywhere)
+        let place = Unchecked(realm.notifications().home)
+        let deliver: @Sendable (Error?) -> Void = { error in
+            let error = Unchecked(error)
+            place.value.perform {
+                guard let r = home.realm else { return }
+                r.asyncWrites.runCompletion(id, error.value, r)
+            }
+        }
+        if afterSync {
+            realm.shared.groupSync.afterSync(of: realm.shared.db, turns: realm.shared.writeTurns, deliver)
+        } else {
+            deliver(error)
         }
         return id
     }
 
-    private func runCompletion(_ id: AsyncTransactionId, _ realm: RealmInstance) {
-        completions.removeValue(forKey: id)?()
+    private func runCompletion(_ id: AsyncTransactionId, _ error: Error?, _ realm: RealmInstance) {
+        completions.removeValue(forKey: id)?(error)
         updateKeepAlive(realm)
     }
 
@@ -157,18 +169,21 @@ extension Realm {
     }
 
     /// Commit the current write (begun by `beginAsyncWrite` or `beginWrite`) and call `onComplete`
-    /// later on this Realm's thread, queue or actor, with the commit's error or nil. The commit
-    /// is durable before `onComplete` runs. `allowGrouping` lets several commits share one sync
-    /// of the file in RealmSwift; here each commit is synced. Outside a write it traps.
+    /// later on this Realm's thread, queue or actor, with the commit's error or nil; the commit is
+    /// durable before `onComplete` runs. With `allowGrouping` the commit is made visible at once
+    /// and durable by a sync it shares with the grouped commits of every thread of the process
+    /// that arrive meanwhile (group commit: one sync for many small writes); a power loss before
+    /// that sync loses them together, never half of one, and no `onComplete` has run for them.
+    /// Outside a write it traps.
     @discardableResult
     public func commitAsyncWrite(allowGrouping: Bool = false, _ onComplete: ((Swift.Error?) -> Void)? = nil) -> AsyncTransactionId {
         let r = instance
         r.checkThread("commitAsyncWrite")
         if !r.isInWriteTransaction { strataTrap("commitAsyncWrite() called outside of a write transaction") }
         var failure: Swift.Error?
-        do { try r.commitWrite() } catch { failure = error }
-        let error = failure
-        return r.asyncWrites.completion({ onComplete?(error) }, on: r)
+        do { try r.commitWrite(unsynced: allowGrouping) } catch { failure = error }
+        return r.asyncWrites.completion({ onComplete?($0) }, error: failure,
+                                        afterSync: allowGrouping && failure == nil, on: r)
     }
 
     /// Cancel a queued `beginAsyncWrite` (its block never runs) or the completion of a
