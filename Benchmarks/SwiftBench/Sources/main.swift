@@ -18,8 +18,9 @@
 // Durability: Strata FULL (one fdatasync a commit), GRDB WAL with synchronous FULL.
 // `--rss N` instead: iterate N objects through the Swift API and print the resident memory it takes.
 // Then keyed collections, set_contains and map_lookup against GRDB's join tables (Keyed.swift).
-// Then notifications: from a commit in another process to a Results observer's callback (Notify.swift):
-// `bench-swift notify median_us=<> p99_us=<> commits=<>`.
+// Then group commit: 16 writers' small durable commits one by one and grouped (Grouped.swift;
+// `--grouped` runs it alone). Then notifications: from a commit in another process to a Results
+// observer's callback (Notify.swift): `bench-swift notify median_us=<> p99_us=<> commits=<>`.
 import CCore
 import Foundation
 import GRDB
@@ -33,6 +34,7 @@ var dir = NSTemporaryDirectory() + "strata-bench-swift-\(getpid())"
 var rssObjects = 0
 var only: String?
 var keyedOnly = false
+var groupedOnly = false
 let countReps = 1000
 var args = CommandLine.arguments.dropFirst().makeIterator()
 while let a = args.next() {
@@ -48,12 +50,13 @@ while let a = args.next() {
     case "-d": dir = args.next() ?? dir
     case "--rss": rssObjects = value()
     case "--keyed": keyedOnly = true
+    case "--grouped": groupedOnly = true
     case "-e": only = args.next()
     case "--commit-child": // notifications: the other process (Notify.swift)
         let path = args.next() ?? ""
         commitChild(path, value())
     default:
-        print("usage: bench-swift [-n N] [-c COMMITS] [-l LOOKUPS] [-r REPS] [-d DIR] [-e strata|c|grdb] [--rss N] [--keyed]")
+        print("usage: bench-swift [-n N] [-c COMMITS] [-l LOOKUPS] [-r REPS] [-d DIR] [-e strata|c|grdb] [--rss N] [--keyed] [--grouped]")
         exit(2)
     }
 }
@@ -503,6 +506,12 @@ if rssObjects > 0 {
 
 // MARK: the run
 
+if groupedOnly { // only group commit (Grouped.swift)
+    try groupCommitBench(writers: 16, each: 40, dir: dir)
+    try? FileManager.default.removeItem(atPath: dir)
+    exit(0)
+}
+
 if keyedOnly { // only the keyed collections (Keyed.swift)
     for size in [100, 10_000] { try keyedBench(size: size, probes: 20_000, dir: dir) }
     try? FileManager.default.removeItem(atPath: dir)
@@ -560,6 +569,9 @@ for (name, kp) in workloads {
 }
 if only == nil {
     for size in [100, 10_000] { try keyedBench(size: size, probes: 20_000, dir: dir) } // Keyed.swift
+}
+if only == nil || only == "strata" {
+    try groupCommitBench(writers: 16, each: 40, dir: dir) // Grouped.swift
 }
 if only == nil || only == "strata" {
     let l = try notifyLatency(dir + "/notify.db")

@@ -58,13 +58,13 @@ public final class Database: @unchecked Sendable { // (the core handle is safe a
         return result
     }
 
-    /// Check every page and tree of the latest version.
-    /// Make every commit so far durable (`strata_db_sync`): the one sync a group of unsynced
-    /// commits shares.
+    /// Make every commit so far durable (`strata_db_sync`): those of a `.noSync` database, and
+    /// commits made without sync through the C API (`strata_txn_commit_unsynced`).
     public func sync() throws {
         try StrataError.check { strata_db_sync(handle, $0) }
     }
 
+    /// Check every page and tree of the latest version.
     public func verify() throws {
         try StrataError.check { strata_db_verify(handle, $0) }
     }

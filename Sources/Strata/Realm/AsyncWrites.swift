@@ -43,27 +43,16 @@ final class AsyncWriteQueue {
         return id
     }
 
-    /// A completion to call on the home after a commit (`error`: the commit's), or, for an
-    /// unsynced commit (`afterSync`), after the file's next sync (with its error).
-    func completion(_ body: @escaping (Error?) -> Void, error: Error?, afterSync: Bool,
-                    on realm: RealmInstance) -> AsyncTransactionId {
+    /// A completion to call on the home after a commit (`error`: the commit's).
+    func completion(_ body: @escaping (Error?) -> Void, error: Error?, on realm: RealmInstance) -> AsyncTransactionId {
         let id = newId()
         completions[id] = body
         updateKeepAlive(realm)
         let home = UncheckedRealm(realm)
-        // (the watcher's thread reaches homes the same way: DeliveryHome.perform from anywhere)
-        let place = Unchecked(realm.notifications().home)
-        let deliver: @Sendable (Error?) -> Void = { error in
-            let error = Unchecked(error)
-            place.value.perform {
-                guard let r = home.realm else { return }
-                r.asyncWrites.runCompletion(id, error.value, r)
-            }
-        }
-        if afterSync {
-            realm.shared.groupSync.afterSync(of: realm.shared.db, turns: realm.shared.writeTurns, deliver)
-        } else {
-            deliver(error)
+        let failure = Unchecked(error)
+        realm.notifications().home.perform {
+            guard let r = home.realm else { return }
+            r.asyncWrites.runCompletion(id, failure.value, r)
         }
         return id
     }
@@ -170,10 +159,9 @@ extension Realm {
 
     /// Commit the current write (begun by `beginAsyncWrite` or `beginWrite`) and call `onComplete`
     /// later on this Realm's thread, queue or actor, with the commit's error or nil; the commit is
-    /// durable before `onComplete` runs. With `allowGrouping` the commit is made visible at once
-    /// and durable by a sync it shares with the grouped commits of every thread of the process
-    /// that arrive meanwhile (group commit: one sync for many small writes); a power loss before
-    /// that sync loses them together, never half of one, and no `onComplete` has run for them.
+    /// durable before `onComplete` runs. `allowGrouping` is accepted and each commit is synced
+    /// on its own: sharing one sync between commits needs the commit log to sync a group of
+    /// records (measured: a group sharing a sync of the file is slower than one log sync each).
     /// Outside a write it traps.
     @discardableResult
     public func commitAsyncWrite(allowGrouping: Bool = false, _ onComplete: ((Swift.Error?) -> Void)? = nil) -> AsyncTransactionId {
@@ -181,9 +169,8 @@ extension Realm {
         r.checkThread("commitAsyncWrite")
         if !r.isInWriteTransaction { strataTrap("commitAsyncWrite() called outside of a write transaction") }
         var failure: Swift.Error?
-        do { try r.commitWrite(unsynced: allowGrouping) } catch { failure = error }
-        return r.asyncWrites.completion({ onComplete?($0) }, error: failure,
-                                        afterSync: allowGrouping && failure == nil, on: r)
+        do { try r.commitWrite() } catch { failure = error }
+        return r.asyncWrites.completion({ onComplete?($0) }, error: failure, on: r)
     }
 
     /// Cancel a queued `beginAsyncWrite` (its block never runs) or the completion of a
