@@ -43,6 +43,44 @@ actor Intruder {
     func touch(_ realm: Unchecked<Realm>) -> Int { realm.value.objects(Dog.self).count }
 }
 
+/// A counter per actor, bumped by many tasks (the stress test).
+final class Tally: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var count = 0
+}
+
+/// An actor whose tasks bump its tally, read frozen snapshots and observe.
+actor Counter {
+    let id: Int
+    let configuration: Realm.Configuration
+    init(_ id: Int, _ configuration: Realm.Configuration) {
+        self.id = id
+        self.configuration = configuration
+    }
+
+    /// Bump the tally `times` times, each an asyncWrite; between them, a frozen snapshot of all
+    /// tallies is read (its total never goes down) and an observer of this actor counts changes.
+    func bump(_ times: Int) async throws -> (seenTotals: [Int], notified: Int) {
+        let realm = try await Realm.open(configuration: configuration)
+        var notified = 0
+        let token = realm.objects(Tally.self).observe { change in
+            if case .update = change { notified += 1 }
+        }
+        defer { token.invalidate() }
+        var totals: [Int] = []
+        for _ in 0..<times {
+            try await realm.asyncWrite {
+                let t = realm.object(ofType: Tally.self, forPrimaryKey: id) ?? realm.create(Tally.self, value: ["id": id])
+                t.count += 1
+            }
+            let frozen = realm.objects(Tally.self).freeze()
+            totals.append(frozen.sum(ofProperty: "count"))
+            await Task.yield()
+        }
+        return (totals, notified)
+    }
+}
+
 @Suite("Swift concurrency: actor-isolated Realms, Realm.open, asyncWrite, async write queues")
 struct ConcurrencyTests {
     @Test func anActorOpensWritesAndReadsItsRealm() async throws {
@@ -232,6 +270,53 @@ struct ConcurrencyTests {
         for q in queues { q.sync {} }
         realm.refresh()
         #expect(realm.objects(Dog.self).count == writers * each && completed.get() == writers * each)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func manyTasksOnAFewActorsWriteReadAndObserve() async throws {
+        // 64 tasks over 4 actors, each bumping its actor's tally 10 times through asyncWrite
+        let dir = TempDir()
+        let cfg = config(dir, types: [Tally.self])
+        let counters = (0..<4).map { Counter($0, cfg) }
+        let results = try await withThrowingTaskGroup(of: (seenTotals: [Int], notified: Int).self) { group in
+            for task in 0..<64 { group.addTask { try await counters[task % 4].bump(10) } }
+            var all: [(seenTotals: [Int], notified: Int)] = []
+            for try await r in group { all.append(r) }
+            return all
+        }
+        let realm = try threadRealm(cfg)
+        #expect(realm.objects(Tally.self).count == 4)
+        #expect(Array(realm.objects(Tally.self).sorted(byKeyPath: "id").map(\.count)) == [160, 160, 160, 160])
+        for r in results {
+            #expect(r.seenTotals == r.seenTotals.sorted()) // snapshots never go back in time
+            #expect(r.seenTotals.allSatisfy { $0 >= 1 && $0 <= 640 })
+        }
+    }
+
+    @Test func completedAsyncWritesSurviveTheProcessBeingKilled() async throws {
+        // a child makes async writes, recording each completion in a side file, and is killed
+        // (SIGKILL) after a random number of them: every recorded one is in the database
+        let dir = TempDir()
+        let side = dir.file("completed.txt").path
+        let path = dir.file().path
+        _ = try threadRealm(config(dir))
+        let seed = UInt64.random(in: 5...40)
+        await #expect(processExitsWith: .signal(SIGKILL)) { [side = side as String, path = path as String, seed = seed as UInt64] in
+            let store = DogStore(Realm.Configuration(fileURL: URL(fileURLWithPath: path),
+                                                     objectTypes: [Company.self, Person.self, Dog.self]))
+            _ = FileManager.default.createFile(atPath: side, contents: nil)
+            let log = FileHandle(forWritingAtPath: side)!
+            for i in 0..<UInt64.max {
+                _ = try await store.add(["dog \(i)"])
+                log.write(Data("\(i)\n".utf8))
+                try log.synchronize()
+                if i == seed { kill(getpid(), SIGKILL) }
+            }
+        }
+        let recorded = (try String(contentsOfFile: side, encoding: .utf8)).split(separator: "\n").map(String.init)
+        let realm = try threadRealm(config(dir))
+        let names = Set(realm.objects(Dog.self).map(\.name))
+        #expect(recorded.count >= 5 && recorded.allSatisfy { names.contains("dog \($0)") })
     }
 
     @Test func usingAnActorsRealmFromAnotherActorTraps() async {
