@@ -361,3 +361,29 @@ private func migratingConfig(_ dir: TempDir, _ types: [Object.Type], _ version: 
         #expect(try Realm(configuration: cfg).objects(Message.self).isEmpty)
     }
 }
+
+
+@Suite("Migrations: mixed values holding objects")
+struct MigrationMixedTests {
+    @Test func aMigrationStoresAndReadsAnObjectInAMixedValue() throws {
+        let dir = TempDir()
+        do {
+            let realm = try Realm(configuration: config(dir, types: [AllTypes.self]))
+            try realm.write { realm.create(AllTypes.self, value: ["int": 1]) }
+        }
+        var cfg = config(dir, types: [AllTypes.self], version: 1)
+        cfg.migrationBlock = { migration, _ in
+            let made = migration.create("AllTypes", value: ["int": 7])
+            migration.enumerateObjects(ofType: "AllTypes") { _, new in
+                guard let new, new["int"] as? Int == 1 else { return }
+                new["any"] = made
+                #expect((new["any"] as? DynamicObject)?["int"] as? Int == 7)
+            }
+        }
+        let realm = try Realm(configuration: cfg)
+        let first = try #require(realm.objects(AllTypes.self).filter("int == 1").first)
+        guard case .object(let o) = first.any else { Issue.record("not an object: \(first.any)"); return }
+        #expect((o as? AllTypes)?.int == 7)
+    }
+}
+

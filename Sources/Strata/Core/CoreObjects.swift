@@ -104,6 +104,8 @@ struct CoreTable {
     let handle: OpaquePointer
 
     var name: String { String(cString: strata_table_name(handle)) }
+    /// The table's id in its file (what a mixed value's link names).
+    var id: UInt32 { strata_table_id(handle) }
 
     /// Whether the table is embedded (one parent per object).
     func isEmbedded() throws -> Bool {

@@ -42,6 +42,12 @@ final class MigrationSide {
 
     func forget(_ name: String) { tables[name] = nil }
 
+    /// The class whose table has core id `id` in this snapshot (a mixed value's link), or nil.
+    func tableName(ofId id: UInt32) -> String? {
+        guard let names = try? txn.tableNames() else { return nil }
+        return names.first { n in table(n).map { $0.core.id == id } ?? false }
+    }
+
     func property(_ className: String, _ name: String) -> (Table, CoreProperty) {
         guard let t = table(className) else {
             strataTrap("Object type '\(className)' does not exist in the \(label) schema of the migration.")
@@ -57,8 +63,13 @@ final class MigrationSide {
     /// A stored value as Swift gives it to the migration block.
     func swiftValue(_ v: StoredValue, _ p: CoreProperty) -> Any? {
         // a mixed value as the value it holds (RealmSwift's migration objects are read through
-        // key-value coding); an object held by one is not handed out here
-        if p.type == .mixed { return ValueConversion.keyValueCoded(AnyRealmValue(stored: v)) }
+        // key-value coding), an object as this side's DynamicObject
+        if p.type == .mixed {
+            if case .typedLink(let tableId, let key) = v {
+                return tableName(ofId: tableId).map { DynamicObject(self, $0, key) }
+            }
+            return ValueConversion.keyValueCoded(AnyRealmValue(stored: v))
+        }
         switch v {
         case .null: return nil
         // numbers and Bools as NSNumber, as RealmSwift's migration objects hand them out (so
@@ -89,7 +100,9 @@ final class MigrationSide {
             return .null
         }
         if let o = value as? DynamicObject {
-            guard p.type == .link || p.type == .mixed, o.className == p.linkTarget, o.side === self else { invalid() }
+            guard o.side === self else { invalid() }
+            if p.type == .mixed, let t = table(o.className) { return .typedLink(t.core.id, o.key) }
+            guard p.type == .link, o.className == p.linkTarget else { invalid() }
             return .link(o.key)
         }
         if let any = value as? AnyRealmValue {

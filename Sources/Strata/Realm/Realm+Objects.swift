@@ -176,13 +176,13 @@ extension RealmInstance {
         }
         let key = keyForLink(o, what: what())
         let info = o.__accessor?.info ?? tableInfo(type(of: o))
-        return .typedLink(strata_table_id(table(info).handle), key)
+        return .typedLink(table(info).id, key)
     }
 
     /// The object a mixed value's typed link names, or nil when its table is no class of this
     /// Realm.
     func object(typedLink tableId: UInt32, key: Int64) -> Object? {
-        for e in infos where strata_table_id(table(e.info).handle) == tableId {
+        for e in infos where table(e.info).id == tableId {
             return managedObject(e.info.classInfo.type, info: e.info, key: key)
         }
         return nil
