@@ -383,8 +383,7 @@ final class RealmInstance {
     }
 
     /// Commit the write; throws (and rolls the write back) when it failed, naming why.
-    /// `unsynced`: visible now, durable after the file's next log sync (group commit).
-    func commitWrite(withoutNotifying tokens: [NotificationToken] = [], unsynced: Bool = false) throws {
+    func commitWrite(withoutNotifying tokens: [NotificationToken] = []) throws {
         checkThread("commitWrite")
         guard txn.isWrite else {
             throw StrataError(code: .transactionState, message: "commitWrite outside a write transaction")
@@ -397,7 +396,7 @@ final class RealmInstance {
         defer { holdDuringWrite(false) }
         defer { writeEnded() }
         do {
-            try txn.commit(unsynced: unsynced)
+            try txn.commit()
         } catch {
             tableHandles.clear()
             txn = try CoreTxn(db: shared.db, write: false)
