@@ -209,9 +209,13 @@ int main(int argc, char **argv) {
     int runs = argc > 1 ? atoi(argv[1]) : 300;
     char dir[] = "/tmp/strata-power-XXXXXX";
     if (!mkdtemp(dir)) return 2;
-    uint64_t seed0 = (uint64_t)time(NULL) * 2654435761u ^ (uint64_t)getpid();
+    /* POWERLOSS_SEED (printed with a failure) and POWERLOSS_RUN replay one run */
+    uint64_t seed0 = getenv("POWERLOSS_SEED") ? strtoull(getenv("POWERLOSS_SEED"), NULL, 0)
+                                              : (uint64_t)time(NULL) * 2654435761u ^ (uint64_t)getpid();
+    int only_run = getenv("POWERLOSS_RUN") ? atoi(getenv("POWERLOSS_RUN")) : -1;
     int lost = 0, corrupt = 0, cut_in_commit = 0, copies = 0, cut_in_copy = 0;
     for (int run = 0; run < runs; run++) {
+        if (only_run >= 0 && run != only_run) continue;
         char live[300], durable[300], durable_log[320];
         snprintf(live, sizeof live, "%s/live-%d.db", dir, run);
         snprintf(durable, sizeof durable, "%s/image-%d.db", dir, run);
@@ -356,7 +360,7 @@ int main(int argc, char **argv) {
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
         if (system(cmd)) return 2;
     } else {
-        fprintf(stderr, "failing images kept in %s\n", dir);
+        fprintf(stderr, "failing images kept in %s (POWERLOSS_SEED=%llu)\n", dir, (unsigned long long)seed0);
     }
     fprintf(stderr, "power cut inside %d of %d runs' workloads (%d inside a compaction or copy); "
             "%d whole copies checked\n", cut_in_commit, runs, cut_in_copy, copies);
