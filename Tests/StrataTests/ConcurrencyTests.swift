@@ -319,6 +319,22 @@ struct ConcurrencyTests {
         #expect(recorded.count >= 5 && recorded.allSatisfy { names.contains("dog \($0)") })
     }
 
+    @MainActor
+    @Test func observingFromACancelledTaskRegistersNothing() async throws {
+        let dir = TempDir()
+        let realm = try await Realm(configuration: config(dir))
+        let dogs = realm.objects(Dog.self)
+        let called = Locked(false)
+        let token = await Task { @MainActor () -> NotificationToken in
+            withUnsafeCurrentTask { $0?.cancel() }
+            return await dogs.observe(on: MainActor.shared) { _, _ in called.set(true) }
+        }.value
+        #expect(!token.invalidate()) // never active
+        let live = await dogs.observe(on: DogStore(config(dir))) { _, _ in }
+        #expect(live.invalidate() && !live.invalidate())
+        #expect(!called.get())
+    }
+
     @Test func usingAnActorsRealmFromAnotherActorTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let dir = TempDir()

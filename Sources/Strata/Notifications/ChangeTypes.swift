@@ -52,8 +52,11 @@ public final class NotificationToken: @unchecked Sendable {
 
     init() {}
 
-    /// Stop the notifications of this token: no block runs for it from now on.
-    public func invalidate() { state.invalidate() }
+    /// Stop the notifications of this token: no block runs for it from now on. Returns whether
+    /// it was still active (false: invalidated already, or never registered because the task
+    /// that asked was cancelled), as RealmSwift's does.
+    @discardableResult
+    public func invalidate() -> Bool { state.invalidate() }
 
     deinit { state.invalidate() }
 }
@@ -83,16 +86,18 @@ final class ObservationState: @unchecked Sendable {
         return invalidated
     }
 
-    func invalidate() {
+    @discardableResult
+    func invalidate() -> Bool {
         lock.lock()
         if invalidated {
             lock.unlock()
-            return
+            return false
         }
         invalidated = true
         let body = stop
         stop = nil
         lock.unlock()
         body?()
+        return true
     }
 }

@@ -130,6 +130,15 @@ extension Realm {
     }
 }
 
+extension NotificationToken {
+    /// A token whose observation never began (the task that asked was cancelled).
+    static var cancelled: NotificationToken {
+        let t = NotificationToken()
+        t.invalidate()
+        return t
+    }
+}
+
 /// A value handed from one isolation domain to another where the compiler cannot see that only
 /// the receiver uses it (a Realm made on the actor it belongs to).
 struct Unchecked<Value>: @unchecked Sendable {
@@ -159,6 +168,7 @@ extension RealmCollection {
     public func observe<A: Actor>(keyPaths: [String]? = nil, on actor: A,
                                   _isolation: isolated (any Actor)? = #isolation,
                                   _ block: @Sendable @escaping (isolated A, RealmCollectionChange<Self>) -> Void) async -> NotificationToken {
+        if Task.isCancelled { return NotificationToken.cancelled } // (RealmSwift: nothing registered)
         let target = Observation.ActorTarget(actor)
         let token = Observation.$actorTarget.withValue(target) {
             observe(keyPaths: keyPaths, on: nil) { change in
@@ -179,11 +189,21 @@ extension RealmCollection where Element: Object {
     }
 }
 
+extension RealmKeyedCollection where Value: OptionalProtocol, Value.Wrapped: Object {
+    /// The same, with typed key paths of the map's objects.
+    public func observe<A: Actor>(keyPaths: [PartialKeyPath<Value.Wrapped>], on actor: A,
+                                  _isolation: isolated (any Actor)? = #isolation,
+                                  _ block: @Sendable @escaping (isolated A, RealmMapChange<Self>) -> Void) async -> NotificationToken {
+        await observe(keyPaths: keyPaths.map { KeyPathNames.name($0) }, on: actor, block)
+    }
+}
+
 extension RealmKeyedCollection {
     /// Be told of the map's changes on `actor` (as `observe(keyPaths:on:_:)` with a queue).
     public func observe<A: Actor>(keyPaths: [String]? = nil, on actor: A,
                                   _isolation: isolated (any Actor)? = #isolation,
                                   _ block: @Sendable @escaping (isolated A, RealmMapChange<Self>) -> Void) async -> NotificationToken {
+        if Task.isCancelled { return NotificationToken.cancelled } // (RealmSwift: nothing registered)
         let target = Observation.ActorTarget(actor)
         let token = Observation.$actorTarget.withValue(target) {
             observe(keyPaths: keyPaths, on: nil) { change in
@@ -202,6 +222,7 @@ extension _TypedObject where Self: Object {
     public func observe<A: Actor>(keyPaths: [String]? = nil, on actor: A,
                                   _isolation: isolated (any Actor)? = #isolation,
                                   _ block: @Sendable @escaping (isolated A, ObjectChange<Self>) -> Void) async -> NotificationToken {
+        if Task.isCancelled { return NotificationToken.cancelled } // (RealmSwift: nothing registered)
         let target = Observation.ActorTarget(actor)
         let token = Observation.$actorTarget.withValue(target) {
             observe(keyPaths: keyPaths, on: nil) { change in
