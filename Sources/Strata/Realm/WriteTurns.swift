@@ -1,24 +1,34 @@
 import Foundation
 
 /// Where async writers (`asyncWrite`, `beginAsyncWrite`) wait for one file's writer lock without
-/// holding a thread: each waiter is a continuation or a callback, woken when a write of this
-/// process ends (`released`), and at least every 10 ms while it waits (a writer of another
-/// process ends without telling). A woken waiter tries the lock again (`STRATA_TXN_TRY`): a wake
-/// is a hint, never a grant, so a lost or spurious one costs a retry and nothing else.
+/// holding a thread: each waiter is a continuation or a callback. When a write of this process
+/// ends (`released`) the longest waiting one is woken — its own write's end wakes the next, so
+/// waiters take turns in order instead of all retrying at once — and every 10 ms while any waits,
+/// all are (a writer of another process ends without telling; a woken one may have lost the race
+/// to a synchronous writer). A woken waiter tries the lock again (`STRATA_TXN_TRY`): a wake is a
+/// hint, never a grant, so a lost or spurious one costs a retry and nothing else.
 final class WriteTurns: @unchecked Sendable {
     private let lock = NSLock()
-    private var waiters: [UInt64: @Sendable () -> Void] = [:]
+    private var waiters: [(id: UInt64, wake: @Sendable () -> Void)] = [] // oldest first
     private var nextId: UInt64 = 0
     private var tickScheduled = false
     private static let tick: DispatchTimeInterval = .milliseconds(10)
 
-    /// A write ended (or a tick passed): every waiter tries again.
+    /// A write of this process ended: the longest waiting writer tries again.
     func released() {
+        lock.lock()
+        let woken = waiters.isEmpty ? nil : waiters.removeFirst()
+        lock.unlock()
+        woken?.wake()
+    }
+
+    /// A tick passed: every waiter tries again.
+    private func wakeAll() {
         lock.lock()
         let woken = waiters
         waiters.removeAll()
         lock.unlock()
-        for w in woken.values { w() }
+        for w in woken { w.wake() }
     }
 
     /// Call `wake` once, at the next release or tick. Returns an id for `cancel`.
@@ -27,7 +37,7 @@ final class WriteTurns: @unchecked Sendable {
         lock.lock()
         nextId += 1
         let id = nextId
-        waiters[id] = wake
+        waiters.append((id, wake))
         let startTick = !tickScheduled
         tickScheduled = true
         lock.unlock()
@@ -40,7 +50,9 @@ final class WriteTurns: @unchecked Sendable {
     func cancel(_ id: UInt64) -> Bool {
         lock.lock()
         defer { lock.unlock() }
-        return waiters.removeValue(forKey: id) != nil
+        guard let i = waiters.firstIndex(where: { $0.id == id }) else { return false }
+        waiters.remove(at: i)
+        return true
     }
 
     /// Suspend the calling task until the next release or tick (at once when the task is
@@ -64,7 +76,7 @@ final class WriteTurns: @unchecked Sendable {
             self.tickScheduled = more
             self.lock.unlock()
             if more {
-                self.released()
+                self.wakeAll()
                 self.scheduleTick()
             }
         }
