@@ -161,6 +161,14 @@ STRATA_API int strata_db_close(strata_db_t *db, strata_error *err);
 /** Make every commit made so far durable (the fsyncs that NO_SYNC mode skipped), and leave a meta
  *  marked durable so that the next first open needs no recovery check. */
 STRATA_API int strata_db_sync(strata_db_t *db, strata_error *err);
+/**
+ * Make every commit published so far durable, at the least cost: when they are all in the
+ * commit log (FULL commits made with strata_txn_commit_unsynced), one sync of the log, without
+ * taking the writer lock, so that writers go on committing meanwhile (group commit: commits that
+ * arrive during one sync share the next); else as strata_db_sync. *covered (may be NULL)
+ * receives the latest version when it began: every version up to it is durable on success.
+ */
+STRATA_API int strata_db_sync_commits(strata_db_t *db, uint64_t *covered, strata_error *err);
 
 typedef struct strata_db_info {
     uint64_t version;        /* latest committed version */
@@ -309,9 +317,12 @@ STRATA_API int strata_txn_begin(strata_db_t *db, unsigned flags, strata_txn_t **
  */
 STRATA_API int strata_txn_commit(strata_txn_t *txn, strata_error *err);
 /**
- * Commit a write transaction without syncing, as if it had begun with STRATA_TXN_NO_SYNC
- * (group commit: the writer decides at its end; strata_db_sync then makes it durable). On a
- * NO_SYNC or memory handle the same as strata_txn_commit. A read transaction is TXN_STATE.
+ * Commit a write transaction without syncing (group commit): visible at once, durable after the
+ * next strata_db_sync_commits or strata_db_sync (or a later synced commit). On a FULL handle its
+ * record is appended to the commit log without a sync (when it does not fit the log, it is
+ * committed as with STRATA_TXN_NO_SYNC). After a power loss it may be gone, together with the
+ * unsynced commits after it, never half of one. On a NO_SYNC or memory handle the same as
+ * strata_txn_commit. A read transaction is TXN_STATE.
  */
 STRATA_API int strata_txn_commit_unsynced(strata_txn_t *txn, strata_error *err);
 

@@ -84,6 +84,16 @@ int strata_db_sync(strata_db_t *db, strata_error *err) {
     return st_db_sync(db, err ? err : &local);
 }
 
+int strata_db_sync_commits(strata_db_t *db, uint64_t *covered, strata_error *err) {
+    strata_error local;
+    if (!err) err = &local;
+    if (!db) return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "strata_db_sync_commits: db is NULL");
+    uint64_t v;
+    int rc = st_db_sync_commits(db, &v, err);
+    if (covered) *covered = v;
+    return rc;
+}
+
 /* ------------------------------------------------------------------ transactions */
 
 int strata_txn_begin(strata_db_t *db, unsigned flags, strata_txn_t **out, strata_error *err) {

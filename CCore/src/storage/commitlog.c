@@ -182,8 +182,8 @@ static bool worth_logging(const strata_txn_t *txn, st_dirty *const *list, size_t
     return pages <= ST_LOG_MAX_PAGES && pages * 1024 <= log_bytes(txn->db) - end;
 }
 
-int st_log_commit(strata_txn_t *txn, st_dirty *const *list, size_t n, st_meta *m, bool *logged,
-                  uint64_t *record_at, strata_error *err) {
+int st_log_commit(strata_txn_t *txn, st_dirty *const *list, size_t n, st_meta *m, bool defer_sync,
+                  bool *logged, uint64_t *record_at, strata_error *err) {
     strata_db_t *db = txn->db;
     *logged = false;
     if (!worth_logging(txn, list, n, m)) return STRATA_OK;
@@ -251,7 +251,7 @@ int st_log_commit(strata_txn_t *txn, st_dirty *const *list, size_t n, st_meta *m
         m->log_base = d;
     }
     m->log_end = at + len;
-    m->flags = ST_META_LOGGED;
+    m->flags = ST_META_LOGGED | (defer_sync ? ST_META_LOG_PENDING : 0);
     st_meta_seal(m);
     uint8_t *r = db->log_buf + head;
     st_wr64(r + 8, m->log_salt);
@@ -287,7 +287,7 @@ int st_log_commit(strata_txn_t *txn, st_dirty *const *list, size_t n, st_meta *m
         db->log_header_id = m->db_id;
     }
     if (at == db->log_retract_at) db->log_retract_at = 0; /* overwritten: gone */
-    if ((rc = st_os_sync_fd(&db->file, db->file.log_fd, name, err))) {
+    if (!defer_sync && (rc = st_os_sync_fd(&db->file, db->file.log_fd, name, err))) {
         /* The record may still reach the disk: it must never be replayed. */
         strata_error e2 = {0};
         st_log_retract(db, at, &e2);

@@ -265,7 +265,11 @@ static int adopt_new_file(strata_db_t *db, strata_error *err) {
     db->log_retry_version = 0;
     st_trust_free(db);
     st_unpacked_clear(db);
+    /* the log's descriptor closes here: syncs of it in progress (strata_db_sync_commits) first */
+    atomic_store(&db->log_closing, true);
+    while (atomic_load(&db->log_syncers) > 0) usleep(200);
     int rc = st_os_reopen(&db->file, err);
+    atomic_store(&db->log_closing, false);
     if (rc == STRATA_OK) rc = st_trust_init(db, err);
     if (rc) {
         db->broken = true;

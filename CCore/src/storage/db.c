@@ -141,6 +141,9 @@ int st_db_close(strata_db_t *db, strata_error *err) {
 }
 
 int st_db_sync(strata_db_t *db, strata_error *err) { return st_pager_sync(db, err); }
+int st_db_sync_commits(strata_db_t *db, uint64_t *covered, strata_error *err) {
+    return st_pager_sync_commits(db, covered, err);
+}
 
 int st_db_info(strata_db_t *db, strata_db_info *info, strata_error *err) {
     strata_txn_t *txn;

@@ -256,7 +256,7 @@ static meta_problem_t meta_problem(strata_db_t *db, const st_meta *m) {
         return META_FORMAT;
     if (m->page_size != ST_PAGE_SIZE) return META_PAGE_SIZE;
     if (m->checksum != st_checksum((const uint8_t *)m + 8, sizeof *m - 8)) return META_CHECKSUM;
-    if (m->durable_version > m->version || (m->flags & ~(ST_META_DURABLE | ST_META_SYNCED | ST_META_LOGGED)))
+    if (m->durable_version > m->version || (m->flags & ~(ST_META_DURABLE | ST_META_SYNCED | ST_META_LOGGED | ST_META_LOG_PENDING)))
         return META_FLAGS;
     if (m->page_count > db->file.map_size / ST_PAGE_SIZE) return META_BEYOND_MAP;
     if (m->page_count < 2) return META_TOO_FEW_PAGES;
@@ -426,6 +426,12 @@ static int recovery_outcome(strata_db_t *db, const st_meta *newest, const st_met
                  (unsigned long long)newest->version);
         return STRATA_OK;
     }
+    if (newest->flags & ST_META_LOG_PENDING) { /* records appended after the log's last sync */
+        report_text(r->why, sizeof r->why, "versions %llu..%llu were committed without a sync of the "
+                 "commit log and their records did not all reach the disk",
+                 (unsigned long long)rebuilt->version + 1, (unsigned long long)newest->version);
+        return STRATA_OK;
+    }
     report_text(r->why, sizeof r->why, "versions %llu..%llu need the commit log '%s': %s",
              (unsigned long long)rebuilt->version + 1, (unsigned long long)newest->version, log, stop);
     if (db->file.opts.accept_rollback) return STRATA_OK;
@@ -504,6 +510,31 @@ int st_pager_sync(strata_db_t *db, strata_error *err) {
     pthread_mutex_unlock(&db->write_mutex);
     if (rc == STRATA_OK) db->unsynced = false;
     return rc;
+}
+
+int st_pager_sync_commits(strata_db_t *db, uint64_t *covered, strata_error *err) {
+    *covered = st_readers_current(db);
+    if (db->file.mem || db->file.opts.read_only) return STRATA_OK;
+    st_meta m;
+    int slot = find_slot(db, *covered, &m);
+    /* When the latest version is logged, every version after the durable one is (a logged commit
+     * after an unlogged one syncs first: begin_write): their records precede the latest's in the
+     * log, written before it was published, so one sync of the log covers them all. Without the
+     * writer lock: writers go on appending meanwhile, for the next sync. */
+    if (slot >= 0 && (m.flags & ST_META_LOGGED)) {
+        atomic_fetch_add(&db->log_syncers, 1);
+        int fd = atomic_load(&db->log_closing) ? -1 : db->file.log_fd;
+        int rc = -1;
+        if (fd >= 0) {
+            char name[ST_SHOWN_PATH + 8];
+            st_os_log_shown(&db->file, name, sizeof name);
+            rc = st_os_sync_fd(&db->file, fd, name, err);
+        }
+        atomic_fetch_sub(&db->log_syncers, 1);
+        if (rc >= 0) return rc;
+    }
+    /* else (an unlogged commit, or the log not open in this handle): the file's sync */
+    return st_pager_sync(db, err);
 }
 
 /* ------------------------------------------------------------------ pages */
@@ -901,11 +932,14 @@ int st_pager_commit(strata_txn_t *txn, pgno_t catalog_root, uint64_t catalog_cou
         rc = st_os_write_gather(&db->file, list[i]->pgno * ST_PAGE_SIZE, iov, (int)(j - i), err);
         i = j;
     }
-    /* An unsynced commit (STRATA_TXN_NO_SYNC at begin, or strata_txn_commit_unsynced): no log
-     * record, no sync; the meta says the durable version is still the one before. A logged
-     * transaction committed so is safe: the pages it reused were written after the durable
-     * version (freelist.c), so that version stays intact and the log still rebuilds every
-     * logged version after it; a newer logged commit checkpoints first (begin_write). */
+    /* An unsynced commit. STRATA_TXN_NO_SYNC at begin: as a NO_SYNC handle's, no record, no
+     * sync. strata_txn_commit_unsynced of a logged transaction: its record is appended without
+     * a sync (ST_META_LOG_PENDING; strata_db_sync_commits syncs the log for a group of them);
+     * when the record does not fit the log, no record and no sync either: the meta says the
+     * durable version is still the one before. That is safe for a logged transaction: the
+     * pages it reused were written after the durable version (freelist.c), so that version
+     * stays intact and the log still rebuilds every logged version after it; a newer logged
+     * commit checkpoints first (begin_write). */
     bool unsynced = txn->no_sync || txn->commit_unsynced;
     bool sync = db->file.opts.durability == STRATA_DURABILITY_FULL && !unsynced;
     bool memory = db->file.opts.durability == STRATA_DURABILITY_MEMORY; /* nothing to lose */
@@ -922,7 +956,8 @@ int st_pager_commit(strata_txn_t *txn, pgno_t catalog_root, uint64_t catalog_cou
     m.durable_version = memory ? m.version : txn->durable_version;
     bool logged = false;
     uint64_t record_at = 0;
-    if (txn->logged && !unsynced) rc = st_log_commit(txn, list, n, &m, &logged, &record_at, err);
+    if (txn->logged && (!unsynced || txn->commit_unsynced))
+        rc = st_log_commit(txn, list, n, &m, unsynced, &logged, &record_at, err);
     free(list);
     if (rc) return rc;
     if (logged) {

@@ -35,6 +35,9 @@ int st_pager_recover(strata_db_t *db, st_check_unsynced_fn check, st_meta *out,
                      strata_error *err);
 /* fdatasync, then mark the current version durable (strata_db_sync). */
 int st_pager_sync(strata_db_t *db, strata_error *err);
+/* Make every commit published so far durable, by one sync of the commit log when they are all
+ * logged (without the writer lock), else as st_pager_sync; *covered = the latest version then. */
+int st_pager_sync_commits(strata_db_t *db, uint64_t *covered, strata_error *err);
 
 /* pagetrust.c: each page is checked (number, version, checksum) before this process first
  * trusts it. Init reserves the table (nothing in memory mode or with opts.trust_pages). */

@@ -58,6 +58,12 @@ _Static_assert(sizeof(st_meta) == 128, "st_meta is 128 bytes on disk");
  * synced (commitlog.c): durable once published; after a crash the first open replays the log
  * onto the durable version. */
 #define ST_META_LOGGED 4u
+/* With ST_META_LOGGED: the record was appended without a sync (strata_txn_commit_unsynced, group
+ * commit); strata_db_sync_commits syncs the log, covering every record before it. After a power
+ * loss its record, and those of the pending versions after it, may be missing: recovery then
+ * reopens at the last version the log rebuilds and reports the rest dropped, as for NO_SYNC
+ * commits (format 7 files: an older library refuses such a file rather than lose them). */
+#define ST_META_LOG_PENDING 8u
 /* NO_SYNC mode makes the current version durable after this many commits without a sync. */
 #define ST_NO_SYNC_EVERY 256u
 /* A write transaction syncs first when at least this many pages, and an eighth of the file,
@@ -198,6 +204,10 @@ struct strata_db {
     /* The log could not be made (a full disk): FULL commits sync the file instead until this
      * version, then try again (commitlog.c). */
     uint64_t log_retry_version;
+    /* strata_db_sync_commits syncs the log without the writer lock: how many do now, and a
+     * compaction about to close the log waits for them (copy.c). */
+    _Atomic int log_syncers;
+    _Atomic bool log_closing;
     struct st_unpacked *unpacked; /* packed pages unpacked for this handle's readers (packed.c) */
 };
 
@@ -358,6 +368,7 @@ int st_db_open(const char *path, const strata_options *opts, st_check_unsynced_f
 int st_db_close(strata_db_t *db, strata_error *err);
 /* fdatasync, then mark the current version durable (strata_db_sync). */
 int st_db_sync(strata_db_t *db, strata_error *err);
+int st_db_sync_commits(strata_db_t *db, uint64_t *covered, strata_error *err);
 /* Transactions of this handle not yet freed. */
 int st_db_open_txns(strata_db_t *db);
 int st_db_info(strata_db_t *db, strata_db_info *info, strata_error *err);
