@@ -240,25 +240,29 @@ struct ConcurrencyTests {
         #expect(realm.objects(Dog.self).map(\.name).sorted() == ["one", "two"])
     }
 
-    @Test func manyQueuesCommitAsyncTogether() throws {
+    @Test func groupedCommitsShareLogSyncsAndCompleteOnlyAfterTheirSync() throws {
         let dir = TempDir()
         let realm = try threadRealm(config(dir)) // the schema, and the file kept open throughout
         let writers = 8, each = 25
         let done = DispatchSemaphore(value: 0)
         let completed = Locked(0)
+        let early = Locked(0) // completions that ran before a sync had covered their commit
         var queues: [DispatchQueue] = []
         for w in 0..<writers {
             let queue = DispatchQueue(label: "grouped-\(w)")
             queues.append(queue)
             queue.async {
                 let realm = try! Realm(configuration: config(dir), queue: queue)
+                let shared = realm.instance.shared
                 func next(_ i: Int) {
                     if i == each { done.signal(); return }
                     realm.beginAsyncWrite {
                         realm.create(Dog.self, value: ["name": "w\(w)-\(i)"])
                         realm.commitAsyncWrite(allowGrouping: true) { error in
                             #expect(error == nil)
-                            completed.update { $0 += 1 }
+                            var n = 0
+                            completed.update { $0 += 1; n = $0 }
+                            if shared.groupSync.stats.commits < n { early.update { $0 += 1 } }
                             next(i + 1)
                         }
                     }
@@ -270,6 +274,9 @@ struct ConcurrencyTests {
         for q in queues { q.sync {} }
         realm.refresh()
         #expect(realm.objects(Dog.self).count == writers * each && completed.get() == writers * each)
+        let stats = realm.instance.shared.groupSync.stats
+        #expect(stats.commits == writers * each && early.get() == 0)
+        #expect(stats.syncs < stats.commits) // commits that arrived together shared a sync
     }
 
     @Test(.timeLimit(.minutes(1)))

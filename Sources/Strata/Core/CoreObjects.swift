@@ -35,10 +35,15 @@ final class CoreTxn {
 
     deinit { if !freed { strata_txn_free(handle) } }
 
-    /// Commit (write) or end (read); either way the handle is freed.
-    func commit() throws {
+    /// Commit (write) or end (read); either way the handle is freed. `unsynced`: visible now,
+    /// durable after the next `Database.syncCommits` (`strata_txn_commit_unsynced`).
+    func commit(unsynced: Bool = false) throws {
         defer { free() }
-        try StrataError.check { strata_txn_commit(handle, $0) }
+        if unsynced {
+            try StrataError.check { strata_txn_commit_unsynced(handle, $0) }
+        } else {
+            try StrataError.check { strata_txn_commit(handle, $0) }
+        }
     }
 
     func free() {

@@ -64,6 +64,14 @@ public final class Database: @unchecked Sendable { // (the core handle is safe a
         try StrataError.check { strata_db_sync(handle, $0) }
     }
 
+    /// Make every commit published so far durable at the least cost (`strata_db_sync_commits`:
+    /// one sync of the commit log when they are all in it); returns the version it covers.
+    public func syncCommits() throws -> UInt64 {
+        var covered: UInt64 = 0
+        try StrataError.check { strata_db_sync_commits(handle, &covered, $0) }
+        return covered
+    }
+
     /// Check every page and tree of the latest version.
     public func verify() throws {
         try StrataError.check { strata_db_verify(handle, $0) }

@@ -43,16 +43,27 @@ final class AsyncWriteQueue {
         return id
     }
 
-    /// A completion to call on the home after a commit (`error`: the commit's).
-    func completion(_ body: @escaping (Error?) -> Void, error: Error?, on realm: RealmInstance) -> AsyncTransactionId {
+    /// A completion to call on the home after a commit (`error`: the commit's), or, for an
+    /// unsynced commit of version `afterSyncOf`, after a log sync that covers it (with its error).
+    func completion(_ body: @escaping (Error?) -> Void, error: Error?, afterSyncOf version: UInt64? = nil,
+                    on realm: RealmInstance) -> AsyncTransactionId {
         let id = newId()
         completions[id] = body
         updateKeepAlive(realm)
         let home = UncheckedRealm(realm)
-        let failure = Unchecked(error)
-        realm.notifications().home.perform {
-            guard let r = home.realm else { return }
-            r.asyncWrites.runCompletion(id, failure.value, r)
+        // (the group sync's thread reaches the home as the commit watcher's does: perform)
+        let place = Unchecked(realm.notifications().home)
+        let deliver: @Sendable (Error?) -> Void = { error in
+            let failure = Unchecked(error)
+            place.value.perform {
+                guard let r = home.realm else { return }
+                r.asyncWrites.runCompletion(id, failure.value, r)
+            }
+        }
+        if let version {
+            realm.shared.groupSync.afterSync(of: realm.shared.db, version: version, turns: realm.shared.writeTurns, deliver)
+        } else {
+            deliver(error)
         }
         return id
     }
@@ -159,9 +170,10 @@ extension Realm {
 
     /// Commit the current write (begun by `beginAsyncWrite` or `beginWrite`) and call `onComplete`
     /// later on this Realm's thread, queue or actor, with the commit's error or nil; the commit is
-    /// durable before `onComplete` runs. `allowGrouping` is accepted and each commit is synced
-    /// on its own: sharing one sync between commits needs the commit log to sync a group of
-    /// records (measured: a group sharing a sync of the file is slower than one log sync each).
+    /// durable before `onComplete` runs. With `allowGrouping` the commit is visible at once and
+    /// made durable by one sync of the commit log that it shares with the grouped commits of
+    /// every thread of the process arriving meanwhile (group commit); a power loss before that
+    /// sync loses them together, never half of one, and no `onComplete` has run for them.
     /// Outside a write it traps.
     @discardableResult
     public func commitAsyncWrite(allowGrouping: Bool = false, _ onComplete: ((Swift.Error?) -> Void)? = nil) -> AsyncTransactionId {
@@ -169,8 +181,9 @@ extension Realm {
         r.checkThread("commitAsyncWrite")
         if !r.isInWriteTransaction { strataTrap("commitAsyncWrite() called outside of a write transaction") }
         var failure: Swift.Error?
-        do { try r.commitWrite() } catch { failure = error }
-        return r.asyncWrites.completion({ onComplete?($0) }, error: failure, on: r)
+        do { try r.commitWrite(unsynced: allowGrouping) } catch { failure = error }
+        let version = allowGrouping && failure == nil ? r.version : nil // (at least the commit's)
+        return r.asyncWrites.completion({ onComplete?($0) }, error: failure, afterSyncOf: version, on: r)
     }
 
     /// Cancel a queued `beginAsyncWrite` (its block never runs) or the completion of a

@@ -383,7 +383,8 @@ final class RealmInstance {
     }
 
     /// Commit the write; throws (and rolls the write back) when it failed, naming why.
-    func commitWrite(withoutNotifying tokens: [NotificationToken] = []) throws {
+    /// `unsynced`: visible now, durable after the file's next log sync (group commit).
+    func commitWrite(withoutNotifying tokens: [NotificationToken] = [], unsynced: Bool = false) throws {
         checkThread("commitWrite")
         guard txn.isWrite else {
             throw StrataError(code: .transactionState, message: "commitWrite outside a write transaction")
@@ -396,7 +397,7 @@ final class RealmInstance {
         defer { holdDuringWrite(false) }
         defer { writeEnded() }
         do {
-            try txn.commit()
+            try txn.commit(unsynced: unsynced)
         } catch {
             tableHandles.clear()
             txn = try CoreTxn(db: shared.db, write: false)

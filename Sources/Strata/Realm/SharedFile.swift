@@ -50,6 +50,9 @@ final class SharedFile: @unchecked Sendable { // (its state is guarded by its lo
     /// Wakes async writers waiting for the file's writer lock.
     let writeTurns = WriteTurns()
 
+    /// The shared log syncs of grouped async commits.
+    let groupSync = GroupSync()
+
     deinit { watcher.stop() }
 
     /// Frozen Realms by version and class set, while something uses them: freezing objects of
