@@ -214,10 +214,16 @@ static bool bit_is_set(const st_reuse *r, pgno_t p) {
 
 /* A logged commit's durable version must stay intact until the log moves past it: a page freed
  * after it is reused only if it is not one of its pages, i.e. was written after it (its header
- * says which version wrote it). Other modes never reach here with such an entry: NO_SYNC caps
- * the reusable entries at the durable version, and FULL without a log has it as the current. */
+ * says which version wrote it). Only a page whose own checksum holds has a header: the middle
+ * pages of an overflow run hold value bytes where a header would be (and a run's head sums the
+ * whole run), so they are held — read as a version they once let a commit reuse pages of the
+ * durable version, which an unsynced log record lost to a power cut then needed (powerloss).
+ * Other modes never reach here with such an entry: NO_SYNC caps the reusable entries at the
+ * durable version, and FULL without a log has it as the current. */
 static bool written_after_durable(const strata_txn_t *txn, pgno_t p) {
-    return st_rd64(txn->db->file.map + p * ST_PAGE_SIZE + PH_VERSION) > txn->durable_version;
+    const uint8_t *page = txn->db->file.map + p * ST_PAGE_SIZE;
+    if (st_rd64(page + PH_VERSION) <= txn->durable_version) return false;
+    return st_rd64(page + PH_CHECKSUM) == st_checksum(page + 8, ST_PAGE_SIZE - 8);
 }
 
 /* The first entry freed after `version` (entries are in version order). */
