@@ -400,13 +400,19 @@ struct NotificationTests {
         #expect(token.state.isInvalidated)
     }
 
-    @Test func anObjectObservedThroughALinkKeyPathHearsOfItsLinkedObjects() throws {
-        let dir = TempDir()
+    /// 张三 with one dog, 小白, added to a Realm of `dir`.
+    private func ownerAndDog(_ dir: TempDir) throws -> (Realm, Person, Dog) {
         let realm = try Realm(configuration: config(dir))
         let p = Person(value: ["name": "张三"])
         let dog = Dog(value: ["name": "小白", "age": 1])
         p.dogs.append(dog)
         try realm.write { realm.add(p) }
+        return (realm, p, dog)
+    }
+
+    @Test func anObjectObservedThroughALinkKeyPathHearsOfItsLinkedObjects() throws {
+        let dir = TempDir()
+        let (realm, p, dog) = try ownerAndDog(dir)
         var seen: [[String]] = []
         let token = p.observe(keyPaths: ["dogs.name"]) { (change: ObjectChange<Person>) in
             if case .change(_, let props) = change { seen.append(props.map(\.name)) }
@@ -420,11 +426,7 @@ struct NotificationTests {
 
     @Test func anObjectObservedThroughItsLinkingObjectsHearsOfThem() throws {
         let dir = TempDir()
-        let realm = try Realm(configuration: config(dir))
-        let p = Person(value: ["name": "张三"])
-        let dog = Dog(value: ["name": "小白", "age": 1])
-        p.dogs.append(dog)
-        try realm.write { realm.add(p) }
+        let (realm, p, dog) = try ownerAndDog(dir)
         var seen: [[String]] = []
         let token = dog.observe(keyPaths: ["owners.name"]) { (change: ObjectChange<Dog>) in
             if case .change(_, let props) = change { seen.append(props.map(\.name)) }

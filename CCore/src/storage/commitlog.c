@@ -28,14 +28,19 @@
  *
  * Commit (pager.c): write the pages without sync, append the record, fdatasync the log, write
  * the meta without sync, publish. The record is durable before the meta exists anywhere, so every
- * meta a later writer builds on has its record.
+ * meta a later writer builds on has its record. An unsynced commit (strata_txn_commit_unsynced,
+ * group commit) skips the fdatasync and flags its meta ST_META_LOG_PENDING: a later sync of the
+ * log (strata_db_sync_commits, or the next synced record) covers it and every record before it.
+ * A power cut before that may take the pending records; recovery then rebuilds what the log
+ * still holds — possibly only the durable version itself, which is why invariant 2 must hold.
  *
  * Invariants:
  *  1. The valid records after the header (salt, checksum, consecutive versions, up to the first
  *     that fails) are versions base+1, base+2, ...; the meta's log_base/log_salt/log_end name the
  *     generation and where the next record goes.
  *  2. Version `base` is durable and its pages stay intact while its log is in use: a page freed
- *     after base is reused only if it was written after base (freelist.c), so every page a
+ *     after base is reused only if its own checksummed header says a later version wrote it
+ *     (freelist.c; an overflow run's middle pages have no header and are held), so every page a
  *     record names as a base holds, at replay, what that record was built from (it was reachable
  *     from the version before, hence written by base or by a record replayed before).
  *  3. Every version after base in the log was logged: a logged commit never follows an unsynced

@@ -11,8 +11,9 @@
  * Invariants:
  *  - Entries with version <= the oldest version any reader holds are reusable, and because of
  *    the order they form a prefix of the list. For a logged commit, an entry freed after the
- *    durable version is held (not reused) unless its page was written after that version: the
- *    commit log's replay reads the durable version's pages (commitlog.c).
+ *    durable version is held (not reused) unless its page was written after that version (its
+ *    own checksummed header says so): the commit log's replay reads the durable version's
+ *    pages, and after a power cut that took unsynced records recovery reopens at it (commitlog.c).
  *  - Reuse keeps a commit's writes together: a write transaction maps the reusable pages to a
  *    bit map and takes runs of adjacent free pages (st_freelist_take). A small transaction takes
  *    runs at least half as long as the last commit needed (2 to ST_REUSE_MIN_RUN pages) and

@@ -46,8 +46,9 @@
  *      takes a page past its end, keeping a reserve for commits that free what they take; on a
  *      full disk see room_at_end);
  *   c. pwrite every dirty page, in page order (adjacent ones together), without sync;
- *   d. logged: append the record and fdatasync the log, then pwrite the meta into
- *      txn->meta_slot; else pwrite the meta and (FULL) fdatasync the file;
+ *   d. logged: append the record and fdatasync the log (unsynced: not now, the meta flagged
+ *      ST_META_LOG_PENDING), then pwrite the meta into txn->meta_slot; else pwrite the meta and
+ *      (FULL, synced) fdatasync the file;
  *   e. publish the version in the lock file; keep the new free list as the next base; shorten
  *      the file if its end came free (never below either meta slot's page count, and only once
  *      no reader holds an older version).

@@ -92,6 +92,26 @@ enum Observation {
         }
     }
 
+    /// Register an observer through `register` (an `observe(..., on: nil, ...)` call) on
+    /// `actor`'s Realm; the caller then waits for `target` (the registration runs on the actor).
+    /// From a cancelled task nothing is registered (RealmSwift's rule): an invalidated token,
+    /// no target.
+    static func registering(on actor: any Actor, _ register: () -> NotificationToken)
+        -> (token: NotificationToken, target: ActorTarget?) {
+        if Task.isCancelled { return (NotificationToken.cancelled, nil) }
+        let target = ActorTarget(actor)
+        return ($actorTarget.withValue(target) { register() }, target)
+    }
+
+    /// An `observe(on: actor)` block as the observers call it: on the actor, isolated to it.
+    static func delivering<A: Actor, Change>(on actor: A, _ block: @Sendable @escaping (isolated A, Change) -> Void)
+        -> (Change) -> Void {
+        { change in
+            nonisolated(unsafe) let change = change // (delivered on the actor, used there)
+            actor.assumeIsolated { block($0, change) }
+        }
+    }
+
     /// The changes an observer registered by `register` receives, as an AsyncStream that ends
     /// with `ends` (or when the consumer stops: the token is invalidated then).
     static func stream<Change>(_ register: (@escaping (Change) -> Void) -> NotificationToken,

@@ -168,16 +168,11 @@ extension RealmCollection {
     public func observe<A: Actor>(keyPaths: [String]? = nil, on actor: A,
                                   _isolation: isolated (any Actor)? = #isolation,
                                   _ block: @Sendable @escaping (isolated A, RealmCollectionChange<Self>) -> Void) async -> NotificationToken {
-        if Task.isCancelled { return NotificationToken.cancelled } // (RealmSwift: nothing registered)
-        let target = Observation.ActorTarget(actor)
-        let token = Observation.$actorTarget.withValue(target) {
-            observe(keyPaths: keyPaths, on: nil) { change in
-                nonisolated(unsafe) let change = change // (delivered on the actor, used there)
-                actor.assumeIsolated { block($0, change) }
-            }
+        let r = Observation.registering(on: actor) {
+            observe(keyPaths: keyPaths, on: nil, Observation.delivering(on: actor, block))
         }
-        await target.wait()
-        return token
+        await r.target?.wait()
+        return r.token
     }
 }
 
@@ -203,16 +198,11 @@ extension RealmKeyedCollection {
     public func observe<A: Actor>(keyPaths: [String]? = nil, on actor: A,
                                   _isolation: isolated (any Actor)? = #isolation,
                                   _ block: @Sendable @escaping (isolated A, RealmMapChange<Self>) -> Void) async -> NotificationToken {
-        if Task.isCancelled { return NotificationToken.cancelled } // (RealmSwift: nothing registered)
-        let target = Observation.ActorTarget(actor)
-        let token = Observation.$actorTarget.withValue(target) {
-            observe(keyPaths: keyPaths, on: nil) { change in
-                nonisolated(unsafe) let change = change // (delivered on the actor, used there)
-                actor.assumeIsolated { block($0, change) }
-            }
+        let r = Observation.registering(on: actor) {
+            observe(keyPaths: keyPaths, on: nil, Observation.delivering(on: actor, block))
         }
-        await target.wait()
-        return token
+        await r.target?.wait()
+        return r.token
     }
 }
 
@@ -222,16 +212,11 @@ extension _TypedObject where Self: Object {
     public func observe<A: Actor>(keyPaths: [String]? = nil, on actor: A,
                                   _isolation: isolated (any Actor)? = #isolation,
                                   _ block: @Sendable @escaping (isolated A, ObjectChange<Self>) -> Void) async -> NotificationToken {
-        if Task.isCancelled { return NotificationToken.cancelled } // (RealmSwift: nothing registered)
-        let target = Observation.ActorTarget(actor)
-        let token = Observation.$actorTarget.withValue(target) {
-            observe(keyPaths: keyPaths, on: nil) { change in
-                nonisolated(unsafe) let change = change // (delivered on the actor, used there)
-                actor.assumeIsolated { block($0, change) }
-            }
+        let r = Observation.registering(on: actor) {
+            observe(keyPaths: keyPaths, on: nil, Observation.delivering(on: actor, block))
         }
-        await target.wait()
-        return token
+        await r.target?.wait()
+        return r.token
     }
 
     public func observe<A: Actor>(keyPaths: [PartialKeyPath<Self>], on actor: A,
