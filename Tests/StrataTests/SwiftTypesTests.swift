@@ -105,6 +105,75 @@ struct SwiftTypesTests {
     }
 }
 
+/// A point stored as an embedded object (RealmSwift's CGPoint example).
+final class PointObject: EmbeddedObject {
+    @Persisted var x = 0.0
+    @Persisted var y = 0.0
+}
+
+struct Point: CustomPersistable, Equatable {
+    typealias PersistedType = PointObject
+    var x: Double, y: Double
+    init(x: Double, y: Double) { self.x = x; self.y = y }
+    init(persistedValue: PointObject) { self.init(x: persistedValue.x, y: persistedValue.y) }
+    var persistableValue: PointObject { PointObject(value: [x, y]) }
+}
+
+final class Route: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var start: Point
+    @Persisted var end: Point?
+    @Persisted var stops: List<Point>
+    @Persisted var named: Map<String, Point>
+}
+
+@Suite("CustomPersistable mapped to an embedded object")
+struct EmbeddedMappedTests {
+    @Test func propertiesListsAndMapsRoundTrip() throws {
+        let dir = TempDir()
+        let cfg = config(dir, types: [Route.self, PointObject.self])
+        let realm = try Realm(configuration: cfg)
+        let r = Route()
+        #expect(r.start == Point(x: 0, y: 0) && r.end == nil) // unmanaged default: a default object's values
+        try realm.write {
+            r.id = 1
+            r.start = Point(x: 1, y: 2)
+            r.stops.append(objectsIn: [Point(x: 3, y: 4), Point(x: 5, y: 6)])
+            r.named["home"] = Point(x: 7, y: 8)
+            realm.add(r)
+            realm.create(Route.self, value: ["id": 2, "end": PointObject(value: [9, 9]), "stops": [[1.5, 2.5]],
+                                             "named": ["a": NSNull()]])
+        }
+        #expect(r.start == Point(x: 1, y: 2) && r.end == nil)
+        #expect(Array(r.stops) == [Point(x: 3, y: 4), Point(x: 5, y: 6)] && r.named["home"] == Point(x: 7, y: 8))
+        let two = try #require(realm.object(ofType: Route.self, forPrimaryKey: 2))
+        // no object stored: a non-optional mapped property or map value reads a default object
+        #expect(two.start == Point(x: 0, y: 0) && two.end == Point(x: 9, y: 9))
+        #expect(Array(two.stops) == [Point(x: 1.5, y: 2.5)] && two.named["a"] == Point(x: 0, y: 0))
+        try realm.write { r.start = Point(x: -1, y: -1); r.stops[0] = Point(x: 0, y: 1) }
+        #expect(r.start == Point(x: -1, y: -1) && r.stops[0] == Point(x: 0, y: 1))
+        // hashed by the values stored, as equality compares them (a new object each time)
+        #expect(Set([Point(x: 1, y: 1), Point(x: 1, y: 1), Point(x: 2, y: 1)]).count == 2)
+    }
+
+    @Test func queriesCompareMemberwise() throws {
+        let dir = TempDir()
+        let realm = try Realm(configuration: config(dir, types: [Route.self, PointObject.self]))
+        try realm.write {
+            realm.create(Route.self, value: ["id": 1, "start": Point(x: 1, y: 2), "stops": [Point(x: 3, y: 4)]])
+            realm.create(Route.self, value: ["id": 2, "start": Point(x: 1, y: 5), "end": Point(x: 1, y: 2)])
+        }
+        let routes = realm.objects(Route.self)
+        #expect(routes.where { $0.start == Point(x: 1, y: 2) }.map(\.id) == [1])
+        #expect(routes.where { $0.start != Point(x: 1, y: 2) }.map(\.id) == [2])
+        #expect(routes.where { $0.end == Point(x: 1, y: 2) }.map(\.id) == [2])
+        #expect(routes.where { $0.start.persistableValue.y > 3 }.map(\.id) == [2])
+        #expect(routes.filter("start == %@", Point(x: 1, y: 5)).map(\.id) == [2])
+        #expect(routes.filter("ANY stops == $0", Point(x: 3, y: 4)).map(\.id) == [1])
+        #expect(routes.filter("id > 0 AND start = %@", Point(x: 9, y: 9)).isEmpty)
+    }
+}
+
 /// An `@objc enum … : Int, RealmEnum` of RealmSwift, as it is without Objective-C.
 enum SensorState: Int, RealmEnum { case idle = 1, busy = 3 }
 

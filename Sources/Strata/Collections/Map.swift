@@ -365,7 +365,8 @@ public struct MapIndex {
 extension Map: _Persistable {
     public static var _strataKind: _PersistedKind {
         let e = Value._strataElementKind
-        return _PersistedKind(e.type, optional: e.optional, target: e.target, collection: .map)
+        // a map's values of objects may be null (a mapped type's too: it reads a default object)
+        return _PersistedKind(e.type, optional: e.optional || e.type == .link, target: e.target, collection: .map)
     }
 
     public static func _strataDefault() -> Map<Key, Value> { Map() }

@@ -69,11 +69,33 @@ struct QuerySpec {
         return j - at + 1
     }
 
-    mutating func add(format: String, _ given: [Any]) {
+    mutating func add(format: String, _ original: [Any]) {
         var out = ""
         var next = 0
         let base = args.count
         var used = 0
+        var given = original
+        // the values of memberwise comparisons, numbered after the given arguments at the end
+        var members: [Any] = []
+        /// Argument n is a value mapped to an embedded object, compared with `==`/`!=` by the key
+        /// path before it: compare each of the object's properties instead (RealmSwift's
+        /// memberwise equality); true when done.
+        func memberwise(_ n: Int) -> Bool {
+            guard n < given.count, let c = given[n] as? any _CustomPersistable,
+                  let o = c._strataPersisted as? EmbeddedObject else { return false }
+            guard let (start, keyPath, any, negated) = Self.comparison(endingAt: out) else {
+                strataTrap("A \(type(of: c)) (mapped to the embedded class '\(o.objectSchema.className)') can only be "
+                           + "compared with == or != to a property: \(format)")
+            }
+            used = max(used, n + 1)
+            given[n] = NSNull()
+            let parts = o.memberwiseValues.map { name, value in
+                members.append(value)
+                return "\(any ? "ANY " : "")\(keyPath).\(name) == \u{1}\(members.count - 1)\u{1}"
+            }
+            out = String(out.prefix(start)) + (negated ? "NOT " : "") + "(" + parts.joined(separator: " AND ") + ")"
+            return true
+        }
         var quote: Character?
         let chars = Array(format)
         var i = 0
@@ -89,7 +111,7 @@ struct QuerySpec {
             if c == "'" || c == "\"" { quote = c; out.append(c); i += 1; continue }
             if c == "%", i + 1 < chars.count, let len = Self.valuePlaceholder(chars, i + 1) {
                 // %@, and NSPredicate's printf-style %d %i %u %f %ld %lld %lu %llu %lf: the next argument
-                out += "$\(base + next)"
+                if !memberwise(next) { out += "$\(base + next)" }
                 next += 1
                 used = max(used, next)
                 i += 1 + len
@@ -106,7 +128,7 @@ struct QuerySpec {
                 var j = i + 1
                 var n = 0
                 while j < chars.count, let d = chars[j].wholeNumberValue { n = n * 10 + d; j += 1 }
-                out += "$\(base + n)"
+                if !memberwise(n) { out += "$\(base + n)" }
                 used = max(used, n + 1)
                 i = j
                 continue
@@ -114,8 +136,43 @@ struct QuerySpec {
             out.append(c)
             i += 1
         }
+        let count = max(used, given.count)
+        for (j, _) in members.enumerated() { out = out.replacingOccurrences(of: "\u{1}\(j)\u{1}", with: "$\(base + count + j)") }
         predicates.append(out)
-        for k in 0..<max(used, given.count) { args.append(k < given.count ? given[k] : Optional<Int>.none as Any) }
+        for k in 0..<count { args.append(k < given.count ? given[k] : Optional<Int>.none as Any) }
+        args += members
+    }
+
+    /// The comparison `[ANY] keyPath ==` (or `!=`, `=`, `<>`) that `text` ends with: where it
+    /// starts, its key path, whether ANY was written and whether it is an inequality.
+    private static func comparison(endingAt text: String) -> (Int, String, Bool, Bool)? {
+        let c = Array(text)
+        var i = c.count
+        func skipSpaces() { while i > 0, c[i - 1] == " " { i -= 1 } }
+        skipSpaces()
+        guard i >= 1 else { return nil }
+        let negated: Bool
+        if i >= 2, ["==", "!=", "<>"].contains(String(c[(i - 2)..<i])) {
+            negated = c[i - 2] != "="
+            i -= 2
+        } else if c[i - 1] == "=" {
+            negated = false
+            i -= 1
+        } else { return nil }
+        skipSpaces()
+        let end = i
+        while i > 0, c[i - 1].isLetter || c[i - 1].isNumber || "_.@$".contains(c[i - 1]) { i -= 1 }
+        guard i < end else { return nil }
+        let keyPath = String(c[i..<end])
+        var start = i
+        var any = false
+        var j = i
+        while j > 0, c[j - 1] == " " { j -= 1 }
+        for word in ["ANY", "SOME"] where j >= word.count && String(c[(j - word.count)..<j]).uppercased() == word {
+            let before = j - word.count
+            if before == 0 || !(c[before - 1].isLetter || c[before - 1].isNumber) { any = true; start = before }
+        }
+        return (start, keyPath, any, negated)
     }
 }
 

@@ -46,6 +46,9 @@ public final class _KeyPathProbe {
     }
 
     private func object<V>(of target: Object.Type, as: V.Type) -> V? {
+        // a type mapped to an embedded object ends the path (its mapping reads the object)
+        let wrapped = (V.self as? _OptionalMetatype.Type)?.wrappedType ?? V.self
+        if wrapped is any _CustomPersistable.Type { return nil }
         let o = target.init()
         o.__probe = self
         handedOut = ObjectIdentifier(o)

@@ -271,7 +271,7 @@ extension Persisted: PersistedField {
         }
         p.pointee.storage = .managed(at.index)
         if Value._strataKind.collection == .linkingObjects { return }
-        if skipIfEqual, let prim = value as? any _PrimitivePersistable, prim._strata.value == at.read() { return }
+        if skipIfEqual, let s = ValueConversion.storedIfPrimitive(value), s != .null, s == at.read() { return }
         Value._strataSet(at, value)
     }
 }

@@ -81,6 +81,7 @@ enum RealmDescription {
         case let d as Data: return data(d)
         case let s as String: return s
         case let p as any _PrimitivePersistable: return stored(p._strata.value)
+        case let c as any _CustomPersistable: return value(c._strataPersisted, depth: depth)
         default: return String(describing: inner)
         }
     }

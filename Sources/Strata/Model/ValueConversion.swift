@@ -11,6 +11,7 @@ enum ValueConversion {
         if let o = V.self as? _StrataOptional.Type {
             return o._strataConvert(value) as? V
         }
+        if let c = V.self as? any _CustomPersistable.Type { return c._strataConvert(value) as? V }
         if let p = V.self as? any _PrimitivePersistable.Type {
             guard let s = storedIfPrimitive(value), let v = primitive(s, as: p) else { return nil }
             return v as? V
@@ -34,6 +35,7 @@ enum ValueConversion {
     /// The value as the core would store it, when it is a primitive or nil.
     static func storedIfPrimitive(_ value: Any) -> StoredValue? {
         if let p = value as? any _PrimitivePersistable { return p._strata.value } // unwraps .some
+        if let c = value as? any _CustomPersistable { return storedIfPrimitive(c._strataPersisted) }
         if let a = value as? AnyRealmValue { return a.stored }
         if isNil(value) { return .null }
         if let s = value as? NSString { return .string(String(s)) }
@@ -212,6 +214,9 @@ extension List: _StrataListType {
         }
         let list = List<Element>()
         for x in items {
+            // (a list of a type mapped to an object holds no nulls, though its element type
+            // reads null as a default object elsewhere)
+            if ValueConversion.isNil(x) && !Element._strataElementKind.optional && Element._strataElementKind.type == .link { return nil }
             guard let e = ValueConversion.convert(x, to: Element.self) else { return nil }
             list.append(e)
         }
