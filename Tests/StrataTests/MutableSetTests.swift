@@ -36,6 +36,21 @@ struct MutableSetTests {
         #expect(l1 == l2 && l1.isEqual(l2))
     }
 
+    @Test func collectionsKeptFromBeforeAddReadAndWriteTheRealmAfter() throws {
+        let dir = TempDir()
+        let realm = try realm(dir)
+        let r = Reader(value: ["name": "ann", "tags": ["x", "y", "x"]])
+        let tags = r.tags
+        #expect(tags.realm == nil)
+        try realm.write { realm.add(r) }
+        #expect(tags.realm != nil && tags.count == 2)
+        try realm.write { tags.insert("z") }
+        #expect(Set(r.tags) == ["x", "y", "z"])
+        // key-value coding as RealmSwift's (NSObject's `value(forKey:) as Any?` is a set)
+        #expect((tags.value(forKey: "self") as Any?) as? Set<AnyHashable> == ["x", "y", "z"])
+        #expect(Set((tags.value(forKey: "self") as [AnyObject]).compactMap { $0 as? String }) == ["x", "y", "z"])
+    }
+
     @Test func managedSetsWriteTheFileAndQueryAsCollections() throws {
         let dir = TempDir()
         do {

@@ -10,7 +10,7 @@ import Foundation
 /// ```
 public final class List<Element: RealmCollectionValue>: RealmCollection, RangeReplaceableCollection, MutableCollection {
     private var items: [Element]
-    let managed: _ManagedProperty?
+    private(set) var managed: _ManagedProperty?
     /// Set while a key path is probed through this list (`\.dogs[0].name`).
     private var probe: _KeyPathProbe?
 
@@ -57,6 +57,12 @@ public final class List<Element: RealmCollectionValue>: RealmCollection, RangeRe
     public func index(of object: Element) -> Int? {
         if managed != nil, let o = object as? Object {
             return firstIndex { ($0 as? Object)?.isSameObject(as: o) == true }
+        }
+        if managed != nil, let a = object as? AnyRealmValue, case .object(let o) = a { // a mixed value's object
+            return firstIndex { e in
+                guard let x = e as? AnyRealmValue, case .object(let eo) = x else { return false }
+                return eo.isSameObject(as: o)
+            }
         }
         return firstIndex(of: object)
     }
@@ -269,5 +275,13 @@ extension List: _ProbingCollection {
         let l = List()
         l.probe = probe
         return l
+    }
+}
+
+extension List: _AdoptedOnAdd {
+    func _strataAdopt(_ at: _ManagedProperty) {
+        guard managed == nil else { return }
+        managed = at
+        items = []
     }
 }

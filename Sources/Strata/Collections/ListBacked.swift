@@ -32,9 +32,8 @@ extension ListBacked {
     /// `value(forKeyPath:)` of RealmCollection as an array of objects (List's and MutableSet's
     /// own key-value coding): an operator's single value is the one element.
     func objectValues(forKeyPath keyPath: String) -> [AnyObject] {
-        let v: Any? = keyPath.contains(".") || keyPath.hasPrefix("@") ? (self as any RealmCollection).value(forKeyPath: keyPath)
-                                                                     : (self as any RealmCollection).value(forKey: keyPath)
-        guard let v else { return [] }
+        guard keyPath.hasPrefix("@") else { return keyPathValues(keyPath).map { $0 as AnyObject } }
+        guard let v = (self as any RealmCollection).value(forKeyPath: keyPath) else { return [] }
         if let a = v as? [Any] { return a.map { $0 as AnyObject } }
         return [v as AnyObject]
     }

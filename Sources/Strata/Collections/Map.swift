@@ -26,7 +26,7 @@ extension String: _MapKey {
 public final class Map<Key: _MapKey, Value: RealmCollectionValue>: RealmKeyedCollection {
     /// Unmanaged: the entries.
     private var storage: [Key: Value]
-    let managed: _ManagedProperty?
+    private(set) var managed: _ManagedProperty?
     /// Set while a key path is probed through this map (`\.byName[""]??.city`).
     private var probe: _KeyPathProbe?
 
@@ -427,5 +427,13 @@ extension Map: Encodable where Value: Encodable {
 extension Map: _Describable {
     func _strataDescription(depth: Int) -> String {
         RealmDescription.map(element: Value.self, entries.map { ($0.key._strataKey, $0.value as Any) }, identity: self, depth: depth)
+    }
+}
+
+extension Map: _AdoptedOnAdd {
+    func _strataAdopt(_ at: _ManagedProperty) {
+        guard managed == nil else { return }
+        managed = at
+        storage = [:]
     }
 }

@@ -14,7 +14,7 @@ import Foundation
 public final class MutableSet<Element: RealmCollectionValue>: RealmCollection {
     /// Unmanaged: the elements, unique, in the order they were inserted.
     private var items: [Element]
-    let managed: _ManagedProperty?
+    private(set) var managed: _ManagedProperty?
     /// Set while a key path is probed through this set (`\.tags[0].name`).
     private var probe: _KeyPathProbe?
 
@@ -172,8 +172,15 @@ extension MutableSet: ListBacked {
     /// as NSSet gives them): the elements' values for `key` ("self": the elements), as objects.
     public func value(forKey key: String) -> [AnyObject] { ValueConversion.distinct(objectValues(forKeyPath: key)).map { $0 as AnyObject } }
 
-    /// Values through links (`"dog.name"`) or a collection operator (`"@count"`), as objects.
-    public func value(forKeyPath keyPath: String) -> [AnyObject] { ValueConversion.distinct(objectValues(forKeyPath: keyPath)).map { $0 as AnyObject } }
+    /// Key-value coding as RealmSwift's MutableSet inherits it from NSObject (`value(forKey:) as
+    /// Any?`, and generic code over `RealmCollection`): the elements' distinct values for `key`
+    /// as a set (nil as NSNull), as NSSet gives them.
+    public func value(forKey key: String) -> Any? {
+        Set(keyPathValues(key).map { v -> AnyHashable in
+            if ValueConversion.isNil(v) { return AnyHashable(NSNull()) }
+            return (v as? AnyHashable) ?? AnyHashable(ObjectIdentifier(v as AnyObject))
+        })
+    }
 }
 
 extension MutableSet: _Persistable {
@@ -240,5 +247,13 @@ extension MutableSet: _ProbingCollection {
         let s = MutableSet()
         s.probe = probe
         return s
+    }
+}
+
+extension MutableSet: _AdoptedOnAdd {
+    func _strataAdopt(_ at: _ManagedProperty) {
+        guard managed == nil else { return }
+        managed = at
+        items = []
     }
 }

@@ -148,12 +148,14 @@ extension RealmCollection {
         return o[key] as Any // nil as Optional.none: `as! [T?]` reads it as nil, as RealmSwift's NSNull bridges
     }
 
-    public func value(forKey key: String) -> Any? {
-        let values: [Any] = map { e -> Any in
+    public func value(forKey key: String) -> Any? { elementValues(forKey: key) }
+
+    /// The elements' values for `key` ("self": the elements), in order.
+    func elementValues(forKey key: String) -> [Any] {
+        map { e -> Any in
             if key == "self" { return ValueConversion.flattened(e) }
             return Self.property(key, of: e, in: Self.self)
         }
-        return values
     }
 
     /// Values through links (`"dog.name"`), or a key-value coding collection operator over a
@@ -166,7 +168,7 @@ extension RealmCollection {
             guard parts.count == 2 else { strataTrap("value(forKeyPath: '\(keyPath)'): the operator names no property") }
             let property = parts[1]
             if parts[0] == "@unionOfObjects" || parts[0] == "@distinctUnionOfObjects" {
-                let values = (value(forKeyPath: property) as? [Any]) ?? []
+                let values = property.hasPrefix("@") ? [] : keyPathValues(property)
                 guard parts[0] == "@distinctUnionOfObjects" else { return values }
                 return ValueConversion.distinct(values)
             }
@@ -180,8 +182,13 @@ extension RealmCollection {
             }
             return v.map { NSNumber(value: $0) }
         }
+        return keyPathValues(keyPath)
+    }
+
+    /// The elements' values through `keyPath` (no collection operator), in order.
+    func keyPathValues(_ keyPath: String) -> [Any] {
         let parts = keyPath.split(separator: ".", maxSplits: 1).map(String.init)
-        guard parts.count == 2 else { return value(forKey: keyPath) }
+        guard parts.count == 2 else { return elementValues(forKey: keyPath) }
         // nil (through a nil link, or a nil value) as Optional.none: `as! [T?]` reads it as nil, as
         // RealmSwift's NSNull bridges
         let values: [Any] = map { e -> Any in

@@ -189,7 +189,7 @@ extension Data: _PrimitivePersistable {
 /// Date reads back as the very same Date.
 extension Date: _PrimitivePersistable {
     public static var _strataCoreType: _CoreTypeTag { _CoreTypeTag(.timestamp) }
-    public static func _strataDefault() -> Date { Date(timeIntervalSince1970: 0) }
+    public static func _strataDefault() -> Date { Date() } // (RealmSwift: `Date()`, the present)
     /// Seconds from 1970 to 2001 (Date's reference date).
     private static let since1970: Int64 = 978_307_200
 

@@ -270,10 +270,20 @@ extension Persisted: PersistedField {
         case .managed: return
         }
         p.pointee.storage = .managed(at.index)
-        if Value._strataKind.collection == .linkingObjects { return }
+        let collection = Value._strataKind.collection
+        if collection == .linkingObjects { return }
         if skipIfEqual, let s = ValueConversion.storedIfPrimitive(value), s != .null, s == at.read() { return }
         Value._strataSet(at, value)
+        // the collection the object held unmanaged is now its managed property (RealmSwift: a
+        // `let list = obj.dogs` kept from before `add` reads and writes the Realm after it)
+        if collection != .none, let c = value as? _AdoptedOnAdd { c._strataAdopt(at) }
     }
+}
+
+/// A collection property whose unmanaged instance becomes the managed property when its object
+/// is added to a Realm.
+protocol _AdoptedOnAdd: AnyObject {
+    func _strataAdopt(_ at: _ManagedProperty)
 }
 
 /// The offsets in their objects of the fields that storage key paths name (Persisted.fieldAddress),

@@ -71,6 +71,11 @@ enum ValueConversion {
     static func flattened(_ value: Any) -> Any {
         if isNil(value) { return NSNull() }
         if let o = value as? _OptionalMarker, let w = o._strataWrapped { return flattened(w) }
+        if let a = value as? AnyRealmValue { // the value it holds, as RealmSwift bridges it
+            if case .object(let o) = a { return o }
+            guard let s = a.stored, s != .null else { return NSNull() }
+            return s.anyValue
+        }
         return value
     }
 
