@@ -433,7 +433,10 @@ struct NotificationTests {
         }
         try realm.write { p.name = "李四" }   // counts: owners.name
         try realm.write { p.age = 40 }        // does not
-        #expect(seen == [["owners"]])
+        try realm.write { realm.add(Person(value: ["name": "new", "dogs": [dog]])) } // a new owner counts
+        try realm.write { p.dogs.removeAll() }                                      // so does one fewer
+        try realm.write { realm.add(Person(value: ["name": "dogless"])) }            // not: no link here
+        #expect(seen == [["owners"], ["owners"], ["owners"]])
         token.invalidate()
     }
 

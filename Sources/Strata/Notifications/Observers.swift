@@ -304,6 +304,9 @@ final class ObjectObserver<T: Object>: NotificationObserver {
     /// Key paths through links (`"dogs.name"`): changes of the linked objects count as changes
     /// of the link property.
     private let linked: ModificationCheck?
+    /// Linking objects properties a key path names (`"owners"`): an object that starts or stops
+    /// linking here changes them.
+    private let owners: [(index: Int, owners: LinkingOwner)]
     private let block: (ObjectChange<T>) -> Void
     private var pending: ObjectChange<T>?
     private var deleted = false
@@ -329,6 +332,15 @@ final class ObjectObserver<T: Object>: NotificationObserver {
             return a.info.classInfo.index(named: String(first)) != nil
         } ?? []
         linked = through.isEmpty ? nil : ModificationCheck(info: a.info, realm: a.realm, keyPaths: through)
+        let named = Set((keyPaths ?? []).compactMap { $0.split(separator: ".").first.map(String.init) })
+        owners = a.info.properties.indices.compactMap { i -> (Int, LinkingOwner)? in
+            let p = a.info.properties[i]
+            guard named.contains(p.name), p.kind.collection == .linkingObjects, let t = p.kind.target,
+                  let originName = p.originProperty else { return nil }
+            let origin = a.realm.tableInfo(t)
+            guard let oi = origin.classInfo.index(named: originName) else { return nil }
+            return (i, LinkingOwner(info: a.info, key: a.key, index: i, origin: origin, originCol: origin.cols[oi]))
+        }
         super.init(token: token)
         needsInitial = false // objects have no initial notification
     }
@@ -345,6 +357,12 @@ final class ObjectObserver<T: Object>: NotificationObserver {
         var viaLinks: Set<Int> = []
         if let linked, linked.anyTouched(ctx) {
             viaLinks = Set(linked.linksReachingChanges(key, ctx, targets: linked.changedTargets(ctx)))
+        }
+        for o in owners where !viaLinks.contains(o.index) {
+            let c = ctx.changes(o.owners.origin)
+            guard !c.inserted.isEmpty || !c.deleted.isEmpty || c.modified.values.contains(where: { $0.contains(o.owners.originCol) })
+            else { continue }
+            if o.owners.keys(in: ctx.realm) != ctx.oldOwners(o.owners) { viaLinks.insert(o.index) }
         }
         if changed.isEmpty && viaLinks.isEmpty { return false }
         var props: [PropertyChange] = []

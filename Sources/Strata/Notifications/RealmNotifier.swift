@@ -55,6 +55,13 @@ final class ChangeContext {
     /// Whether anything of `info`'s table changed.
     func touched(_ info: TableInfo) -> Bool { !changes(info).isEmpty }
 
+    /// The keys of the objects that linked to an object in the old version (its linking objects then).
+    func oldOwners(_ owners: LinkingOwner) -> [Int64] {
+        if oldRealm == nil { oldRealm = RealmInstance(snapshotOf: realm, txn: old) }
+        guard let r = oldRealm, (try? r.table(owners.info).exists(owners.key)) == true else { return [] }
+        return (try? r.table(owners.info).backlinks(owners.key, origin: r.table(owners.origin), col: owners.originCol)) ?? []
+    }
+
     /// The value property `index` of object `key` had in the old version (nil for lists and
     /// when the object did not exist).
     func oldValue(_ info: TableInfo, key: Int64, index: Int) -> Any? {
