@@ -105,6 +105,24 @@ struct FrozenTests {
         #expect(seen.text == ["张三 41", "狗5,狗4,狗3", "狗0,狗1", "nil"])
     }
 
+    /// A reference made inside a write resolves after the commit to the object the write made;
+    /// in a Realm of another file it finds nothing (RealmSwift's nil).
+    @Test func aReferenceMadeInAWriteResolvesAfterTheCommit() throws {
+        let dir = TempDir(), elsewhere = TempDir()
+        let realm = try Realm(configuration: config(dir))
+        realm.beginWrite()
+        let dog = realm.create(Dog.self, value: ["name": "new"])
+        let ref = ThreadSafeReference(to: dog), stray = ThreadSafeReference(to: dog)
+        try realm.commitWrite()
+        final class Seen: @unchecked Sendable { var names: [String?] = [] }
+        let seen = Seen()
+        try DispatchQueue(label: "other").sync {
+            seen.names.append(try Realm(configuration: config(dir)).resolve(ref)?.name)
+            seen.names.append(try Realm(configuration: config(elsewhere)).resolve(stray)?.name)
+        }
+        #expect(seen.names == ["new", nil])
+    }
+
     /// maximumNumberOfActiveVersions: a frozen Realm pins its version; commits that would keep
     /// more versions alive than allowed throw, naming the limit, until it goes.
     @Test func aFrozenVersionCountsAgainstTheActiveVersionLimit() throws {

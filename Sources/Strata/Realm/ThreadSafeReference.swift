@@ -58,6 +58,9 @@ public final class ThreadSafeReference<Confined: ThreadConfined>: @unchecked Sen
     private var value: Confined?
     private let storeKey: String
     private let version: UInt64
+    /// Made inside a write: `version` is the one that write makes, which may never come (the
+    /// write cancelled) or not yet (resolved before the commit).
+    private let madeInWrite: Bool
     private let what: String
 
     /// A reference to `threadConfined`, a managed object or collection of this thread's Realm.
@@ -70,9 +73,10 @@ public final class ThreadSafeReference<Confined: ThreadConfined>: @unchecked Sen
         }
         value = threadConfined
         storeKey = realm.instance.configuration.storeKey
-        // During a write: the version the write began on (the committed one it changes; an
-        // object the write made is not in it, and resolves to nil elsewhere until committed).
-        version = realm.instance.version - (realm.instance.isInWriteTransaction ? 1 : 0)
+        // During a write: the version the write makes (resolving refreshes to it when it is
+        // committed; before that, or when it is cancelled, an object the write made is nil).
+        version = realm.instance.version
+        madeInWrite = realm.instance.isInWriteTransaction
         what = "\(Confined.self)"
     }
 
@@ -93,11 +97,10 @@ public final class ThreadSafeReference<Confined: ThreadConfined>: @unchecked Sen
         lock.unlock()
         let r = realm.instance
         r.checkThread("resolve \(what)")
-        if r.configuration.storeKey != storeKey {
-            strataTrap("Cannot resolve a thread safe reference of '\(storeKey)' in a Realm of '\(r.configuration.path)'.")
-        }
+        // a Realm of another file has none of its objects (as RealmSwift, which finds nothing there)
+        if r.configuration.storeKey != storeKey { return nil }
         if r.version < version {
-            if r.isFrozen || r.isInWriteTransaction || !r.refresh() && r.version < version {
+            if r.isFrozen || r.isInWriteTransaction || !r.refresh() && r.version < version && !madeInWrite {
                 strataTrap("Cannot resolve a thread safe reference of version \(version) in a Realm at version \(r.version) that cannot refresh (frozen or in a write transaction).")
             }
         }
