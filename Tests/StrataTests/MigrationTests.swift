@@ -378,6 +378,7 @@ struct MigrationMixedTests {
                 guard let new, new["int"] as? Int == 1 else { return }
                 new["any"] = made
                 #expect((new["any"] as? DynamicObject)?["int"] as? Int == 7)
+                #expect((new["any"] as? DynamicObject)?.isSameObject(as: made) == true && !new.isSameObject(as: made))
             }
         }
         let realm = try Realm(configuration: cfg)

@@ -150,6 +150,14 @@ public final class DynamicObject: Object {
     var side: MigrationSide { migrated!.side }
     var key: Int64 { migrated!.key }
 
+    /// For a migration's object: whether `other` is the same object of the same side (nil for
+    /// an object of a Realm).
+    func isSameMigrationObject(_ other: Object) -> Bool? {
+        guard let m = migrated else { return nil }
+        guard let o = other as? DynamicObject, let n = o.migrated else { return false }
+        return m.side === n.side && m.className == n.className && m.key == n.key
+    }
+
     public subscript(dynamicMember member: String) -> Any? {
         get { self[member] }
         set { self[member] = newValue }

@@ -172,6 +172,7 @@ open class Object: ObjectBase, CustomStringConvertible {
     public func isSameObject(as other: Object?) -> Bool {
         guard let other = other else { return false }
         if self === other { return true }
+        if let d = self as? DynamicObject, let same = d.isSameMigrationObject(other) { return same }
         guard let a = __accessor, let b = other.__accessor else { return false }
         return a.key == b.key && a.info.tableName == b.info.tableName && a.realm.shared === b.realm.shared
     }
