@@ -30,6 +30,13 @@ struct RealmErrorTests {
             #expect(e.code == .invalidDatabase && e.fileURL == dir.file("junk.realm"))
             #expect(e.message.contains("junk.realm"))
         }
+        _ = FileManager.default.createFile(atPath: dir.file("tiny.realm").path, contents: Data([0x31]))
+        do {
+            _ = try Realm(configuration: config(dir, "tiny.realm"))
+            Issue.record("a one-byte file opened")
+        } catch let e as Realm.Error {
+            #expect(e.code == .invalidDatabase && e.message.hasSuffix(": file is non-empty but too small (1 bytes) to be a valid Realm."))
+        }
     }
 
     @Test func schemaVersionAtURLSaysWhatIsWrongWithTheFile() throws {

@@ -278,7 +278,10 @@ static meta_problem_t meta_problem(strata_db_t *db, const st_meta *m) {
 
 int st_pager_latest_meta(strata_db_t *db, st_meta *out, strata_error *err) {
     uint64_t size = atomic_load(&db->file.file_size);
-    if (size < 16 || memcmp(db->file.map + 8, META_MAGIC, 8) != 0) {
+    if (size < 16)
+        return st_err(err, STRATA_ERR_NOT_STRATA, "'%s' is non-empty but too small (%llu bytes) to be a Strata database",
+                      db->file.shown, (unsigned long long)size);
+    if (memcmp(db->file.map + 8, META_MAGIC, 8) != 0) {
         if (size >= 2 * ST_PAGE_SIZE && memcmp(db->file.map + ST_PAGE_SIZE + 8, META_MAGIC, 8) == 0)
             goto slots; /* slot 0 torn, slot 1 may do */
         return st_err(err, STRATA_ERR_NOT_STRATA, "'%s' is not a Strata database (no magic)",

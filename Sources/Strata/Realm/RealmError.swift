@@ -77,6 +77,11 @@ extension StrataError {
         case let c where c == .io || (c == .notStrata && e.message.hasSuffix("is not a regular file")): // (a device, a directory)
             return StrataError(code: .fileAccess, message: "\(failed): \(e.message)").at(path)
         case .noSpace: return StrataError(code: .outOfDiskSpace, message: "\(failed): \(e.message)").at(path)
+        case .notStrata where e.message.contains("is non-empty but too small ("):
+            // RealmSwift's wording, with the size the core names
+            let size = e.message.split(separator: "(").last?.split(separator: " ").first ?? "?"
+            return StrataError(code: .invalidDatabase, message: "\(failed): file is non-empty but too small (\(size) bytes) "
+                               + "to be a valid Realm.").at(path)
         case .notStrata, .corrupt:
             return StrataError(code: .invalidDatabase, message: "\(failed): \(e.message)").at(path)
         case .formatVersion:
