@@ -13,6 +13,8 @@
 #                    storms: money adds up in every snapshot, no durable commit lost
 #   make fuzz        SECONDS=N  libFuzzer targets (toolchain clang)
 #   make bench-swift the Swift API beside Strata's C API and GRDB
+#   make python      pip install ./python (the `strata` Python package); make test-python its tests
+#   make bench-python PY_N=N  the Python package beside sqlite3 and the lmdb package
 #   make asan / tsan the C tests under AddressSanitizer+UBSan (and the free-list map self-check,
 #                    ST_CHECK_REUSE) / ThreadSanitizer
 
@@ -68,7 +70,7 @@ TEST_BIN := $(TESTS:%=$(B)/%)
 EXAMPLES := $(patsubst CCore/examples/%.c,$(B)/examples/%,$(wildcard CCore/examples/*.c))
 
 .PHONY: all deps build lib install demo test test-c crashtest powerloss faults stress fuzz asan tsan \
-        swift-test bench bench-swift clean
+        swift-test bench bench-swift python test-python bench-python clean
 
 all: build
 
@@ -223,6 +225,20 @@ bench-swift: deps
 
 swift-test:
 	swift test 2>&1 | tail -n 30
+
+# ---------------------------------------------------------------- Python (python/: cffi over strata.h)
+
+python:
+	python3 -m pip install -q ./python
+
+test-python: python
+	python3 -m pytest -q python/tests
+
+# Strata's package beside sqlite3 (WAL, FULL) and the lmdb package (installed from PyPI if missing).
+PY_N ?= 100000
+bench-python: python
+	@python3 -c "import lmdb" 2>/dev/null || python3 -m pip install -q lmdb
+	python3 python/bench.py $(PY_N) $(REPS)
 
 # ---------------------------------------------------------------- sanitizers
 

@@ -115,6 +115,17 @@ install_check() {
 }
 one "install + pkg-config" install_check
 
+echo "== python: pip install ./python, then its pytest suite"
+if python3 -m pip install -q ./python > "$log" 2>&1 && python3 -m pytest -q -p no:cacheprovider python/tests > "$log" 2>&1; then
+  tail -n 1 "$log"
+  passed=$((passed + $(tail -n 1 "$log" | grep -Eo "[0-9]+ passed" | awk '{print $1}')))
+else
+  tail -n 40 "$log"; echo "FAILED"
+  f=$(tail -n 1 "$log" | grep -Eo "[0-9]+ failed" | awk '{print $1}')
+  failed=$((failed + ${f:-1}))
+fi
+one "python bench (tiny N, runs)" python3 python/bench.py 2000 1
+
 echo "== swift test"
 if command -v swift >/dev/null; then
   swift test > "$log" 2>&1

@@ -136,9 +136,21 @@ typedef struct strata_options {
                                       STRATA_ERR_BUSY; 0 = do not wait; default 30000 */
 } strata_options;
 
-/** Fill `opts` with the defaults (size set, FULL, create, 64 GiB map, 126 readers, 30 s open
- *  timeout). */
+/**
+ * The growth rule of the ABI's option and result structs (strata_options, strata_copy_options,
+ * strata_space, strata_io_methods): a struct only grows at its end, its `size` says how much of
+ * it the caller knows, and the library never reads or writes past that; fields the caller does
+ * not know take their defaults.
+ *
+ * Fill the first `size` bytes of `opts` with the defaults (FULL, create, 64 GiB map, 126
+ * readers, 30 s open timeout) and set opts->size to min(size, sizeof(strata_options)). Called
+ * through the macro strata_options_init(opts), which passes sizeof *opts: a program compiled
+ * against this header passes the size it was compiled with. (The function of that name, which
+ * programs built against 0.1-0.7 call, fills their shorter layout: the fields up to `io`.)
+ */
+STRATA_API void strata_options_init_sized(strata_options *opts, size_t size);
 STRATA_API void strata_options_init(strata_options *opts);
+#define strata_options_init(opts) strata_options_init_sized((opts), sizeof *(opts))
 
 /**
  * Open (and with opts->create, create) the database at `path` and its lock file `<path>.lock`.
@@ -220,7 +232,8 @@ typedef struct strata_space {
     uint64_t packed_pages;   /* pages the latest version reaches in the packed region */
 } strata_space;
 
-/** Fill *out (out->size set first) with the latest version's use of the file. */
+/** Fill *out with the latest version's use of the file: out->size, set by the caller, says how
+ *  much of the struct it knows (at least up to free_bytes); nothing past it is written. */
 STRATA_API int strata_db_space_get(strata_db_t *db, strata_space *out, strata_error *err);
 
 /** How a copy or a compaction writes its file (strata_copy_options_init sets the defaults). */
@@ -233,7 +246,11 @@ typedef struct strata_copy_options {
                                 to write, read as fast); default 1 */
 } strata_copy_options;
 
+/** The defaults for the first `size` bytes (the growth rule above); called through the macro
+ *  strata_copy_options_init(opts). (The function of that name fills the 0.8 layout: `pack`.) */
+STRATA_API void strata_copy_options_init_sized(strata_copy_options *opts, size_t size);
 STRATA_API void strata_copy_options_init(strata_copy_options *opts);
+#define strata_copy_options_init(opts) strata_copy_options_init_sized((opts), sizeof *(opts))
 
 /**
  * Write a copy of the latest version to a new file at `path` (STRATA_ERR_EXISTS if there is a

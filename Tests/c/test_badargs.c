@@ -543,7 +543,75 @@ static void every_public_call(void) {
     OK(strata_db_close(db, E));
 }
 
+/* The ABI's growth rule: a program compiled against an older header (shorter structs) calls
+ * the init functions it knew and passes its shorter structs; nothing past them is written, and
+ * the fields it does not know take their defaults. The layouts below are those of 0.7 and 0.8. */
+typedef struct {
+    size_t size;
+    strata_durability durability;
+    bool read_only, create;
+    uint64_t map_size;
+    uint32_t max_readers;
+    uint64_t max_versions;
+    const strata_io_methods *io;
+} options_0_7;
+typedef struct {
+    size_t size;
+    bool pack;
+} copy_options_0_8;
+typedef struct {
+    size_t size;
+    uint64_t file_bytes, used_bytes, free_bytes;
+} space_0_8;
+
+static void older_callers_are_safe(void) {
+    struct {
+        options_0_7 o;
+        unsigned char canary[64];
+    } old;
+    memset(old.canary, 0xA5, sizeof old.canary);
+    (strata_options_init)((strata_options *)&old.o); /* the symbol, as an old binary calls it */
+    CHECK(old.o.size == sizeof(options_0_7) && old.o.create && old.o.max_readers == 126);
+    for (size_t i = 0; i < sizeof old.canary; i++) CHECK(old.canary[i] == 0xA5);
+    old.o.max_readers = 7;
+    strata_db_t *d;
+    OK(strata_db_open(tl_path("older.db"), (strata_options *)&old.o, &d, E));
+
+    struct {
+        copy_options_0_8 c;
+        unsigned char canary[64];
+    } oldc;
+    memset(oldc.canary, 0xA5, sizeof oldc.canary);
+    (strata_copy_options_init)((strata_copy_options *)&oldc.c);
+    CHECK(oldc.c.pack);
+    for (size_t i = 0; i < sizeof oldc.canary; i++) CHECK(oldc.canary[i] == 0xA5);
+    oldc.c.pack = false;
+    OK(strata_db_write_copy(d, tl_path("older-copy.db"), (strata_copy_options *)&oldc.c, E));
+
+    struct {
+        space_0_8 s;
+        unsigned char canary[64];
+    } olds;
+    memset(olds.canary, 0xA5, sizeof olds.canary);
+    olds.s.size = sizeof olds.s;
+    OK(strata_db_space_get(d, (strata_space *)&olds.s, E));
+    CHECK(olds.s.file_bytes > 0 && olds.s.used_bytes > 0);
+    for (size_t i = 0; i < sizeof olds.canary; i++) CHECK(olds.canary[i] == 0xA5);
+    OK(strata_db_close(d, E));
+
+    /* today's callers, through the macros: every field, and sizes past what the library knows
+     * (a newer header) are clamped to its own */
+    strata_options now;
+    strata_options_init(&now);
+    CHECK(now.size == sizeof now && now.open_timeout_ms == 30000);
+    strata_options_init_sized(&now, sizeof now + 64);
+    CHECK(now.size == sizeof now);
+    strata_copy_options cnow;
+    strata_copy_options_init(&cnow);
+    CHECK(cnow.size == sizeof cnow && cnow.pack_level == 1);
+}
+
 int main(int argc, char **argv) {
-    static const tl_test tests[] = {TL_TEST(every_public_call)};
+    static const tl_test tests[] = {TL_TEST(every_public_call), TL_TEST(older_callers_are_safe)};
     return tl_run("badargs", tests, (int)(sizeof tests / sizeof *tests), argc, argv);
 }

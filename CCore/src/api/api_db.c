@@ -9,15 +9,30 @@
 
 #define DEFAULT_MAP_SIZE (64ull << 30)
 
+/* The growth rule (strata.h): an init writes only the bytes the caller's struct has. */
+static void options_defaults(strata_options *o) {
+    memset(o, 0, sizeof *o);
+    o->size = sizeof *o;
+    o->durability = STRATA_DURABILITY_FULL;
+    o->create = true;
+    o->map_size = DEFAULT_MAP_SIZE;
+    o->max_readers = 126;
+    o->open_timeout_ms = 30000;
+}
+
+void strata_options_init_sized(strata_options *opts, size_t size) {
+    if (!opts || size < sizeof opts->size) return;
+    strata_options d;
+    options_defaults(&d);
+    if (size > sizeof d) size = sizeof d;
+    d.size = size;
+    memcpy(opts, &d, size);
+}
+
+/* The symbol programs built against 0.1-0.7 call: their struct ends after `io`. */
+#undef strata_options_init
 void strata_options_init(strata_options *opts) {
-    if (!opts) return;
-    memset(opts, 0, sizeof *opts);
-    opts->size = sizeof *opts;
-    opts->durability = STRATA_DURABILITY_FULL;
-    opts->create = true;
-    opts->map_size = DEFAULT_MAP_SIZE;
-    opts->max_readers = 126;
-    opts->open_timeout_ms = 30000;
+    strata_options_init_sized(opts, offsetof(strata_options, trust_pages));
 }
 
 static int check_options(const strata_options *o, strata_error *err) {
@@ -47,7 +62,7 @@ int strata_db_open(const char *path, const strata_options *opts, strata_db_t **o
     if (!path || !*path)
         return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "strata_db_open: empty path");
     strata_options o;
-    strata_options_init(&o);
+    options_defaults(&o);
     if (opts) {
         if (opts->size < offsetof(strata_options, io) + sizeof(void *) ||
             opts->size > 4096)
@@ -221,30 +236,50 @@ int strata_db_space_get(strata_db_t *db, strata_space *out, strata_error *err) {
     if (!err) err = &local;
     if (!db || !out)
         return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "strata_db_space_get: NULL argument");
-    if (out->size < sizeof *out)
+    size_t known = out->size;
+    if (known < offsetof(strata_space, packed_bytes) || known > 4096)
         return st_err(err, STRATA_ERR_INVALID_ARGUMENT,
-                      "strata_space.size is %zu, this library fills %zu bytes", out->size, sizeof *out);
+                      "strata_space.size is %zu: set it to sizeof(strata_space) (at least %zu)", known,
+                      offsetof(strata_space, packed_bytes));
     strata_db_info info;
     int rc = st_db_info(db, &info, err);
     if (rc) return rc;
-    out->file_bytes = info.file_size;
-    out->used_bytes = (info.page_count - info.free_pages) * info.page_size;
-    out->free_bytes = info.free_pages * info.page_size;
-    return st_db_packed(db, &out->packed_bytes, &out->packed_pages, err);
+    strata_space s = {.size = known < sizeof s ? known : sizeof s};
+    s.file_bytes = info.file_size;
+    s.used_bytes = (info.page_count - info.free_pages) * info.page_size;
+    s.free_bytes = info.free_pages * info.page_size;
+    rc = st_db_packed(db, &s.packed_bytes, &s.packed_pages, err);
+    if (rc) return rc;
+    memcpy(out, &s, s.size); /* only what the caller's struct has */
+    return STRATA_OK;
 }
 
+static void copy_defaults(strata_copy_options *o) {
+    memset(o, 0, sizeof *o);
+    o->size = sizeof *o;
+    o->pack = true;
+    o->pack_level = 1;
+}
+
+void strata_copy_options_init_sized(strata_copy_options *opts, size_t size) {
+    if (!opts || size < sizeof opts->size) return;
+    strata_copy_options d;
+    copy_defaults(&d);
+    if (size > sizeof d) size = sizeof d;
+    d.size = size;
+    memcpy(opts, &d, size);
+}
+
+/* The symbol programs built against 0.8 call: their struct ends after `pack`. */
+#undef strata_copy_options_init
 void strata_copy_options_init(strata_copy_options *opts) {
-    if (!opts) return;
-    memset(opts, 0, sizeof *opts);
-    opts->size = sizeof *opts;
-    opts->pack = true;
-    opts->pack_level = 1;
+    strata_copy_options_init_sized(opts, offsetof(strata_copy_options, pack_level));
 }
 
 /* opts (may be NULL) read up to the size the caller knows. */
 static int copy_options(const strata_copy_options *opts, strata_copy_options *o, const char *fn,
                         strata_error *err) {
-    strata_copy_options_init(o);
+    copy_defaults(o);
     if (!opts) return STRATA_OK;
     if (opts->size < offsetof(strata_copy_options, pack) + sizeof(bool) || opts->size > 4096)
         return st_err(err, STRATA_ERR_INVALID_ARGUMENT,

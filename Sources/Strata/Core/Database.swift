@@ -26,7 +26,7 @@ public final class Database: @unchecked Sendable { // (the core handle is safe a
     public init(path: String, durability: Durability = .full, readOnly: Bool = false,
                 maxVersions: UInt64 = 0) throws {
         var opts = strata_options()
-        strata_options_init(&opts)
+        strata_options_init_sized(&opts, MemoryLayout<strata_options>.size)
         switch durability {
         case .full: opts.durability = STRATA_DURABILITY_FULL
         case .noSync: opts.durability = STRATA_DURABILITY_NO_SYNC
@@ -99,7 +99,7 @@ public final class Database: @unchecked Sendable { // (the core handle is safe a
 
     private func copyOptions(pack: Bool) -> strata_copy_options {
         var o = strata_copy_options()
-        strata_copy_options_init(&o)
+        strata_copy_options_init_sized(&o, MemoryLayout<strata_copy_options>.size)
         o.pack = pack
         return o
     }

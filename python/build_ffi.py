@@ -1,0 +1,54 @@
+"""Builds `strata._native`: cffi in out-of-line API mode over the real `strata.h`, with the C
+core's sources compiled into the extension (no shared library to find at run time).
+
+The declarations cffi needs are read from `strata.h` itself (comments and preprocessor lines
+dropped), so the extension is compiled against the header it declares: a signature that differs
+fails the build. The core is found beside this folder (`../CCore`), or where STRATA_CCORE says.
+"""
+import glob
+import os
+import re
+import shutil
+
+from cffi import FFI
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CCORE = os.environ.get("STRATA_CCORE", os.path.join(HERE, "..", "CCore"))
+# setuptools takes only paths inside this folder: the core's sources are copied under build/
+# (refreshed on every build; the copy is never edited)
+COPY = os.path.join(HERE, "build", "ccore")
+if os.path.abspath(CCORE) != COPY and os.path.isdir(os.path.join(CCORE, "src")):
+    for part in ("include", "src"):
+        shutil.rmtree(os.path.join(COPY, part), ignore_errors=True)
+        shutil.copytree(os.path.join(CCORE, part), os.path.join(COPY, part))
+HEADER = os.path.join(COPY, "include", "strata.h")
+
+
+def declarations(path):
+    """strata.h as cffi's parser takes it: no comments, no preprocessor lines, no STRATA_API."""
+    text = open(path, encoding="utf-8").read()
+    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+    text = re.sub(r"//[^\n]*", "", text)
+    lines = [l for l in text.split("\n") if not l.lstrip().startswith("#")]
+    text = "\n".join(lines).replace("STRATA_API ", "")
+    text = text.replace('extern "C" {', "")
+    text = text.rstrip()
+    if text.endswith("}"):  # the closing brace of the C++ guard
+        text = text[:-1]
+    # off_t comes from <sys/types.h>; the compiler says what it is
+    return "typedef int... off_t;\n" + text
+
+
+ffibuilder = FFI()
+ffibuilder.cdef(declarations(HEADER))
+ffibuilder.set_source(
+    "strata._native",
+    '#include "strata.h"',
+    sources=sorted(os.path.relpath(p, HERE) for p in glob.glob(os.path.join(COPY, "src", "*", "*.c"))),
+    include_dirs=[os.path.join("build", "ccore", d) for d in ("include", "src")],
+    libraries=["xxhash", "lz4", "utf8proc", "pthread"],
+    extra_compile_args=["-std=c11", "-D_GNU_SOURCE", "-O2", "-fvisibility=hidden"],
+)
+
+if __name__ == "__main__":
+    ffibuilder.compile(tmpdir=os.path.join(HERE, "build"), verbose=False)
