@@ -39,11 +39,55 @@ def declarations(path):
     return "typedef int... off_t;\n" + text
 
 
+# The binding's glue, in C, calling only the public ABI: a property read into a flat struct (a
+# nested strata_value costs a cdata object per level read from Python), and a lookup by an
+# integer primary key without building a strata_value in Python.
+GLUE_DECLS = """
+typedef struct strata_py_value { int type; int64_t i; double d; const void *p; size_t n; } strata_py_value;
+int strata_py_get(strata_table_t *table, strata_key_t key, strata_col_t col, strata_py_value *flat,
+                  strata_value *full, strata_error *err);
+int strata_py_find_int(strata_table_t *table, int64_t pk, strata_key_t *key, strata_error *err);
+int strata_py_set_int(strata_table_t *table, strata_key_t key, strata_col_t col, int64_t v, strata_error *err);
+"""
+GLUE = """
+#include "strata.h"
+typedef struct strata_py_value { int type; int64_t i; double d; const void *p; size_t n; } strata_py_value;
+
+/* Read a property: scalars and bytes into `flat`; every other type (flat->type tells) in `full`. */
+static int strata_py_get(strata_table_t *table, strata_key_t key, strata_col_t col, strata_py_value *flat,
+                         strata_value *full, strata_error *err) {
+    int rc = strata_obj_get(table, key, col, full, err);
+    if (rc) return rc;
+    flat->type = (int)full->type;
+    switch (full->type) {
+    case STRATA_TYPE_BOOL: flat->i = full->u.b; break;
+    case STRATA_TYPE_INT: flat->i = full->u.i; break;
+    case STRATA_TYPE_DOUBLE: flat->d = full->u.d; break;
+    case STRATA_TYPE_FLOAT: flat->d = full->u.f; break;
+    case STRATA_TYPE_STRING:
+    case STRATA_TYPE_BINARY: flat->p = full->u.bytes.data; flat->n = full->u.bytes.len; break;
+    default: break;
+    }
+    return 0;
+}
+
+static int strata_py_find_int(strata_table_t *table, int64_t pk, strata_key_t *key, strata_error *err) {
+    strata_value v = {.type = STRATA_TYPE_INT, .u.i = pk};
+    return strata_obj_find_pk(table, &v, key, err);
+}
+
+static int strata_py_set_int(strata_table_t *table, strata_key_t key, strata_col_t col, int64_t i,
+                             strata_error *err) {
+    strata_value v = {.type = STRATA_TYPE_INT, .u.i = i};
+    return strata_obj_set(table, key, col, &v, err);
+}
+"""
+
 ffibuilder = FFI()
-ffibuilder.cdef(declarations(HEADER))
+ffibuilder.cdef(declarations(HEADER) + GLUE_DECLS)
 ffibuilder.set_source(
     "strata._native",
-    '#include "strata.h"',
+    GLUE,
     sources=sorted(os.path.relpath(p, HERE) for p in glob.glob(os.path.join(COPY, "src", "*", "*.c"))),
     include_dirs=[os.path.join("build", "ccore", d) for d in ("include", "src")],
     libraries=["xxhash", "lz4", "utf8proc", "pthread"],

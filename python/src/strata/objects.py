@@ -2,11 +2,15 @@
 table's row through the transaction that handed it out: after that transaction ends, or after
 the object's deletion, using it raises (InvalidObjectError / TransactionError)."""
 
+from threading import get_ident
+
 from ._native import ffi, lib
 from .errors import check, new_error, InvalidObjectError, WrongTypeError, NotFoundError, InvalidArgumentError
 from . import values as V
 
-_INT = lib.STRATA_TYPE_INT
+_INT, _STRING, _DOUBLE, _FLOAT, _NULL, _BOOL = (lib.STRATA_TYPE_INT, lib.STRATA_TYPE_STRING, lib.STRATA_TYPE_DOUBLE,
+                                               lib.STRATA_TYPE_FLOAT, lib.STRATA_TYPE_NULL, lib.STRATA_TYPE_BOOL)
+_LINK, _TYPED_LINK = lib.STRATA_TYPE_LINK, lib.STRATA_TYPE_TYPED_LINK
 
 
 def _linker(table, prop):
@@ -36,8 +40,8 @@ def _resolver(table, prop):
 
     def resolve(kind, val):
         if kind == lib.STRATA_TYPE_LINK:
-            return Object(txn[prop.target], int(val.u.link))
-        return Object(txn._table_by_id(val.u.typed_link.table), int(val.u.typed_link.key))
+            return txn[prop.target]._object(int(val.u.link))
+        return txn._table_by_id(val.u.typed_link.table)._object(int(val.u.typed_link.key))
     return resolve
 
 
@@ -47,8 +51,8 @@ class Object:
     __slots__ = ("table", "_strata_key")
 
     def __init__(self, table, key):
-        object.__setattr__(self, "table", table)
-        object.__setattr__(self, "_strata_key", key)
+        _set_table(self, table)
+        _set_key(self, key)
 
     @property
     def key(self):
@@ -92,16 +96,28 @@ class Object:
             return SetProxy(self, prop) if prop.is_set else MapProxy(self, prop)
         table = self.table
         txn = table.txn
-        if not txn._usable():
-            txn._handle()
-        val, err = txn._val, txn._err
-        rc = lib.strata_obj_get(table._h, self._strata_key, prop.col, val, err)
+        if txn._ended or get_ident() != txn._thread:
+            txn._handle()  # raises
+        flat, val, err = txn._flat, txn._val, txn._err
+        rc = lib.strata_py_get(table._h, self._strata_key, prop.col, flat, val, err)
         if rc:
             if rc == lib.STRATA_ERR_NOT_FOUND:
                 self._h(f"{table.name}.{prop.name}")  # deleted: says so
             check(rc, err)
-        if val.type in (lib.STRATA_TYPE_LINK, lib.STRATA_TYPE_TYPED_LINK):
-            return V.from_value(val, _resolver(self.table, prop))
+        t = flat.type
+        if t == _STRING:
+            n = flat.n
+            return ffi.buffer(flat.p, n)[:].decode("utf-8") if n else ""
+        if t == _INT:
+            return flat.i
+        if t == _DOUBLE or t == _FLOAT:
+            return flat.d
+        if t == _NULL:
+            return None
+        if t == _BOOL:
+            return flat.i != 0
+        if t == _LINK or t == _TYPED_LINK:
+            return V.from_value(val, _resolver(table, prop))
         return V.from_value(val)
 
     def __setattr__(self, name, value):
@@ -131,15 +147,12 @@ class Object:
                 continue
             if prop.primary_key:
                 raise InvalidArgumentError(f"{table.name}.{name} is the primary key: it is set when the object is added")
-            t = type(value)
-            arena = None
-            if t is int and prop.type == _INT and -(1 << 63) <= value < (1 << 63):
-                val.type = _INT
-                val.u.i = value
+            if type(value) is int and prop.type == _INT and -(1 << 63) <= value < (1 << 63):
+                rc = lib.strata_py_set_int(h, key, prop.col, value, err)
             else:
                 arena = V.Arena()
                 _store(table, prop, value, val, arena, self)
-            rc = lib.strata_obj_set(h, key, prop.col, val, err)
+                rc = lib.strata_obj_set(h, key, prop.col, val, err)
             if rc:
                 check(rc, err)
 
@@ -161,7 +174,7 @@ class Object:
         n = count[0]
         keys = ffi.new("strata_key_t[]", max(n, 1))
         check(lib.strata_obj_backlinks(h, self._strata_key, src._handle(), p.col, keys, n, count, err), err)
-        return [Object(src, int(keys[i])) for i in range(min(n, count[0]))]
+        return [src._object(int(keys[i])) for i in range(min(n, count[0]))]
 
     def to_dict(self):
         """The property values (collections as lists and dicts, links as objects)."""
@@ -183,6 +196,35 @@ class Object:
 
     def __dir__(self):
         return list(self.table.properties) + ["key", "table", "delete", "backlinks", "to_dict", "is_valid"]
+
+
+_set_table = Object.table.__set__
+_set_key = Object._strata_key.__set__
+
+
+class _Column:
+    """A property of a table's object class: `dog.name` reads it directly."""
+
+    __slots__ = ("prop",)
+
+    def __init__(self, prop):
+        self.prop = prop
+
+    def __get__(self, obj, cls=None):
+        return self if obj is None else obj._get(self.prop)
+
+    def __set__(self, obj, value):
+        obj._set(self.prop.name, value)
+
+
+def object_class(name, props):
+    """The Object subclass of table `name`: a descriptor per property (names of Object's own
+    members stay theirs; read those properties as `obj["key"]`)."""
+    attrs = {"__slots__": ()}
+    for pname, prop in props.items():
+        if pname.isidentifier() and not hasattr(Object, pname):
+            attrs[pname] = _Column(prop)
+    return type(name, (Object,), attrs)
 
 
 def _store(table, prop, value, out, arena, owner=None):

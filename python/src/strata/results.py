@@ -83,7 +83,8 @@ class Results:
         if self._keys is None:
             res = self._run()
             n = lib.strata_results_size(res)
-            self._keys = [int(lib.strata_results_key(res, i)) for i in range(n)]
+            key = lib.strata_results_key
+            self._keys = [key(res, i) for i in range(n)]
         else:
             self.table.txn._handle()
         return self._keys
@@ -97,24 +98,22 @@ class Results:
         return len(self)
 
     def __iter__(self):
-        from .objects import Object
+        make = self.table._object
         for k in self._materialize():
-            yield Object(self.table, k)
+            yield make(k)
 
     def __getitem__(self, i):
-        from .objects import Object
         keys = self._materialize()
         if isinstance(i, slice):
-            return [Object(self.table, k) for k in keys[i]]
-        return Object(self.table, keys[i])
+            return [self.table._object(k) for k in keys[i]]
+        return self.table._object(keys[i])
 
     def __bool__(self):
         return len(self) > 0
 
     def first(self):
         keys = self._materialize()
-        from .objects import Object
-        return Object(self.table, keys[0]) if keys else None
+        return self.table._object(keys[0]) if keys else None
 
     def keys(self):
         return list(self._materialize())

@@ -1,11 +1,13 @@
 """A table of a transaction: its properties, and its objects (add, get by primary key, upsert,
 delete, iterate, query)."""
 
+from threading import get_ident
+
 from ._native import ffi, lib
 from .errors import check, new_error, NotFoundError, InvalidArgumentError, WrongTypeError, Error
 from .schema import Property, PropertyInfo
 from . import values as V
-from .objects import Object
+from .objects import Object, object_class
 
 
 class Table:
@@ -75,6 +77,15 @@ class Table:
     def _schema_changed(self):
         self.txn._props.pop(self.name, None)
         self.txn._pks.pop(self.name, None)
+        self.txn._classes.pop(self.name, None)
+
+    def _object(self, key):
+        """The object of key `key`, as an instance of this table's class (a descriptor per
+        property: `dog.name` reads without a lookup by name)."""
+        cls = self.txn._classes.get(self.name)
+        if cls is None:
+            cls = self.txn._classes[self.name] = object_class(self.name, self.properties)
+        return cls(self, key)
 
     def add_property(self, name, prop):
         """Add a property (existing objects get None, or the type's zero when not optional)."""
@@ -135,17 +146,17 @@ class Table:
         cap = n[0]
         buf = ffi.new("strata_key_t[]", max(cap, 1))
         check(lib.strata_table_keys(h, buf, cap, n, err), err)
-        return [int(buf[i]) for i in range(min(cap, n[0]))]
+        return ffi.unpack(buf, min(cap, n[0]))
 
     def __iter__(self):
         for k in self.keys():
-            yield Object(self, k)
+            yield self._object(k)
 
     def object(self, key):
         """The object whose key is `key` (NotFoundError when there is none)."""
         err = new_error()
         check(lib.strata_obj_exists(self._handle(), key, err), err)
-        return Object(self, key)
+        return self._object(key)
 
     def first(self):
         for o in self:
@@ -155,23 +166,23 @@ class Table:
     def get(self, primary_key, default=None):
         """The object whose primary key is `primary_key`, or `default`."""
         key = self._find_pk(primary_key)
-        return Object(self, key) if key is not None else default
+        if key is None:
+            return default
+        cls = self.txn._classes.get(self.name)
+        return cls(self, key) if cls is not None else self._object(key)
 
     def _find_pk(self, value):
         txn = self.txn
-        if not txn._usable():
-            txn._handle()
-        if self.primary_key is None:
+        if txn._ended or get_ident() != txn._thread:
+            txn._handle()  # raises
+        if txn._pks.get(self.name, 0) is None or self.primary_key is None:
             raise InvalidArgumentError(f"table '{self.name}' has no primary key")
-        val = txn._val
         if type(value) is int and -(1 << 63) <= value < (1 << 63):
-            val.type = lib.STRATA_TYPE_INT
-            val.u.i = value
-            arena = None
+            rc = lib.strata_py_find_int(self._h, value, txn._key, txn._err)
         else:
             arena = V.Arena()
-            V.to_value(value, val, arena)
-        rc = lib.strata_obj_find_pk(self._h, val, txn._key, txn._err)
+            V.to_value(value, txn._val, arena)
+            rc = lib.strata_obj_find_pk(self._h, txn._val, txn._key, txn._err)
         if rc == lib.STRATA_ERR_NOT_FOUND:
             return None
         check(rc, txn._err)
@@ -196,7 +207,7 @@ class Table:
         else:
             check(lib.strata_obj_create(h, out, err), err)
         key = out[0]
-        obj = Object(self, key)
+        obj = self._object(key)
         try:
             obj._update(values, skip=pk, fresh=True)
         except BaseException:

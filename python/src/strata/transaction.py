@@ -21,6 +21,8 @@ class Transaction:
         self._pks = {}  # table name -> its primary key property's name (or None)
         # scratch space for single calls (a transaction is used by one thread at a time)
         self._val = ffi.new("strata_value *")
+        self._flat = ffi.new("strata_py_value *")
+        self._classes = {}  # table name -> the Object subclass with a descriptor per property
         self._key = ffi.new("strata_key_t *")
         self._err = ffi.new("strata_error *")
         self._ended = None  # why it ended: "committed", "rolled back", "closed"
@@ -63,6 +65,7 @@ class Transaction:
         self._tables.clear()
         self._props.clear()
         self._pks.clear()
+        self._classes.clear()
         self._ended = "closed" if from_close else "rolled back" if abort else "committed"
         lib.strata_txn_free(txn)
         self._db._forget(self)
@@ -95,6 +98,7 @@ class Transaction:
         self._tables.clear()
         self._props.clear()
         self._pks.clear()
+        self._classes.clear()
 
     def __enter__(self):
         return self
