@@ -48,6 +48,10 @@ int strata_py_get(strata_table_t *table, strata_key_t key, strata_col_t col, str
                   strata_value *full, strata_error *err);
 int strata_py_find_int(strata_table_t *table, int64_t pk, strata_key_t *key, strata_error *err);
 int strata_py_set_int(strata_table_t *table, strata_key_t key, strata_col_t col, int64_t v, strata_error *err);
+int strata_py_set_double(strata_table_t *table, strata_key_t key, strata_col_t col, double v, strata_error *err);
+int strata_py_set_bytes(strata_table_t *table, strata_key_t key, strata_col_t col, int type, const char *p,
+                        size_t n, strata_error *err);
+int strata_py_create_int(strata_table_t *table, int64_t pk, strata_key_t *key, strata_error *err);
 """
 GLUE = """
 #include "strata.h"
@@ -80,6 +84,24 @@ static int strata_py_set_int(strata_table_t *table, strata_key_t key, strata_col
                              strata_error *err) {
     strata_value v = {.type = STRATA_TYPE_INT, .u.i = i};
     return strata_obj_set(table, key, col, &v, err);
+}
+
+static int strata_py_set_double(strata_table_t *table, strata_key_t key, strata_col_t col, double d,
+                                strata_error *err) {
+    strata_value v = {.type = STRATA_TYPE_DOUBLE, .u.d = d};
+    return strata_obj_set(table, key, col, &v, err);
+}
+
+/* A string or binary value (`type`) from bytes Python owns for the call. */
+static int strata_py_set_bytes(strata_table_t *table, strata_key_t key, strata_col_t col, int type,
+                               const char *p, size_t n, strata_error *err) {
+    strata_value v = {.type = (strata_type)type, .u.bytes = {p, n}};
+    return strata_obj_set(table, key, col, &v, err);
+}
+
+static int strata_py_create_int(strata_table_t *table, int64_t pk, strata_key_t *key, strata_error *err) {
+    strata_value v = {.type = STRATA_TYPE_INT, .u.i = pk};
+    return strata_obj_create_pk(table, &v, key, err);
 }
 """
 

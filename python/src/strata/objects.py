@@ -147,8 +147,14 @@ class Object:
                 continue
             if prop.primary_key:
                 raise InvalidArgumentError(f"{table.name}.{name} is the primary key: it is set when the object is added")
-            if type(value) is int and prop.type == _INT and -(1 << 63) <= value < (1 << 63):
+            t, pt = type(value), prop.type
+            if t is str and pt == _STRING:
+                b = value.encode("utf-8")
+                rc = lib.strata_py_set_bytes(h, key, prop.col, _STRING, b, len(b), err)
+            elif t is int and pt == _INT and -(1 << 63) <= value < (1 << 63):
                 rc = lib.strata_py_set_int(h, key, prop.col, value, err)
+            elif t is float and pt == _DOUBLE:
+                rc = lib.strata_py_set_double(h, key, prop.col, value, err)
             else:
                 arena = V.Arena()
                 _store(table, prop, value, val, arena, self)

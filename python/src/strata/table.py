@@ -201,9 +201,15 @@ class Table:
         if pk is not None:
             if pk not in values:
                 raise InvalidArgumentError(f"{self.name}.add: the primary key '{pk}' is missing")
-            arena = V.Arena()
-            V.to_value(values[pk], txn._val, arena)
-            check(lib.strata_obj_create_pk(h, txn._val, out, err), err)
+            v = values[pk]
+            if type(v) is int and -(1 << 63) <= v < (1 << 63):
+                rc = lib.strata_py_create_int(h, v, out, err)
+            else:
+                arena = V.Arena()
+                V.to_value(v, txn._val, arena)
+                rc = lib.strata_obj_create_pk(h, txn._val, out, err)
+            if rc:
+                check(rc, err)
         else:
             check(lib.strata_obj_create(h, out, err), err)
         key = out[0]
