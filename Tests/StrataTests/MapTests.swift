@@ -166,5 +166,13 @@ struct AnyRealmValueObjectTests {
         #expect(shelf.item == .none && shelf.items.count == 3 && shelf.items[2] == .none)
         #expect(shelf.byName["dog"] == .some(AnyRealmValue.none))
         #expect(try realm.instance.shared.db.verify() == ())
+        // sums of mixed values: Decimal128, as realm-core's; an empty map's is the integer 0 and
+        // an empty list's a Decimal128 0, as RealmSwift reads them
+        let empty = Shelf()
+        try realm.write { realm.add(empty) }
+        #expect(empty.byName.sum() == .int(0) && empty.items.sum().intValue == nil)
+        try realm.write { empty.items.append(objectsIn: [.int(2), .double(0.5)]); empty.byName["a"] = .int(3) }
+        #expect(empty.items.sum() == .decimal128(Decimal128(2.5)) && empty.byName.sum() == .decimal128(Decimal128(3)))
+        #expect(shelf.items.sum() == .decimal128(Decimal128(3))) // (an object counts for nothing)
     }
 }

@@ -138,3 +138,21 @@ def test_read_only_databases_refuse_writes(zoo, path):
             assert len(snap["Dog"]) == 3
         with pytest.raises(strata.ReadOnlyError):
             ro.write()
+
+
+def test_the_gil_is_released_while_waiting_for_a_commit(zoo):
+    import time
+    done = threading.Event()
+
+    def waiter():
+        zoo.wait_for_commit(zoo.version, timeout=0.5)  # no commit comes: waits in C
+        done.set()
+
+    t = threading.Thread(target=waiter)
+    start = time.time()
+    t.start()
+    spins = 0
+    while not done.is_set() and time.time() - start < 5:
+        spins += 1  # Python runs meanwhile: the waiting thread does not hold the GIL
+    t.join()
+    assert done.is_set() and spins > 10_000

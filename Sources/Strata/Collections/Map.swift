@@ -237,7 +237,11 @@ public final class Map<Key: _MapKey, Value: RealmCollectionValue>: RealmKeyedCol
     }
 
     public func sum<T: _HasPersistedType>(ofProperty property: String) -> T where T.PersistedType: AddableType {
-        valueResults?.sum(ofProperty: property) ?? unmanagedValues.sum(ofProperty: property)
+        // mixed values sum to a Decimal128, as in Realm, but an empty map's mixed sum is the
+        // integer 0 (realm-core's dictionary sum of nothing, as RealmSwift reads it; its lists'
+        // and sets' is a Decimal128 0)
+        if T.self == AnyRealmValue.self, managed != nil, count == 0 { return ResultsBase.zero(as: T.self, "sum") }
+        return valueResults?.sum(ofProperty: property) ?? unmanagedValues.sum(ofProperty: property)
     }
 
     public func average<T: _HasPersistedType>(ofProperty property: String) -> T? where T.PersistedType: AddableType {

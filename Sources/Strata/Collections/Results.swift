@@ -95,10 +95,7 @@ public struct Results<Element: RealmCollectionValue>: RealmCollection {
 
     /// The sum of a property over the objects (0 when there are none).
     public func sum<T: _HasPersistedType>(ofProperty property: String) -> T where T.PersistedType: AddableType {
-        // mixed values sum to a Decimal128, as in Realm; nothing sums to the integer 0 (as
-        // RealmSwift reads realm-core's empty sum)
-        if T.self == AnyRealmValue.self && base.count() == 0 { return base.zero(as: T.self) }
-        return base.aggregate(property, STRATA_AGG_SUM, as: T.self) ?? base.zero(as: T.self)
+        base.aggregate(property, STRATA_AGG_SUM, as: T.self) ?? base.zero(as: T.self)
     }
 
     /// The mean of a property over the objects (nil when there are none).
