@@ -171,6 +171,16 @@ struct EmbeddedMappedTests {
         #expect(routes.filter("start == %@", Point(x: 1, y: 5)).map(\.id) == [2])
         #expect(routes.filter("ANY stops == $0", Point(x: 3, y: 4)).map(\.id) == [1])
         #expect(routes.filter("id > 0 AND start = %@", Point(x: 9, y: 9)).isEmpty)
+        // collections: one element equal in every member; != holds when there are elements and
+        // none is equal (RealmSwift's rule)
+        try realm.write {
+            realm.create(Route.self, value: ["id": 3, "stops": [Point(x: 3, y: 5), Point(x: 4, y: 4)],
+                                             "named": ["a": Point(x: 3, y: 4)]])
+        }
+        #expect(routes.where { $0.stops == Point(x: 3, y: 4) }.map(\.id) == [1])
+        #expect(routes.filter("ANY stops != %@", Point(x: 3, y: 4)).map(\.id) == [3])
+        #expect(routes.filter("ANY named.@allValues == %@", Point(x: 3, y: 4)).map(\.id) == [3])
+        #expect(routes.where { $0.named.values == Point(x: 3, y: 4) || $0.id == 2 }.map(\.id) == [2, 3])
     }
 }
 

@@ -69,7 +69,9 @@ struct QuerySpec {
         return j - at + 1
     }
 
-    mutating func add(format: String, _ original: [Any]) {
+    /// `isCollection(keyPath)`: whether a key path ends in a collection property (a memberwise
+    /// comparison with one is a SUBQUERY over its elements).
+    mutating func add(format: String, _ original: [Any], isCollection: ((String) -> Bool)? = nil) {
         var out = ""
         var next = 0
         let base = args.count
@@ -89,6 +91,24 @@ struct QuerySpec {
             }
             used = max(used, n + 1)
             given[n] = NSNull()
+            var path = keyPath
+            var collection = false
+            for suffix in [".@allValues", ".@values"] where path.hasSuffix(suffix) {
+                path.removeLast(suffix.count)
+                collection = true
+            }
+            if collection || isCollection?(path) == true {
+                // the elements of a collection: one of them equal in every member (as RealmSwift:
+                // `!=` holds when the collection has elements and none is equal)
+                let v = "$m\(members.count)"
+                let inner = o.memberwiseValues.map { name, value in
+                    members.append(value)
+                    return "\(v).\(name) == \u{1}\(members.count - 1)\u{1}"
+                }.joined(separator: " AND ")
+                let sub = "SUBQUERY(\(path), \(v), \(inner)).@count"
+                out = String(out.prefix(start)) + (negated ? "(\(path).@count > 0 AND \(sub) == 0)" : "(\(sub) > 0)")
+                return true
+            }
             let parts = o.memberwiseValues.map { name, value in
                 members.append(value)
                 return "\(any ? "ANY " : "")\(keyPath).\(name) == \u{1}\(members.count - 1)\u{1}"

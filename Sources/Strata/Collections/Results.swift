@@ -58,7 +58,21 @@ public struct Results<Element: RealmCollectionValue>: RealmCollection {
     }
 
     func filter(_ predicateFormat: String, arguments args: [Any]) -> Results<Element> {
-        with { $0.add(format: predicateFormat, args) }
+        let root = base.info.classInfo
+        return with { $0.add(format: predicateFormat, args, isCollection: { Self.endsInCollection($0, from: root) }) }
+    }
+
+    /// Whether `keyPath` (through to-one links) ends in a list, set or map property of `root`.
+    static func endsInCollection(_ keyPath: String, from root: ClassInfo) -> Bool {
+        var info = root
+        let parts = keyPath.split(separator: ".").map(String.init)
+        for (i, name) in parts.enumerated() {
+            guard let p = info.property(named: name) else { return false }
+            if i == parts.count - 1 { return p.kind.collection == .list || p.kind.collection == .set || p.kind.collection == .map }
+            guard let target = p.kind.target else { return false }
+            info = ClassInfo.of(target)
+        }
+        return false
     }
 
     /// The position of the first element that also matches the predicate, or nil.
