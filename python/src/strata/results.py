@@ -98,9 +98,10 @@ class Results:
         return len(self)
 
     def __iter__(self):
-        make = self.table._object
+        table = self.table
+        cls = table._class()
         for k in self._materialize():
-            yield make(k)
+            yield cls(table, k)
 
     def __getitem__(self, i):
         keys = self._materialize()

@@ -82,10 +82,13 @@ class Table:
     def _object(self, key):
         """The object of key `key`, as an instance of this table's class (a descriptor per
         property: `dog.name` reads without a lookup by name)."""
+        return self._class()(self, key)
+
+    def _class(self):
         cls = self.txn._classes.get(self.name)
         if cls is None:
             cls = self.txn._classes[self.name] = object_class(self.name, self.properties)
-        return cls(self, key)
+        return cls
 
     def add_property(self, name, prop):
         """Add a property (existing objects get None, or the type's zero when not optional)."""
@@ -149,8 +152,9 @@ class Table:
         return ffi.unpack(buf, min(cap, n[0]))
 
     def __iter__(self):
+        cls = self._class()
         for k in self.keys():
-            yield self._object(k)
+            yield cls(self, k)
 
     def object(self, key):
         """The object whose key is `key` (NotFoundError when there is none)."""
