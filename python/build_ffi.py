@@ -43,7 +43,7 @@ def declarations(path):
 # nested strata_value costs a cdata object per level read from Python), and a lookup by an
 # integer primary key without building a strata_value in Python.
 GLUE_DECLS = """
-typedef struct strata_py_value { int type; int64_t i; double d; const void *p; size_t n; } strata_py_value;
+typedef struct strata_py_value { int type; int64_t i; double d; const char *p; size_t n; } strata_py_value;
 int strata_py_get(strata_table_t *table, strata_key_t key, strata_col_t col, strata_py_value *flat,
                   strata_value *full, strata_error *err);
 int strata_py_find_int(strata_table_t *table, int64_t pk, strata_key_t *key, strata_error *err);
@@ -55,7 +55,7 @@ int strata_py_create_int(strata_table_t *table, int64_t pk, strata_key_t *key, s
 """
 GLUE = """
 #include "strata.h"
-typedef struct strata_py_value { int type; int64_t i; double d; const void *p; size_t n; } strata_py_value;
+typedef struct strata_py_value { int type; int64_t i; double d; const char *p; size_t n; } strata_py_value;
 
 /* Read a property: scalars and bytes into `flat`; every other type (flat->type tells) in `full`. */
 static int strata_py_get(strata_table_t *table, strata_key_t key, strata_col_t col, strata_py_value *flat,
@@ -69,7 +69,7 @@ static int strata_py_get(strata_table_t *table, strata_key_t key, strata_col_t c
     case STRATA_TYPE_DOUBLE: flat->d = full->u.d; break;
     case STRATA_TYPE_FLOAT: flat->d = full->u.f; break;
     case STRATA_TYPE_STRING:
-    case STRATA_TYPE_BINARY: flat->p = full->u.bytes.data; flat->n = full->u.bytes.len; break;
+    case STRATA_TYPE_BINARY: flat->p = (const char *)full->u.bytes.data; flat->n = full->u.bytes.len; break;
     default: break;
     }
     return 0;

@@ -11,6 +11,7 @@ from . import values as V
 _INT, _STRING, _DOUBLE, _FLOAT, _NULL, _BOOL = (lib.STRATA_TYPE_INT, lib.STRATA_TYPE_STRING, lib.STRATA_TYPE_DOUBLE,
                                                lib.STRATA_TYPE_FLOAT, lib.STRATA_TYPE_NULL, lib.STRATA_TYPE_BOOL)
 _LINK, _TYPED_LINK = lib.STRATA_TYPE_LINK, lib.STRATA_TYPE_TYPED_LINK
+_py_get, _unpack = lib.strata_py_get, ffi.unpack
 
 
 def _linker(table, prop):
@@ -98,16 +99,16 @@ class Object:
         txn = table.txn
         if txn._ended or get_ident() != txn._thread:
             txn._handle()  # raises
-        flat, val, err = txn._flat, txn._val, txn._err
-        rc = lib.strata_py_get(table._h, self._strata_key, prop.col, flat, val, err)
+        flat = txn._flat
+        rc = _py_get(table._h, self._strata_key, prop.col, flat, txn._val, txn._err)
         if rc:
             if rc == lib.STRATA_ERR_NOT_FOUND:
                 self._h(f"{table.name}.{prop.name}")  # deleted: says so
-            check(rc, err)
+            check(rc, txn._err)
         t = flat.type
         if t == _STRING:
             n = flat.n
-            return ffi.buffer(flat.p, n)[:].decode("utf-8") if n else ""
+            return _unpack(flat.p, n).decode("utf-8") if n else ""
         if t == _INT:
             return flat.i
         if t == _DOUBLE or t == _FLOAT:
@@ -117,8 +118,8 @@ class Object:
         if t == _BOOL:
             return flat.i != 0
         if t == _LINK or t == _TYPED_LINK:
-            return V.from_value(val, _resolver(table, prop))
-        return V.from_value(val)
+            return V.from_value(txn._val, _resolver(table, prop))
+        return V.from_value(txn._val)
 
     def __setattr__(self, name, value):
         self._set(name, value)

@@ -9,6 +9,8 @@ from .schema import Property, PropertyInfo
 from . import values as V
 from .objects import Object, object_class
 
+_find_int = lib.strata_py_find_int
+
 
 class Table:
     __slots__ = ("txn", "name", "_h")
@@ -182,7 +184,7 @@ class Table:
         if txn._pks.get(self.name, 0) is None or self.primary_key is None:
             raise InvalidArgumentError(f"table '{self.name}' has no primary key")
         if type(value) is int and -(1 << 63) <= value < (1 << 63):
-            rc = lib.strata_py_find_int(self._h, value, txn._key, txn._err)
+            rc = _find_int(self._h, value, txn._key, txn._err)
         else:
             arena = V.Arena()
             V.to_value(value, txn._val, arena)
