@@ -10,6 +10,7 @@ from . import values as V
 from .objects import Object, object_class
 
 _find_int = lib.strata_py_find_int
+_NOT_FOUND = lib.STRATA_ERR_NOT_FOUND
 
 
 class Table:
@@ -171,17 +172,26 @@ class Table:
 
     def get(self, primary_key, default=None):
         """The object whose primary key is `primary_key`, or `default`."""
+        # (the common case inline: an integer key, the table's class made already)
+        txn = self.txn
+        if txn._ended or get_ident() != txn._thread:
+            txn._handle()  # raises
+        if type(primary_key) is int and txn._pks.get(self.name) and -(1 << 63) <= primary_key < (1 << 63):
+            rc = _find_int(self._h, primary_key, txn._key, txn._err)
+            if rc:
+                if rc == _NOT_FOUND:
+                    return default
+                check(rc, txn._err)
+            cls = txn._classes.get(self.name) or self._class()
+            return cls(self, txn._key[0])
         key = self._find_pk(primary_key)
-        if key is None:
-            return default
-        cls = self.txn._classes.get(self.name)
-        return cls(self, key) if cls is not None else self._object(key)
+        return default if key is None else self._object(key)
 
     def _find_pk(self, value):
         txn = self.txn
         if txn._ended or get_ident() != txn._thread:
             txn._handle()  # raises
-        if txn._pks.get(self.name, 0) is None or self.primary_key is None:
+        if self.primary_key is None:
             raise InvalidArgumentError(f"table '{self.name}' has no primary key")
         if type(value) is int and -(1 << 63) <= value < (1 << 63):
             rc = _find_int(self._h, value, txn._key, txn._err)
