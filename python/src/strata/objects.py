@@ -218,7 +218,33 @@ class _Column:
         self.prop = prop
 
     def __get__(self, obj, cls=None):
-        return self if obj is None else obj._get(self.prop)
+        if obj is None:
+            return self
+        prop = self.prop
+        table = obj.table
+        txn = table.txn
+        if prop.is_collection or txn._ended or get_ident() != txn._thread:
+            return obj._get(prop)
+        # Object._get's read, inline (a Python call less on the common path); a failure goes
+        # through _get, which reads again and says why
+        flat = txn._flat
+        if _py_get(table._h, obj._strata_key, prop.col, flat, txn._val, txn._err):
+            return obj._get(prop)
+        t = flat.type
+        if t == _STRING:
+            n = flat.n
+            return _unpack(flat.p, n).decode("utf-8") if n else ""
+        if t == _INT:
+            return flat.i
+        if t == _DOUBLE or t == _FLOAT:
+            return flat.d
+        if t == _NULL:
+            return None
+        if t == _BOOL:
+            return flat.i != 0
+        if t == _LINK or t == _TYPED_LINK:
+            return V.from_value(txn._val, _resolver(table, prop))
+        return V.from_value(txn._val)
 
     def __set__(self, obj, value):
         obj._set(self.prop.name, value)
