@@ -9,7 +9,15 @@
 
 #define DEFAULT_MAP_SIZE (64ull << 30)
 
-/* The growth rule (strata.h): an init writes only the bytes the caller's struct has. */
+/* The growth rule (strata.h): the caller gets the first `size` bytes of `full` (a struct of
+ * `full_size` bytes whose first member is its size_t `size`), with that member saying how many
+ * were written; nothing past them. */
+static void give_sized(void *out, size_t size, void *full, size_t full_size) {
+    if (size > full_size) size = full_size;
+    memcpy(full, &size, sizeof size);
+    memcpy(out, full, size);
+}
+
 static void options_defaults(strata_options *o) {
     memset(o, 0, sizeof *o);
     o->size = sizeof *o;
@@ -24,9 +32,7 @@ void strata_options_init_sized(strata_options *opts, size_t size) {
     if (!opts || size < sizeof opts->size) return;
     strata_options d;
     options_defaults(&d);
-    if (size > sizeof d) size = sizeof d;
-    d.size = size;
-    memcpy(opts, &d, size);
+    give_sized(opts, size, &d, sizeof d);
 }
 
 /* The symbol programs built against 0.1-0.7 call: their struct ends after `io`. */
@@ -244,13 +250,13 @@ int strata_db_space_get(strata_db_t *db, strata_space *out, strata_error *err) {
     strata_db_info info;
     int rc = st_db_info(db, &info, err);
     if (rc) return rc;
-    strata_space s = {.size = known < sizeof s ? known : sizeof s};
+    strata_space s = {0};
     s.file_bytes = info.file_size;
     s.used_bytes = (info.page_count - info.free_pages) * info.page_size;
     s.free_bytes = info.free_pages * info.page_size;
     rc = st_db_packed(db, &s.packed_bytes, &s.packed_pages, err);
     if (rc) return rc;
-    memcpy(out, &s, s.size); /* only what the caller's struct has */
+    give_sized(out, known, &s, sizeof s); /* only what the caller's struct has */
     return STRATA_OK;
 }
 
@@ -265,9 +271,7 @@ void strata_copy_options_init_sized(strata_copy_options *opts, size_t size) {
     if (!opts || size < sizeof opts->size) return;
     strata_copy_options d;
     copy_defaults(&d);
-    if (size > sizeof d) size = sizeof d;
-    d.size = size;
-    memcpy(opts, &d, size);
+    give_sized(opts, size, &d, sizeof d);
 }
 
 /* The symbol programs built against 0.8 call: their struct ends after `pack`. */

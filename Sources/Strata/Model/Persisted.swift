@@ -272,7 +272,7 @@ extension Persisted: PersistedField {
         p.pointee.storage = .managed(at.index)
         let collection = Value._strataKind.collection
         if collection == .linkingObjects { return }
-        if skipIfEqual, let s = ValueConversion.storedIfPrimitive(value), s != .null, s == at.read() { return }
+        if skipIfEqual, let prim = value as? any _PrimitivePersistable, prim._strata.value == at.read() { return }
         Value._strataSet(at, value)
         // the collection the object held unmanaged is now its managed property (RealmSwift: a
         // `let list = obj.dogs` kept from before `add` reads and writes the Realm after it)

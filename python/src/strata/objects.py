@@ -95,31 +95,7 @@ class Object:
             if prop.is_list:
                 return ListProxy(self, prop)
             return SetProxy(self, prop) if prop.is_set else MapProxy(self, prop)
-        table = self.table
-        txn = table.txn
-        if txn._ended or get_ident() != txn._thread:
-            txn._handle()  # raises
-        flat = txn._flat
-        rc = _py_get(table._h, self._strata_key, prop.col, flat, txn._val, txn._err)
-        if rc:
-            if rc == lib.STRATA_ERR_NOT_FOUND:
-                self._h(f"{table.name}.{prop.name}")  # deleted: says so
-            check(rc, txn._err)
-        t = flat.type
-        if t == _STRING:
-            n = flat.n
-            return _unpack(flat.p, n).decode("utf-8") if n else ""
-        if t == _INT:
-            return flat.i
-        if t == _DOUBLE or t == _FLOAT:
-            return flat.d
-        if t == _NULL:
-            return None
-        if t == _BOOL:
-            return flat.i != 0
-        if t == _LINK or t == _TYPED_LINK:
-            return V.from_value(txn._val, _resolver(table, prop))
-        return V.from_value(txn._val)
+        return _read(self, prop)
 
     def __setattr__(self, name, value):
         self._set(name, value)
@@ -205,6 +181,36 @@ class Object:
         return list(self.table.properties) + ["key", "table", "delete", "backlinks", "to_dict", "is_valid"]
 
 
+def _read(obj, prop):
+    """A scalar property of `obj`, read through the C glue's flat struct (the one read path:
+    Object._get and the per-table descriptors call it)."""
+    table = obj.table
+    txn = table.txn
+    if txn._ended or get_ident() != txn._thread:
+        txn._handle()  # raises
+    flat = txn._flat
+    rc = _py_get(table._h, obj._strata_key, prop.col, flat, txn._val, txn._err)
+    if rc:
+        if rc == lib.STRATA_ERR_NOT_FOUND:
+            obj._h(f"{table.name}.{prop.name}")  # deleted: says so
+        check(rc, txn._err)
+    t = flat.type
+    if t == _STRING:
+        n = flat.n
+        return _unpack(flat.p, n).decode("utf-8") if n else ""
+    if t == _INT:
+        return flat.i
+    if t == _DOUBLE or t == _FLOAT:
+        return flat.d
+    if t == _NULL:
+        return None
+    if t == _BOOL:
+        return flat.i != 0
+    if t == _LINK or t == _TYPED_LINK:
+        return V.from_value(txn._val, _resolver(table, prop))
+    return V.from_value(txn._val)
+
+
 _set_table = Object.table.__set__
 _set_key = Object._strata_key.__set__
 
@@ -221,30 +227,7 @@ class _Column:
         if obj is None:
             return self
         prop = self.prop
-        table = obj.table
-        txn = table.txn
-        if prop.is_collection or txn._ended or get_ident() != txn._thread:
-            return obj._get(prop)
-        # Object._get's read, inline (a Python call less on the common path); a failure goes
-        # through _get, which reads again and says why
-        flat = txn._flat
-        if _py_get(table._h, obj._strata_key, prop.col, flat, txn._val, txn._err):
-            return obj._get(prop)
-        t = flat.type
-        if t == _STRING:
-            n = flat.n
-            return _unpack(flat.p, n).decode("utf-8") if n else ""
-        if t == _INT:
-            return flat.i
-        if t == _DOUBLE or t == _FLOAT:
-            return flat.d
-        if t == _NULL:
-            return None
-        if t == _BOOL:
-            return flat.i != 0
-        if t == _LINK or t == _TYPED_LINK:
-            return V.from_value(txn._val, _resolver(table, prop))
-        return V.from_value(txn._val)
+        return obj._get(prop) if prop.is_collection else _read(obj, prop)
 
     def __set__(self, obj, value):
         obj._set(self.prop.name, value)
