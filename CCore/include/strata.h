@@ -280,6 +280,30 @@ STRATA_API int strata_db_compact(strata_db_t *db, const strata_copy_options *opt
 STRATA_API int strata_db_live_versions(strata_db_t *db, uint64_t *versions, size_t cap,
                                        size_t *count, strata_error *err);
 
+/** One taken reader slot of the lock file (strata_db_readers). A struct that never grows: a
+ *  later field will come with a call of its own. */
+typedef struct strata_reader {
+    uint32_t slot;     /* its index in the lock file */
+    uint32_t pid;      /* the process that took it */
+    uint64_t version;  /* the version it holds; UINT64_MAX while it has taken the slot but not
+                          yet a version */
+    int64_t since_ms;  /* wall-clock milliseconds (Unix epoch) when it began holding that
+                          version; 0 when unknown (a slot taken by a library before 0.9) */
+    bool alive;        /* false: its process is gone and the slot is stale (freed by the next
+                          commit, or by strata_db_clear_stale_readers) */
+} strata_reader;
+
+/**
+ * The reader slots taken in the lock file by every process, live and stale, by slot index: up
+ * to `cap` are written to `readers`; *count receives how many there are in all (cap 0 sizes the
+ * buffer). A snapshot: readers come and go while it is read.
+ */
+STRATA_API int strata_db_readers(strata_db_t *db, strata_reader *readers, size_t cap,
+                                 size_t *count, strata_error *err);
+/** Free now the reader slots of processes that are gone (a killed reader's slot pins its version
+ *  until then); *cleared (may be NULL) receives how many. Live readers are never touched. */
+STRATA_API int strata_db_clear_stale_readers(strata_db_t *db, size_t *cleared, strata_error *err);
+
 /**
  * Wait until a commit, by any handle of any process, makes the latest version newer than
  * `after` (for example the version a reader last saw): *version receives it. Returns at once

@@ -1050,6 +1050,36 @@ static void test_slot_of_a_killed_reader_process_is_freed(void) {
     uint64_t v[2];
     OK(strata_db_live_versions(db, v, 2, &nv, E));
     CHECK(nv == 1);
+    /* The slot names the child, its version and when it began, and it is alive. */
+    strata_reader slots[4];
+    size_t ns = 0;
+    OK(strata_db_readers(db, slots, 4, &ns, E));
+    CHECK(ns == 1 && slots[0].pid == (uint32_t)kid && slots[0].alive && slots[0].version == v[0]);
+    CHECK(slots[0].since_ms > 1600000000000LL && slots[0].since_ms <= (int64_t)time(NULL) * 1000 + 1000);
+    size_t cleared = 9;
+    OK(strata_db_clear_stale_readers(db, &cleared, E));
+    CHECK(cleared == 0);
+    kill(kid, SIGKILL);
+    waitpid(kid, NULL, 0);
+    OK(strata_db_readers(db, slots, 4, &ns, E));
+    CHECK(ns == 1 && !slots[0].alive);
+    OK(strata_db_clear_stale_readers(db, &cleared, E));
+    CHECK(cleared == 1);
+    OK(strata_db_readers(db, slots, 4, &ns, E));
+    CHECK(ns == 0);
+    close(fds[0]);
+    close(fds[1]);
+    /* A second killed reader, this time freed by the next commit. */
+    CHECK(pipe(fds) == 0);
+    kid = fork();
+    if (kid == 0) {
+        strata_db_t *cdb = tl_open_db(path, STRATA_DURABILITY_NO_SYNC);
+        strata_txn_t *txn;
+        if (!cdb || strata_txn_begin(cdb, STRATA_TXN_READ, &txn, NULL)) _exit(3);
+        if (write(fds[1], "r", 1) != 1) _exit(4);
+        for (;;) pause();
+    }
+    CHECK(read(fds[0], &ch, 1) == 1);
     OK(small_commits(db, 50, 0));
     uint64_t pinned = page_count(db);
     kill(kid, SIGKILL);

@@ -328,6 +328,21 @@ int strata_db_live_versions(strata_db_t *db, uint64_t *versions, size_t cap, siz
     return STRATA_OK;
 }
 
+int strata_db_readers(strata_db_t *db, strata_reader *readers, size_t cap, size_t *count,
+                      strata_error *err) {
+    if (!db || !count || (cap && !readers))
+        return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "strata_db_readers: NULL argument");
+    *count = st_db_readers(db, readers, cap);
+    return STRATA_OK;
+}
+
+int strata_db_clear_stale_readers(strata_db_t *db, size_t *cleared, strata_error *err) {
+    if (!db) return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "strata_db_clear_stale_readers: db is NULL");
+    size_t n = st_db_clear_stale_readers(db);
+    if (cleared) *cleared = n;
+    return STRATA_OK;
+}
+
 int strata_db_wait_commit(strata_db_t *db, uint64_t after, uint32_t timeout_ms,
                           uint64_t *version, strata_error *err) {
     strata_error local;

@@ -187,3 +187,11 @@ int st_db_wait_commit(strata_db_t *db, uint64_t after, uint32_t timeout_ms, uint
 size_t st_db_live_versions(strata_db_t *db, uint64_t *versions, size_t cap) {
     return st_readers_list(db, versions, cap);
 }
+
+size_t st_db_readers(strata_db_t *db, strata_reader *out, size_t cap) {
+    return st_readers_slots(db, out, cap);
+}
+
+size_t st_db_clear_stale_readers(strata_db_t *db) {
+    return st_readers_clear_stale(db);
+}

@@ -13,7 +13,9 @@
  *                 too, to wake this handle's waiters)
  *   28      36    reserved, zero
  *   64      64*N  reader slots: u32 pid (atomic, 0 = free), u32 reserved,
- *                 u64 version (atomic, UINT64_MAX = none), 48 reserved
+ *                 u64 version (atomic, UINT64_MAX = none), u64 since (atomic: wall-clock
+ *                 milliseconds when the slot began holding its version; 0 = unknown, as an
+ *                 older library leaves it), 40 reserved
  *
  * Byte-range locks (open-file-description locks, so they are per handle, survive other
  * descriptors closing, and vanish when the process dies):
@@ -73,7 +75,8 @@ typedef struct reader_slot {
     _Atomic uint32_t pid;
     uint32_t reserved0;
     _Atomic uint64_t version;
-    uint64_t reserved[6];
+    _Atomic uint64_t since_ms;
+    uint64_t reserved[5];
 } reader_slot;
 _Static_assert(sizeof(reader_slot) == 64, "reader slot is 64 bytes");
 
@@ -354,8 +357,18 @@ int st_readers_acquire(strata_db_t *db, int *slot, strata_error *err) {
                   r->nslots, db->file.shown);
 }
 
+/* Wall-clock milliseconds from the coarse clock (a few ns: read transactions begin often). */
+static uint64_t now_ms(void) {
+    struct timespec ts;
+    if (clock_gettime(CLOCK_REALTIME_COARSE, &ts) != 0) return 0;
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
 void st_readers_hold(strata_db_t *db, int slot, uint64_t version) {
-    atomic_store(&db->readers->slots[slot].version, version);
+    reader_slot *s = &db->readers->slots[slot];
+    if (atomic_load_explicit(&s->version, memory_order_relaxed) != version)
+        atomic_store_explicit(&s->since_ms, now_ms(), memory_order_relaxed);
+    atomic_store(&s->version, version);
 }
 
 void st_readers_release(strata_db_t *db, int slot) {
@@ -386,6 +399,36 @@ uint64_t st_readers_oldest(strata_db_t *db, uint64_t latest, uint32_t *live) {
 static int cmp_u64(const void *a, const void *b) {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
     return x < y ? -1 : x > y;
+}
+
+size_t st_readers_slots(strata_db_t *db, strata_reader *out, size_t cap) {
+    st_readers *r = db->readers;
+    size_t n = 0;
+    for (uint32_t i = 0; i < r->nslots; i++) {
+        uint32_t pid = atomic_load(&r->slots[i].pid);
+        if (pid == 0) continue;
+        if (n < cap) {
+            out[n] = (strata_reader){.slot = i, .pid = pid,
+                                     .version = atomic_load(&r->slots[i].version),
+                                     .since_ms = (int64_t)atomic_load(&r->slots[i].since_ms),
+                                     .alive = !owner_dead(r, pid)};
+        }
+        n++;
+    }
+    return n;
+}
+
+size_t st_readers_clear_stale(strata_db_t *db) {
+    st_readers *r = db->readers;
+    size_t cleared = 0;
+    for (uint32_t i = 0; i < r->nslots; i++) {
+        uint32_t pid = atomic_load(&r->slots[i].pid);
+        if (owner_dead(r, pid)) {
+            reap_slot(r, i, pid);
+            cleared++;
+        }
+    }
+    return cleared;
 }
 
 size_t st_readers_list(strata_db_t *db, uint64_t *versions, size_t cap) {

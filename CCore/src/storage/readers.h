@@ -41,6 +41,11 @@ uint64_t st_readers_oldest(strata_db_t *db, uint64_t latest, uint32_t *live);
 /* The held versions, ascending and distinct, up to cap; returns how many there are in all. */
 size_t st_readers_list(strata_db_t *db, uint64_t *versions, size_t cap);
 
+/* Every taken slot (up to cap into out; returns how many there are), the dead owners' too. */
+size_t st_readers_slots(strata_db_t *db, strata_reader *out, size_t cap);
+/* Free the slots of dead processes now; returns how many were freed. */
+size_t st_readers_clear_stale(strata_db_t *db);
+
 /* The writer lock: exclusive across the processes (OFD lock on byte 0 of the lock file) and
  * threads (the caller also holds the handle's write mutex). */
 int st_readers_writer_lock(strata_db_t *db, bool wait, strata_error *err);

@@ -376,6 +376,9 @@ int st_db_info(strata_db_t *db, strata_db_info *info, strata_error *err);
 int st_db_packed(strata_db_t *db, uint64_t *bytes, uint64_t *pages, strata_error *err);
 /* The held versions, ascending and distinct, up to cap; returns how many there are in all. */
 size_t st_db_live_versions(strata_db_t *db, uint64_t *versions, size_t cap);
+/* The lock file's taken reader slots (up to cap; returns how many), and freeing dead ones. */
+size_t st_db_readers(strata_db_t *db, strata_reader *out, size_t cap);
+size_t st_db_clear_stale_readers(strata_db_t *db);
 /* Block until a commit, in any process, makes the latest version newer than `after`. */
 void st_db_stop_waits(strata_db_t *db);
 int st_db_wait_commit(strata_db_t *db, uint64_t after, uint32_t timeout_ms, uint64_t *version,
