@@ -3,12 +3,12 @@ import CCore
 /// One transaction of the core for the object layer (`strata_txn_*`), owned by one thread at a
 /// time. Table handles it opens die with it; `generation` moves whenever that happens (commit,
 /// abort, refresh), so that callers know to open them again.
-final class CoreTxn {
-    let handle: OpaquePointer
-    let isWrite: Bool
+package final class CoreTxn {
+    package let handle: OpaquePointer
+    package let isWrite: Bool
     private var freed = false
 
-    init(db: Database, write: Bool, wait: Bool = true) throws {
+    package init(db: Database, write: Bool, wait: Bool = true) throws {
         isWrite = write
         var txn: OpaquePointer?
         let flags = write ? UInt32(STRATA_TXN_WRITE) | (wait ? 0 : UInt32(STRATA_TXN_TRY)) : UInt32(STRATA_TXN_READ)
@@ -17,7 +17,7 @@ final class CoreTxn {
     }
 
     /// A write transaction, or nil when `wait` is false and another writer holds the file.
-    convenience init?(writeOn db: Database, wait: Bool) throws {
+    package convenience init?(writeOn db: Database, wait: Bool) throws {
         do {
             try self.init(db: db, write: true, wait: wait)
         } catch let e as StrataError where e.code == .busy && !wait {
@@ -26,7 +26,7 @@ final class CoreTxn {
     }
 
     /// Another read transaction of `other`'s version (`strata_txn_clone`), for another thread.
-    init(cloneOf other: CoreTxn) throws {
+    package init(cloneOf other: CoreTxn) throws {
         isWrite = false
         var txn: OpaquePointer?
         try StrataError.check { strata_txn_clone(other.handle, &txn, $0) }
@@ -37,7 +37,7 @@ final class CoreTxn {
 
     /// Commit (write) or end (read); either way the handle is freed. `unsynced`: visible now,
     /// durable after the next `Database.syncCommits` (`strata_txn_commit_unsynced`).
-    func commit(unsynced: Bool = false) throws {
+    package func commit(unsynced: Bool = false) throws {
         defer { free() }
         if unsynced {
             try StrataError.check { strata_txn_commit_unsynced(handle, $0) }
@@ -46,28 +46,28 @@ final class CoreTxn {
         }
     }
 
-    func free() {
+    package func free() {
         if freed { return }
         freed = true
         strata_txn_free(handle)
     }
 
     /// A read transaction moves to the latest version.
-    func refresh() throws { try StrataError.check { strata_txn_refresh(handle, $0) } }
+    package func refresh() throws { try StrataError.check { strata_txn_refresh(handle, $0) } }
 
-    var version: UInt64 { strata_txn_version(handle) }
+    package var version: UInt64 { strata_txn_version(handle) }
 
-    func schemaVersion() throws -> UInt64 {
+    package func schemaVersion() throws -> UInt64 {
         var v: UInt64 = 0
         try StrataError.check { strata_schema_version(handle, &v, $0) }
         return v
     }
 
-    func setSchemaVersion(_ v: UInt64) throws {
+    package func setSchemaVersion(_ v: UInt64) throws {
         try StrataError.check { strata_schema_set_version(handle, v, $0) }
     }
 
-    func tableNames() throws -> [String] {
+    package func tableNames() throws -> [String] {
         var n = 0
         try StrataError.check { strata_table_count_all(handle, &n, $0) }
         return try (0..<n).map { i in
@@ -78,17 +78,17 @@ final class CoreTxn {
     }
 
     /// The table, or nil when the file has none of that name.
-    func table(_ name: String) throws -> CoreTable? {
+    package func table(_ name: String) throws -> CoreTable? {
         var t: OpaquePointer?
         guard try StrataError.found({ strata_table_open(handle, name, &t, $0) }) else { return nil }
         return CoreTable(handle: t!)
     }
 
-    func dropTable(_ name: String) throws {
+    package func dropTable(_ name: String) throws {
         try StrataError.check { strata_table_drop(handle, name, $0) }
     }
 
-    func createTable(_ name: String) throws -> CoreTable {
+    package func createTable(_ name: String) throws -> CoreTable {
         var t: OpaquePointer?
         try StrataError.check { strata_table_create(handle, name, &t, $0) }
         return CoreTable(handle: t!)
@@ -96,24 +96,32 @@ final class CoreTxn {
 }
 
 /// A property as the core has it.
-struct CoreProperty {
-    let col: UInt32
-    let name: String
-    let type: CoreType
-    let flags: CoreFlags
-    let linkTarget: String?
+package struct CoreProperty {
+    package let col: UInt32
+    package let name: String
+    package let type: CoreType
+    package let flags: CoreFlags
+    package let linkTarget: String?
+
+    package init(col: UInt32, name: String, type: CoreType, flags: CoreFlags, linkTarget: String?) {
+        self.col = col
+        self.name = name
+        self.type = type
+        self.flags = flags
+        self.linkTarget = linkTarget
+    }
 }
 
 /// A table handle of one transaction (`strata_table_*`, `strata_obj_*`, `strata_list_*`).
-struct CoreTable {
-    let handle: OpaquePointer
+package struct CoreTable {
+    package let handle: OpaquePointer
 
-    var name: String { String(cString: strata_table_name(handle)) }
+    package var name: String { String(cString: strata_table_name(handle)) }
     /// The table's id in its file (what a mixed value's link names).
-    var id: UInt32 { strata_table_id(handle) }
+    package var id: UInt32 { strata_table_id(handle) }
 
     /// Whether the table is embedded (one parent per object).
-    func isEmbedded() throws -> Bool {
+    package func isEmbedded() throws -> Bool {
         var e = false
         try StrataError.check { strata_table_is_embedded(handle, &e, $0) }
         return e
@@ -121,12 +129,12 @@ struct CoreTable {
 
     /// Make the table embedded (every object must have exactly one parent; those with none are
     /// deleted when `deleteOrphans`, else refused) or top-level.
-    func setEmbedded(_ embedded: Bool, deleteOrphans: Bool = false) throws {
+    package func setEmbedded(_ embedded: Bool, deleteOrphans: Bool = false) throws {
         let flags = deleteOrphans ? UInt32(STRATA_EMBED_DELETE_ORPHANS) : 0
         try StrataError.check { strata_table_set_embedded(handle, embedded, flags, $0) }
     }
 
-    func properties() throws -> [CoreProperty] {
+    package func properties() throws -> [CoreProperty] {
         var n = 0
         try StrataError.check { strata_table_property_count(handle, &n, $0) }
         return try (0..<n).map { i in
@@ -139,7 +147,7 @@ struct CoreTable {
         }
     }
 
-    func addProperty(_ name: String, type: CoreType, flags: CoreFlags, linkTarget: String?) throws -> UInt32 {
+    package func addProperty(_ name: String, type: CoreType, flags: CoreFlags, linkTarget: String?) throws -> UInt32 {
         var col: UInt32 = 0
         try StrataError.check {
             strata_table_add_property(handle, name, type.cValue, flags.rawValue, linkTarget, &col, $0)
@@ -147,38 +155,38 @@ struct CoreTable {
         return col
     }
 
-    func removeProperty(_ col: UInt32) throws {
+    package func removeProperty(_ col: UInt32) throws {
         try StrataError.check { strata_table_remove_property(handle, col, $0) }
     }
 
-    func setPrimaryKey(_ col: UInt32) throws {
+    package func setPrimaryKey(_ col: UInt32) throws {
         try StrataError.check { strata_table_set_primary_key(handle, col, $0) }
     }
 
-    func setIndexed(_ col: UInt32, _ on: Bool) throws {
+    package func setIndexed(_ col: UInt32, _ on: Bool) throws {
         try StrataError.check { strata_table_set_indexed(handle, col, on, $0) }
     }
 
-    func count() throws -> Int {
+    package func count() throws -> Int {
         var n: UInt64 = 0
         try StrataError.check { strata_table_size(handle, &n, $0) }
         return Int(n)
     }
 
-    func create() throws -> Int64 {
+    package func create() throws -> Int64 {
         var key: Int64 = 0
         try StrataError.check { strata_obj_create(handle, &key, $0) }
         return key
     }
 
-    func create(primaryKey pk: StoredValue) throws -> Int64 {
+    package func create(primaryKey pk: StoredValue) throws -> Int64 {
         var key: Int64 = 0
         try pk.withCValue { v in try StrataError.check { strata_obj_create_pk(handle, v, &key, $0) } }
         return key
     }
 
     /// The object whose primary key is pk, or nil.
-    func find(primaryKey pk: StoredValue) throws -> Int64? {
+    package func find(primaryKey pk: StoredValue) throws -> Int64? {
         var key: Int64 = 0
         let found = try pk.withCValue { v in
             try StrataError.foundRead { strata_obj_find_pk(handle, v, &key, $0) }
@@ -186,7 +194,7 @@ struct CoreTable {
         return found ? key : nil
     }
 
-    func find(intPrimaryKey pk: Int64) throws -> Int64? {
+    package func find(intPrimaryKey pk: Int64) throws -> Int64? {
         var v = strata_value()
         v.type = STRATA_TYPE_INT
         v.u.i = pk
@@ -196,24 +204,24 @@ struct CoreTable {
 
     /// A hint that the object's properties are about to be read (strata_obj_prefetch): their
     /// bytes are asked of memory together. Nothing is read; a failure is no matter.
-    func prefetch(_ key: Int64) { _ = strata_obj_prefetch(handle, key, nil) }
+    package func prefetch(_ key: Int64) { _ = strata_obj_prefetch(handle, key, nil) }
 
-    func exists(_ key: Int64) throws -> Bool {
+    package func exists(_ key: Int64) throws -> Bool {
         try StrataError.foundRead { strata_obj_exists(handle, key, $0) }
     }
 
-    func delete(_ key: Int64) throws { try StrataError.check { strata_obj_delete(handle, key, $0) } }
-    func clear() throws { try StrataError.check { strata_table_clear(handle, $0) } }
+    package func delete(_ key: Int64) throws { try StrataError.check { strata_obj_delete(handle, key, $0) } }
+    package func clear() throws { try StrataError.check { strata_table_clear(handle, $0) } }
 
     /// The first key after `after` (-1: the first object), or nil at the end.
-    func next(after: Int64) throws -> Int64? {
+    package func next(after: Int64) throws -> Int64? {
         var key: Int64 = 0
         return try StrataError.found({ strata_obj_next(handle, after, &key, $0) }) ? key : nil
     }
 
     /// Every key, ascending.
     /// Every key, ascending (`strata_table_keys`: one pass over the clusters' key leaves).
-    func keys() throws -> [Int64] {
+    package func keys() throws -> [Int64] {
         var n = 0
         try StrataError.check { strata_table_keys(handle, nil, 0, &n, $0) }
         var out = [Int64](repeating: 0, count: n)
@@ -224,54 +232,54 @@ struct CoreTable {
         return got >= n ? out : Array(out.prefix(got))
     }
 
-    func get(_ key: Int64, _ col: UInt32) throws -> StoredValue {
+    package func get(_ key: Int64, _ col: UInt32) throws -> StoredValue {
         StoredValue(try getRaw(key, col))
     }
 
     /// The value as the core hands it out (its bytes in the mapped file: copy them before the
     /// transaction moves).
     @inline(__always)
-    func getRaw(_ key: Int64, _ col: UInt32) throws -> strata_value {
+    package func getRaw(_ key: Int64, _ col: UInt32) throws -> strata_value {
         var v = strata_value()
         try StrataError.checkRead { strata_obj_get(handle, key, col, &v, $0) }
         return v
     }
 
-    func set(_ key: Int64, _ col: UInt32, _ value: StoredValue) throws {
+    package func set(_ key: Int64, _ col: UInt32, _ value: StoredValue) throws {
         try value.withCValue { v in try StrataError.check { strata_obj_set(handle, key, col, v, $0) } }
     }
 
     // Lists
 
-    func listCount(_ key: Int64, _ col: UInt32) throws -> Int {
+    package func listCount(_ key: Int64, _ col: UInt32) throws -> Int {
         var n = 0
         try StrataError.checkRead { strata_list_size(handle, key, col, &n, $0) }
         return n
     }
 
-    func listGet(_ key: Int64, _ col: UInt32, _ i: Int) throws -> StoredValue {
+    package func listGet(_ key: Int64, _ col: UInt32, _ i: Int) throws -> StoredValue {
         var v = strata_value()
         try StrataError.checkRead { strata_list_get(handle, key, col, i, &v, $0) }
         return StoredValue(v)
     }
 
-    func listInsert(_ key: Int64, _ col: UInt32, _ i: Int, _ value: StoredValue) throws {
+    package func listInsert(_ key: Int64, _ col: UInt32, _ i: Int, _ value: StoredValue) throws {
         try value.withCValue { v in try StrataError.check { strata_list_insert(handle, key, col, i, v, $0) } }
     }
 
-    func listSet(_ key: Int64, _ col: UInt32, _ i: Int, _ value: StoredValue) throws {
+    package func listSet(_ key: Int64, _ col: UInt32, _ i: Int, _ value: StoredValue) throws {
         try value.withCValue { v in try StrataError.check { strata_list_set(handle, key, col, i, v, $0) } }
     }
 
-    func listMove(_ key: Int64, _ col: UInt32, from: Int, to: Int) throws {
+    package func listMove(_ key: Int64, _ col: UInt32, from: Int, to: Int) throws {
         try StrataError.check { strata_list_move(handle, key, col, from, to, $0) }
     }
 
-    func listRemove(_ key: Int64, _ col: UInt32, _ i: Int) throws {
+    package func listRemove(_ key: Int64, _ col: UInt32, _ i: Int) throws {
         try StrataError.check { strata_list_remove(handle, key, col, i, $0) }
     }
 
-    func listClear(_ key: Int64, _ col: UInt32) throws {
+    package func listClear(_ key: Int64, _ col: UInt32) throws {
         try StrataError.check { strata_list_clear(handle, key, col, $0) }
     }
 
@@ -279,7 +287,7 @@ struct CoreTable {
 
     /// Add `value` unless the set holds it; whether it was added.
     @discardableResult
-    func setInsert(_ key: Int64, _ col: UInt32, _ value: StoredValue) throws -> Bool {
+    package func setInsert(_ key: Int64, _ col: UInt32, _ value: StoredValue) throws -> Bool {
         var added = false
         try value.withCValue { v in try StrataError.check { strata_set_insert(handle, key, col, v, &added, $0) } }
         return added
@@ -287,14 +295,14 @@ struct CoreTable {
 
     /// Remove `value` if the set holds it; whether it was removed.
     @discardableResult
-    func setErase(_ key: Int64, _ col: UInt32, _ value: StoredValue) throws -> Bool {
+    package func setErase(_ key: Int64, _ col: UInt32, _ value: StoredValue) throws -> Bool {
         var removed = false
         try value.withCValue { v in try StrataError.check { strata_set_erase(handle, key, col, v, &removed, $0) } }
         return removed
     }
 
     /// The position of `value` in the set, or nil.
-    func setFind(_ key: Int64, _ col: UInt32, _ value: StoredValue) throws -> Int? {
+    package func setFind(_ key: Int64, _ col: UInt32, _ value: StoredValue) throws -> Int? {
         var at = 0
         let found = try value.withCValue { v in try StrataError.found { strata_set_find(handle, key, col, v, &at, $0) } }
         return found ? at : nil
@@ -304,7 +312,7 @@ struct CoreTable {
 
     /// Set the value of `mapKey`; whether the key was added.
     @discardableResult
-    func mapSet(_ key: Int64, _ col: UInt32, _ mapKey: String, _ value: StoredValue) throws -> Bool {
+    package func mapSet(_ key: Int64, _ col: UInt32, _ mapKey: String, _ value: StoredValue) throws -> Bool {
         var added = false
         let n = mapKey.utf8.count
         try mapKey.withCString { k in
@@ -314,7 +322,7 @@ struct CoreTable {
     }
 
     /// The value of `mapKey`, or nil when the map lacks it (or the object is gone).
-    func mapGet(_ key: Int64, _ col: UInt32, _ mapKey: String) throws -> StoredValue? {
+    package func mapGet(_ key: Int64, _ col: UInt32, _ mapKey: String) throws -> StoredValue? {
         var v = strata_value()
         let n = mapKey.utf8.count
         let found = try mapKey.withCString { k in
@@ -325,7 +333,7 @@ struct CoreTable {
 
     /// Remove `mapKey`; whether the map held it.
     @discardableResult
-    func mapErase(_ key: Int64, _ col: UInt32, _ mapKey: String) throws -> Bool {
+    package func mapErase(_ key: Int64, _ col: UInt32, _ mapKey: String) throws -> Bool {
         var removed = false
         let n = mapKey.utf8.count
         try mapKey.withCString { k in
@@ -335,7 +343,7 @@ struct CoreTable {
     }
 
     /// The key at position `i` of the map's (ascending) key order.
-    func mapKeyAt(_ key: Int64, _ col: UInt32, _ i: Int) throws -> String {
+    package func mapKeyAt(_ key: Int64, _ col: UInt32, _ i: Int) throws -> String {
         var v = strata_value()
         try StrataError.checkRead { strata_map_key_at(handle, key, col, i, &v, $0) }
         guard case .string(let s) = StoredValue(v) else { return "" }
@@ -343,7 +351,7 @@ struct CoreTable {
     }
 
     /// The keys of the objects of `origin` that link to object `key` through `col`, ascending.
-    func backlinks(_ key: Int64, origin: CoreTable, col: UInt32) throws -> [Int64] {
+    package func backlinks(_ key: Int64, origin: CoreTable, col: UInt32) throws -> [Int64] {
         var n = 0
         try StrataError.check { strata_obj_backlinks(handle, key, origin.handle, col, nil, 0, &n, $0) }
         if n == 0 { return [] }

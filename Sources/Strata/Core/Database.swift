@@ -20,20 +20,27 @@ public final class Database: @unchecked Sendable { // (the core handle is safe a
         case memory
     }
 
-    let handle: OpaquePointer
+    package let handle: OpaquePointer
     public let path: String
 
-    public init(path: String, durability: Durability = .full, readOnly: Bool = false,
-                maxVersions: UInt64 = 0) throws {
+    public convenience init(path: String, durability: Durability = .full, readOnly: Bool = false,
+                            maxVersions: UInt64 = 0) throws {
+        try self.init(path: path) { opts in
+            switch durability {
+            case .full: opts.durability = STRATA_DURABILITY_FULL
+            case .noSync: opts.durability = STRATA_DURABILITY_NO_SYNC
+            case .memory: opts.durability = STRATA_DURABILITY_MEMORY
+            }
+            opts.read_only = readOnly
+            opts.max_versions = maxVersions
+        }
+    }
+
+    /// Open with the core's defaults changed by `configure` (the `strata` tool: no create, ...).
+    package init(path: String, configure: (inout strata_options) -> Void) throws {
         var opts = strata_options()
         strata_options_init_sized(&opts, MemoryLayout<strata_options>.size)
-        switch durability {
-        case .full: opts.durability = STRATA_DURABILITY_FULL
-        case .noSync: opts.durability = STRATA_DURABILITY_NO_SYNC
-        case .memory: opts.durability = STRATA_DURABILITY_MEMORY
-        }
-        opts.read_only = readOnly
-        opts.max_versions = maxVersions
+        configure(&opts)
         var db: OpaquePointer?
         try StrataError.check { strata_db_open(path, &opts, &db, $0) }
         self.handle = db!

@@ -3,7 +3,7 @@ import Foundation
 
 /// A value as the core stores it: the Swift side of `strata_value`. Strings and bytes are copied
 /// out of the map when read (a `strata_value` points into it only until its transaction ends).
-enum StoredValue: Equatable {
+package enum StoredValue: Equatable {
     case null
     case bool(Bool)
     case int(Int64)
@@ -23,7 +23,7 @@ enum StoredValue: Equatable {
 
     /// The value as the Swift type that stores it (`Int64` for integers, `Date` for
     /// timestamps, the key for a link; NSNull for null): untyped input to `ValueConversion`.
-    var anyValue: Any {
+    package var anyValue: Any {
         switch self {
         case .null: return NSNull()
         case .bool(let b): return b
@@ -43,7 +43,7 @@ enum StoredValue: Equatable {
     /// The order of values of one property (sorting a list of values): null first, then numbers
     /// by value (across int, float, double and decimal), strings, bytes, dates, ids by their
     /// natural order; values of different kinds by kind.
-    static func precedes(_ a: StoredValue, _ b: StoredValue) -> Bool {
+    package static func precedes(_ a: StoredValue, _ b: StoredValue) -> Bool {
         switch (a, b) {
         case (.null, .null): return false
         case (.null, _): return true
@@ -89,7 +89,7 @@ enum StoredValue: Equatable {
     }
 
     /// The core's type of this value (`.null` has none of its own).
-    var coreType: CoreType {
+    package var coreType: CoreType {
         switch self {
         case .null: return .null
         case .bool: return .bool
@@ -107,7 +107,7 @@ enum StoredValue: Equatable {
     }
 
     /// Read a value the core handed out (copying its bytes).
-    init(_ v: strata_value) {
+    package init(_ v: strata_value) {
         switch v.type {
         case STRATA_TYPE_BOOL: self = .bool(v.u.b)
         case STRATA_TYPE_INT: self = .int(v.u.i)
@@ -138,7 +138,7 @@ enum StoredValue: Equatable {
     }
 
     /// Hand the value to a C call as a `strata_value` (its bytes live during `body`).
-    func withCValue<R>(_ body: (UnsafePointer<strata_value>) throws -> R) rethrows -> R {
+    package func withCValue<R>(_ body: (UnsafePointer<strata_value>) throws -> R) rethrows -> R {
         var v = strata_value()
         switch self {
         case .null: v.type = STRATA_TYPE_NULL
@@ -185,21 +185,22 @@ enum StoredValue: Equatable {
 }
 
 /// The core's value types (`strata_type`), as the Swift model names them.
-enum CoreType: UInt32 {
+package enum CoreType: UInt32 {
     case null = 0, bool, int, float, double, string, binary, timestamp, objectId, uuid,
          decimal128, link, mixed
 
-    var cValue: strata_type { strata_type(rawValue) }
-    var name: String { String(cString: strata_type_name(cValue)) }
+    package var cValue: strata_type { strata_type(rawValue) }
+    package var name: String { String(cString: strata_type_name(cValue)) }
 }
 
 /// Property flags of the core (`STRATA_PROP_*`).
-struct CoreFlags: OptionSet, Hashable {
-    let rawValue: UInt32
-    static let nullable = CoreFlags(rawValue: UInt32(STRATA_PROP_NULLABLE))
-    static let indexed = CoreFlags(rawValue: UInt32(STRATA_PROP_INDEXED))
-    static let primaryKey = CoreFlags(rawValue: UInt32(STRATA_PROP_PRIMARY_KEY))
-    static let list = CoreFlags(rawValue: UInt32(STRATA_PROP_LIST))
-    static let set = CoreFlags(rawValue: UInt32(STRATA_PROP_SET))
-    static let map = CoreFlags(rawValue: UInt32(STRATA_PROP_MAP))
+package struct CoreFlags: OptionSet, Hashable {
+    package let rawValue: UInt32
+    package init(rawValue: UInt32) { self.rawValue = rawValue }
+    package static let nullable = CoreFlags(rawValue: UInt32(STRATA_PROP_NULLABLE))
+    package static let indexed = CoreFlags(rawValue: UInt32(STRATA_PROP_INDEXED))
+    package static let primaryKey = CoreFlags(rawValue: UInt32(STRATA_PROP_PRIMARY_KEY))
+    package static let list = CoreFlags(rawValue: UInt32(STRATA_PROP_LIST))
+    package static let set = CoreFlags(rawValue: UInt32(STRATA_PROP_SET))
+    package static let map = CoreFlags(rawValue: UInt32(STRATA_PROP_MAP))
 }
