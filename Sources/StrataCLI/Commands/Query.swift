@@ -55,7 +55,7 @@ struct Query: ParsableCommand {
             case .table:
                 let rows = try keys.map { k -> [String] in
                     guard case .object(let m) = try enc.encode(cls, key: k) else { return [] }
-                    return m.map { ValueCoding.text($0.1) }
+                    return m.map { TableOutput.cell(ValueCoding.text($0.1)) }
                 }
                 try sink.write(TableOutput.render(headers: cls.properties.map(\.name), rows: rows))
                 try sink.line("(\(keys.count) object\(keys.count == 1 ? "" : "s"))")

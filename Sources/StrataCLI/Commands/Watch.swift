@@ -21,7 +21,11 @@ struct Watch: ParsableCommand {
         let db = try openDatabase(file.file)
         var old = try CoreTxn(db: db, write: false)
         if let className, try old.table(className) == nil { throw ToolFailure("no class '\(className)' in '\(file.file)'") }
-        if !output.json { print("watching '\(file.file)' from version \(old.version) (Ctrl-C stops)") }
+        if output.json {
+            print(JSON.object([("watching", .string(file.file)), ("version", .int(Int64(old.version)))]).text)
+        } else {
+            print("watching '\(file.file)' from version \(old.version) (Ctrl-C stops)")
+        }
         fflush(nil)
         var seen = 0
         var idleSince = Date()

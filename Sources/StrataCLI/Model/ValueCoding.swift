@@ -173,6 +173,7 @@ enum ValueCoding {
         switch j {
         case .null: return ""
         case .string(let s): return s
+        case .double(let d) where !d.isFinite: return d.isNaN ? "NaN" : d < 0 ? "-Infinity" : "Infinity"
         default: return j.text
         }
     }

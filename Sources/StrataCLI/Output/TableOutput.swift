@@ -9,6 +9,13 @@ enum TableOutput {
         return table.string(for: rows, style: Style.psql) ?? ""
     }
 
+    /// A value for one cell: line breaks and tabs shown as escapes, so that rows stay rows.
+    static func cell(_ s: String) -> String {
+        guard s.contains(where: { $0 == "\n" || $0 == "\r" || $0 == "\t" || $0 == "\r\n" }) else { return s }
+        return s.replacingOccurrences(of: "\r\n", with: "\\r\\n").replacingOccurrences(of: "\n", with: "\\n")
+            .replacingOccurrences(of: "\r", with: "\\r").replacingOccurrences(of: "\t", with: "\\t")
+    }
+
     /// "name: value" lines, the names aligned.
     static func pairs(_ items: [(String, String)]) -> String {
         let w = items.map(\.0.count).max() ?? 0
