@@ -3,6 +3,7 @@
 // core wrappers (CoreTxn, CoreTable) and the C ABI, so any file opens, whatever its schema.
 import ArgumentParser
 import CCore
+import Strata
 
 @main
 struct StrataTool: ParsableCommand {
@@ -20,4 +21,17 @@ struct StrataTool: ParsableCommand {
             Check.self, Compact.self, Copy.self, Readers.self, Watch.self, Recover.self,
         ]
     )
+
+    /// As ParsableCommand's, with the core's errors shown with their status name
+    /// ("Error: STRATA_ERR_CORRUPT: page 7 ...").
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch let e as StrataError {
+            exit(withError: ToolFailure(e.description))
+        } catch {
+            exit(withError: error)
+        }
+    }
 }

@@ -69,7 +69,7 @@ struct Import: ParsableCommand {
             return p
         }
         let progress = Progress("importing", total: csv.rows.count)
-        let session = ImportSession(classes)
+        let session = ImportSession(classes, positionsInFile: true)
         for (r, row) in csv.rows.enumerated() {
             let line = r + 2
             guard row.count == props.count else {

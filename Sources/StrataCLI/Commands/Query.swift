@@ -19,7 +19,8 @@ struct Query: ParsableCommand {
     @Argument(help: "The class to query.") var className: String
     @Argument(help: "The predicate; all objects when left out.") var predicate: String = "TRUEPREDICATE"
     @Argument(help: "Values for $0, $1, …: JSON (5, 2.5, true, null, \"text\") or plain text.") var args: [String] = []
-    @Option(help: "Sort by a property; '-name' for descending. Repeat for more keys.") var sort: [String] = []
+    @Option(help: "Sort by a property: 'age', 'age DESC' or --sort=-age for descending. Repeat for more keys.")
+    var sort: [String] = []
     @Option(help: "At most this many objects.") var limit: Int?
     @Option(help: "table, json or csv (default: table on a terminal, else json).") var format: OutputFormat?
     @Flag(name: .long, help: "Same as --format json.") var json = false
@@ -32,7 +33,7 @@ struct Query: ParsableCommand {
             let cls = try classes.cls(className)
             var text = predicate.isEmpty ? "TRUEPREDICATE" : predicate
             if !sort.isEmpty {
-                text += " SORT(" + sort.map { $0.hasPrefix("-") ? "\($0.dropFirst()) DESC" : "\($0) ASC" }.joined(separator: ", ") + ")"
+                text += " SORT(" + sort.map(sortKey).joined(separator: ", ") + ")"
             }
             if let limit { text += " LIMIT(\(limit))" }
             let keys = try runQuery(txn, cls.name, text, args.map(argumentJSON))
@@ -63,6 +64,13 @@ struct Query: ParsableCommand {
             try sink.finish()
         }
     }
+}
+
+/// "age", "-age", "age desc" → the SORT clause's "age ASC" / "age DESC".
+func sortKey(_ s: String) -> String {
+    let words = s.split(separator: " ")
+    if words.count == 2, ["ASC", "DESC"].contains(words[1].uppercased()) { return "\(words[0]) \(words[1].uppercased())" }
+    return s.hasPrefix("-") ? "\(s.dropFirst()) DESC" : "\(s) ASC"
 }
 
 /// A query argument from the command line: a JSON value, else the text as a string.

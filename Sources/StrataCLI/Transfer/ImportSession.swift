@@ -15,9 +15,10 @@ final class ImportSession {
     var lenient = false
     private(set) var losses: [String] = []
 
-    init(_ classes: FileClasses) {
+    /// `positionsInFile`: references by position name the file's objects (CSV), not the input's.
+    init(_ classes: FileClasses, positionsInFile: Bool = false) {
         self.classes = classes
-        refs = ImportReferences(classes)
+        refs = ImportReferences(classes, positionsInFile: positionsInFile)
     }
 
     /// Create one object of `clsName` from a JSON object; `at` says where it was read (errors).

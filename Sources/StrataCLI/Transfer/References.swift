@@ -72,14 +72,21 @@ final class ExportReferences: LinkCoding {
     func tableId(of cls: String) throws -> UInt32 { try classes.tableId(of: cls) }
 }
 
-/// Import: the key of the object a reference names (objects of the input, or by primary key
-/// objects the file had before).
+/// Import: the key of the object a reference names. A primary key names an object of the input
+/// or one the file had before. A position names, in a JSON export, an object of the input (its
+/// position among the input's objects of its class); in a CSV file, which holds one class, an
+/// object of the file (its position among the file's objects of its class, as CSV export wrote it).
 final class ImportReferences: LinkCoding {
     let classes: FileClasses
+    let positionsInFile: Bool
     /// New keys of the input's objects of classes without a primary key, in input order.
     var created: [String: [Int64]] = [:]
+    private var fileKeys: [String: [Int64]] = [:]
 
-    init(_ classes: FileClasses) { self.classes = classes }
+    init(_ classes: FileClasses, positionsInFile: Bool = false) {
+        self.classes = classes
+        self.positionsInFile = positionsInFile
+    }
 
     func key(for ref: JSON, in cls: String) throws -> Int64 {
         let c = try classes.cls(cls)
@@ -94,9 +101,10 @@ final class ImportReferences: LinkCoding {
         guard case .int(let n) = ref else {
             throw ToolFailure("a link to \(cls) (no primary key) must be the object's position in the input, not \(ref.text)")
         }
-        let keys = created[cls] ?? []
+        if positionsInFile && fileKeys[cls] == nil { fileKeys[cls] = try t.keys() }
+        let keys = positionsInFile ? fileKeys[cls]! : created[cls] ?? []
         guard n >= 0 && Int(n) < keys.count else {
-            throw ToolFailure("a link names \(cls) #\(n), but the input has \(keys.count) \(cls) objects")
+            throw ToolFailure("a link names \(cls) #\(n), but the \(positionsInFile ? "file" : "input") has \(keys.count) \(cls) objects")
         }
         return keys[Int(n)]
     }
