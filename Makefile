@@ -4,7 +4,9 @@
 #   make build       the library and every test program
 #   make test        everything a change must pass (the README's test command)
 #   make lib         build/libstrata.so, build/libstrata.a, build/strata.pc
-#   make install     PREFIX=/usr/local (header, libraries, pkg-config file)
+#   make install     PREFIX=/usr/local (the `strata` tool, header, libraries, pkg-config file)
+#   make cli         the `strata` command-line tool (.build/release/strata)
+#   make test-cli    the tool's tests (Tests/cli, pytest, against the debug build)
 #   make demo        the demo program
 #   make crashtest   RUNS=N  kill a writer at random moments, check every reported commit
 #   make powerloss   RUNS=N  drop, reorder and tear unsynced writes, check every durable commit
@@ -69,7 +71,7 @@ TESTS := test_engine test_objects test_query test_query_portable test_clusters t
 TEST_BIN := $(TESTS:%=$(B)/%)
 EXAMPLES := $(patsubst CCore/examples/%.c,$(B)/examples/%,$(wildcard CCore/examples/*.c))
 
-.PHONY: all deps build lib install demo test test-c crashtest powerloss faults stress fuzz asan tsan \
+.PHONY: all deps build lib install cli test-cli demo test test-c crashtest powerloss faults stress fuzz asan tsan \
         swift-test bench bench-swift python test-python bench-python clean
 
 all: build
@@ -129,7 +131,7 @@ $(B)/libstrata.so: $(PIC_OBJ)
 	$(CC) -shared -Wl,-soname,libstrata.so.0 -o $@ $(PIC_OBJ) $(LIBS)
 
 # strata.pc for PREFIX (install writes it again for the PREFIX it is given).
-PC_TEXT = 'prefix=%s\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: strata\nDescription: Strata embedded object database (C core)\nVersion: 0.7.0\nLibs: -L$${libdir} -lstrata\nLibs.private: %s\nCflags: -I$${includedir}\n'
+PC_TEXT = 'prefix=%s\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: strata\nDescription: Strata embedded object database (C core)\nVersion: 0.9.0\nLibs: -L$${libdir} -lstrata\nLibs.private: %s\nCflags: -I$${includedir}\n'
 
 $(B)/strata.pc: Makefile
 	@mkdir -p $(B)
@@ -141,7 +143,15 @@ lib: $(B)/libstrata.a $(B)/libstrata.so $(B)/strata.pc
 	@bad=$$(nm --defined-only -g $(B)/libstrata.a | awk 'NF==3 {print $$3}' | grep -v '^strata_' || true); \
 	if [ -n "$$bad" ]; then echo "libstrata.a exports non-strata symbols: $$bad"; exit 1; fi
 
-install: lib
+# The `strata` tool (Swift): release build for `make install`; CLI_CONFIG=debug reuses the
+# debug build the Swift tests made (the test run's install check).
+CLI_CONFIG ?= release
+cli:
+	swift build -c $(CLI_CONFIG) --product strata
+
+install: lib cli
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 755 $$(swift build -c $(CLI_CONFIG) --show-bin-path)/strata $(DESTDIR)$(PREFIX)/bin/strata
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	install -m 644 CCore/include/strata.h $(DESTDIR)$(PREFIX)/include/
 	install -m 644 $(B)/libstrata.a $(DESTDIR)$(PREFIX)/lib/
@@ -172,6 +182,11 @@ demo: deps lib $(EXAMPLES)
 
 test: deps build
 	@bash Tests/run-tests.sh
+
+test-cli:
+	swift build --product strata
+	python3 -m pip install -q ./python
+	STRATA_CLI=$$(swift build --show-bin-path)/strata python3 -m pytest -q -p no:cacheprovider Tests/cli
 
 test-c: build
 	$(B)/test_engine

@@ -101,7 +101,8 @@ one "space bench (tiny N: plain, compacted, packed, SQLite after VACUUM)" "$B/sp
 install_check() {
   local prefix
   prefix=$(mktemp -d)
-  make -s install PREFIX="$prefix" >/dev/null || return 1
+  make -s install PREFIX="$prefix" CLI_CONFIG=debug >/dev/null || return 1
+  "$prefix/bin/strata" --version | grep -q "^strata " || return 1
   export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
   # shellcheck disable=SC2046
   cc -o "$prefix/demo-shared" CCore/examples/demo.c $(pkg-config --cflags --libs strata) || return 1
@@ -110,7 +111,7 @@ install_check() {
   cc -o "$prefix/demo-static" CCore/examples/demo.c $(pkg-config --cflags strata) \
      "$prefix/lib/libstrata.a" $(pkg-config --static --libs-only-l strata | sed 's/-lstrata//') || return 1
   "$prefix/demo-static" "$prefix/s.db" >/dev/null || return 1
-  echo "installed library, header and strata.pc link and run (shared and static)"
+  echo "installed library, header and strata.pc link and run (shared and static); bin/strata runs"
   rm -rf "$prefix"
 }
 one "install + pkg-config" install_check
@@ -143,6 +144,16 @@ if command -v swift >/dev/null; then
     failed=$((failed + 1)); grep -E "✘|error|Fatal|fatal" "$log" | head -40; tail -n 20 "$log"
   fi
   one "demo (Swift)" swift run -q StrataDemo
+  echo "== the strata tool (Tests/cli: pytest against the built tool)"
+  if swift build --product strata > "$log" 2>&1 && \
+     STRATA_CLI="$(swift build --show-bin-path)/strata" python3 -m pytest -q -p no:cacheprovider Tests/cli > "$log" 2>&1; then
+    tail -n 1 "$log"
+    passed=$((passed + $(tail -n 1 "$log" | grep -Eo "[0-9]+ passed" | awk '{print $1}')))
+  else
+    tail -n 40 "$log"; echo "FAILED"
+    f=$(tail -n 1 "$log" | grep -Eo "[0-9]+ failed" | awk '{print $1}')
+    failed=$((failed + ${f:-1}))
+  fi
 else
   echo "swift not found"; failed=$((failed + 1))
 fi
