@@ -60,6 +60,7 @@ struct Load: ParsableCommand {
 
     @OptionGroup var file: FileArgument
     @Option(name: [.short, .customLong("input")], help: "Read the dump from this file instead of stdin.") var input: String?
+    @OptionGroup var output: JSONFlag
 
     func run() throws {
         if FileManager.default.fileExists(atPath: file.file) {
@@ -71,7 +72,7 @@ struct Load: ParsableCommand {
         do {
             let db = try openDatabase(file.file, readOnly: false, create: true)
             let n = try writing(db) { txn in try load(LineReader(handle), txn) }
-            print("loaded \(n) objects into '\(file.file)'")
+            print(output.json ? JSON.object([("loaded", .int(Int64(n)))]).text : "loaded \(n) objects into '\(file.file)'")
         } catch {
             removeDatabaseFiles(file.file)
             throw error
@@ -114,7 +115,8 @@ struct Load: ParsableCommand {
             }
         }
         guard ended, let session else { throw ToolFailure("\(what): the dump is cut short (no end line after line \(lineNo))") }
-        try session.finish()
+        progress.phase("linking", total: session.pending)
+        try session.finish { done, _ in progress.update(done) }
         progress.done()
         return session.count
     }

@@ -14,6 +14,7 @@ struct Import: ParsableCommand {
     @Argument(help: "The JSON or CSV file to read.") var input: String
     @Option(name: .customLong("class"), help: "The class a CSV file's rows become.") var className: String?
     @Option(help: "json or csv (default: by the input's extension).") var format: TransferFormat?
+    @OptionGroup var output: JSONFlag
 
     func run() throws {
         let fmt = format ?? (input.lowercased().hasSuffix(".csv") ? .csv : .json)
@@ -25,7 +26,7 @@ struct Import: ParsableCommand {
             let n = try writing(db) { txn -> Int in
                 fmt == .json ? try importJSON(data, txn, created: created) : try importCSV(data, txn)
             }
-            print("imported \(n) objects into '\(file.file)'")
+            print(output.json ? JSON.object([("imported", .int(Int64(n)))]).text : "imported \(n) objects into '\(file.file)'")
         } catch {
             if created { removeDatabaseFiles(file.file) }
             throw error
@@ -46,7 +47,8 @@ struct Import: ParsableCommand {
                 if session.count % 4096 == 0 { progress.update(session.count) }
             }
         }
-        try session.finish()
+        progress.phase("linking", total: session.pending)
+        try session.finish { done, _ in progress.update(done) }
         progress.done()
         return session.count
     }
@@ -82,7 +84,8 @@ struct Import: ParsableCommand {
             try session.add(className, .object(members), at: "\(input) line \(line)")
             if r % 4096 == 0 { progress.update(r) }
         }
-        try session.finish()
+        progress.phase("linking", total: session.pending)
+        try session.finish { done, _ in progress.update(done) }
         progress.done()
         return session.count
     }

@@ -8,8 +8,10 @@ import Strata
 final class ImportSession {
     let classes: FileClasses
     let refs: ImportReferences
-    private var pending: [(cls: ClassSchema, key: Int64, values: [(PropertySchema, JSON)], at: String)] = []
+    private var waiting: [(cls: ClassSchema, key: Int64, values: [(PropertySchema, JSON)], at: String)] = []
     private(set) var count = 0
+    /// Objects whose links, mixed values or embedded objects wait for `finish`.
+    var pending: Int { waiting.count }
     /// Recovery: a value that names an object the input lacks is left out (and listed in
     /// `losses`) instead of failing the import.
     var lenient = false
@@ -46,13 +48,13 @@ final class ImportSession {
             if p.primaryKey { continue }
             if namesObjects(p) { later.append((p, j)) } else { try set(t, key, p, j, at: "\(at) .\(name)") }
         }
-        if !later.isEmpty { pending.append((cls, key, later, at)) }
+        if !later.isEmpty { waiting.append((cls, key, later, at)) }
         count += 1
     }
 
     /// Set the values that name other objects, now that every object exists.
     func finish(progress: ((Int, Int) -> Void)? = nil) throws {
-        for (i, item) in pending.enumerated() {
+        for (i, item) in waiting.enumerated() {
             let t = try classes.table(item.cls.name)
             for (p, j) in item.values {
                 do {
@@ -61,9 +63,9 @@ final class ImportSession {
                     losses.append(e.description)
                 }
             }
-            if i % 4096 == 0 { progress?(i, pending.count) }
+            if i % 4096 == 0 { progress?(i, waiting.count) }
         }
-        pending.removeAll()
+        waiting.removeAll()
     }
 
     private func namesObjects(_ p: PropertySchema) -> Bool { p.type == .link || p.type == .mixed }
