@@ -5,7 +5,7 @@
 #   make test        everything a change must pass (the README's test command)
 #   make lib         build/libstrata.so, build/libstrata.a, build/strata.pc
 #   make install     PREFIX=/usr/local (the `strata` tool, header, libraries, pkg-config file)
-#   make cli         the `strata` command-line tool (.build/release/strata)
+#   make cli         the `strata` command-line tool (Sources/StrataCLI/.build/release/strata)
 #   make test-cli    the tool's tests (Tests/cli, pytest, against the debug build)
 #   make demo        the demo program
 #   make crashtest   RUNS=N  kill a writer at random moments, check every reported commit
@@ -143,15 +143,16 @@ lib: $(B)/libstrata.a $(B)/libstrata.so $(B)/strata.pc
 	@bad=$$(nm --defined-only -g $(B)/libstrata.a | awk 'NF==3 {print $$3}' | grep -v '^strata_' || true); \
 	if [ -n "$$bad" ]; then echo "libstrata.a exports non-strata symbols: $$bad"; exit 1; fi
 
-# The `strata` tool (Swift): release build for `make install`; CLI_CONFIG=debug reuses the
-# debug build the Swift tests made (the test run's install check).
+# The `strata` tool (Swift, a package of its own in Sources/StrataCLI): release build for
+# `make install`; CLI_CONFIG=debug for the test run's install check (the build its tests use).
 CLI_CONFIG ?= release
+CLI_PKG := --package-path Sources/StrataCLI
 cli:
-	swift build -c $(CLI_CONFIG) --product strata
+	swift build $(CLI_PKG) -c $(CLI_CONFIG)
 
 install: lib cli
 	install -d $(DESTDIR)$(PREFIX)/bin
-	install -m 755 $$(swift build -c $(CLI_CONFIG) --show-bin-path)/strata $(DESTDIR)$(PREFIX)/bin/strata
+	install -m 755 $$(swift build $(CLI_PKG) -c $(CLI_CONFIG) --show-bin-path)/strata $(DESTDIR)$(PREFIX)/bin/strata
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	install -m 644 CCore/include/strata.h $(DESTDIR)$(PREFIX)/include/
 	install -m 644 $(B)/libstrata.a $(DESTDIR)$(PREFIX)/lib/
@@ -184,9 +185,9 @@ test: deps build
 	@bash Tests/run-tests.sh
 
 test-cli:
-	swift build --product strata
+	swift build $(CLI_PKG)
 	python3 -m pip install -q ./python
-	STRATA_CLI=$$(swift build --show-bin-path)/strata python3 -m pytest -q -p no:cacheprovider Tests/cli
+	STRATA_CLI=$$(swift build $(CLI_PKG) --show-bin-path)/strata python3 -m pytest -q -p no:cacheprovider Tests/cli
 
 test-c: build
 	$(B)/test_engine

@@ -145,8 +145,8 @@ if command -v swift >/dev/null; then
   fi
   one "demo (Swift)" swift run -q StrataDemo
   echo "== the strata tool (Tests/cli: pytest against the built tool)"
-  if swift build --product strata > "$log" 2>&1 && \
-     STRATA_CLI="$(swift build --show-bin-path)/strata" python3 -m pytest -q -p no:cacheprovider Tests/cli > "$log" 2>&1; then
+  if swift build --package-path Sources/StrataCLI > "$log" 2>&1 && \
+     STRATA_CLI="$(swift build --package-path Sources/StrataCLI --show-bin-path)/strata" python3 -m pytest -q -p no:cacheprovider Tests/cli > "$log" 2>&1; then
     tail -n 1 "$log"
     passed=$((passed + $(tail -n 1 "$log" | grep -Eo "[0-9]+ passed" | awk '{print $1}')))
   else

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Strata
+@_spi(StrataCore) @testable import Strata
 
 /// Stored under other names (RealmSwift's `propertiesMapping()`).
 final class Renamed: Object {

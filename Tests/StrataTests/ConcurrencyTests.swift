@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Strata
+@_spi(StrataCore) @testable import Strata
 
 /// An actor that keeps its own Realm, as RealmSwift's actor-isolated Realms are used.
 actor DogStore {

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Strata
+@_spi(StrataCore) @testable import Strata
 
 @Suite("DynamicObject: objects and their links seen without their classes")
 struct DynamicCollectionTests {

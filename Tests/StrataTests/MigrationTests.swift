@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Strata
+@_spi(StrataCore) @testable import Strata
 
 // Versions of the same classes (a class's name is its unqualified Swift name).
 enum MV1 {

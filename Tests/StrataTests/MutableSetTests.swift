@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Strata
+@_spi(StrataCore) @testable import Strata
 
 final class Reader: Object {
     @Persisted(primaryKey: true) var name = ""

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Strata
+@_spi(StrataCore) @testable import Strata
 
 /// A thread that runs its run loop (as an app's thread does), and runs blocks on it.
 final class LoopThread: @unchecked Sendable {

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Strata
+@_spi(StrataCore) @testable import Strata
 
 @Suite("Objects: the seeds' Company, Person and Dog")
 struct ZooTests {

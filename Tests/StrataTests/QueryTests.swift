@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Strata
+@_spi(StrataCore) @testable import Strata
 
 /// The zoo with five dogs, two owners and two companies.
 private func zoo(_ dir: TempDir) throws -> Realm {

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Strata
+@_spi(StrataCore) @testable import Strata
 
 /// A random sequence of adds, sets, deletes and list operations through the Swift API, checked
 /// against a plain in-memory model after every commit, and again after the file is reopened.

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Strata
+@_spi(StrataCore) @testable import Strata
 
 @Suite("Realm.Error: opening failures with RealmSwift's codes")
 struct RealmErrorTests {

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Strata
+@_spi(StrataCore) @testable import Strata
 
 enum Mood: String, PersistableEnum, Codable { case happy, sad, calm }
 enum Level: Int, PersistableEnum { case low = 1, mid = 5, high = 9 }

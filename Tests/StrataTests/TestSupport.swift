@@ -1,5 +1,5 @@
 import Foundation
-@testable import Strata
+@_spi(StrataCore) @testable import Strata
 
 /// A fresh folder per test, removed when the test ends.
 final class TempDir: Sendable {

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Strata
+@_spi(StrataCore) @testable import Strata
 
 @Suite("Results: the typed where { } form")
 struct TypedQueryTests {

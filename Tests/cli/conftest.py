@@ -17,9 +17,9 @@ UTC = dt.timezone.utc
 
 @pytest.fixture(scope="session")
 def tool():
-    path = os.environ.get("STRATA_CLI", os.path.join(ROOT, ".build", "debug", "strata"))
+    path = os.environ.get("STRATA_CLI", os.path.join(ROOT, "Sources", "StrataCLI", ".build", "debug", "strata"))
     if not os.path.exists(path):
-        pytest.fail(f"the strata tool is not built at {path} (swift build --product strata)")
+        pytest.fail(f"the strata tool is not built at {path} (swift build --package-path Sources/StrataCLI)")
     return path
 
 

@@ -3,12 +3,12 @@ import CCore
 /// One transaction of the core for the object layer (`strata_txn_*`), owned by one thread at a
 /// time. Table handles it opens die with it; `generation` moves whenever that happens (commit,
 /// abort, refresh), so that callers know to open them again.
-package final class CoreTxn {
-    package let handle: OpaquePointer
-    package let isWrite: Bool
+@_spi(StrataCore) public final class CoreTxn {
+    @_spi(StrataCore) public let handle: OpaquePointer
+    @_spi(StrataCore) public let isWrite: Bool
     private var freed = false
 
-    package init(db: Database, write: Bool, wait: Bool = true) throws {
+    @_spi(StrataCore) public init(db: Database, write: Bool, wait: Bool = true) throws {
         isWrite = write
         var txn: OpaquePointer?
         let flags = write ? UInt32(STRATA_TXN_WRITE) | (wait ? 0 : UInt32(STRATA_TXN_TRY)) : UInt32(STRATA_TXN_READ)
@@ -17,7 +17,7 @@ package final class CoreTxn {
     }
 
     /// A write transaction, or nil when `wait` is false and another writer holds the file.
-    package convenience init?(writeOn db: Database, wait: Bool) throws {
+    @_spi(StrataCore) public convenience init?(writeOn db: Database, wait: Bool) throws {
         do {
             try self.init(db: db, write: true, wait: wait)
         } catch let e as StrataError where e.code == .busy && !wait {
@@ -26,7 +26,7 @@ package final class CoreTxn {
     }
 
     /// Another read transaction of `other`'s version (`strata_txn_clone`), for another thread.
-    package init(cloneOf other: CoreTxn) throws {
+    @_spi(StrataCore) public init(cloneOf other: CoreTxn) throws {
         isWrite = false
         var txn: OpaquePointer?
         try StrataError.check { strata_txn_clone(other.handle, &txn, $0) }
@@ -37,7 +37,7 @@ package final class CoreTxn {
 
     /// Commit (write) or end (read); either way the handle is freed. `unsynced`: visible now,
     /// durable after the next `Database.syncCommits` (`strata_txn_commit_unsynced`).
-    package func commit(unsynced: Bool = false) throws {
+    @_spi(StrataCore) public func commit(unsynced: Bool = false) throws {
         defer { free() }
         if unsynced {
             try StrataError.check { strata_txn_commit_unsynced(handle, $0) }
@@ -46,28 +46,28 @@ package final class CoreTxn {
         }
     }
 
-    package func free() {
+    @_spi(StrataCore) public func free() {
         if freed { return }
         freed = true
         strata_txn_free(handle)
     }
 
     /// A read transaction moves to the latest version.
-    package func refresh() throws { try StrataError.check { strata_txn_refresh(handle, $0) } }
+    @_spi(StrataCore) public func refresh() throws { try StrataError.check { strata_txn_refresh(handle, $0) } }
 
-    package var version: UInt64 { strata_txn_version(handle) }
+    @_spi(StrataCore) public var version: UInt64 { strata_txn_version(handle) }
 
-    package func schemaVersion() throws -> UInt64 {
+    @_spi(StrataCore) public func schemaVersion() throws -> UInt64 {
         var v: UInt64 = 0
         try StrataError.check { strata_schema_version(handle, &v, $0) }
         return v
     }
 
-    package func setSchemaVersion(_ v: UInt64) throws {
+    @_spi(StrataCore) public func setSchemaVersion(_ v: UInt64) throws {
         try StrataError.check { strata_schema_set_version(handle, v, $0) }
     }
 
-    package func tableNames() throws -> [String] {
+    @_spi(StrataCore) public func tableNames() throws -> [String] {
         var n = 0
         try StrataError.check { strata_table_count_all(handle, &n, $0) }
         return try (0..<n).map { i in
@@ -78,17 +78,17 @@ package final class CoreTxn {
     }
 
     /// The table, or nil when the file has none of that name.
-    package func table(_ name: String) throws -> CoreTable? {
+    @_spi(StrataCore) public func table(_ name: String) throws -> CoreTable? {
         var t: OpaquePointer?
         guard try StrataError.found({ strata_table_open(handle, name, &t, $0) }) else { return nil }
         return CoreTable(handle: t!)
     }
 
-    package func dropTable(_ name: String) throws {
+    @_spi(StrataCore) public func dropTable(_ name: String) throws {
         try StrataError.check { strata_table_drop(handle, name, $0) }
     }
 
-    package func createTable(_ name: String) throws -> CoreTable {
+    @_spi(StrataCore) public func createTable(_ name: String) throws -> CoreTable {
         var t: OpaquePointer?
         try StrataError.check { strata_table_create(handle, name, &t, $0) }
         return CoreTable(handle: t!)
@@ -96,14 +96,14 @@ package final class CoreTxn {
 }
 
 /// A property as the core has it.
-package struct CoreProperty {
-    package let col: UInt32
-    package let name: String
-    package let type: CoreType
-    package let flags: CoreFlags
-    package let linkTarget: String?
+@_spi(StrataCore) public struct CoreProperty: Sendable {
+    @_spi(StrataCore) public let col: UInt32
+    @_spi(StrataCore) public let name: String
+    @_spi(StrataCore) public let type: CoreType
+    @_spi(StrataCore) public let flags: CoreFlags
+    @_spi(StrataCore) public let linkTarget: String?
 
-    package init(col: UInt32, name: String, type: CoreType, flags: CoreFlags, linkTarget: String?) {
+    @_spi(StrataCore) public init(col: UInt32, name: String, type: CoreType, flags: CoreFlags, linkTarget: String?) {
         self.col = col
         self.name = name
         self.type = type
@@ -113,15 +113,15 @@ package struct CoreProperty {
 }
 
 /// A table handle of one transaction (`strata_table_*`, `strata_obj_*`, `strata_list_*`).
-package struct CoreTable {
-    package let handle: OpaquePointer
+@_spi(StrataCore) public struct CoreTable {
+    @_spi(StrataCore) public let handle: OpaquePointer
 
-    package var name: String { String(cString: strata_table_name(handle)) }
+    @_spi(StrataCore) public var name: String { String(cString: strata_table_name(handle)) }
     /// The table's id in its file (what a mixed value's link names).
-    package var id: UInt32 { strata_table_id(handle) }
+    @_spi(StrataCore) public var id: UInt32 { strata_table_id(handle) }
 
     /// Whether the table is embedded (one parent per object).
-    package func isEmbedded() throws -> Bool {
+    @_spi(StrataCore) public func isEmbedded() throws -> Bool {
         var e = false
         try StrataError.check { strata_table_is_embedded(handle, &e, $0) }
         return e
@@ -129,12 +129,12 @@ package struct CoreTable {
 
     /// Make the table embedded (every object must have exactly one parent; those with none are
     /// deleted when `deleteOrphans`, else refused) or top-level.
-    package func setEmbedded(_ embedded: Bool, deleteOrphans: Bool = false) throws {
+    @_spi(StrataCore) public func setEmbedded(_ embedded: Bool, deleteOrphans: Bool = false) throws {
         let flags = deleteOrphans ? UInt32(STRATA_EMBED_DELETE_ORPHANS) : 0
         try StrataError.check { strata_table_set_embedded(handle, embedded, flags, $0) }
     }
 
-    package func properties() throws -> [CoreProperty] {
+    @_spi(StrataCore) public func properties() throws -> [CoreProperty] {
         var n = 0
         try StrataError.check { strata_table_property_count(handle, &n, $0) }
         return try (0..<n).map { i in
@@ -147,7 +147,7 @@ package struct CoreTable {
         }
     }
 
-    package func addProperty(_ name: String, type: CoreType, flags: CoreFlags, linkTarget: String?) throws -> UInt32 {
+    @_spi(StrataCore) public func addProperty(_ name: String, type: CoreType, flags: CoreFlags, linkTarget: String?) throws -> UInt32 {
         var col: UInt32 = 0
         try StrataError.check {
             strata_table_add_property(handle, name, type.cValue, flags.rawValue, linkTarget, &col, $0)
@@ -155,38 +155,38 @@ package struct CoreTable {
         return col
     }
 
-    package func removeProperty(_ col: UInt32) throws {
+    @_spi(StrataCore) public func removeProperty(_ col: UInt32) throws {
         try StrataError.check { strata_table_remove_property(handle, col, $0) }
     }
 
-    package func setPrimaryKey(_ col: UInt32) throws {
+    @_spi(StrataCore) public func setPrimaryKey(_ col: UInt32) throws {
         try StrataError.check { strata_table_set_primary_key(handle, col, $0) }
     }
 
-    package func setIndexed(_ col: UInt32, _ on: Bool) throws {
+    @_spi(StrataCore) public func setIndexed(_ col: UInt32, _ on: Bool) throws {
         try StrataError.check { strata_table_set_indexed(handle, col, on, $0) }
     }
 
-    package func count() throws -> Int {
+    @_spi(StrataCore) public func count() throws -> Int {
         var n: UInt64 = 0
         try StrataError.check { strata_table_size(handle, &n, $0) }
         return Int(n)
     }
 
-    package func create() throws -> Int64 {
+    @_spi(StrataCore) public func create() throws -> Int64 {
         var key: Int64 = 0
         try StrataError.check { strata_obj_create(handle, &key, $0) }
         return key
     }
 
-    package func create(primaryKey pk: StoredValue) throws -> Int64 {
+    @_spi(StrataCore) public func create(primaryKey pk: StoredValue) throws -> Int64 {
         var key: Int64 = 0
         try pk.withCValue { v in try StrataError.check { strata_obj_create_pk(handle, v, &key, $0) } }
         return key
     }
 
     /// The object whose primary key is pk, or nil.
-    package func find(primaryKey pk: StoredValue) throws -> Int64? {
+    @_spi(StrataCore) public func find(primaryKey pk: StoredValue) throws -> Int64? {
         var key: Int64 = 0
         let found = try pk.withCValue { v in
             try StrataError.foundRead { strata_obj_find_pk(handle, v, &key, $0) }
@@ -194,7 +194,7 @@ package struct CoreTable {
         return found ? key : nil
     }
 
-    package func find(intPrimaryKey pk: Int64) throws -> Int64? {
+    @_spi(StrataCore) public func find(intPrimaryKey pk: Int64) throws -> Int64? {
         var v = strata_value()
         v.type = STRATA_TYPE_INT
         v.u.i = pk
@@ -204,24 +204,24 @@ package struct CoreTable {
 
     /// A hint that the object's properties are about to be read (strata_obj_prefetch): their
     /// bytes are asked of memory together. Nothing is read; a failure is no matter.
-    package func prefetch(_ key: Int64) { _ = strata_obj_prefetch(handle, key, nil) }
+    @_spi(StrataCore) public func prefetch(_ key: Int64) { _ = strata_obj_prefetch(handle, key, nil) }
 
-    package func exists(_ key: Int64) throws -> Bool {
+    @_spi(StrataCore) public func exists(_ key: Int64) throws -> Bool {
         try StrataError.foundRead { strata_obj_exists(handle, key, $0) }
     }
 
-    package func delete(_ key: Int64) throws { try StrataError.check { strata_obj_delete(handle, key, $0) } }
-    package func clear() throws { try StrataError.check { strata_table_clear(handle, $0) } }
+    @_spi(StrataCore) public func delete(_ key: Int64) throws { try StrataError.check { strata_obj_delete(handle, key, $0) } }
+    @_spi(StrataCore) public func clear() throws { try StrataError.check { strata_table_clear(handle, $0) } }
 
     /// The first key after `after` (-1: the first object), or nil at the end.
-    package func next(after: Int64) throws -> Int64? {
+    @_spi(StrataCore) public func next(after: Int64) throws -> Int64? {
         var key: Int64 = 0
         return try StrataError.found({ strata_obj_next(handle, after, &key, $0) }) ? key : nil
     }
 
     /// Every key, ascending.
     /// Every key, ascending (`strata_table_keys`: one pass over the clusters' key leaves).
-    package func keys() throws -> [Int64] {
+    @_spi(StrataCore) public func keys() throws -> [Int64] {
         var n = 0
         try StrataError.check { strata_table_keys(handle, nil, 0, &n, $0) }
         var out = [Int64](repeating: 0, count: n)
@@ -232,54 +232,54 @@ package struct CoreTable {
         return got >= n ? out : Array(out.prefix(got))
     }
 
-    package func get(_ key: Int64, _ col: UInt32) throws -> StoredValue {
+    @_spi(StrataCore) public func get(_ key: Int64, _ col: UInt32) throws -> StoredValue {
         StoredValue(try getRaw(key, col))
     }
 
     /// The value as the core hands it out (its bytes in the mapped file: copy them before the
     /// transaction moves).
     @inline(__always)
-    package func getRaw(_ key: Int64, _ col: UInt32) throws -> strata_value {
+    @_spi(StrataCore) public func getRaw(_ key: Int64, _ col: UInt32) throws -> strata_value {
         var v = strata_value()
         try StrataError.checkRead { strata_obj_get(handle, key, col, &v, $0) }
         return v
     }
 
-    package func set(_ key: Int64, _ col: UInt32, _ value: StoredValue) throws {
+    @_spi(StrataCore) public func set(_ key: Int64, _ col: UInt32, _ value: StoredValue) throws {
         try value.withCValue { v in try StrataError.check { strata_obj_set(handle, key, col, v, $0) } }
     }
 
     // Lists
 
-    package func listCount(_ key: Int64, _ col: UInt32) throws -> Int {
+    @_spi(StrataCore) public func listCount(_ key: Int64, _ col: UInt32) throws -> Int {
         var n = 0
         try StrataError.checkRead { strata_list_size(handle, key, col, &n, $0) }
         return n
     }
 
-    package func listGet(_ key: Int64, _ col: UInt32, _ i: Int) throws -> StoredValue {
+    @_spi(StrataCore) public func listGet(_ key: Int64, _ col: UInt32, _ i: Int) throws -> StoredValue {
         var v = strata_value()
         try StrataError.checkRead { strata_list_get(handle, key, col, i, &v, $0) }
         return StoredValue(v)
     }
 
-    package func listInsert(_ key: Int64, _ col: UInt32, _ i: Int, _ value: StoredValue) throws {
+    @_spi(StrataCore) public func listInsert(_ key: Int64, _ col: UInt32, _ i: Int, _ value: StoredValue) throws {
         try value.withCValue { v in try StrataError.check { strata_list_insert(handle, key, col, i, v, $0) } }
     }
 
-    package func listSet(_ key: Int64, _ col: UInt32, _ i: Int, _ value: StoredValue) throws {
+    @_spi(StrataCore) public func listSet(_ key: Int64, _ col: UInt32, _ i: Int, _ value: StoredValue) throws {
         try value.withCValue { v in try StrataError.check { strata_list_set(handle, key, col, i, v, $0) } }
     }
 
-    package func listMove(_ key: Int64, _ col: UInt32, from: Int, to: Int) throws {
+    @_spi(StrataCore) public func listMove(_ key: Int64, _ col: UInt32, from: Int, to: Int) throws {
         try StrataError.check { strata_list_move(handle, key, col, from, to, $0) }
     }
 
-    package func listRemove(_ key: Int64, _ col: UInt32, _ i: Int) throws {
+    @_spi(StrataCore) public func listRemove(_ key: Int64, _ col: UInt32, _ i: Int) throws {
         try StrataError.check { strata_list_remove(handle, key, col, i, $0) }
     }
 
-    package func listClear(_ key: Int64, _ col: UInt32) throws {
+    @_spi(StrataCore) public func listClear(_ key: Int64, _ col: UInt32) throws {
         try StrataError.check { strata_list_clear(handle, key, col, $0) }
     }
 
@@ -287,7 +287,7 @@ package struct CoreTable {
 
     /// Add `value` unless the set holds it; whether it was added.
     @discardableResult
-    package func setInsert(_ key: Int64, _ col: UInt32, _ value: StoredValue) throws -> Bool {
+    @_spi(StrataCore) public func setInsert(_ key: Int64, _ col: UInt32, _ value: StoredValue) throws -> Bool {
         var added = false
         try value.withCValue { v in try StrataError.check { strata_set_insert(handle, key, col, v, &added, $0) } }
         return added
@@ -295,14 +295,14 @@ package struct CoreTable {
 
     /// Remove `value` if the set holds it; whether it was removed.
     @discardableResult
-    package func setErase(_ key: Int64, _ col: UInt32, _ value: StoredValue) throws -> Bool {
+    @_spi(StrataCore) public func setErase(_ key: Int64, _ col: UInt32, _ value: StoredValue) throws -> Bool {
         var removed = false
         try value.withCValue { v in try StrataError.check { strata_set_erase(handle, key, col, v, &removed, $0) } }
         return removed
     }
 
     /// The position of `value` in the set, or nil.
-    package func setFind(_ key: Int64, _ col: UInt32, _ value: StoredValue) throws -> Int? {
+    @_spi(StrataCore) public func setFind(_ key: Int64, _ col: UInt32, _ value: StoredValue) throws -> Int? {
         var at = 0
         let found = try value.withCValue { v in try StrataError.found { strata_set_find(handle, key, col, v, &at, $0) } }
         return found ? at : nil
@@ -312,7 +312,7 @@ package struct CoreTable {
 
     /// Set the value of `mapKey`; whether the key was added.
     @discardableResult
-    package func mapSet(_ key: Int64, _ col: UInt32, _ mapKey: String, _ value: StoredValue) throws -> Bool {
+    @_spi(StrataCore) public func mapSet(_ key: Int64, _ col: UInt32, _ mapKey: String, _ value: StoredValue) throws -> Bool {
         var added = false
         let n = mapKey.utf8.count
         try mapKey.withCString { k in
@@ -322,7 +322,7 @@ package struct CoreTable {
     }
 
     /// The value of `mapKey`, or nil when the map lacks it (or the object is gone).
-    package func mapGet(_ key: Int64, _ col: UInt32, _ mapKey: String) throws -> StoredValue? {
+    @_spi(StrataCore) public func mapGet(_ key: Int64, _ col: UInt32, _ mapKey: String) throws -> StoredValue? {
         var v = strata_value()
         let n = mapKey.utf8.count
         let found = try mapKey.withCString { k in
@@ -333,7 +333,7 @@ package struct CoreTable {
 
     /// Remove `mapKey`; whether the map held it.
     @discardableResult
-    package func mapErase(_ key: Int64, _ col: UInt32, _ mapKey: String) throws -> Bool {
+    @_spi(StrataCore) public func mapErase(_ key: Int64, _ col: UInt32, _ mapKey: String) throws -> Bool {
         var removed = false
         let n = mapKey.utf8.count
         try mapKey.withCString { k in
@@ -343,7 +343,7 @@ package struct CoreTable {
     }
 
     /// The key at position `i` of the map's (ascending) key order.
-    package func mapKeyAt(_ key: Int64, _ col: UInt32, _ i: Int) throws -> String {
+    @_spi(StrataCore) public func mapKeyAt(_ key: Int64, _ col: UInt32, _ i: Int) throws -> String {
         var v = strata_value()
         try StrataError.checkRead { strata_map_key_at(handle, key, col, i, &v, $0) }
         guard case .string(let s) = StoredValue(v) else { return "" }
@@ -351,7 +351,7 @@ package struct CoreTable {
     }
 
     /// The keys of the objects of `origin` that link to object `key` through `col`, ascending.
-    package func backlinks(_ key: Int64, origin: CoreTable, col: UInt32) throws -> [Int64] {
+    @_spi(StrataCore) public func backlinks(_ key: Int64, origin: CoreTable, col: UInt32) throws -> [Int64] {
         var n = 0
         try StrataError.check { strata_obj_backlinks(handle, key, origin.handle, col, nil, 0, &n, $0) }
         if n == 0 { return [] }

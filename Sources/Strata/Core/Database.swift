@@ -20,7 +20,7 @@ public final class Database: @unchecked Sendable { // (the core handle is safe a
         case memory
     }
 
-    package let handle: OpaquePointer
+    @_spi(StrataCore) public let handle: OpaquePointer
     public let path: String
 
     public convenience init(path: String, durability: Durability = .full, readOnly: Bool = false,
@@ -37,7 +37,7 @@ public final class Database: @unchecked Sendable { // (the core handle is safe a
     }
 
     /// Open with the core's defaults changed by `configure` (the `strata` tool: no create, ...).
-    package init(path: String, configure: (inout strata_options) -> Void) throws {
+    @_spi(StrataCore) public init(path: String, configure: (inout strata_options) -> Void) throws {
         var opts = strata_options()
         strata_options_init_sized(&opts, MemoryLayout<strata_options>.size)
         configure(&opts)

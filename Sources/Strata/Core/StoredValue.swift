@@ -3,7 +3,7 @@ import Foundation
 
 /// A value as the core stores it: the Swift side of `strata_value`. Strings and bytes are copied
 /// out of the map when read (a `strata_value` points into it only until its transaction ends).
-package enum StoredValue: Equatable {
+@_spi(StrataCore) public enum StoredValue: Equatable, Sendable {
     case null
     case bool(Bool)
     case int(Int64)
@@ -23,7 +23,7 @@ package enum StoredValue: Equatable {
 
     /// The value as the Swift type that stores it (`Int64` for integers, `Date` for
     /// timestamps, the key for a link; NSNull for null): untyped input to `ValueConversion`.
-    package var anyValue: Any {
+    @_spi(StrataCore) public var anyValue: Any {
         switch self {
         case .null: return NSNull()
         case .bool(let b): return b
@@ -43,7 +43,7 @@ package enum StoredValue: Equatable {
     /// The order of values of one property (sorting a list of values): null first, then numbers
     /// by value (across int, float, double and decimal), strings, bytes, dates, ids by their
     /// natural order; values of different kinds by kind.
-    package static func precedes(_ a: StoredValue, _ b: StoredValue) -> Bool {
+    @_spi(StrataCore) public static func precedes(_ a: StoredValue, _ b: StoredValue) -> Bool {
         switch (a, b) {
         case (.null, .null): return false
         case (.null, _): return true
@@ -89,7 +89,7 @@ package enum StoredValue: Equatable {
     }
 
     /// The core's type of this value (`.null` has none of its own).
-    package var coreType: CoreType {
+    @_spi(StrataCore) public var coreType: CoreType {
         switch self {
         case .null: return .null
         case .bool: return .bool
@@ -107,7 +107,7 @@ package enum StoredValue: Equatable {
     }
 
     /// Read a value the core handed out (copying its bytes).
-    package init(_ v: strata_value) {
+    @_spi(StrataCore) public init(_ v: strata_value) {
         switch v.type {
         case STRATA_TYPE_BOOL: self = .bool(v.u.b)
         case STRATA_TYPE_INT: self = .int(v.u.i)
@@ -138,7 +138,7 @@ package enum StoredValue: Equatable {
     }
 
     /// Hand the value to a C call as a `strata_value` (its bytes live during `body`).
-    package func withCValue<R>(_ body: (UnsafePointer<strata_value>) throws -> R) rethrows -> R {
+    @_spi(StrataCore) public func withCValue<R>(_ body: (UnsafePointer<strata_value>) throws -> R) rethrows -> R {
         var v = strata_value()
         switch self {
         case .null: v.type = STRATA_TYPE_NULL
@@ -185,22 +185,22 @@ package enum StoredValue: Equatable {
 }
 
 /// The core's value types (`strata_type`), as the Swift model names them.
-package enum CoreType: UInt32 {
+@_spi(StrataCore) public enum CoreType: UInt32, Sendable {
     case null = 0, bool, int, float, double, string, binary, timestamp, objectId, uuid,
          decimal128, link, mixed
 
-    package var cValue: strata_type { strata_type(rawValue) }
-    package var name: String { String(cString: strata_type_name(cValue)) }
+    @_spi(StrataCore) public var cValue: strata_type { strata_type(rawValue) }
+    @_spi(StrataCore) public var name: String { String(cString: strata_type_name(cValue)) }
 }
 
 /// Property flags of the core (`STRATA_PROP_*`).
-package struct CoreFlags: OptionSet, Hashable {
-    package let rawValue: UInt32
-    package init(rawValue: UInt32) { self.rawValue = rawValue }
-    package static let nullable = CoreFlags(rawValue: UInt32(STRATA_PROP_NULLABLE))
-    package static let indexed = CoreFlags(rawValue: UInt32(STRATA_PROP_INDEXED))
-    package static let primaryKey = CoreFlags(rawValue: UInt32(STRATA_PROP_PRIMARY_KEY))
-    package static let list = CoreFlags(rawValue: UInt32(STRATA_PROP_LIST))
-    package static let set = CoreFlags(rawValue: UInt32(STRATA_PROP_SET))
-    package static let map = CoreFlags(rawValue: UInt32(STRATA_PROP_MAP))
+@_spi(StrataCore) public struct CoreFlags: OptionSet, Hashable, Sendable {
+    @_spi(StrataCore) public let rawValue: UInt32
+    @_spi(StrataCore) public init(rawValue: UInt32) { self.rawValue = rawValue }
+    @_spi(StrataCore) public static let nullable = CoreFlags(rawValue: UInt32(STRATA_PROP_NULLABLE))
+    @_spi(StrataCore) public static let indexed = CoreFlags(rawValue: UInt32(STRATA_PROP_INDEXED))
+    @_spi(StrataCore) public static let primaryKey = CoreFlags(rawValue: UInt32(STRATA_PROP_PRIMARY_KEY))
+    @_spi(StrataCore) public static let list = CoreFlags(rawValue: UInt32(STRATA_PROP_LIST))
+    @_spi(StrataCore) public static let set = CoreFlags(rawValue: UInt32(STRATA_PROP_SET))
+    @_spi(StrataCore) public static let map = CoreFlags(rawValue: UInt32(STRATA_PROP_MAP))
 }

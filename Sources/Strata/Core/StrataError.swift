@@ -49,7 +49,7 @@ public struct StrataError: Error, CustomStringConvertible, Equatable, LocalizedE
     }
 
     /// Run a C call that takes a `strata_error *` last; throw when it fails.
-    package static func check(_ call: (UnsafeMutablePointer<strata_error>) -> Int32) throws {
+    @_spi(StrataCore) public static func check(_ call: (UnsafeMutablePointer<strata_error>) -> Int32) throws {
         var err = strata_error()
         let rc = call(&err)
         if rc != 0 { throw StrataError(code: Code(rawValue: rc), message: message(of: &err)) }
@@ -58,7 +58,7 @@ public struct StrataError: Error, CustomStringConvertible, Equatable, LocalizedE
     /// Like `check`, for a read that can be made again: first without an error record (filling
     /// its 260 bytes costs more than a small read), and again with one only when it failed.
     @inline(__always)
-    package static func checkRead(_ call: (UnsafeMutablePointer<strata_error>?) -> Int32) throws {
+    @_spi(StrataCore) public static func checkRead(_ call: (UnsafeMutablePointer<strata_error>?) -> Int32) throws {
         if call(nil) == 0 { return }
         try check { call($0) }
     }
@@ -66,7 +66,7 @@ public struct StrataError: Error, CustomStringConvertible, Equatable, LocalizedE
     /// Like `found`, for a lookup that can be made again: first without an error record (not
     /// found is an answer: no message is made for it), again with one only when it failed.
     @inline(__always)
-    package static func foundRead(_ call: (UnsafeMutablePointer<strata_error>?) -> Int32) throws -> Bool {
+    @_spi(StrataCore) public static func foundRead(_ call: (UnsafeMutablePointer<strata_error>?) -> Int32) throws -> Bool {
         switch call(nil) {
         case 0: return true
         case Int32(STRATA_ERR_NOT_FOUND.rawValue): return false
@@ -75,7 +75,7 @@ public struct StrataError: Error, CustomStringConvertible, Equatable, LocalizedE
     }
 
     /// Like `check`, but STRATA_ERR_NOT_FOUND gives false instead of throwing.
-    package static func found(_ call: (UnsafeMutablePointer<strata_error>) -> Int32) throws -> Bool {
+    @_spi(StrataCore) public static func found(_ call: (UnsafeMutablePointer<strata_error>) -> Int32) throws -> Bool {
         var err = strata_error()
         let rc = call(&err)
         if rc == Int32(STRATA_ERR_NOT_FOUND.rawValue) { return false }

@@ -11,7 +11,7 @@
 // new file, where keys are new.
 import CCore
 import Foundation
-import Strata
+@_spi(StrataCore) import Strata
 
 /// Turns links into references and back (Transfer/References.swift).
 protocol LinkCoding {

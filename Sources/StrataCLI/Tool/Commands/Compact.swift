@@ -3,7 +3,7 @@
 import ArgumentParser
 import CCore
 import Foundation
-import Strata
+@_spi(StrataCore) import Strata
 
 struct PackOptions: ParsableArguments {
     @Flag(name: .customLong("no-pack"), help: "Store every page plain (no LZ4-packed pages).") var noPack = false

@@ -1,7 +1,7 @@
 // References.swift — links as references (a primary key's value, or a position among the
 // class's objects) when exporting, and references back to keys when importing.
 import CCore
-import Strata
+@_spi(StrataCore) import Strata
 
 /// The classes of one file's snapshot, by name, with their table handles (alive as `txn`).
 final class FileClasses {

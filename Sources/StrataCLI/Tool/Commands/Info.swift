@@ -2,7 +2,7 @@
 import ArgumentParser
 import CCore
 import Foundation
-import Strata
+@_spi(StrataCore) import Strata
 
 struct Info: ParsableCommand {
     static let configuration = CommandConfiguration(

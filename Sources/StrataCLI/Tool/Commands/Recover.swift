@@ -4,7 +4,7 @@
 import ArgumentParser
 import CCore
 import Foundation
-import Strata
+@_spi(StrataCore) import Strata
 
 struct Recover: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,5 +1,5 @@
 // ToolFailure.swift — an error the tool reports as it is: one line on stderr, exit status 1.
-import Strata
+@_spi(StrataCore) import Strata
 
 struct ToolFailure: Error, CustomStringConvertible {
     let description: String

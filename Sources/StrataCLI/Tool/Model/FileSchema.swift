@@ -1,7 +1,7 @@
 // FileSchema.swift — a file's classes and properties as the core stores them, their JSON form
 // (the "schema" of export and dump files) and the creation of that schema in another file.
 import CCore
-import Strata
+@_spi(StrataCore) import Strata
 
 enum CollectionKind: String { case list, set, map }
 

@@ -3,7 +3,7 @@
 import ArgumentParser
 import CCore
 import Foundation
-import Strata
+@_spi(StrataCore) import Strata
 
 func openDatabase(_ path: String, readOnly: Bool = true, create: Bool = false) throws -> Database {
     if !create && !FileManager.default.fileExists(atPath: path) {

@@ -3,7 +3,7 @@
 // (links, mixed values, embedded objects) are set at the end (`finish`), when every object of
 // the input exists. The caller commits once: an import is all or nothing.
 import CCore
-import Strata
+@_spi(StrataCore) import Strata
 
 final class ImportSession {
     let classes: FileClasses

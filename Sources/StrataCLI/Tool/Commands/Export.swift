@@ -3,7 +3,7 @@
 // class as CSV.
 import ArgumentParser
 import CCore
-import Strata
+@_spi(StrataCore) import Strata
 
 enum TransferFormat: String, ExpressibleByArgument, CaseIterable { case json, csv }
 

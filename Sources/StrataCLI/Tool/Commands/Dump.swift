@@ -7,7 +7,7 @@
 import ArgumentParser
 import CCore
 import Foundation
-import Strata
+@_spi(StrataCore) import Strata
 
 enum DumpFormat { static let version: Int64 = 1 }
 

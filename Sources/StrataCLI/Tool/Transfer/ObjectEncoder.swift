@@ -1,7 +1,7 @@
 // ObjectEncoder.swift — one object as a JSON object: its properties in schema order, embedded
 // objects inline, links as references (References.swift).
 import CCore
-import Strata
+@_spi(StrataCore) import Strata
 
 struct ObjectEncoder {
     let classes: FileClasses

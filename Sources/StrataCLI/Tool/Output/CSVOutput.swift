@@ -1,7 +1,7 @@
 // CSVOutput.swift — objects as CSV (RFC 4180): a header of property names, one row per object;
 // collections and mixed values as JSON text in their cell, null as an empty cell.
 import CCore
-import Strata
+@_spi(StrataCore) import Strata
 
 enum CSVOutput {
     static func write(_ cls: ClassSchema, keys: [Int64], encoder: ObjectEncoder, to sink: Sink,

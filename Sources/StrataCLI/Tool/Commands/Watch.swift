@@ -5,7 +5,7 @@
 import ArgumentParser
 import CCore
 import Foundation
-import Strata
+@_spi(StrataCore) import Strata
 
 struct Watch: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -2,7 +2,7 @@
 // backlinks; --swift prints the RealmSwift-style model classes that open the file.
 import ArgumentParser
 import CCore
-import Strata
+@_spi(StrataCore) import Strata
 
 struct Schema: ParsableCommand {
     static let configuration = CommandConfiguration(

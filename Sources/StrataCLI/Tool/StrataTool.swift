@@ -3,7 +3,7 @@
 // core wrappers (CoreTxn, CoreTable) and the C ABI, so any file opens, whatever its schema.
 import ArgumentParser
 import CCore
-import Strata
+@_spi(StrataCore) import Strata
 
 @main
 struct StrataTool: ParsableCommand {

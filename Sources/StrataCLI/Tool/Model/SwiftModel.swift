@@ -2,7 +2,7 @@
 // and EmbeddedObject subclasses with @Persisted properties, which `import Strata` (or
 // RealmSwift) opens the file with.
 import CCore
-import Strata
+@_spi(StrataCore) import Strata
 
 enum SwiftModel {
     static func source(_ classes: [ClassSchema], schemaVersion: UInt64) -> String {

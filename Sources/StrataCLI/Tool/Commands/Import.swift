@@ -3,7 +3,7 @@
 import ArgumentParser
 import CCore
 import Foundation
-import Strata
+@_spi(StrataCore) import Strata
 import SwiftCSV
 
 struct Import: ParsableCommand {

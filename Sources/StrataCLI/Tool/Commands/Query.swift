@@ -3,7 +3,7 @@
 import ArgumentParser
 import CCore
 import Foundation
-import Strata
+@_spi(StrataCore) import Strata
 
 enum OutputFormat: String, ExpressibleByArgument, CaseIterable { case table, json, csv }
 

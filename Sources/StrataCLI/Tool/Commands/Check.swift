@@ -2,7 +2,7 @@
 // the latest version) and a readable report; exit status 0 only for a sound file.
 import ArgumentParser
 import CCore
-import Strata
+@_spi(StrataCore) import Strata
 
 struct Check: ParsableCommand {
     static let configuration = CommandConfiguration(
