@@ -28,6 +28,7 @@ public struct AnyRealmCollection<Element: RealmCollectionValue>: RealmCollection
         RealmDescription.collection("AnyRealmCollection", element: Element.self, self, identity: box)
     }
     public func index(of object: Element) -> Int? { box.index(of: object) }
+    /// Whether the collection is frozen: it reads one version, from any thread, and never changes.
     public var isFrozen: Bool { box.isFrozen }
     public func freeze() -> AnyRealmCollection { AnyRealmCollection(box: box.freeze()) }
     public func thaw() -> AnyRealmCollection? { box.thaw().map { AnyRealmCollection(box: $0) } }

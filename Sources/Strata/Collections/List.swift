@@ -171,6 +171,7 @@ public final class List<Element: RealmCollectionValue>: RealmCollection, RangeRe
     }
 
 
+    /// Removes every element (objects stay in the Realm; embedded ones are deleted). Traps outside a write.
     public func removeAll() {
         guard let m = managed else { items.removeAll(); return }
         m.accessor.edit(m.index) { t, key, col in try t.listClear(key, col) }

@@ -45,6 +45,7 @@ public final class Map<Key: _MapKey, Value: RealmCollectionValue>: RealmKeyedCol
 
     /// The Realm of the object holding the map, or nil while unmanaged.
     public var realm: Realm? { managed.map { Realm($0.accessor.realm) } }
+    /// Whether the map can no longer be read: its object was deleted or its Realm invalidated.
     public var isInvalidated: Bool { managed?.accessor.isInvalidated ?? false }
 
     /// How many keys the map holds.
@@ -228,14 +229,17 @@ public final class Map<Key: _MapKey, Value: RealmCollectionValue>: RealmKeyedCol
         return l
     }
 
+    /// The smallest value of `property` among the map's objects, nil when there are none. Traps on an unknown property.
     public func min<T: _HasPersistedType>(ofProperty property: String) -> T? where T.PersistedType: MinMaxType {
         valueResults?.min(ofProperty: property) ?? (managed == nil ? unmanagedValues.min(ofProperty: property) : nil)
     }
 
+    /// The largest value of `property` among the map's objects, nil when there are none. Traps on an unknown property.
     public func max<T: _HasPersistedType>(ofProperty property: String) -> T? where T.PersistedType: MinMaxType {
         valueResults?.max(ofProperty: property) ?? (managed == nil ? unmanagedValues.max(ofProperty: property) : nil)
     }
 
+    /// The sum of `property` over the map's objects (zero when there are none). Traps on an unknown property.
     public func sum<T: _HasPersistedType>(ofProperty property: String) -> T where T.PersistedType: AddableType {
         // mixed values sum to a Decimal128, as in Realm, but an empty map's mixed sum is the
         // integer 0 (realm-core's dictionary sum of nothing, as RealmSwift reads it; its lists'
@@ -244,6 +248,7 @@ public final class Map<Key: _MapKey, Value: RealmCollectionValue>: RealmKeyedCol
         return valueResults?.sum(ofProperty: property) ?? unmanagedValues.sum(ofProperty: property)
     }
 
+    /// The average of `property` over the map's objects, nil when there are none. Traps on an unknown property.
     public func average<T: _HasPersistedType>(ofProperty property: String) -> T? where T.PersistedType: AddableType {
         valueResults?.average(ofProperty: property) ?? (managed == nil ? unmanagedValues.average(ofProperty: property) : nil)
     }
@@ -267,6 +272,7 @@ public final class Map<Key: _MapKey, Value: RealmCollectionValue>: RealmKeyedCol
         }
     }
 
+    /// Whether the map is frozen: it reads one version, from any thread, and never changes.
     public var isFrozen: Bool { managed?.accessor.realm.isFrozen ?? false }
     public func freeze() -> Map { frozenCopy }
     public func thaw() -> Map? { thawedCopy }
@@ -361,8 +367,11 @@ public struct MapIndex {
 /// What a map observer receives: first the map, then after each commit that changed it the keys
 /// removed, added and whose values (or linked objects) changed.
 @frozen public enum RealmMapChange<Collection: RealmKeyedCollection> {
+    /// The map as it was when observing began.
     case initial(Collection)
+    /// The map after a commit, with the keys removed, added and whose values changed.
     case update(Collection, deletions: [Collection.Key], insertions: [Collection.Key], modifications: [Collection.Key])
+    /// Observing failed; no more changes come.
     case error(Error)
 }
 
@@ -387,7 +396,10 @@ extension Map: _Persistable {
     }
 }
 
-extension Map: _HasPersistedType { public typealias PersistedType = Map }
+extension Map: _HasPersistedType {
+    /// A map is stored as itself.
+    public typealias PersistedType = Map
+}
 extension Map: _RealmSchemaDiscoverable where Value: _RealmSchemaDiscoverable {}
 
 extension Map: _StrataListType {

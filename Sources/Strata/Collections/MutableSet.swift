@@ -159,6 +159,7 @@ public final class MutableSet<Element: RealmCollectionValue>: RealmCollection {
         observeList(keyPaths: keyPaths, on: queue, block)
     }
 
+    /// Whether the set is frozen: it reads one version, from any thread, and never changes.
     public var isFrozen: Bool { managed?.accessor.realm.isFrozen ?? false }
     public func freeze() -> MutableSet<Element> { frozenCopy }
     public func thaw() -> MutableSet<Element>? { thawedCopy }
@@ -203,7 +204,10 @@ extension MutableSet: _Persistable {
     }
 }
 
-extension MutableSet: _HasPersistedType { public typealias PersistedType = MutableSet }
+extension MutableSet: _HasPersistedType {
+    /// A set is stored as itself.
+    public typealias PersistedType = MutableSet
+}
 extension MutableSet: _RealmSchemaDiscoverable where Element: _RealmSchemaDiscoverable {}
 
 extension MutableSet: _QueryArgSequence where Element: Object {

@@ -4,9 +4,12 @@ import Foundation
 /// A sort key of `Results.sorted(by:)`: a property (or a key path through to-one links) and its
 /// direction, as RealmSwift spells it.
 public struct SortDescriptor: Hashable, CustomStringConvertible {
+    /// The property (or key path through links) to sort by.
     public let keyPath: String
+    /// Ascending (true, the default) or descending order.
     public let ascending: Bool
 
+    /// Sorts by `keyPath`, ascending unless `ascending` is false. An unknown key path traps when the sort is used.
     public init(keyPath: String, ascending: Bool = true) {
         self.keyPath = keyPath
         self.ascending = ascending

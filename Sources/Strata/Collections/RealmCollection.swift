@@ -10,6 +10,7 @@ import Foundation
 /// What every Realm collection is: random access, lazy, thread-confined.
 public protocol RealmCollectionBase: RandomAccessCollection, LazyCollectionProtocol, CustomStringConvertible,
                                      ThreadConfined where Element: RealmCollectionValue, Index == Int {
+    /// The element type (RealmSwift's older name for `Element`).
     typealias ElementType = Element
 }
 
@@ -27,6 +28,7 @@ public protocol RealmCollection: RealmCollectionBase, Equatable {
     /// True once the collection cannot be read any more (its object deleted, its Realm
     /// invalidated).
     var isInvalidated: Bool { get }
+    /// How many elements the collection holds now (counted by the core, without reading them).
     var count: Int { get }
     var description: String { get }
     /// The position of `object` (objects: the same object), or nil.
@@ -41,9 +43,13 @@ public protocol RealmCollection: RealmCollectionBase, Equatable {
     func sorted<S: Sequence>(by sortDescriptors: S) -> Results<Element> where S.Iterator.Element == SortDescriptor
     /// The first element of each distinct combination of the key paths' values.
     func distinct<S: Sequence>(by keyPaths: S) -> Results<Element> where S.Iterator.Element == String
+    /// The smallest value of `property` (int, float, double, decimal, date), nil when empty. Traps on an unknown or non-comparable property.
     func min<T: _HasPersistedType>(ofProperty property: String) -> T? where T.PersistedType: MinMaxType
+    /// The largest value of `property`, nil when empty. Traps on an unknown or non-comparable property.
     func max<T: _HasPersistedType>(ofProperty property: String) -> T? where T.PersistedType: MinMaxType
+    /// The sum of `property` (zero when empty). Traps on an unknown or non-numeric property.
     func sum<T: _HasPersistedType>(ofProperty property: String) -> T where T.PersistedType: AddableType
+    /// The average of `property`, nil when empty. Traps on an unknown or non-numeric property.
     func average<T: _HasPersistedType>(ofProperty property: String) -> T? where T.PersistedType: AddableType
     /// The value of `key` of each element (`"self"`: the elements), as an array.
     func value(forKey key: String) -> Any?
@@ -53,6 +59,7 @@ public protocol RealmCollection: RealmCollectionBase, Equatable {
     /// Be told of the collection now and after every version that changes it.
     func observe(keyPaths: [String]?, on queue: DispatchQueue?,
                  _ block: @escaping (RealmCollectionChange<Self>) -> Void) -> NotificationToken
+    /// Whether the collection is frozen: it reads one version, from any thread, and never changes.
     var isFrozen: Bool { get }
     func freeze() -> Self
     func thaw() -> Self?
@@ -62,9 +69,13 @@ public protocol RealmCollection: RealmCollectionBase, Equatable {
 }
 
 extension RealmCollection {
+    /// The position of the first element (always 0).
     public var startIndex: Int { 0 }
+    /// The position after the last element (the count).
     public var endIndex: Int { count }
+    /// The position after `i`.
     public func index(after i: Int) -> Int { i + 1 }
+    /// The position before `i`.
     public func index(before i: Int) -> Int { i - 1 }
 
     /// The live results behind the collection, or a trap naming `what` for an unmanaged one.
@@ -95,25 +106,30 @@ extension RealmCollection {
         managedResults("sorted").sorted(by: sortDescriptors)
     }
 
+    /// The elements with distinct values of the key paths (the first of each group, in the collection's order). Traps on an unknown key path.
     public func distinct<S: Sequence>(by keyPaths: S) -> Results<Element> where S.Iterator.Element == String {
         managedResults("distinct").distinct(by: keyPaths)
     }
 
+    /// The smallest value of `property`, nil when empty. Traps on an unknown or non-comparable property.
     public func min<T: _HasPersistedType>(ofProperty property: String) -> T? where T.PersistedType: MinMaxType {
         if let r = _strataResults { return r.min(ofProperty: property) }
         return unmanagedAggregate(property, STRATA_AGG_MIN)
     }
 
+    /// The largest value of `property`, nil when empty. Traps on an unknown or non-comparable property.
     public func max<T: _HasPersistedType>(ofProperty property: String) -> T? where T.PersistedType: MinMaxType {
         if let r = _strataResults { return r.max(ofProperty: property) }
         return unmanagedAggregate(property, STRATA_AGG_MAX)
     }
 
+    /// The sum of `property` (zero when empty). Traps on an unknown or non-numeric property.
     public func sum<T: _HasPersistedType>(ofProperty property: String) -> T where T.PersistedType: AddableType {
         if let r = _strataResults { return r.sum(ofProperty: property) }
         return unmanagedAggregate(property, STRATA_AGG_SUM) ?? ResultsBase.zero(as: T.self, "sum of \(Self.self)")
     }
 
+    /// The average of `property`, nil when empty. Traps on an unknown or non-numeric property.
     public func average<T: _HasPersistedType>(ofProperty property: String) -> T? where T.PersistedType: AddableType {
         if let r = _strataResults { return r.average(ofProperty: property) }
         return unmanagedAggregate(property, STRATA_AGG_AVG)
@@ -217,6 +233,7 @@ extension RealmCollection {
 // MARK: - Typed forms
 
 extension RealmCollection where Element: Object {
+    /// Calls `block` with the collection's changes after each commit that changes the elements or, for modifications, the properties at `keyPaths`; delivered on `queue` (a serial queue) or the observing thread's run loop. Keep the token: releasing it stops the notifications.
     public func observe(keyPaths: [PartialKeyPath<Element>], on queue: DispatchQueue? = nil,
                         _ block: @escaping (RealmCollectionChange<Self>) -> Void) -> NotificationToken {
         observe(keyPaths: keyPaths.map { KeyPathNames.name($0) }, on: queue, block)
@@ -224,15 +241,19 @@ extension RealmCollection where Element: Object {
 }
 
 extension RealmCollection where Element: ObjectBase {
+    /// The smallest value at `keyPath`, nil when empty.
     public func min<T: _HasPersistedType>(of keyPath: KeyPath<Element, T>) -> T? where T.PersistedType: MinMaxType {
         min(ofProperty: _name(for: keyPath))
     }
+    /// The largest value at `keyPath`, nil when empty.
     public func max<T: _HasPersistedType>(of keyPath: KeyPath<Element, T>) -> T? where T.PersistedType: MinMaxType {
         max(ofProperty: _name(for: keyPath))
     }
+    /// The sum of the values at `keyPath` (zero when empty).
     public func sum<T: _HasPersistedType>(of keyPath: KeyPath<Element, T>) -> T where T.PersistedType: AddableType {
         sum(ofProperty: _name(for: keyPath))
     }
+    /// The average of the values at `keyPath`, nil when empty.
     public func average<T: _HasPersistedType>(of keyPath: KeyPath<Element, T>) -> T? where T.PersistedType: AddableType {
         average(ofProperty: _name(for: keyPath))
     }
@@ -282,6 +303,7 @@ extension RealmCollection where Element.PersistedType: AddableType {
 }
 
 extension RealmCollection where Element: Encodable {
+    /// Encodes the elements as an unkeyed container (an array), as RealmSwift does.
     public func encode(to encoder: Encoder) throws {
         var container = encoder.unkeyedContainer()
         for value in self { try container.encode(value) }

@@ -55,9 +55,13 @@ public struct Query<T> {
 
     // MARK: comparing
 
+    /// The value equals `rhs` (`==` in the predicate).
     public static func == (_ lhs: Query, _ rhs: T) -> Query<Bool> { .init(.comparison(.equal, lhs.node, .constant(rhs), [])) }
+    /// The value equals another property's (`==` between two key paths).
     public static func == (_ lhs: Query, _ rhs: Query) -> Query<Bool> { .init(.comparison(.equal, lhs.node, rhs.node, [])) }
+    /// The value differs from `rhs` (`!=`).
     public static func != (_ lhs: Query, _ rhs: T) -> Query<Bool> { .init(.comparison(.notEqual, lhs.node, .constant(rhs), [])) }
+    /// The value differs from another property's (`!=` between two key paths).
     public static func != (_ lhs: Query, _ rhs: Query) -> Query<Bool> { .init(.comparison(.notEqual, lhs.node, rhs.node, [])) }
 
     /// The value is one of these (`IN`).
@@ -92,27 +96,41 @@ public struct Query<T> {
 // MARK: - Numbers, dates
 
 extension Query where T: _HasPersistedType, T.PersistedType: _QueryNumeric {
+    /// Greater than `rhs`.
     public static func > (_ lhs: Query, _ rhs: T) -> Query<Bool> { .init(.comparison(.greaterThan, lhs.node, .constant(rhs), [])) }
+    /// Greater than another property's value.
     public static func > (_ lhs: Query, _ rhs: Query) -> Query<Bool> { .init(.comparison(.greaterThan, lhs.node, rhs.node, [])) }
+    /// Greater than or equal to `rhs`.
     public static func >= (_ lhs: Query, _ rhs: T) -> Query<Bool> { .init(.comparison(.greaterThanEqual, lhs.node, .constant(rhs), [])) }
+    /// Greater than or equal to another property's value.
     public static func >= (_ lhs: Query, _ rhs: Query) -> Query<Bool> { .init(.comparison(.greaterThanEqual, lhs.node, rhs.node, [])) }
+    /// Less than `rhs`.
     public static func < (_ lhs: Query, _ rhs: T) -> Query<Bool> { .init(.comparison(.lessThan, lhs.node, .constant(rhs), [])) }
+    /// Less than another property's value.
     public static func < (_ lhs: Query, _ rhs: Query) -> Query<Bool> { .init(.comparison(.lessThan, lhs.node, rhs.node, [])) }
+    /// Less than or equal to `rhs`.
     public static func <= (_ lhs: Query, _ rhs: T) -> Query<Bool> { .init(.comparison(.lessThanEqual, lhs.node, .constant(rhs), [])) }
+    /// Less than or equal to another property's value.
     public static func <= (_ lhs: Query, _ rhs: Query) -> Query<Bool> { .init(.comparison(.lessThanEqual, lhs.node, rhs.node, [])) }
 
     /// An aggregate over a collection the key path goes through (`$0.dogs.age.avg > 3`).
     public var min: Query { Query(collectionAggregate("@min")) }
+    /// The largest value over the collection the key path goes through (`@max`).
     public var max: Query { Query(collectionAggregate("@max")) }
+    /// The average over the collection the key path goes through (`@avg`).
     public var avg: Query { Query(collectionAggregate("@avg")) }
+    /// The sum over the collection the key path goes through (`@sum`).
     public var sum: Query { Query(collectionAggregate("@sum")) }
 }
 
 // MARK: - Logic
 
 extension Query where T == Bool {
+    /// Negation (`NOT`).
     public static prefix func ! (_ query: Query) -> Query<Bool> { .init(.not(query.node)) }
+    /// Both conditions hold (`AND`).
     public static func && (_ lhs: Query, _ rhs: Query) -> Query<Bool> { .init(.comparison(.and, lhs.node, rhs.node, [])) }
+    /// Either condition holds (`OR`).
     public static func || (_ lhs: Query, _ rhs: Query) -> Query<Bool> { .init(.comparison(.or, lhs.node, rhs.node, [])) }
 
     /// How many elements of the collection the predicate's key paths go through satisfy it
@@ -124,6 +142,7 @@ extension Query where T == Bool {
 
 /// An Optional in generic constraints (RealmSwift's name).
 public protocol OptionalProtocol {
+    /// The type the optional wraps.
     associatedtype Wrapped
 }
 extension Optional: OptionalProtocol {}
@@ -145,7 +164,9 @@ extension Query {
 }
 
 extension Query where T: OptionalProtocol, T.Wrapped: Comparable {
+    /// The value lies in the range, its upper bound excluded (null never does).
     public func contains(_ range: Range<T.Wrapped>) -> Query<Bool> { within(range.lowerBound, range.upperBound, closed: false) }
+    /// The value lies in the range, ends included (`BETWEEN`; null never does).
     public func contains(_ range: ClosedRange<T.Wrapped>) -> Query<Bool> { within(range.lowerBound, range.upperBound, closed: true) }
 }
 
@@ -179,6 +200,7 @@ extension Query where T: RealmCollection {
 
     /// Any element equals `rhs`.
     public static func == (_ lhs: Query<T>, _ rhs: T.Element) -> Query<Bool> { .init(.comparison(.equal, lhs.node, .constant(rhs), [])) }
+    /// No element equals `rhs` (a collection's `!=` is true when some element differs).
     public static func != (_ lhs: Query<T>, _ rhs: T.Element) -> Query<Bool> { .init(.comparison(.notEqual, lhs.node, .constant(rhs), [])) }
 
     /// The values of the collection seen as their stored type.
@@ -197,25 +219,34 @@ extension Query {
 extension Query where T: RealmCollection, T.Element: Comparable {
     /// Every element lies in the range.
     public func contains(_ range: Range<T.Element>) -> Query<Bool> { elementsWithin(range.lowerBound, range.upperBound, closed: false) }
+    /// Every element lies in the range, ends included.
     public func contains(_ range: ClosedRange<T.Element>) -> Query<Bool> { elementsWithin(range.lowerBound, range.upperBound, closed: true) }
 }
 
 extension Query where T: RealmCollection, T.Element: OptionalProtocol, T.Element.Wrapped: Comparable {
+    /// Every element lies in the range, its upper bound excluded.
     public func contains(_ range: Range<T.Element.Wrapped>) -> Query<Bool> { elementsWithin(range.lowerBound, range.upperBound, closed: false) }
+    /// Every element lies in the range, ends included.
     public func contains(_ range: ClosedRange<T.Element.Wrapped>) -> Query<Bool> { elementsWithin(range.lowerBound, range.upperBound, closed: true) }
 }
 
 extension Query where T: RealmCollection, T.Element: _HasPersistedType, T.Element.PersistedType: _QueryNumeric {
     /// Any element compares so.
     public static func > (_ lhs: Query<T>, _ rhs: T.Element) -> Query<Bool> { .init(.comparison(.greaterThan, lhs.node, .constant(rhs), [])) }
+    /// Any element is greater than or equal to `rhs`.
     public static func >= (_ lhs: Query<T>, _ rhs: T.Element) -> Query<Bool> { .init(.comparison(.greaterThanEqual, lhs.node, .constant(rhs), [])) }
+    /// Any element is less than `rhs`.
     public static func < (_ lhs: Query<T>, _ rhs: T.Element) -> Query<Bool> { .init(.comparison(.lessThan, lhs.node, .constant(rhs), [])) }
+    /// Any element is less than or equal to `rhs`.
     public static func <= (_ lhs: Query<T>, _ rhs: T.Element) -> Query<Bool> { .init(.comparison(.lessThanEqual, lhs.node, .constant(rhs), [])) }
 
     /// An aggregate of the collection's values.
     public var min: Query<T.Element> { .init(erasingAny(appending: "@min")) }
+    /// The largest of the collection's values (`@max`).
     public var max: Query<T.Element> { .init(erasingAny(appending: "@max")) }
+    /// The average of the collection's values (`@avg`).
     public var avg: Query<T.Element> { .init(erasingAny(appending: "@avg")) }
+    /// The sum of the collection's values (`@sum`).
     public var sum: Query<T.Element> { .init(erasingAny(appending: "@sum")) }
 }
 
@@ -227,15 +258,18 @@ extension Query where T: PersistableEnum, T.RawValue: _RealmSchemaDiscoverable {
 }
 
 extension Query where T: OptionalProtocol, T.Wrapped: PersistableEnum, T.Wrapped.RawValue: _RealmSchemaDiscoverable {
+    /// The optional enum's raw value (nil when the property is nil).
     public var rawValue: Query<T.Wrapped.RawValue?> { .init(node) }
 }
 
 extension Query where T: RealmCollection, T.Element: PersistableEnum, T.Element.RawValue: RealmCollectionValue {
+    /// The raw values of a collection of enums.
     public var rawValue: Query<AnyRealmCollection<T.Element.RawValue>> { .init(node) }
 }
 
 extension Query where T: RealmCollection, T.Element: OptionalProtocol, T.Element.Wrapped: PersistableEnum,
                       T.Element.Wrapped.RawValue: _RealmCollectionValueInsideOptional {
+    /// The raw values of a collection of optional enums.
     public var rawValue: Query<AnyRealmCollection<T.Element.Wrapped.RawValue?>> { .init(node) }
 }
 
@@ -250,7 +284,9 @@ extension Query where T: _HasPersistedType {
 public struct StringOptions: OptionSet, Sendable {
     public let rawValue: Int8
     public init(rawValue: Int8) { self.rawValue = rawValue }
+    /// Letters compare without regard to case (`[c]`).
     public static let caseInsensitive = StringOptions(rawValue: 1)
+    /// Letters compare without regard to diacritics (`[d]`).
     public static let diacriticInsensitive = StringOptions(rawValue: 2)
 }
 
@@ -259,50 +295,69 @@ extension Query where T: _HasPersistedType, T.PersistedType: _QueryString {
     public func like(_ value: T, caseInsensitive: Bool = false) -> Query<Bool> {
         .init(.comparison(.like, node, .constant(value), caseInsensitive ? [.caseInsensitive] : []))
     }
+    /// Matches another property's value as a pattern (`*` any run of characters, `?` one).
     public func like<U>(_ column: Query<U>, caseInsensitive: Bool = false) -> Query<Bool> {
         .init(.comparison(.like, node, column.node, caseInsensitive ? [.caseInsensitive] : []))
     }
 }
 
 extension Query where T: _HasPersistedType, T.PersistedType: _QueryBinary {
+    /// Contains `value` (`CONTAINS`).
     public func contains(_ value: T, options: StringOptions = []) -> Query<Bool> {
         .init(.comparison(.contains, node, .constant(value), options))
     }
+    /// Contains another property's value.
     public func contains<U>(_ column: Query<U>, options: StringOptions = []) -> Query<Bool> {
         .init(.comparison(.contains, node, column.node, options))
     }
+    /// Starts with `value` (`BEGINSWITH`).
     public func starts(with value: T, options: StringOptions = []) -> Query<Bool> {
         .init(.comparison(.beginsWith, node, .constant(value), options))
     }
+    /// Starts with another property's value.
     public func starts<U>(with column: Query<U>, options: StringOptions = []) -> Query<Bool> {
         .init(.comparison(.beginsWith, node, column.node, options))
     }
+    /// Ends with `value` (`ENDSWITH`).
     public func ends(with value: T, options: StringOptions = []) -> Query<Bool> {
         .init(.comparison(.endsWith, node, .constant(value), options))
     }
+    /// Ends with another property's value.
     public func ends<U>(with column: Query<U>, options: StringOptions = []) -> Query<Bool> {
         .init(.comparison(.endsWith, node, column.node, options))
     }
+    /// Equals `value` under the options (`==[c]`, `==[d]`).
     public func equals(_ value: T, options: StringOptions = []) -> Query<Bool> {
         .init(.comparison(.equal, node, .constant(value), options))
     }
+    /// Equals another property's value under the options.
     public func equals<U>(_ column: Query<U>, options: StringOptions = []) -> Query<Bool> {
         .init(.comparison(.equal, node, column.node, options))
     }
+    /// Differs from `value` under the options.
     public func notEquals(_ value: T, options: StringOptions = []) -> Query<Bool> {
         .init(.comparison(.notEqual, node, .constant(value), options))
     }
+    /// Differs from another property's value under the options.
     public func notEquals<U>(_ column: Query<U>, options: StringOptions = []) -> Query<Bool> {
         .init(.comparison(.notEqual, node, column.node, options))
     }
 
+    /// Sorts after `rhs` (strings and bytes compare by their UTF-8 bytes).
     public static func > (_ lhs: Query, _ rhs: T) -> Query<Bool> { .init(.comparison(.greaterThan, lhs.node, .constant(rhs), [])) }
+    /// Sorts after another property's value.
     public static func > (_ lhs: Query, _ rhs: Query) -> Query<Bool> { .init(.comparison(.greaterThan, lhs.node, rhs.node, [])) }
+    /// Sorts after or equals `rhs`.
     public static func >= (_ lhs: Query, _ rhs: T) -> Query<Bool> { .init(.comparison(.greaterThanEqual, lhs.node, .constant(rhs), [])) }
+    /// Sorts after or equals another property's value.
     public static func >= (_ lhs: Query, _ rhs: Query) -> Query<Bool> { .init(.comparison(.greaterThanEqual, lhs.node, rhs.node, [])) }
+    /// Sorts before `rhs`.
     public static func < (_ lhs: Query, _ rhs: T) -> Query<Bool> { .init(.comparison(.lessThan, lhs.node, .constant(rhs), [])) }
+    /// Sorts before another property's value.
     public static func < (_ lhs: Query, _ rhs: Query) -> Query<Bool> { .init(.comparison(.lessThan, lhs.node, rhs.node, [])) }
+    /// Sorts before or equals `rhs`.
     public static func <= (_ lhs: Query, _ rhs: T) -> Query<Bool> { .init(.comparison(.lessThanEqual, lhs.node, .constant(rhs), [])) }
+    /// Sorts before or equals another property's value.
     public static func <= (_ lhs: Query, _ rhs: Query) -> Query<Bool> { .init(.comparison(.lessThanEqual, lhs.node, rhs.node, [])) }
 }
 

@@ -11,6 +11,7 @@ import CCore
 /// let bytes = try db.read { txn in try txn.tree("counters", keys: .int).get(1) }
 /// ```
 public final class Database: @unchecked Sendable { // (the core handle is safe across threads)
+    /// How commits reach the disk.
     public enum Durability {
         /// A commit is on disk when `write` returns.
         case full
@@ -21,8 +22,10 @@ public final class Database: @unchecked Sendable { // (the core handle is safe a
     }
 
     @_spi(StrataCore) public let handle: OpaquePointer
+    /// The file's path (or, in memory, the identifier).
     public let path: String
 
+    /// Opens (creating it when missing) the database at `path`. Throws a StrataError naming the file when it cannot: not a Strata file, damaged, locked past the open timeout, a full disk.
     public convenience init(path: String, durability: Durability = .full, readOnly: Bool = false,
                             maxVersions: UInt64 = 0) throws {
         try self.init(path: path) { opts in
@@ -96,6 +99,7 @@ public final class Database: @unchecked Sendable { // (the core handle is safe a
         public let packedBytes: UInt64
     }
 
+    /// Where the file's bytes go now: its size, the latest version's pages, free pages, packed pages.
     public func space() throws -> Space {
         var s = strata_space()
         s.size = MemoryLayout<strata_space>.size

@@ -9,31 +9,52 @@ import Foundation
 /// catch let error as StrataError where error.code == .busy { /* another writer */ }
 /// ```
 public struct StrataError: Error, CustomStringConvertible, Equatable, LocalizedError {
+    /// A status of the core (`STRATA_ERR_*`), or a RealmSwift error code.
     public struct Code: RawRepresentable, Hashable, Sendable {
         public let rawValue: Int32
         public init(rawValue: Int32) { self.rawValue = rawValue }
 
+        /// A NULL handle, a bad option, an empty name.
         public static let invalidArgument = Code(rawValue: Int32(STRATA_ERR_INVALID_ARGUMENT.rawValue))
+        /// No such key, tree, table, property or file.
         public static let notFound = Code(rawValue: Int32(STRATA_ERR_NOT_FOUND.rawValue))
+        /// The thing to create exists (a duplicate primary key, a table name, a copy's file).
         public static let exists = Code(rawValue: Int32(STRATA_ERR_EXISTS.rawValue))
+        /// Out of memory.
         public static let noMemory = Code(rawValue: Int32(STRATA_ERR_NO_MEMORY.rawValue))
+        /// Every reader slot of the lock file is held by a live read transaction.
         public static let readersFull = Code(rawValue: Int32(STRATA_ERR_READERS_FULL.rawValue))
+        /// The file would outgrow the address space reserved for its map.
         public static let mapFull = Code(rawValue: Int32(STRATA_ERR_MAP_FULL.rawValue))
+        /// A read, write, sync or lock failed.
         public static let io = Code(rawValue: Int32(STRATA_ERR_IO.rawValue))
+        /// The disk is full.
         public static let noSpace = Code(rawValue: Int32(STRATA_ERR_NO_SPACE.rawValue))
+        /// The file contradicts itself; the message names the page and what is wrong.
         public static let corrupt = Code(rawValue: Int32(STRATA_ERR_CORRUPT.rawValue))
+        /// The file is not a Strata database.
         public static let notStrata = Code(rawValue: Int32(STRATA_ERR_NOT_STRATA.rawValue))
+        /// An unknown file format, or a lock file of an incompatible library.
         public static let formatVersion = Code(rawValue: Int32(STRATA_ERR_FORMAT_VERSION.rawValue))
+        /// Another writer holds the file, or an open waited past its timeout.
         public static let busy = Code(rawValue: Int32(STRATA_ERR_BUSY.rawValue))
+        /// A write on a read-only database or transaction.
         public static let readOnly = Code(rawValue: Int32(STRATA_ERR_READ_ONLY.rawValue))
+        /// The transaction has ended or failed.
         public static let transactionState = Code(rawValue: Int32(STRATA_ERR_TXN_STATE.rawValue))
+        /// A commit would keep more versions alive than `maxVersions` allows.
         public static let tooManyVersions = Code(rawValue: Int32(STRATA_ERR_TOO_MANY_VERSIONS.rawValue))
+        /// A value of the wrong type for the property or call.
         public static let wrongType = Code(rawValue: Int32(STRATA_ERR_WRONG_TYPE.rawValue))
+        /// A key or value over the limits.
         public static let tooLarge = Code(rawValue: Int32(STRATA_ERR_TOO_LARGE.rawValue))
+        /// No commit came in the time given.
         public static let timeout = Code(rawValue: Int32(STRATA_ERR_TIMEOUT.rawValue))
     }
 
+    /// What failed.
     public let code: Code
+    /// The core's message, naming the offending file, table, property, value or position.
     public let message: String
     /// The file the error is about, when it is one (opening a Realm).
     public var fileURL: URL? = nil

@@ -3,17 +3,26 @@ import CCore
 /// An ordered map of keys to bytes inside one transaction. Values are copied out of the map
 /// into Swift arrays.
 public struct Tree {
-    public enum Keys { case int, bytes }
+    /// Integer keys (sorted numerically) or byte keys (sorted like memcmp).
+    public enum Keys {
+        /// Keys are UInt64, sorted numerically.
+        case int
+        /// Keys are byte strings up to 480 bytes, sorted like memcmp.
+        case bytes
+    }
 
     let handle: OpaquePointer
+    /// The tree's kind of keys.
     public let keys: Keys
 
+    /// Sets the value of an integer key. Throws in a read transaction or on an oversized value.
     public func put(_ key: UInt64, _ value: [UInt8]) throws {
         try value.withUnsafeBytes { v in
             try StrataError.check { strata_tree_put_int(handle, key, v.baseAddress, v.count, $0) }
         }
     }
 
+    /// Sets the value of a byte key (up to 480 bytes). Throws in a read transaction or on an oversized key or value.
     public func put(_ key: [UInt8], _ value: [UInt8]) throws {
         try key.withUnsafeBytes { k in
             try value.withUnsafeBytes { v in
@@ -24,11 +33,13 @@ public struct Tree {
         }
     }
 
+    /// The value of an integer key, nil when absent.
     public func get(_ key: UInt64) throws -> [UInt8]? {
         var k = key
         return try withUnsafeBytes(of: &k) { try getRaw($0) }
     }
 
+    /// The value of a byte key, nil when absent.
     public func get(_ key: [UInt8]) throws -> [UInt8]? {
         try key.withUnsafeBytes { try getRaw($0) }
     }
@@ -49,6 +60,7 @@ public struct Tree {
         try StrataError.found { strata_tree_delete_int(handle, key, $0) }
     }
 
+    /// How many entries the tree holds.
     public var count: UInt64 {
         get throws {
             var n: UInt64 = 0

@@ -139,6 +139,7 @@ public final class DynamicObject: Object {
         super.init()
     }
 
+    /// An unmanaged dynamic object (migration code gets managed ones from `Migration`).
     public required init() {
         migrated = nil
         super.init()
@@ -158,6 +159,7 @@ public final class DynamicObject: Object {
         return m.side === n.side && m.className == n.className && m.key == n.key
     }
 
+    /// A property's value by name (`object.name`), nil when it is null. Traps on an unknown property.
     public subscript(dynamicMember member: String) -> Any? {
         get { self[member] }
         set { self[member] = newValue }

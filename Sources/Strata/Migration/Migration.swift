@@ -5,11 +5,13 @@ import Foundation
 public typealias MigrationBlock = @Sendable (_ migration: Migration, _ oldSchemaVersion: UInt64) -> Void
 
 extension Realm {
+    /// The block a configuration runs to migrate a file from an older schema version.
     public typealias MigrationBlock = Strata.MigrationBlock
 }
 
 /// The objects a migration hands out: objects seen through their class's name.
 public typealias MigrationObject = DynamicObject
+/// The block `enumerateObjects` calls with each object as the old schema had it and as the new schema has it.
 public typealias MigrationObjectEnumerateBlock = (_ oldObject: MigrationObject?, _ newObject: MigrationObject?) -> Void
 
 /// The migration of a file from an older schema version, handed to the configuration's

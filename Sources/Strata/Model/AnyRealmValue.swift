@@ -11,29 +11,52 @@ import Foundation
 /// object is deleted the value becomes `.none`. Embedded objects cannot be held (a trap names
 /// the property).
 public enum AnyRealmValue: Hashable {
+    /// Null.
     case none
+    /// An integer.
     case int(Int)
+    /// A Boolean.
     case bool(Bool)
+    /// A 32-bit float.
     case float(Float)
+    /// A 64-bit double.
     case double(Double)
+    /// A string.
     case string(String)
+    /// Bytes.
     case data(Data)
+    /// A date (seconds and nanoseconds, exactly as given).
     case date(Date)
+    /// A link to an object of any class (the object must be managed by the same Realm, or is added with its owner).
     case object(Object)
+    /// An ObjectId.
     case objectId(ObjectId)
+    /// A decimal128.
     case decimal128(Decimal128)
+    /// A UUID.
     case uuid(UUID)
 
+    /// The integer, or nil when the value is of another kind.
     public var intValue: Int? { if case .int(let v) = self { return v }; return nil }
+    /// The Boolean, or nil when the value is of another kind.
     public var boolValue: Bool? { if case .bool(let v) = self { return v }; return nil }
+    /// The float, or nil when the value is of another kind.
     public var floatValue: Float? { if case .float(let v) = self { return v }; return nil }
+    /// The double, or nil when the value is of another kind.
     public var doubleValue: Double? { if case .double(let v) = self { return v }; return nil }
+    /// The string, or nil when the value is of another kind.
     public var stringValue: String? { if case .string(let v) = self { return v }; return nil }
+    /// The bytes, or nil when the value is of another kind.
     public var dataValue: Data? { if case .data(let v) = self { return v }; return nil }
+    /// The date, or nil when the value is of another kind.
     public var dateValue: Date? { if case .date(let v) = self { return v }; return nil }
+    /// The ObjectId, or nil when the value is of another kind.
     public var objectIdValue: ObjectId? { if case .objectId(let v) = self { return v }; return nil }
+    /// The decimal128, or nil when the value is of another kind.
     public var decimal128Value: Decimal128? { if case .decimal128(let v) = self { return v }; return nil }
+    /// The UUID, or nil when the value is of another kind.
     public var uuidValue: UUID? { if case .uuid(let v) = self { return v }; return nil }
+    /// The linked object as `type`, or nil when the value is not an object of that class.
     public func object<T: Object>(_ type: T.Type) -> T? { if case .object(let o) = self { return o as? T }; return nil }
 
     /// A stored value read in `realm` (nil: no Realm to find a linked object in; a link reads

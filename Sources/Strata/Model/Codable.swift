@@ -29,7 +29,9 @@ extension Persisted: Encodable where Value: Encodable {
 
 /// A property wrapper whose value may be missing from the encoded form (decoded as nil).
 public protocol OptionalCodingWrapper {
+    /// The optional type the wrapper holds.
     associatedtype WrappedType: ExpressibleByNilLiteral
+    /// A wrapper holding `wrappedValue`.
     init(wrappedValue: WrappedType)
 }
 

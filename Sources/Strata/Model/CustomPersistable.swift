@@ -25,7 +25,9 @@ import Foundation
 /// mapped value member by member (`$0.point == CGPoint(x: 1, y: 2)` is `point.x == 1 AND
 /// point.y == 2`).
 public protocol CustomPersistable: _CustomPersistable {
+    /// The value made from what the file stores.
     init(persistedValue: PersistedType)
+    /// What the file stores for this value.
     var persistableValue: PersistedType { get }
 }
 
@@ -33,7 +35,9 @@ public protocol CustomPersistable: _CustomPersistable {
 /// property or collection element whose stored value it refuses traps naming the value and
 /// the type; an optional one reads nil.
 public protocol FailableCustomPersistable: _CustomPersistable {
+    /// The value made from what the file stores, or nil when it cannot be (reading it then traps naming the property).
     init?(persistedValue: PersistedType)
+    /// What the file stores for this value.
     var persistableValue: PersistedType { get }
 }
 

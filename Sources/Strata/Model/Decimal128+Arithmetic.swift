@@ -75,6 +75,7 @@ extension Decimal128: Numeric {
         }
     }
 
+    /// The quotient, rounded half to even to 34 digits (NaN for 0/0, an infinity for x/0).
     public static func / (lhs: Decimal128, rhs: Decimal128) -> Decimal128 {
         if rhs.isZero && !lhs.isNaN && !lhs.isInfinite {
             return lhs.isZero ? .nan : (lhs.isSignMinus != rhs.isSignMinus ? -Decimal128.infinity : .infinity)
@@ -89,6 +90,7 @@ extension Decimal128: Numeric {
     public static func += (lhs: inout Decimal128, rhs: Decimal128) { lhs = lhs + rhs }
     public static func -= (lhs: inout Decimal128, rhs: Decimal128) { lhs = lhs - rhs }
     public static func *= (lhs: inout Decimal128, rhs: Decimal128) { lhs = lhs * rhs }
+    /// Divides in place.
     public static func /= (lhs: inout Decimal128, rhs: Decimal128) { lhs = lhs / rhs }
 
     public static prefix func - (x: Decimal128) -> Decimal128 {
@@ -98,6 +100,7 @@ extension Decimal128: Numeric {
 
     /// Not a number (RealmSwift's `isSignaling`: every NaN counts).
     public var isSignaling: Bool { isNaN }
+    /// Whether the value is a NaN (decimal128 NaNs read as quiet and signaling alike).
     public var isSignalingNaN: Bool { isNaN }
 
     static let nan = Decimal128(bits: (0, 0x7C00_0000_0000_0000))
@@ -134,5 +137,6 @@ extension Decimal128: Strideable {
 extension Decimal128 {
     /// The smallest and largest finite Decimal128 values.
     public static var min: Decimal128 { try! Decimal128(string: "-9.999999999999999999999999999999999E+6144") }
+    /// The largest finite decimal128 (9.999…E+6144).
     public static var max: Decimal128 { try! Decimal128(string: "9.999999999999999999999999999999999E+6144") }
 }

@@ -14,6 +14,7 @@ public struct Decimal128: Hashable, Comparable, Sendable, CustomStringConvertibl
     /// The encoding: bits 0..<64 and 64..<128.
     public let bits: (low: UInt64, high: UInt64)
 
+    /// The value of these IEEE 754-2008 decimal128 bits (BID encoding), stored as given.
     public init(bits: (low: UInt64, high: UInt64)) { self.bits = bits }
 
     private static let bias = 6176
@@ -32,6 +33,7 @@ public struct Decimal128: Hashable, Comparable, Sendable, CustomStringConvertibl
         self.init(negative: value < 0, coefficient: (value.magnitude, 0), exponent: 0)
     }
 
+    /// The integer, exactly.
     public init(value: Int) { self.init(value: Int64(value)) }
 
     /// A Double through its shortest decimal form ("0.1" for 0.1).
@@ -121,8 +123,11 @@ public struct Decimal128: Hashable, Comparable, Sendable, CustomStringConvertibl
         bits = (c.low, (negative ? 1 << 63 : 0) | e << 49 | (c.high & ((1 << 49) - 1)))
     }
 
+    /// Whether the value is NaN.
     public var isNaN: Bool { bits.high & Decimal128.nanHigh == Decimal128.nanHigh }
+    /// Whether the value is an infinity.
     public var isInfinite: Bool { !isNaN && bits.high & Decimal128.infHigh == Decimal128.infHigh }
+    /// Whether the sign bit is set (negative values, -0, -Inf).
     public var isSignMinus: Bool { bits.high >> 63 == 1 }
 
     /// Coefficient digits (most significant first, none for zero) and exponent of a finite value.

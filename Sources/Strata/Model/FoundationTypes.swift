@@ -37,9 +37,18 @@ extension NSDate: _OptionalPersistable {
     }
 }
 
-extension NSString: _HasPersistedType { public typealias PersistedType = String }
-extension NSData: _HasPersistedType { public typealias PersistedType = Data }
-extension NSDate: _HasPersistedType { public typealias PersistedType = Date }
+extension NSString: _HasPersistedType {
+    /// `NSString` is stored as `String`.
+    public typealias PersistedType = String
+}
+extension NSData: _HasPersistedType {
+    /// `NSData` is stored as `Data`.
+    public typealias PersistedType = Data
+}
+extension NSDate: _HasPersistedType {
+    /// `NSDate` is stored as `Date`.
+    public typealias PersistedType = Date
+}
 extension NSString: _RealmSchemaDiscoverable {}
 extension NSData: _RealmSchemaDiscoverable {}
 extension NSDate: _RealmSchemaDiscoverable {}

@@ -54,6 +54,7 @@ open class Object: ObjectBase, CustomStringConvertible {
     /// Set on an unmanaged object used to learn which property a key path reads (KeyPathNames).
     @usableFromInline var __probe: _KeyPathProbe?
 
+    /// An unmanaged object with its properties' declared defaults.
     public required init() { super.init() }
 
     /// Managed by a Realm (for @Persisted's inlined accessors).
@@ -183,6 +184,7 @@ open class Object: ObjectBase, CustomStringConvertible {
 /// model classes use it. Subclass `Object`, not this class: a class deriving from `ObjectBase`
 /// alone is not a model and a Realm refuses it by name.
 open class ObjectBase {
+    /// An unmanaged object.
     public required init() {}
 }
 

@@ -28,6 +28,7 @@ public struct ObjectId: Hashable, Comparable, Sendable, CustomStringConvertible 
         do { try self.init(string: text) } catch { fatalError("ObjectId(\"\(text)\"): \(error)") }
     }
 
+    /// The ObjectId of 24 hexadecimal digits; throws naming the string when it is not one.
     public init(string: String) throws {
         let digits = Array(string.utf8)
         guard digits.count == 24 else { throw ObjectId.invalid(string) }
@@ -59,6 +60,7 @@ public struct ObjectId: Hashable, Comparable, Sendable, CustomStringConvertible 
         return Date(timeIntervalSince1970: TimeInterval(s))
     }
 
+    /// The 24 lowercase hexadecimal digits.
     public var stringValue: String { bytes.map { String(format: "%02x", $0) }.joined() }
     public var description: String { stringValue }
 

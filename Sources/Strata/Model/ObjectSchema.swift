@@ -8,6 +8,7 @@ public final class ObjectSchema: CustomStringConvertible, Equatable {
         a.className == b.className && a.allProperties == b.allProperties && a.isEmbedded == b.isEmbedded
     }
 
+    /// The class's name (the table's in the file).
     public let className: String
     /// The stored properties (linking objects are `computedProperties`, as in RealmSwift).
     public var properties: [Property] { allProperties.filter { $0.type != .linkingObjects } }
@@ -51,6 +52,7 @@ public final class ObjectSchema: CustomStringConvertible, Equatable {
 
 /// The types a property can have, as RealmSwift names them.
 public enum PropertyType: Int, Sendable, CustomStringConvertible {
+    /// A property's type, as RealmSwift names them.
     case int, bool, float, double, string, data, any, date, object, objectId, decimal128, UUID,
          linkingObjects
 
@@ -75,11 +77,17 @@ public enum PropertyType: Int, Sendable, CustomStringConvertible {
 
 /// One property of a model class.
 public struct Property: CustomStringConvertible, Equatable {
+    /// The property's name.
     public let name: String
+    /// The property's type (for a collection: its elements').
     public let type: PropertyType
+    /// Whether the property (or its elements) may be nil.
     public let isOptional: Bool
+    /// Whether the property is a list (RealmSwift's name: also true for sets and maps).
     public let isArray: Bool
+    /// Whether the property is indexed.
     public let isIndexed: Bool
+    /// Whether the property is the primary key.
     public let isPrimary: Bool
     /// The target class of links, lists of links and linking objects.
     public let objectClassName: String?
@@ -170,8 +178,10 @@ extension PropertyType {
 
 /// The schema of a Realm: the object schemas of its classes.
 public struct Schema: CustomStringConvertible, Equatable {
+    /// Every class of the Realm's schema.
     public let objectSchema: [ObjectSchema]
 
+    /// The class named `className`, nil when the schema has none.
     public subscript(className: String) -> ObjectSchema? {
         objectSchema.first { $0.className == className }
     }

@@ -29,6 +29,7 @@ extension PersistableEnum {
 }
 
 extension PersistableEnum where RawValue: _PrimitivePersistable & _RealmCollectionValueInsideOptional {
+    /// An enum is stored as its raw value.
     public typealias PersistedType = RawValue
 
     public static var _strataCoreType: _CoreTypeTag { RawValue._strataCoreType }

@@ -29,6 +29,8 @@ public struct Persisted<Value: _Persistable> {
     @usableFromInline var indexed = false
     @usableFromInline var originProperty: String?
 
+    /// A property with its type's default (0, "", nil, an empty collection).
+    /// A property whose default is `wrappedValue`.
     @inlinable public init() { storage = .unmanagedNoDefault }
     @inlinable public init(wrappedValue: Value) { storage = .unmanaged(wrappedValue) }
 
@@ -38,6 +40,7 @@ public struct Persisted<Value: _Persistable> {
         self.primaryKey = primaryKey
     }
 
+    /// The primary key (`primaryKey: true`): unique, indexed; int, string, ObjectId or UUID.
     @inlinable public init(wrappedValue: Value, primaryKey: Bool) {
         storage = .unmanaged(wrappedValue)
         self.primaryKey = primaryKey
@@ -49,6 +52,7 @@ public struct Persisted<Value: _Persistable> {
         self.indexed = indexed
     }
 
+    /// An indexed property (`indexed: true`): equality and range queries use the index.
     @inlinable public init(wrappedValue: Value, indexed: Bool) {
         storage = .unmanaged(wrappedValue)
         self.indexed = indexed

@@ -10,27 +10,82 @@ public protocol _HasPersistedType {
     associatedtype PersistedType
 }
 
-extension Bool: _HasPersistedType { public typealias PersistedType = Bool }
-extension Int: _HasPersistedType { public typealias PersistedType = Int }
-extension Int8: _HasPersistedType { public typealias PersistedType = Int8 }
-extension Int16: _HasPersistedType { public typealias PersistedType = Int16 }
-extension Int32: _HasPersistedType { public typealias PersistedType = Int32 }
-extension Int64: _HasPersistedType { public typealias PersistedType = Int64 }
-extension Float: _HasPersistedType { public typealias PersistedType = Float }
-extension Double: _HasPersistedType { public typealias PersistedType = Double }
-extension String: _HasPersistedType { public typealias PersistedType = String }
-extension Data: _HasPersistedType { public typealias PersistedType = Data }
-extension Date: _HasPersistedType { public typealias PersistedType = Date }
-extension ObjectId: _HasPersistedType { public typealias PersistedType = ObjectId }
-extension UUID: _HasPersistedType { public typealias PersistedType = UUID }
-extension Decimal128: _HasPersistedType { public typealias PersistedType = Decimal128 }
-extension AnyRealmValue: _HasPersistedType { public typealias PersistedType = AnyRealmValue }
-extension Object: _HasPersistedType { public typealias PersistedType = Object }
+extension Bool: _HasPersistedType {
+    /// `Bool` is stored as itself.
+    public typealias PersistedType = Bool
+}
+extension Int: _HasPersistedType {
+    /// `Int` is stored as itself.
+    public typealias PersistedType = Int
+}
+extension Int8: _HasPersistedType {
+    /// `Int8` is stored as itself.
+    public typealias PersistedType = Int8
+}
+extension Int16: _HasPersistedType {
+    /// `Int16` is stored as itself.
+    public typealias PersistedType = Int16
+}
+extension Int32: _HasPersistedType {
+    /// `Int32` is stored as itself.
+    public typealias PersistedType = Int32
+}
+extension Int64: _HasPersistedType {
+    /// `Int64` is stored as itself.
+    public typealias PersistedType = Int64
+}
+extension Float: _HasPersistedType {
+    /// `Float` is stored as itself.
+    public typealias PersistedType = Float
+}
+extension Double: _HasPersistedType {
+    /// `Double` is stored as itself.
+    public typealias PersistedType = Double
+}
+extension String: _HasPersistedType {
+    /// `String` is stored as itself.
+    public typealias PersistedType = String
+}
+extension Data: _HasPersistedType {
+    /// `Data` is stored as itself.
+    public typealias PersistedType = Data
+}
+extension Date: _HasPersistedType {
+    /// `Date` is stored as itself.
+    public typealias PersistedType = Date
+}
+extension ObjectId: _HasPersistedType {
+    /// `ObjectId` is stored as itself.
+    public typealias PersistedType = ObjectId
+}
+extension UUID: _HasPersistedType {
+    /// `UUID` is stored as itself.
+    public typealias PersistedType = UUID
+}
+extension Decimal128: _HasPersistedType {
+    /// `Decimal128` is stored as itself.
+    public typealias PersistedType = Decimal128
+}
+extension AnyRealmValue: _HasPersistedType {
+    /// `AnyRealmValue` is stored as itself.
+    public typealias PersistedType = AnyRealmValue
+}
+extension Object: _HasPersistedType {
+    /// `Object` is stored as itself.
+    public typealias PersistedType = Object
+}
 extension Optional: _HasPersistedType where Wrapped: _HasPersistedType {
+    /// An optional is stored as its wrapped type's stored type, or null.
     public typealias PersistedType = Wrapped.PersistedType?
 }
-extension List: _HasPersistedType { public typealias PersistedType = List }
-extension LinkingObjects: _HasPersistedType { public typealias PersistedType = LinkingObjects }
+extension List: _HasPersistedType {
+    /// `List` is stored as itself.
+    public typealias PersistedType = List
+}
+extension LinkingObjects: _HasPersistedType {
+    /// `LinkingObjects` is stored as itself.
+    public typealias PersistedType = LinkingObjects
+}
 
 /// A type whose values may be stored in a property, a collection or a query (RealmSwift's tag of
 /// the storable types, used as a generic constraint: `where V: _RealmSchemaDiscoverable`).

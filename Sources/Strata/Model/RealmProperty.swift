@@ -31,6 +31,7 @@ public final class RealmProperty<Value: RealmPropertyType>: CustomStringConverti
         return _ManagedProperty(object: o, index: index)
     }
 
+    /// A property holding its type's default.
     public init() { unmanaged = Value._strataDefault() }
 
     /// The property's value.
@@ -87,12 +88,15 @@ extension Bool: RealmOptionalType {}
 public final class RealmOptional<Wrapped: RealmOptionalType & _RealmSchemaDiscoverable>: CustomStringConvertible {
     fileprivate let property = RealmProperty<Wrapped?>()
 
+    /// An optional holding nil.
     public init() {}
+    /// An optional holding `value`.
     public convenience init(_ value: Wrapped?) {
         self.init()
         self.value = value
     }
 
+    /// The value (nil when null); setting a managed one traps outside a write.
     public var value: Wrapped? {
         get { property.value }
         set { property.value = newValue }

@@ -7,24 +7,33 @@ import Foundation
 /// `modifications` indices in the new one. An object that moved (in a sorted collection, or
 /// moved in a list) is a deletion at its old index and an insertion at its new one.
 public enum RealmCollectionChange<CollectionType> {
+    /// The collection as it was when observing began.
     case initial(CollectionType)
+    /// The collection after a commit: indices deleted (in the old collection), inserted and modified (in the new).
     case update(CollectionType, deletions: [Int], insertions: [Int], modifications: [Int])
+    /// Observing failed; no more changes come.
     case error(Error)
 }
 
 /// One property of an observed object that changed: its value before and after. `oldValue` is
 /// nil for list properties.
 public struct PropertyChange {
+    /// The property's name.
     public let name: String
+    /// Its value before the change (nil for a change this thread committed, as in RealmSwift).
     public let oldValue: Any?
+    /// Its value after the change.
     public let newValue: Any?
 }
 
 /// What an object observer receives: the properties that changed, or that the object was
 /// deleted (after which nothing more comes).
 public enum ObjectChange<T> {
+    /// Observing failed; no more changes come.
     case error(Error)
+    /// The object changed: the object and the properties that changed.
     case change(T, [PropertyChange])
+    /// The object was deleted; no more changes come.
     case deleted
 }
 
@@ -38,6 +47,7 @@ extension Realm {
         case refreshRequired = "RLMRealmRefreshRequiredNotification"
     }
 
+    /// The block `Realm.observe` calls after each commit.
     public typealias NotificationBlock = Strata.NotificationBlock
 }
 

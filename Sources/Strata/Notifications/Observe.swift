@@ -221,6 +221,7 @@ extension _TypedObject where Self: Object {
         }
     }
 
+    /// Calls `block` after each commit that changes the object (only the properties at `keyPaths`, when given), on `queue` or the observing thread's run loop. Keep the token: releasing it stops the notifications.
     public func observe(keyPaths: [PartialKeyPath<Self>], on queue: DispatchQueue? = nil,
                         _ block: @escaping (ObjectChange<Self>) -> Void) -> NotificationToken {
         observe(keyPaths: keyPaths.map { KeyPathNames.name($0) }, on: queue, block)

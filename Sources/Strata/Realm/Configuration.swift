@@ -33,6 +33,7 @@ extension Realm {
         public var readOnly = false
         /// The version of the model classes; a file with an older one is migrated on open.
         public var schemaVersion: UInt64 = 0
+        /// The block that migrates a file whose schema version is lower than `schemaVersion`.
         public var migrationBlock: MigrationBlock?
         /// Delete the file instead of migrating it when its schema differs.
         public var deleteRealmIfMigrationNeeded = false
@@ -52,6 +53,7 @@ extension Realm {
         private var _fileURL: URL?
         private var _inMemoryIdentifier: String?
 
+        /// A configuration (RealmSwift's parameters; `syncConfiguration` is not supported). Nothing is checked until a Realm opens with it.
         public init(fileURL: URL? = Configuration.defaultFileURL,
                     inMemoryIdentifier: String? = nil,
                     encryptionKey: Data? = nil,

@@ -21,8 +21,11 @@ extension Realm {
     /// When to download a synchronized Realm before opening (RealmSwift's; Strata's Realms are
     /// local, so every behavior opens the file as it is).
     @frozen public enum OpenBehavior: Sendable {
+        /// Open the file as it is.
         case never
+        /// Open the file as it is (no server to download from).
         case always
+        /// Open the file as it is (no server to download from).
         case once
     }
 

@@ -20,6 +20,7 @@ extension Realm {
         instance.add(object, update: update)
     }
 
+    /// Adds the objects (and what they link to) in one go, as `add(_:update:)` does each. Traps outside a write.
     public func add<S: Sequence>(_ objects: S, update: UpdatePolicy = .error) where S.Element: Object {
         for o in objects {
             Realm.refuseEmbedded(type(of: o), "add")
@@ -39,6 +40,7 @@ extension Realm {
     @available(*, deprecated, message: "Pass .error, .modified or .all rather than a boolean. .error is equivalent to false and .all is equivalent to true.")
     public func add(_ object: Object, update: Bool) { add(object, update: update ? .all : .error) }
 
+    /// Adds the objects, upserting by primary key when `update` is true (RealmSwift's older spelling).
     @available(*, deprecated, message: "Pass .error, .modified or .all rather than a boolean. .error is equivalent to false and .all is equivalent to true.")
     public func add<S: Sequence>(_ objects: S, update: Bool) where S.Element: Object {
         add(objects, update: update ? .all : .error)
@@ -58,14 +60,17 @@ extension Realm {
     /// Delete an object: it leaves every list and link to it becomes nil.
     public func delete(_ object: ObjectBase) { instance.delete(Realm.model(object, "delete")) }
 
+    /// Deletes the objects. Traps outside a write, or on an object of another Realm.
     public func delete<S: Sequence>(_ objects: S) where S.Element: ObjectBase {
         for o in Array(objects) { instance.delete(Realm.model(o, "delete")) }
     }
 
+    /// Deletes the list's objects from the Realm (not only from the list). Traps outside a write.
     public func delete<Element: ObjectBase>(_ objects: List<Element>) {
         for o in Array(objects) { instance.delete(Realm.model(o, "delete")) }
     }
 
+    /// Deletes every object of the results. Traps outside a write.
     public func delete<Element: ObjectBase>(_ objects: Results<Element>) {
         for o in Array(objects) { instance.delete(Realm.model(o, "delete")) }
     }

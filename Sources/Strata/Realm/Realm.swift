@@ -619,6 +619,7 @@ public struct Realm {
         try self.init(configuration: configuration)
     }
 
+    /// The configuration the Realm was opened with.
     public var configuration: Configuration { instance.configuration }
 
     /// When on (the default), a Realm whose thread runs its run loop (or whose queue runs)

@@ -5,44 +5,75 @@ import Foundation
 /// `.filePermissionDenied`, `.invalidDatabase`, `.schemaMismatch`, …) and `fileURL`; other
 /// failures keep the core's code. `catch Realm.Error.fileNotFound { }` works as in RealmSwift.
 extension Realm {
+    /// RealmSwift's error type: Strata's, with RealmSwift's codes beside the core's.
     public typealias Error = StrataError
 }
 
 extension StrataError.Code {
     /// RealmSwift's codes are RLMError's values above this base (apart from the core's).
     static let realmBase: Int32 = 1000
+    /// A failure of no more precise kind.
     public static let fail = Self(rawValue: realmBase + 1)
+    /// The file could not be opened or read.
     public static let fileAccess = Self(rawValue: realmBase + 2)
+    /// The process may not open the file (or its directory).
     public static let filePermissionDenied = Self(rawValue: realmBase + 3)
+    /// A file to create exists already.
     public static let fileExists = Self(rawValue: realmBase + 4)
+    /// No file at the path (and the configuration does not create one).
     public static let fileNotFound = Self(rawValue: realmBase + 5)
+    /// The file needs an upgrade that a read-only Realm cannot write.
     public static let fileFormatUpgradeRequired = Self(rawValue: realmBase + 6)
+    /// Another library version holds the file's lock file.
     public static let incompatibleLockFile = Self(rawValue: realmBase + 8)
+    /// The file cannot be mapped: no address space left.
     public static let addressSpaceExhausted = Self(rawValue: realmBase + 9)
+    /// The file's schema differs from the classes' and no migration is allowed (a read-only Realm, or the same schema version).
     public static let schemaMismatch = Self(rawValue: realmBase + 10)
+    /// The file is open with another configuration.
     public static let alreadyOpen = Self(rawValue: realmBase + 12)
+    /// An argument was not valid.
     public static let invalidInput = Self(rawValue: realmBase + 13)
+    /// The disk is full.
     public static let outOfDiskSpace = Self(rawValue: realmBase + 14)
+    /// The file's format is newer or unknown.
     public static let unsupportedFileFormatVersion = Self(rawValue: realmBase + 16)
+    /// A file operation (copy, delete, compaction) failed.
     public static let fileOperationFailed = Self(rawValue: realmBase + 19)
+    /// The file is not a Strata database, or is damaged.
     public static let invalidDatabase = Self(rawValue: realmBase + 20)
 }
 
 extension StrataError {
+    /// A failure of no more precise kind (`Realm.Error.` spelling of the code).
     public static let fail = Code.fail
+    /// The file could not be opened or read (`Realm.Error.` spelling of the code).
     public static let fileAccess = Code.fileAccess
+    /// The process may not open the file (or its directory) (`Realm.Error.` spelling of the code).
     public static let filePermissionDenied = Code.filePermissionDenied
+    /// A file to create exists already (`Realm.Error.` spelling of the code).
     public static let fileExists = Code.fileExists
+    /// No file at the path (and the configuration does not create one) (`Realm.Error.` spelling of the code).
     public static let fileNotFound = Code.fileNotFound
+    /// The file needs an upgrade that a read-only Realm cannot write (`Realm.Error.` spelling of the code).
     public static let fileFormatUpgradeRequired = Code.fileFormatUpgradeRequired
+    /// Another library version holds the file's lock file (`Realm.Error.` spelling of the code).
     public static let incompatibleLockFile = Code.incompatibleLockFile
+    /// The file cannot be mapped: no address space left (`Realm.Error.` spelling of the code).
     public static let addressSpaceExhausted = Code.addressSpaceExhausted
+    /// The file's schema differs from the classes' and no migration is allowed (a read-only Realm, or the same schema version) (`Realm.Error.` spelling of the code).
     public static let schemaMismatch = Code.schemaMismatch
+    /// The file is open with another configuration (`Realm.Error.` spelling of the code).
     public static let alreadyOpen = Code.alreadyOpen
+    /// An argument was not valid (`Realm.Error.` spelling of the code).
     public static let invalidInput = Code.invalidInput
+    /// The disk is full (`Realm.Error.` spelling of the code).
     public static let outOfDiskSpace = Code.outOfDiskSpace
+    /// The file's format is newer or unknown (`Realm.Error.` spelling of the code).
     public static let unsupportedFileFormatVersion = Code.unsupportedFileFormatVersion
+    /// A file operation (copy, delete, compaction) failed (`Realm.Error.` spelling of the code).
     public static let fileOperationFailed = Code.fileOperationFailed
+    /// The file is not a Strata database, or is damaged (`Realm.Error.` spelling of the code).
     public static let invalidDatabase = Code.invalidDatabase
 
     /// RealmSwift's `Realm.Error(.fail)` (the message and file from `userInfo`, under

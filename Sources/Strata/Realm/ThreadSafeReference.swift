@@ -3,8 +3,11 @@ import Foundation
 /// What belongs to its Realm's thread and can be handed to another thread through a
 /// `ThreadSafeReference`: managed objects, `Results` and `List`.
 public protocol ThreadConfined {
+    /// The Realm the value belongs to, nil when unmanaged.
     var realm: Realm? { get }
+    /// Whether the value can no longer be read (deleted, or its Realm invalidated).
     var isInvalidated: Bool { get }
+    /// Whether the value is frozen (readable from any thread).
     var isFrozen: Bool { get }
     /// A frozen copy: the version read now, readable from any thread.
     func freeze() -> Self
@@ -130,6 +133,7 @@ extension Realm {
     private var configuration: Realm.Configuration?
     private let lock = NSLock()
 
+    /// The object on this thread (resolved from the reference the first time), nil when it was deleted.
     public var wrappedValue: T? {
         get {
             lock.lock()
@@ -161,6 +165,7 @@ extension Realm {
         }
     }
 
+    /// Wraps an object to hand across threads (nil allowed).
     public init(wrappedValue: T?) {
         self.wrappedValue = wrappedValue
     }
