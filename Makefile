@@ -5,6 +5,7 @@
 #   make test        everything a change must pass (the README's test command)
 #   make lib         build/libstrata.so, build/libstrata.a, build/strata.pc
 #   make install     PREFIX=/usr/local (the `strata` tool, header, libraries, pkg-config file)
+#   make docs        the DocC documentation into build/docs, and its coverage check
 #   make cli         the `strata` command-line tool (Sources/StrataCLI/.build/release/strata)
 #   make test-cli    the tool's tests (Tests/cli, pytest, against the debug build)
 #   make demo        the demo program
@@ -71,7 +72,7 @@ TESTS := test_engine test_objects test_query test_query_portable test_clusters t
 TEST_BIN := $(TESTS:%=$(B)/%)
 EXAMPLES := $(patsubst CCore/examples/%.c,$(B)/examples/%,$(wildcard CCore/examples/*.c))
 
-.PHONY: all deps build lib install cli test-cli demo test test-c crashtest powerloss faults stress fuzz asan tsan \
+.PHONY: all deps build lib install cli test-cli docs demo test test-c crashtest powerloss faults stress fuzz asan tsan \
         swift-test bench bench-swift python test-python bench-python clean
 
 all: build
@@ -183,6 +184,23 @@ demo: deps lib $(EXAMPLES)
 
 test: deps build
 	@bash Tests/run-tests.sh
+
+# The documentation: the module's symbol graph (from the debug build) and the DocC catalog,
+# rendered by the toolchain's docc into build/docs (static hosting; no network, no plugin), then
+# the coverage check: every public declaration documented, every article linked.
+SWIFT_TRIPLE = $(shell swiftc -print-target-info 2>/dev/null | python3 -c "import json,sys; print(json.load(sys.stdin)['target']['triple'])")
+docs:
+	swift build --target Strata
+	rm -rf $(B)/symbol-graphs $(B)/docs && mkdir -p $(B)/symbol-graphs
+	swift-symbolgraph-extract -module-name Strata -target $(SWIFT_TRIPLE) -minimum-access-level public \
+	  -I $$(swift build --show-bin-path)/Modules -I CCore/include \
+	  -Xcc -fmodule-map-file=$$(swift build --show-bin-path)/CCore.build/module.modulemap \
+	  -output-dir $(B)/symbol-graphs
+	docc convert Sources/Strata/Strata.docc --additional-symbol-graph-dir $(B)/symbol-graphs \
+	  --fallback-display-name Strata --fallback-bundle-identifier dev.strata.Strata \
+	  --transform-for-static-hosting --output-path $(B)/docs
+	python3 Tests/check-docs.py $(B)/symbol-graphs Sources/Strata/Strata.docc
+	@echo "docs: build/docs/index.html (serve the folder: python3 -m http.server -d build/docs, then /documentation/strata)"
 
 test-cli:
 	swift build $(CLI_PKG)

@@ -144,6 +144,7 @@ if command -v swift >/dev/null; then
     failed=$((failed + 1)); grep -E "✘|error|Fatal|fatal" "$log" | head -40; tail -n 20 "$log"
   fi
   one "demo (Swift)" swift run -q StrataDemo
+  one "docs (DocC site; every public declaration documented, every article linked)" make -s docs
   echo "== the strata tool (Tests/cli: pytest against the built tool)"
   if swift build --package-path Sources/StrataCLI > "$log" 2>&1 && \
      STRATA_CLI="$(swift build --package-path Sources/StrataCLI --show-bin-path)/strata" python3 -m pytest -q -p no:cacheprovider Tests/cli > "$log" 2>&1; then
