@@ -113,7 +113,16 @@ struct SectionChange<Key: Hashable> {
             insertions.append(newPath(j))
         }
         for j in mod where !insertedRows.contains(j) && !moved.contains(new.paths[j].section) {
-            if let i = survivorOld[j], old.elementKeys[i] != new.elementKeys[j] { continue }
+            if let i = survivorOld[j] {
+                if old.elementKeys[i] != new.elementKeys[j] { continue }
+                // A modified element whose place in its section changed is reported moved
+                // (deleted and inserted), as realm-core reports a modified row whose index moved.
+                if old.paths[i].item != new.paths[j].item {
+                    if let p = oldPath(i) { deletions.append(p) }
+                    insertions.append(newPath(j))
+                    continue
+                }
+            }
             modifications.append(newPath(j))
         }
         deletions.sort()
