@@ -43,7 +43,7 @@ DEB_PACKAGES := liblz4-dev libxxhash-dev libutf8proc-dev libsqlite3-dev liblmdb-
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
 CFLAGS_BASE := -std=c11 -D_GNU_SOURCE $(WARN) -ICCore/include -ICCore/src -g
 CFLAGS ?= -O2
-LIBS := -lxxhash -llz4 -lutf8proc -lpthread
+LIBS := -lxxhash -llz4 -lutf8proc -lpthread -lm
 
 # The core's layers are the folders of CCore/src (base, os, storage, btree, objects, query, api).
 SRC := $(wildcard CCore/src/*/*.c)

@@ -498,7 +498,40 @@ typedef enum strata_type {
     STRATA_TYPE_LIST = 13,      /* only as a query argument: the values of `IN $n` */
     STRATA_TYPE_TYPED_LINK = 14,/* a link that names its table: what a MIXED property (or list,
                                    set or map of MIXED) holds to link to an object */
+    STRATA_TYPE_GEO = 15,       /* only as a query argument: a region for GEOWITHIN (or IN) */
 } strata_type;
+
+/**
+ * A region of the sphere for `path GEOWITHIN $n` (strata_value of type STRATA_TYPE_GEO,
+ * u.geo.shape). Points are longitude, latitude pairs in degrees (as GeoJSON orders them).
+ *  - BOX: points[0] the south-west corner, points[1] the north-east one: the latitudes between
+ *    and the longitudes from the first eastwards to the second (across the antimeridian when
+ *    the first is east of the second).
+ *  - CIRCLE: points[0] the centre, `radius` the angle in radians (0 ..): every point at most
+ *    that far along the sphere.
+ *  - POLYGON: rings of points, ring_ends[i] the index after ring i's last point; each ring
+ *    closed (its last point its first) with at least 3 distinct vertices, edges along great
+ *    circles; ring 0 the boundary, the others holes in it (inside it, not crossing each other).
+ *    A polygon must lie within a hemisphere.
+ * A shape that breaks these is STRATA_ERR_INVALID_ARGUMENT naming what is wrong, when the query
+ * runs. The property GEOWITHIN reads is a link to an embedded object holding `type` (a string,
+ * "Point") and `coordinates` (a list of doubles: longitude, latitude[, altitude]); an object
+ * whose type is not "Point" or whose coordinates are missing is in no region.
+ */
+typedef enum strata_geo_kind {
+    STRATA_GEO_BOX = 1,
+    STRATA_GEO_CIRCLE = 2,
+    STRATA_GEO_POLYGON = 3,
+} strata_geo_kind;
+
+typedef struct strata_geo {
+    strata_geo_kind kind;
+    const double *points;      /* 2 * npoints doubles: longitude, latitude */
+    size_t npoints;
+    const size_t *ring_ends;   /* POLYGON: nrings ends, ascending, the last == npoints */
+    size_t nrings;
+    double radius;             /* CIRCLE: radians */
+} strata_geo;
 
 enum {
     STRATA_PROP_NULLABLE = 1,    /* may hold null (links always may) */
@@ -530,6 +563,7 @@ typedef struct strata_value {
         strata_key_t link;                              /* LINK: key in the target table */
         struct { strata_key_t key; uint32_t table; } typed_link; /* TYPED_LINK: key, table id */
         struct { const struct strata_value *items; size_t count; } list; /* LIST */
+        struct { const struct strata_geo *shape; } geo;                  /* GEO */
     } u;
 } strata_value;
 
@@ -808,7 +842,8 @@ STRATA_API void strata_list_changes_free(strata_list_changes_t *c);
  *
  * The predicate language (Realm's): comparisons == = != <> < <= > >=; BEGINSWITH, ENDSWITH,
  * CONTAINS, LIKE (* and ?) with [c] (case-insensitive), [d] (diacritic-insensitive) or [cd];
- * IN {…} or IN $n (a STRATA_TYPE_LIST argument); BETWEEN {lo, hi}; AND && OR || NOT ! and
+ * IN {…} or IN $n (a STRATA_TYPE_LIST argument); BETWEEN {lo, hi}; GEOWITHIN $n (a STRATA_TYPE_GEO
+ * argument; `IN $n` with one too) on a link to an embedded point; AND && OR || NOT ! and
  * parentheses; TRUEPREDICATE, FALSEPREDICATE; key paths through links and lists (ANY by default,
  * or ALL / NONE) and backlinks (@links.Person.dogs.name); @count / @size on lists and strings,
  * @sum @avg @min @max on lists; SUBQUERY(dogs, $d, $d.color == 'x' AND $d.age > 2).@count; arguments

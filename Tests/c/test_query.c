@@ -7,6 +7,8 @@
  */
 #include "testlib.h"
 
+#include <math.h>
+
 #ifndef QUERY_SUITE
 #define QUERY_SUITE "query"
 #endif
@@ -1122,7 +1124,185 @@ static void decimal_and_date_aggregates(void) {
     OK(strata_db_close(db, E));
 }
 
+
+/* GEOWITHIN: embedded points (type "Point", coordinates [lng, lat]) in boxes, circles and
+ * polygons, against a brute-force check (boxes, circles: haversine) and known answers
+ * (polygons, holes, the antimeridian, the poles); bad regions and bad targets are errors. */
+static double haversine(double lat1, double lng1, double lat2, double lng2) {
+    double r = M_PI / 180, dlat = (lat2 - lat1) * r, dlng = (lng2 - lng1) * r;
+    double a = sin(dlat / 2) * sin(dlat / 2) + cos(lat1 * r) * cos(lat2 * r) * sin(dlng / 2) * sin(dlng / 2);
+    return 2 * atan2(sqrt(a), sqrt(1 - a));
+}
+
+#define GEO_N 400
+static double geo_lat[GEO_N], geo_lng[GEO_N];
+
+static int geo_count(strata_txn_t *txn, const char *q, const strata_geo *g, uint64_t *n) {
+    strata_query_t *query;
+    int rc = strata_query_compile(txn, "Place", q, &query, E);
+    if (rc) return rc;
+    strata_value arg = {.type = STRATA_TYPE_GEO, .u.geo.shape = g};
+    rc = strata_query_count(query, txn, &arg, 1, n, E);
+    strata_query_free(query);
+    return rc;
+}
+
+static void geo_regions(void) {
+    strata_db_t *db = tl_open_db(tl_path("geo.db"), STRATA_DURABILITY_NO_SYNC);
+    CHECK(db);
+    strata_txn_t *txn;
+    strata_table_t *loc, *place, *top;
+    strata_col_t ltype, lcoords, plink, pname, ttype, tcoords, plinktop;
+    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &txn, E));
+    OK(strata_table_create(txn, "Loc", &loc, E));
+    OK(strata_table_add_property(loc, "coordinates", STRATA_TYPE_DOUBLE, STRATA_PROP_LIST, NULL, &lcoords, E));
+    OK(strata_table_add_property(loc, "type", STRATA_TYPE_STRING, 0, NULL, &ltype, E));
+    OK(strata_table_set_embedded(loc, true, 0, E));
+    OK(strata_table_create(txn, "Top", &top, E));
+    OK(strata_table_add_property(top, "coordinates", STRATA_TYPE_DOUBLE, STRATA_PROP_LIST, NULL, &tcoords, E));
+    OK(strata_table_add_property(top, "type", STRATA_TYPE_STRING, 0, NULL, &ttype, E));
+    OK(strata_table_create(txn, "Place", &place, E));
+    OK(strata_table_add_property(place, "name", STRATA_TYPE_INT, 0, NULL, &pname, E));
+    OK(strata_table_add_property(place, "location", STRATA_TYPE_LINK, 0, "Loc", &plink, E));
+    OK(strata_table_add_property(place, "top", STRATA_TYPE_LINK, 0, "Top", &plinktop, E));
+    for (int i = 0; i < GEO_N; i++) {
+        /* spread over the globe, with some at the poles and on the antimeridian */
+        geo_lat[i] = i % 50 == 0 ? (i % 100 == 0 ? 90 : -90) : (int64_t)(rnd() % 1000000007u) % 18001 / 100.0 - 90;
+        geo_lng[i] = i % 37 == 0 ? (i % 74 == 0 ? 180 : -180) : (int64_t)(rnd() % 1000000007u) % 36001 / 100.0 - 180;
+        strata_key_t pk, lk;
+        OK(strata_obj_create(place, &pk, E));
+        OK(strata_obj_set(place, pk, pname, &(strata_value){.type = STRATA_TYPE_INT, .u.i = i}, E));
+        OK(strata_obj_create(loc, &lk, E));
+        OK(strata_obj_set(place, pk, plink, &(strata_value){.type = STRATA_TYPE_LINK, .u.link = lk}, E));
+        strata_value t = {.type = STRATA_TYPE_STRING, .u.bytes = {i % 97 == 5 ? "Polygon" : "Point", i % 97 == 5 ? 7 : 5}};
+        OK(strata_obj_set(loc, lk, ltype, &t, E));
+        OK(strata_list_insert(loc, lk, lcoords, 0, &(strata_value){.type = STRATA_TYPE_DOUBLE, .u.d = geo_lng[i]}, E));
+        OK(strata_list_insert(loc, lk, lcoords, 1, &(strata_value){.type = STRATA_TYPE_DOUBLE, .u.d = geo_lat[i]}, E));
+    }
+    strata_key_t nolink;
+    OK(strata_obj_create(place, &nolink, E)); /* no location: in no region */
+    OK(strata_obj_set(place, nolink, pname, &(strata_value){.type = STRATA_TYPE_INT, .u.i = -1}, E));
+    OK(strata_txn_commit(txn, E));
+    strata_txn_free(txn);
+    OK(strata_txn_begin(db, STRATA_TXN_READ, &txn, E));
+    /* boxes (one across the antimeridian) and circles (one around a pole), against brute force */
+    for (int round = 0; round < 60; round++) {
+        double lat1 = (int64_t)(rnd() % 1000000007u) % 18001 / 100.0 - 90, lat2 = (int64_t)(rnd() % 1000000007u) % 18001 / 100.0 - 90;
+        if (lat1 > lat2) { double t = lat1; lat1 = lat2; lat2 = t; }
+        double w = (int64_t)(rnd() % 1000000007u) % 36001 / 100.0 - 180, e = (int64_t)(rnd() % 1000000007u) % 36001 / 100.0 - 180;
+        double box[4] = {w, lat1, e, lat2};
+        strata_geo g = {.kind = STRATA_GEO_BOX, .points = box, .npoints = 2};
+        uint64_t n, want = 0;
+        OK(geo_count(txn, round % 2 ? "location GEOWITHIN $0" : "location IN $0", &g, &n));
+        for (int i = 0; i < GEO_N; i++) {
+            if (i % 97 == 5 || geo_lat[i] < lat1 || geo_lat[i] > lat2) continue;
+            bool in = fabs(geo_lat[i]) == 90 || (w <= e ? geo_lng[i] >= w && geo_lng[i] <= e
+                                                        : geo_lng[i] >= w || geo_lng[i] <= e);
+            want += in;
+        }
+        CHECK(n == want);
+        double centre[2] = {round == 0 ? 0 : (int64_t)(rnd() % 1000000007u) % 36001 / 100.0 - 180,
+                            round == 0 ? 90 : (int64_t)(rnd() % 1000000007u) % 18001 / 100.0 - 90};
+        double radius = ((int64_t)(rnd() % 1000000007u) % 3000) / 1000.0;
+        strata_geo c = {.kind = STRATA_GEO_CIRCLE, .points = centre, .npoints = 1, .radius = radius};
+        OK(geo_count(txn, "location GEOWITHIN $0 AND name >= 0", &c, &n));
+        want = 0;
+        for (int i = 0; i < GEO_N; i++)
+            want += i % 97 != 5 && haversine(centre[1], centre[0], geo_lat[i], geo_lng[i]) <= radius + 1e-9;
+        CHECK(n == want);
+    }
+    /* a polygon with a hole, across the antimeridian: a square from 170E to 170W, 10S to 10N,
+     * without the square 2 degrees around (180, 0) */
+    strata_value none = {.type = STRATA_TYPE_NULL};
+    (void)none;
+    strata_txn_free(txn);
+    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &txn, E));
+    OK(strata_table_open(txn, "Place", &place, E));
+    OK(strata_table_open(txn, "Loc", &loc, E));
+    double probes[][2] = {{175, 5}, {-175, -5}, {180, 0}, {179.5, 0.5}, {165, 0}, {-165, 0}, {178.5, 0}};
+    for (int i = 0; i < 7; i++) {
+        strata_key_t pk, lk;
+        OK(strata_obj_create(place, &pk, E));
+        OK(strata_obj_set(place, pk, pname, &(strata_value){.type = STRATA_TYPE_INT, .u.i = 1000 + i}, E));
+        OK(strata_obj_create(loc, &lk, E));
+        OK(strata_obj_set(place, pk, plink, &(strata_value){.type = STRATA_TYPE_LINK, .u.link = lk}, E));
+        OK(strata_obj_set(loc, lk, ltype, &(strata_value){.type = STRATA_TYPE_STRING, .u.bytes = {"Point", 5}}, E));
+        OK(strata_list_insert(loc, lk, lcoords, 0, &(strata_value){.type = STRATA_TYPE_DOUBLE, .u.d = probes[i][0]}, E));
+        OK(strata_list_insert(loc, lk, lcoords, 1, &(strata_value){.type = STRATA_TYPE_DOUBLE, .u.d = probes[i][1]}, E));
+    }
+    double rings[] = {170, -10, -170, -10, -170, 10, 170, 10, 170, -10,
+                      179, -1, 179, 1, -179, 1, -179, -1, 179, -1};
+    size_t ends[] = {5, 10};
+    strata_geo poly = {.kind = STRATA_GEO_POLYGON, .points = rings, .npoints = 10, .ring_ends = ends, .nrings = 2};
+    strata_results_t *res;
+    strata_query_t *q;
+    OK(strata_query_compile(txn, "Place", "location GEOWITHIN $0 AND name >= 1000", &q, E));
+    strata_value arg = {.type = STRATA_TYPE_GEO, .u.geo.shape = &poly};
+    OK(strata_query_run(q, txn, &arg, 1, &res, E));
+    /* in: (175, 5), (-175, -5), (178.5, 0); the hole holds (180, 0) and (179.5, 0.5) */
+    CHECK(strata_results_size(res) == 3);
+    strata_results_free(res);
+    poly.nrings = 1;
+    poly.npoints = 5;
+    ends[0] = 5;
+    OK(strata_query_run(q, txn, &arg, 1, &res, E));
+    CHECK(strata_results_size(res) == 5);
+    strata_results_free(res);
+    /* bad regions: named */
+    double open_ring[] = {0, 0, 1, 0, 1, 1, 0, 2};
+    size_t oe[] = {4};
+    strata_geo bad = {.kind = STRATA_GEO_POLYGON, .points = open_ring, .npoints = 4, .ring_ends = oe, .nrings = 1};
+    arg.u.geo.shape = &bad;
+    EXPECT_CODE(strata_query_run(q, txn, &arg, 1, &res, E), STRATA_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(tl_err.message, "not closed"));
+    double bow[] = {0, 0, 2, 2, 2, 0, 0, 2, 0, 0}; /* a bow tie: edges 0 and 2 cross */
+    size_t be[] = {5};
+    strata_geo tie = {.kind = STRATA_GEO_POLYGON, .points = bow, .npoints = 5, .ring_ends = be, .nrings = 1};
+    arg.u.geo.shape = &tie;
+    EXPECT_CODE(strata_query_run(q, txn, &arg, 1, &res, E), STRATA_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(tl_err.message, "edges 0 and 2 cross"));
+    double sq[] = {0, 0, 1, 0, 1, 1, 0, 1, 0, 0, 2, 2, 3, 2, 3, 3, 2, 3, 2, 2};
+    size_t se[] = {5, 10};
+    strata_geo outside = {.kind = STRATA_GEO_POLYGON, .points = sq, .npoints = 10, .ring_ends = se, .nrings = 2};
+    arg.u.geo.shape = &outside;
+    EXPECT_CODE(strata_query_run(q, txn, &arg, 1, &res, E), STRATA_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(tl_err.message, "not inside the first ring"));
+    double c0[] = {0, 0};
+    strata_geo neg = {.kind = STRATA_GEO_CIRCLE, .points = c0, .npoints = 1, .radius = -1};
+    arg.u.geo.shape = &neg;
+    EXPECT_CODE(strata_query_run(q, txn, &arg, 1, &res, E), STRATA_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(tl_err.message, "radius"));
+    double badbox[] = {0, 95, 1, 1};
+    strata_geo bb = {.kind = STRATA_GEO_BOX, .points = badbox, .npoints = 2};
+    arg.u.geo.shape = &bb;
+    EXPECT_CODE(strata_query_run(q, txn, &arg, 1, &res, E), STRATA_ERR_INVALID_ARGUMENT);
+    /* not a region; a top-level target; a non-link */
+    arg = vint(3);
+    EXPECT_CODE(strata_query_run(q, txn, &arg, 1, &res, E), STRATA_ERR_WRONG_TYPE);
+    CHECK(strstr(tl_err.message, "needs a region"));
+    strata_query_free(q);
+    arg = (strata_value){.type = STRATA_TYPE_GEO, .u.geo.shape = &(strata_geo){.kind = STRATA_GEO_CIRCLE, .points = c0, .npoints = 1, .radius = 1}};
+    OK(strata_query_compile(txn, "Place", "top GEOWITHIN $0", &q, E));
+    EXPECT_CODE(strata_query_run(q, txn, &arg, 1, &res, E), STRATA_ERR_WRONG_TYPE);
+    CHECK(strstr(tl_err.message, "'Top' is at the top level"));
+    strata_query_free(q);
+    OK(strata_query_compile(txn, "Place", "name GEOWITHIN $0", &q, E));
+    EXPECT_CODE(strata_query_run(q, txn, &arg, 1, &res, E), STRATA_ERR_WRONG_TYPE);
+    strata_query_free(q);
+    EXPECT_CODE(strata_query_compile(txn, "Place", "location GEOWITHIN 3", &q, E), STRATA_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(tl_err.message, "after GEOWITHIN"));
+    /* a region is a query argument only: never stored */
+    strata_table_t *pl;
+    OK(strata_table_open(txn, "Place", &pl, E));
+    strata_key_t k0;
+    OK(strata_obj_next(pl, -1, &k0, E));
+    EXPECT_CODE(strata_obj_set(pl, k0, pname, &arg, E), STRATA_ERR_WRONG_TYPE);
+    strata_txn_free(txn);
+    OK(strata_db_close(db, E));
+}
+
 static const tl_test tests[] = {
+    TL_TEST(geo_regions),
     TL_TEST(comparisons_strings_and_logic),
     TL_TEST(paths_arguments_and_suffixes),
     TL_TEST(aggregates_over_results),

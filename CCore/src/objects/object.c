@@ -94,8 +94,12 @@ int st_value_shape(const strata_value *v, const char *what, strata_error *err) {
             if (rc) return rc;
         }
         return STRATA_OK;
+    case STRATA_TYPE_GEO:
+        if (!v->u.geo.shape)
+            return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "%s: a region (geo) at NULL", what);
+        return STRATA_OK;
     default:
-        if ((unsigned)v->type > STRATA_TYPE_TYPED_LINK)
+        if ((unsigned)v->type > STRATA_TYPE_GEO)
             return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "%s: unknown value type %d", what,
                           (int)v->type);
         return STRATA_OK;

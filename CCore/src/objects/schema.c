@@ -25,7 +25,7 @@
 const char *st_type_name(strata_type type) {
     static const char *const names[] = {"null", "bool", "int", "float", "double", "string",
                                         "binary", "timestamp", "objectId", "uuid", "decimal128",
-                                        "link", "mixed", "list"};
+                                        "link", "mixed", "list", "typedLink", "geo"};
     return (unsigned)type < sizeof names / sizeof *names ? names[type] : "unknown type";
 }
 

@@ -64,7 +64,9 @@ typedef struct q_expr {
 
 typedef enum q_op {
     QO_EQ, QO_NE, QO_LT, QO_LE, QO_GT, QO_GE, QO_BEGINS, QO_ENDS, QO_CONTAINS, QO_LIKE, QO_IN,
-    QO_BETWEEN
+    QO_BETWEEN,
+    QO_GEOWITHIN             /* a link to an embedded point within a region (geo.c); so is
+                                IN $n when the argument is a region */
 } q_op;
 
 enum { QF_CASE = 1, QF_DIACRITIC = 2 };        /* [c], [d] */
@@ -169,5 +171,12 @@ int st_text_fold(const uint8_t *s, size_t len, unsigned flags, st_text *out);
 void st_text_free(st_text *t);
 bool st_text_like(const st_text *s, const st_text *pattern); /* '*' any run, '?' one */
 size_t st_utf8_length(const uint8_t *s, size_t len);
+
+/* geo.c: a region of a GEOWITHIN argument, checked and prepared once per run (*why: what is
+ * wrong with it, for STRATA_ERR_INVALID_ARGUMENT). */
+typedef struct st_geo st_geo;
+int st_geo_prepare(const strata_geo *in, st_geo **out, char *why, size_t whylen);
+bool st_geo_contains(const st_geo *g, double lng, double lat);
+void st_geo_free(st_geo *g);
 
 #endif

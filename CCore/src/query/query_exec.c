@@ -42,6 +42,9 @@ typedef struct rnode {
     struct rnode *rsub;      /* a SUBQUERY on the right side */
     bool any_val;            /* a property on the right: vals are its values for one object,
                                 and a left value matches when it matches any of them */
+    st_geo *geo;             /* GEOWITHIN (or IN a region): the region, and the embedded table of */
+    strata_table_t *geo_t;   /* points the path links to, with its `type` and `coordinates` */
+    st_prop *geo_type, *geo_coords;
 } rnode;
 
 typedef struct exec {
@@ -67,6 +70,7 @@ static void rnode_free(rnode *r) {
         free(r->folded);
     }
     free(r->vals);
+    st_geo_free(r->geo);
     free(r);
 }
 
@@ -99,6 +103,49 @@ static int bind_value(exec *x, const q_expr *e, const strata_value *args, size_t
 
 
 
+/* GEOWITHIN $n: the path ends in a link to an embedded class of points (`type` "Point",
+ * `coordinates` [longitude, latitude, ...]), and $n is a region, checked and prepared here. */
+static int bind_geo(exec *x, const q_node *q, const strata_value *args, size_t nargs, rnode *r) {
+    strata_value v = {.type = STRATA_TYPE_NULL};
+    if (bind_value(x, &q->rhs, args, nargs, &v)) return x->rc;
+    if (v.type != STRATA_TYPE_GEO || !v.u.geo.shape)
+        return x->rc = st_err(x->err, STRATA_ERR_WRONG_TYPE,
+                              "query: GEOWITHIN $%d needs a region (a geo argument), not a %s",
+                              q->rhs.arg, st_type_name(v.type));
+    const q_step *last = &q->lhs.steps[q->lhs.nsteps - 1];
+    strata_table_t *t;
+    st_prop *p;
+    if (q->lhs.kind != QE_PATH || q->lhs.agg != QA_NONE || step_prop(x, last, &t, &p) ||
+        p->type != STRATA_TYPE_LINK)
+        return x->rc = x->rc ? x->rc : st_err(x->err, STRATA_ERR_WRONG_TYPE,
+                                              "query: GEOWITHIN needs a link to an embedded object "
+                                              "holding a point");
+    strata_table_t *target = st_table_by_id(x->store, p->target);
+    if (!st_table_embedded(target))
+        return x->rc = st_err(x->err, STRATA_ERR_WRONG_TYPE,
+                              "A GEOWITHIN query can only operate on a link to an embedded class "
+                              "but '%s' is at the top level", target ? target->name : "?");
+    for (uint32_t i = 0; i < target->nprops; i++) {
+        st_prop *tp = &target->props[i];
+        if (strcmp(tp->name, "type") == 0 && tp->type == STRATA_TYPE_STRING && !(tp->flags & STRATA_PROP_LIST))
+            r->geo_type = tp;
+        if (strcmp(tp->name, "coordinates") == 0 && tp->type == STRATA_TYPE_DOUBLE &&
+            (tp->flags & (STRATA_PROP_LIST | STRATA_PROP_SET | STRATA_PROP_MAP)) == STRATA_PROP_LIST)
+            r->geo_coords = tp;
+    }
+    if (!r->geo_type || !r->geo_coords)
+        return x->rc = st_err(x->err, STRATA_ERR_WRONG_TYPE,
+                              "Query '%s GEOWITHIN $%d' links to data in the wrong format for a "
+                              "geoWithin query: '%s' needs 'type' (a string) and 'coordinates' (a "
+                              "list of doubles)", p->name, q->rhs.arg, target->name);
+    r->geo_t = target;
+    char why[200];
+    if (st_geo_prepare(v.u.geo.shape, &r->geo, why, sizeof why))
+        return x->rc = st_err(x->err, STRATA_ERR_INVALID_ARGUMENT,
+                              "Invalid region in GEOWITHIN query for parameter $%d: %s", q->rhs.arg, why);
+    return STRATA_OK;
+}
+
 static int bind(exec *x, const q_node *q, const strata_value *args, size_t nargs, rnode **out) {
     rnode *r = calloc(1, sizeof *r);
     if (!r) return x->rc = st_err(x->err, STRATA_ERR_NO_MEMORY, "out of memory");
@@ -119,6 +166,9 @@ static int bind(exec *x, const q_node *q, const strata_value *args, size_t nargs
         if (step_prop(x, &q->lhs.steps[i], &t, &p)) return x->rc;
     }
     if (q->lhs.kind == QE_SUBQUERY && bind(x, q->lhs.sub, args, nargs, &r->sub)) return x->rc;
+    if (q->op == QO_GEOWITHIN || (q->op == QO_IN && q->rhs.kind == QE_ARG && (size_t)q->rhs.arg < nargs &&
+                                  args[q->rhs.arg].type == STRATA_TYPE_GEO))
+        return bind_geo(x, q, args, nargs, r);
     /* the right side's values */
     const q_expr *rhs = &q->rhs;
     if (rhs->kind == QE_PATH || rhs->kind == QE_SUBQUERY) { /* read per object (cmp_paths) */
@@ -357,6 +407,28 @@ typedef struct qstate {
     valvec *collect;         /* gather the values instead of matching them */
 } qstate;
 
+/* Is the embedded point a link value names inside the region? 1 yes, 0 no (a null link, a type
+ * other than "Point", fewer than 2 coordinates), -1 on a read error. */
+static int geo_match(exec *x, const rnode *r, const strata_value *v) {
+    if (v->type != STRATA_TYPE_LINK) return 0;
+    st_objref ref;
+    strata_value type, list;
+    if ((x->rc = st_obj_locate(r->geo_t, v->u.link, &ref, x->err)) ||
+        (x->rc = st_obj_read(r->geo_t, &ref, r->geo_type, &type, x->err)) ||
+        (x->rc = st_obj_read(r->geo_t, &ref, r->geo_coords, &list, x->err)))
+        return -1;
+    if (type.type != STRATA_TYPE_STRING || type.u.bytes.len != 5 || memcmp(type.u.bytes.data, "Point", 5) != 0)
+        return 0;
+    strata_value *el = NULL;
+    size_t n = 0;
+    if ((uint64_t)list.u.i && (x->rc = st_list_load(r->geo_t, r->geo_coords, (uint64_t)list.u.i, &el, &n, x->err)))
+        return -1;
+    int in = n >= 2 && el[0].type == STRATA_TYPE_DOUBLE && el[1].type == STRATA_TYPE_DOUBLE &&
+             st_geo_contains(r->geo, el[0].u.d, el[1].u.d);
+    free(el);
+    return in;
+}
+
 /* Feed every value the path yields from object (t, key) at step i to the quantifier state;
  * returns 1 when the answer is known. */
 static int feed(exec *x, qstate *st, const strata_value *v) {
@@ -373,7 +445,14 @@ static int feed(exec *x, qstate *st, const strata_value *v) {
         return 0;
     }
     st->seen++;
-    bool m = matches(st->r, v);
+    bool m;
+    if (st->r->geo) {
+        int g = geo_match(x, st->r, v);
+        if (g < 0) return -1;
+        m = g;
+    } else {
+        m = matches(st->r, v);
+    }
     st->hits += m;
     switch (st->r->q->quant) {
     case QQ_ANY: return m;
@@ -937,7 +1016,7 @@ static const rnode *index_node(exec *x, const rnode *r) {
         }
         return NULL;
     }
-    if (r->q->kind != QN_CMP) return NULL;
+    if (r->q->kind != QN_CMP || r->geo) return NULL;
     const q_node *q = r->q;
     if (q->lhs.kind != QE_PATH || q->lhs.nsteps != 1 || q->lhs.agg != QA_NONE ||
         q->quant != QQ_ANY || q->flags || q->reversed || q->lhs.steps[0].back ||

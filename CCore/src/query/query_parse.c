@@ -10,6 +10,7 @@
  *                 side; two key paths compare per object; list.@agg.property over links)
  *               | operand "BETWEEN" "{" operand "," operand "}"
  *               | operand "IN" ( "{" operand, ... "}" | argument )
+ *               | path "GEOWITHIN" argument
  *   op         := "==" | "=" | "!=" | "<>" | "<" | "<=" | ">" | ">=" | "BEGINSWITH" | "ENDSWITH"
  *               | "CONTAINS" | "LIKE", each optionally followed by "[c]", "[d]" or "[cd]"
  *   operand    := keypath ["." ("@count" | "@size" | "@sum" | "@avg" | "@min" | "@max")]
@@ -800,7 +801,7 @@ static bool parse_op(parser *ps, q_op *op) {
         {"<", QO_LT}, {">", QO_GT}};
     static const struct { const char *w; q_op op; } words[] = {
         {"BEGINSWITH", QO_BEGINS}, {"ENDSWITH", QO_ENDS}, {"CONTAINS", QO_CONTAINS},
-        {"LIKE", QO_LIKE}, {"IN", QO_IN}, {"BETWEEN", QO_BETWEEN}};
+        {"LIKE", QO_LIKE}, {"IN", QO_IN}, {"BETWEEN", QO_BETWEEN}, {"GEOWITHIN", QO_GEOWITHIN}};
     for (size_t i = 0; i < sizeof sym / sizeof *sym; i++)
         if (is_op(t, sym[i].s)) return *op = sym[i].op, true;
     for (size_t i = 0; i < sizeof words / sizeof *words; i++)
@@ -832,7 +833,7 @@ __attribute__((noinline)) static q_node *parse_comparison(parser *ps) {
     int opcol = ps->tok.column;
     if (!parse_op(ps, &n->op)) {
         perr(ps, opcol, "expected a comparison operator (==, !=, <, <=, >, >=, BEGINSWITH, "
-                        "ENDSWITH, CONTAINS, LIKE, IN, BETWEEN)");
+                        "ENDSWITH, CONTAINS, LIKE, IN, BETWEEN, GEOWITHIN)");
         return NULL;
     }
     if (lex(ps)) return NULL;
@@ -854,6 +855,12 @@ __attribute__((noinline)) static q_node *parse_comparison(parser *ps) {
             perr(ps, n->rhs.column, "BETWEEN takes {low, high}: 2 values, not %d", n->rhs.nitems);
             return NULL;
         }
+    } else if (n->op == QO_GEOWITHIN) {
+        if (ps->tok.kind != T_ARG) {
+            perr(ps, ps->tok.column, "expected an argument ($n) after GEOWITHIN: the region");
+            return NULL;
+        }
+        if (parse_constant(ps, &n->rhs)) return NULL;
     } else if (n->op == QO_IN) {
         if (ps->tok.kind == T_LBRACE) {
             if (parse_list(ps, &n->rhs)) return NULL;
