@@ -6,7 +6,8 @@
  * antimeridian when its west edge is east of its east edge; a pole is in a box that reaches its
  * latitude). A circle holds the points within `radius` radians of its centre (the angle between
  * the vectors). A polygon is projected gnomonically onto the plane tangent to the sphere at the
- * normalized sum of its boundary's vertices: that projection maps great circles to straight
+ * point found from the normalized sum of its boundary's vertices (moved until its hemisphere
+ * holds every vertex): that projection maps great circles to straight
  * lines, so the geodesic polygon becomes a plane polygon exactly, and containment and the
  * checks of its rings (edges that cross, holes outside the boundary or inside each other,
  * duplicate edges) are plane geometry. It needs every vertex in the open hemisphere around that
@@ -141,8 +142,23 @@ static int prepare_polygon(st_geo *g, const strata_geo *in, char *why, size_t wh
             return bad(g, why, whylen, "ring %zu is not closed: its last point (%g, %g) differs from its first (%g, %g)",
                        r, p[2 * (n - 1)], p[2 * (n - 1) + 1], p[0], p[1]);
         if (r == 0) {
+            /* a centre whose hemisphere holds every vertex: from their normalized sum, moved
+             * towards the vertex least in front until all are (the perceptron's rule: it ends
+             * whenever such a centre exists) */
             memcpy(g->c, sum, sizeof sum);
-            if (!normalize(g->c)) return bad(g, why, whylen, "the polygon's vertices cancel out: it is larger than a hemisphere");
+            bool found = false;
+            for (int iter = 0; iter < 200000 && !found; iter++) {
+                double len = sqrt(dot(g->c, g->c)), worst = 2, wv[3] = {0, 0, 0};
+                for (size_t i = 0; i + 1 < n; i++) {
+                    double v[3];
+                    unit(p[2 * i + 1], p[2 * i], v);
+                    double d = len > 0 ? dot(v, g->c) / len : -1;
+                    if (d < worst) worst = d, memcpy(wv, v, sizeof v);
+                }
+                if (worst > 1e-6) found = true;
+                else for (int k = 0; k < 3; k++) g->c[k] += wv[k];
+            }
+            if (!found || !normalize(g->c)) return bad(g, why, whylen, "the polygon does not lie within a hemisphere");
             double up[3] = {0, 0, 1};
             if (fabs(g->c[2]) > 0.9) up[0] = 1, up[2] = 0;
             cross(up, g->c, g->e1);

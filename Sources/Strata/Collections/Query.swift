@@ -233,6 +233,7 @@ final class QueryArgs {
             return v
         }
         if let s = ValueConversion.storedIfPrimitive(a) { return stored(s) }
+        if let region = a as? RLMGeospatial { return geo(region) }
         if !nested, let items = Self.elements(a) {
             let list = try items.map { try convert($0, what: what, nested: true) }
             let p = UnsafeMutablePointer<strata_value>.allocate(capacity: max(list.count, 1))
@@ -246,6 +247,29 @@ final class QueryArgs {
         }
         throw StrataError(code: .wrongType,
                           message: "\(what): a \(type(of: a)) cannot be a query argument")
+    }
+
+    /// A region for GEOWITHIN: its description and points copied into memory this object owns.
+    private func geo(_ region: RLMGeospatial) -> strata_value {
+        region._strataWithGeo { g in
+            let shape = UnsafeMutablePointer<strata_geo>.allocate(capacity: 1)
+            shape.initialize(to: g.pointee)
+            buffers.append(UnsafeMutableRawPointer(shape))
+            let points = UnsafeMutablePointer<Double>.allocate(capacity: max(2 * g.pointee.npoints, 1))
+            points.initialize(from: g.pointee.points, count: 2 * g.pointee.npoints)
+            buffers.append(UnsafeMutableRawPointer(points))
+            shape.pointee.points = UnsafePointer(points)
+            if g.pointee.nrings > 0, let src = g.pointee.ring_ends {
+                let ends = UnsafeMutablePointer<Int>.allocate(capacity: g.pointee.nrings)
+                ends.initialize(from: src, count: g.pointee.nrings)
+                buffers.append(UnsafeMutableRawPointer(ends))
+                shape.pointee.ring_ends = UnsafePointer(ends)
+            }
+            var v = strata_value()
+            v.type = STRATA_TYPE_GEO
+            v.u.geo.shape = UnsafePointer(shape)
+            return v
+        }
     }
 
     private func stored(_ s: StoredValue) -> strata_value {

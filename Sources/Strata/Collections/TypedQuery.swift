@@ -465,11 +465,22 @@ extension Query where T: RealmKeyedCollection {
     public var persistableValue: Query<Map<T.Key, T.Value.PersistedType>> { .init(node) }
 }
 
+// MARK: - Geospatial
+
+extension Query where T: OptionalProtocol, T.Wrapped: EmbeddedObject {
+    /// The embedded point (`type` "Point", `coordinates` [longitude, latitude]) lies in the
+    /// region (`GEOWITHIN`); an object without one never does. A class without those properties,
+    /// or a region the core refuses, traps naming it when the results are read.
+    public func geoWithin<U: RLMGeospatial>(_ value: U) -> Query<Bool> {
+        .init(.comparison(.geoWithin, node, .constant(value), []))
+    }
+}
+
 fileprivate indirect enum QueryNode {
     enum Operator: String {
         case or = "||", and = "&&", equal = "==", notEqual = "!=", lessThan = "<", lessThanEqual = "<="
         case greaterThan = ">", greaterThanEqual = ">=", `in` = "IN", contains = "CONTAINS"
-        case beginsWith = "BEGINSWITH", endsWith = "ENDSWITH", like = "LIKE"
+        case beginsWith = "BEGINSWITH", endsWith = "ENDSWITH", like = "LIKE", geoWithin = "GEOWITHIN"
     }
 
     case not(QueryNode)
