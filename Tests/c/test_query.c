@@ -1248,6 +1248,25 @@ static void geo_regions(void) {
     OK(strata_query_run(q, txn, &arg, 1, &res, E));
     CHECK(strata_results_size(res) == 5);
     strata_results_free(res);
+    /* the same regions as literals of the query language */
+    strata_query_free(q);
+    struct { const char *text; size_t want; } lits[] = {
+        {"location GEOWITHIN geoPolygon({[170, -10], [-170, -10], [-170, 10], [170, 10], [170, -10]}, "
+         "{[179, -1], [179, 1], [-179, 1], [-179, -1], [179, -1]}) AND name >= 1000", 3},
+        {"location GEOWITHIN geoBox([170, -10], [-170, 10]) AND name >= 1000", 5},
+        {"location GEOWITHIN geoCircle([180, 0], 0.0175) AND name >= 1000", 2}, /* (180, 0), (179.5, 0.5) */
+    };
+    for (size_t i = 0; i < 3; i++) {
+        OK(strata_query_compile(txn, "Place", lits[i].text, &q, E));
+        OK(strata_query_run(q, txn, NULL, 0, &res, E));
+        CHECK(strata_results_size(res) == lits[i].want);
+        strata_results_free(res);
+        strata_query_free(q);
+    }
+    EXPECT_CODE(strata_query_compile(txn, "Place", "location GEOWITHIN geoCircle([1, 2], )", &q, E), STRATA_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(tl_err.message, "expected a number"));
+    EXPECT_CODE(strata_query_compile(txn, "Place", "location GEOWITHIN geoSquare([1, 2])", &q, E), STRATA_ERR_INVALID_ARGUMENT);
+    OK(strata_query_compile(txn, "Place", "location GEOWITHIN $0 AND name >= 1000", &q, E));
     /* bad regions: named */
     double open_ring[] = {0, 0, 1, 0, 1, 1, 0, 2};
     size_t oe[] = {4};
@@ -1290,7 +1309,7 @@ static void geo_regions(void) {
     EXPECT_CODE(strata_query_run(q, txn, &arg, 1, &res, E), STRATA_ERR_WRONG_TYPE);
     strata_query_free(q);
     EXPECT_CODE(strata_query_compile(txn, "Place", "location GEOWITHIN 3", &q, E), STRATA_ERR_INVALID_ARGUMENT);
-    CHECK(strstr(tl_err.message, "after GEOWITHIN"));
+    CHECK(strstr(tl_err.message, "region after GEOWITHIN"));
     /* a region is a query argument only: never stored */
     strata_table_t *pl;
     OK(strata_table_open(txn, "Place", &pl, E));

@@ -135,14 +135,15 @@ static int bind_geo(exec *x, const q_node *q, const strata_value *args, size_t n
     }
     if (!r->geo_type || !r->geo_coords)
         return x->rc = st_err(x->err, STRATA_ERR_WRONG_TYPE,
-                              "Query '%s GEOWITHIN $%d' links to data in the wrong format for a "
+                              "Query '%s GEOWITHIN ...' links to data in the wrong format for a "
                               "geoWithin query: '%s' needs 'type' (a string) and 'coordinates' (a "
-                              "list of doubles)", p->name, q->rhs.arg, target->name);
+                              "list of doubles)", p->name, target->name);
     r->geo_t = target;
     char why[200];
     if (st_geo_prepare(v.u.geo.shape, &r->geo, why, sizeof why))
-        return x->rc = st_err(x->err, STRATA_ERR_INVALID_ARGUMENT,
-                              "Invalid region in GEOWITHIN query for parameter $%d: %s", q->rhs.arg, why);
+        return x->rc = q->rhs.kind == QE_ARG
+            ? st_err(x->err, STRATA_ERR_INVALID_ARGUMENT, "Invalid region in GEOWITHIN query for parameter $%d: %s", q->rhs.arg, why)
+            : st_err(x->err, STRATA_ERR_INVALID_ARGUMENT, "Invalid region in GEOWITHIN query (column %d): %s", q->rhs.column, why);
     return STRATA_OK;
 }
 

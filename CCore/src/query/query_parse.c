@@ -10,7 +10,7 @@
  *                 side; two key paths compare per object; list.@agg.property over links)
  *               | operand "BETWEEN" "{" operand "," operand "}"
  *               | operand "IN" ( "{" operand, ... "}" | argument )
- *               | path "GEOWITHIN" argument
+ *               | path "GEOWITHIN" ( argument | geoBox(...) | geoCircle(...) | geoPolygon(...) )
  *   op         := "==" | "=" | "!=" | "<>" | "<" | "<=" | ">" | ">=" | "BEGINSWITH" | "ENDSWITH"
  *               | "CONTAINS" | "LIKE", each optionally followed by "[c]", "[d]" or "[cd]"
  *   operand    := keypath ["." ("@count" | "@size" | "@sum" | "@avg" | "@min" | "@max")]
@@ -229,7 +229,8 @@ static int lex(parser *ps) {
     case '\'': case '"': return lex_string(ps, s, col);
     case ']': t->kind = T_RBRACKET; return STRATA_OK;
     case '[': {
-        if (s[1] == '\'' || s[1] == '"' || s[1] == '$' || s[1] == '%') { /* map['key'], map[$0] */
+        if (s[1] == '\'' || s[1] == '"' || s[1] == '$' || s[1] == '%' || /* map['key'], map[$0] */
+            isdigit((unsigned char)s[1]) || s[1] == '-' || s[1] == '+' || s[1] == '.' || s[1] == ' ') { /* [lng, lat] */
             t->kind = T_LBRACKET;
             return STRATA_OK;
         }
@@ -809,6 +810,99 @@ static bool parse_op(parser *ps, q_op *op) {
     return false;
 }
 
+/* ------------------------------------------------------------------ geo literals
+ *   geoBox([lng, lat], [lng, lat])      south-west and north-east corners
+ *   geoCircle([lng, lat], radians)
+ *   geoPolygon({[lng, lat], ...}, {...})  the boundary, then holes; each ring closed
+ * (Realm's query language), parsed into a strata_geo the query owns. */
+
+typedef struct geo_build {
+    double *pts;
+    size_t n, cap;
+    size_t *ends;
+    size_t nrings;
+} geo_build;
+
+static int geo_number(parser *ps, double *out) {
+    token *t = &ps->tok;
+    if (t->kind == T_INT) *out = (double)t->i;
+    else if (t->kind == T_FLOAT) *out = t->d;
+    else return perr(ps, t->column, "expected a number");
+    return lex(ps);
+}
+
+/* [lng, lat] or [lng, lat, altitude] */
+static int geo_point(parser *ps, geo_build *b) {
+    if (ps->tok.kind != T_LBRACKET) return perr(ps, ps->tok.column, "expected '[' to start a point [longitude, latitude]");
+    if (lex(ps)) return ps->rc;
+    if (b->n == b->cap) {
+        size_t cap = b->cap ? 2 * b->cap : 8;
+        double *g = realloc(b->pts, 2 * cap * sizeof *g);
+        if (!g) return perr(ps, ps->tok.column, "out of memory");
+        b->pts = g;
+        b->cap = cap;
+    }
+    double alt;
+    if (geo_number(ps, &b->pts[2 * b->n]) || expect(ps, T_COMMA, "',' between a point's longitude and latitude") ||
+        geo_number(ps, &b->pts[2 * b->n + 1]))
+        return ps->rc;
+    if (ps->tok.kind == T_COMMA && (lex(ps) || geo_number(ps, &alt))) return ps->rc;
+    b->n++;
+    return expect(ps, T_RBRACKET, "']' to end a point");
+}
+
+static int geo_ring_end(parser *ps, geo_build *b) {
+    size_t *g = realloc(b->ends, (b->nrings + 1) * sizeof *g);
+    if (!g) return perr(ps, ps->tok.column, "out of memory");
+    b->ends = g;
+    b->ends[b->nrings++] = b->n;
+    return STRATA_OK;
+}
+
+static int parse_geo_literal(parser *ps, q_expr *e) {
+    token *t = &ps->tok;
+    e->column = t->column;
+    strata_geo_kind kind = word_is(t, "geoBox") ? STRATA_GEO_BOX : word_is(t, "geoCircle") ? STRATA_GEO_CIRCLE
+                         : word_is(t, "geoPolygon") ? STRATA_GEO_POLYGON : 0;
+    if (!kind) return perr(ps, t->column, "expected a region after GEOWITHIN: an argument ($n), geoBox(...), geoCircle(...) or geoPolygon(...)");
+    geo_build b = {0};
+    double radius = 0;
+    int rc = lex(ps) || expect(ps, T_LPAREN, "'(' after the region's name") ? ps->rc : STRATA_OK;
+    if (!rc && kind == STRATA_GEO_BOX) {
+        rc = geo_point(ps, &b) || expect(ps, T_COMMA, "',' between the box's corners") || geo_point(ps, &b) ? ps->rc : 0;
+    } else if (!rc && kind == STRATA_GEO_CIRCLE) {
+        rc = geo_point(ps, &b) || expect(ps, T_COMMA, "',' before the circle's radius") || geo_number(ps, &radius) ? ps->rc : 0;
+    } else if (!rc) {
+        for (;;) {
+            if ((rc = expect(ps, T_LBRACE, "'{' to start a ring of points"))) break;
+            for (;;) {
+                if ((rc = geo_point(ps, &b))) break;
+                if (ps->tok.kind != T_COMMA) break;
+                if ((rc = lex(ps))) break;
+            }
+            if (rc || (rc = expect(ps, T_RBRACE, "'}' to end a ring")) || (rc = geo_ring_end(ps, &b))) break;
+            if (ps->tok.kind != T_COMMA) break;
+            if ((rc = lex(ps))) break;
+        }
+    }
+    if (!rc) rc = expect(ps, T_RPAREN, "')' to end the region");
+    strata_geo *g = rc ? NULL : own(ps, sizeof *g);
+    double *pts = g ? own(ps, 2 * b.n * sizeof *pts) : NULL;
+    size_t *ends = pts && b.nrings ? own(ps, b.nrings * sizeof *ends) : NULL;
+    if (!rc && (!g || !pts || (b.nrings && !ends))) rc = perr(ps, e->column, "out of memory");
+    if (!rc) {
+        memcpy(pts, b.pts, 2 * b.n * sizeof *pts);
+        if (b.nrings) memcpy(ends, b.ends, b.nrings * sizeof *ends);
+        *g = (strata_geo){.kind = kind, .points = pts, .npoints = b.n, .ring_ends = ends, .nrings = b.nrings,
+                          .radius = radius};
+        e->kind = QE_CONST;
+        e->value = (strata_value){.type = STRATA_TYPE_GEO, .u.geo.shape = g};
+    }
+    free(b.pts);
+    free(b.ends);
+    return rc;
+}
+
 static q_op mirror(q_op op) {
     switch (op) {
     case QO_LT: return QO_GT;
@@ -856,11 +950,11 @@ __attribute__((noinline)) static q_node *parse_comparison(parser *ps) {
             return NULL;
         }
     } else if (n->op == QO_GEOWITHIN) {
-        if (ps->tok.kind != T_ARG) {
-            perr(ps, ps->tok.column, "expected an argument ($n) after GEOWITHIN: the region");
+        if (ps->tok.kind == T_ARG) {
+            if (parse_constant(ps, &n->rhs)) return NULL;
+        } else if (parse_geo_literal(ps, &n->rhs)) {
             return NULL;
         }
-        if (parse_constant(ps, &n->rhs)) return NULL;
     } else if (n->op == QO_IN) {
         if (ps->tok.kind == T_LBRACE) {
             if (parse_list(ps, &n->rhs)) return NULL;
@@ -904,7 +998,8 @@ __attribute__((noinline)) static q_node *parse_comparison(parser *ps) {
         perr(ps, n->rhs.column, "a list of links is never null: compare its @count with 0 instead");
         return NULL;
     }
-    if (n->rhs.kind != QE_PATH && n->rhs.kind != QE_SUBQUERY && check_const(ps, &n->lhs, &n->rhs, n->op))
+    if (n->rhs.kind != QE_PATH && n->rhs.kind != QE_SUBQUERY && n->op != QO_GEOWITHIN &&
+        check_const(ps, &n->lhs, &n->rhs, n->op))
         return NULL;
     return n;
 }
