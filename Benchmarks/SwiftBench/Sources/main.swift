@@ -37,6 +37,7 @@ var rssObjects = 0
 var only: String?
 var keyedOnly = false
 var groupedOnly = false
+var sectionedOnly = false
 let countReps = 1000
 var args = CommandLine.arguments.dropFirst().makeIterator()
 while let a = args.next() {
@@ -53,12 +54,13 @@ while let a = args.next() {
     case "--rss": rssObjects = value()
     case "--keyed": keyedOnly = true
     case "--grouped": groupedOnly = true
+    case "--sectioned": sectionedOnly = true
     case "-e": only = args.next()
     case "--commit-child": // notifications: the other process (Notify.swift)
         let path = args.next() ?? ""
         commitChild(path, value())
     default:
-        print("usage: bench-swift [-n N] [-c COMMITS] [-l LOOKUPS] [-r REPS] [-d DIR] [-e strata|c|grdb|grdbfast] [--rss N] [--keyed] [--grouped]")
+        print("usage: bench-swift [-n N] [-c COMMITS] [-l LOOKUPS] [-r REPS] [-d DIR] [-e strata|c|grdb|grdbfast] [--rss N] [--keyed] [--grouped] [--sectioned]")
         exit(2)
     }
 }
@@ -514,6 +516,12 @@ if groupedOnly { // only group commit (Grouped.swift)
     exit(0)
 }
 
+if sectionedOnly { // only sectioned results (Sectioned.swift)
+    try sectionedBench(n: n, rounds: 20, dir: dir)
+    try? FileManager.default.removeItem(atPath: dir)
+    exit(0)
+}
+
 if keyedOnly { // only the keyed collections (Keyed.swift)
     for size in [100, 10_000] { try keyedBench(size: size, probes: 20_000, dir: dir) }
     try? FileManager.default.removeItem(atPath: dir)
@@ -578,6 +586,9 @@ if only == nil {
 }
 if only == nil || only == "strata" {
     try groupCommitBench(writers: 16, each: 40, dir: dir) // Grouped.swift
+}
+if only == nil || only == "strata" {
+    try sectionedBench(n: n, rounds: 20, dir: dir) // Sectioned.swift
 }
 if only == nil || only == "strata" {
     let l = try notifyLatency(dir + "/notify.db")

@@ -24,9 +24,12 @@ struct Sections<Key: Hashable> {
     init(elementKeys: [Key]) {
         self.elementKeys = elementKeys
         paths.reserveCapacity(elementKeys.count)
+        var last: (key: Key, section: Int)?
         for (i, k) in elementKeys.enumerated() {
             let s: Int
-            if let at = index[k] {
+            if let l = last, l.key == k {  // sorted by the key, neighbours share it: no hashing
+                s = l.section
+            } else if let at = index[k] {
                 s = at
             } else {
                 s = keys.count
@@ -34,6 +37,7 @@ struct Sections<Key: Hashable> {
                 keys.append(k)
                 items.append([])
             }
+            last = (k, s)
             paths.append((s, items[s].count))
             items[s].append(i)
         }
