@@ -72,8 +72,10 @@ enum KeyPathNames {
         name(keyPath, of: Root.self)
     }
 
-    /// The same, for a key path whose root is the model class `model`.
-    static func name(_ keyPath: AnyKeyPath, of model: Object.Type) -> String {
+    /// The same, for a key path whose root is the model class `model`. `throughComputed`: a key
+    /// path that goes on past its last persisted property into computed ones (a projection's
+    /// `\.lastName.uppercased`, `\.friends.projectTo.firstName`) names the persisted part.
+    static func name(_ keyPath: AnyKeyPath, of model: Object.Type, throughComputed: Bool = false) -> String {
         lock.lock()
         if let n = names[keyPath] {
             lock.unlock()
@@ -105,6 +107,7 @@ enum KeyPathNames {
         }
         guard probe.isChain, let last, !parts.isEmpty, instanceField || last.field.valueType == unwrapped(type(of: keyPath).valueType)
                 || last.field.valueType == type(of: keyPath).valueType else {
+            if throughComputed && !parts.isEmpty { return parts.joined(separator: ".") }
             strataTrap("\(model.className()): the key path \(keyPath) does not read @Persisted properties "
                        + "through to-one links (use the string form)")
         }

@@ -1,0 +1,281 @@
+import Foundation
+
+// RealmSwift's projections: a view model over an object, whose `@Projected` properties read (and
+// write) key paths of the root object, through links and, with `projectTo`, the elements of its
+// collections. Results of a projection class are the root class's objects, each wrapped;
+// observing a projection observes its root and reports the projected properties that changed.
+//
+//     class PersonProjection: Projection<Person> {
+//         @Projected(\Person.firstName) var firstName
+//         @Projected(\Person.address.city) var homeCity
+//         @Projected(\Person.friends.projectTo.firstName) var friendsNames: ProjectedCollection<String>
+//     }
+//     let people = realm.objects(PersonProjection.self).filter("firstName BEGINSWITH 'J'")
+
+/// A projected property of any value type (the schema's view of `@Projected`).
+private protocol AnyProjected {
+    var projectedKeyPath: AnyKeyPath { get }
+}
+
+/// A property of a ``Projection`` that reads `projectedKeyPath` of the root object (and writes
+/// it, inside a write, when the key path is writable).
+@propertyWrapper
+public struct Projected<T: ObjectBase, Value>: AnyProjected {
+    fileprivate let _projectedKeyPath: KeyPath<T, Value>
+    var projectedKeyPath: AnyKeyPath { _projectedKeyPath }
+
+    /// Not available: `@Projected` reads through its projection's root object.
+    @available(*, unavailable, message: "@Projected can only be used on a Projection")
+    public var wrappedValue: Value {
+        get { fatalError("@Projected can only be used on a Projection") }
+        // swiftlint:disable:next unused_setter_value
+        set { fatalError("@Projected can only be used on a Projection") }
+    }
+
+    /// The value at the key path of the projection's root object; setting it writes the root
+    /// (traps outside a write, or when the key path cannot be written).
+    public static subscript<EnclosingSelf: Projection<T>>(
+        _enclosingInstance observed: EnclosingSelf,
+        wrapped wrappedKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Value>,
+        storage storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Projected<T, Value>>
+    ) -> Value {
+        get { observed.rootObject[keyPath: observed[keyPath: storageKeyPath]._projectedKeyPath] }
+        set {
+            guard let kp = observed[keyPath: storageKeyPath]._projectedKeyPath as? ReferenceWritableKeyPath<T, Value> else {
+                strataTrap("Cannot set \(type(of: observed)).\(wrappedKeyPath): its projected key path cannot be written")
+            }
+            observed.rootObject[keyPath: kp] = newValue
+        }
+    }
+
+    /// A projected property reading `projectedKeyPath` of the root object.
+    public init(_ projectedKeyPath: KeyPath<T, Value>) {
+        _projectedKeyPath = projectedKeyPath
+    }
+}
+
+/// What a projection can be observed as: an object with a root.
+public protocol ProjectionObservable: AnyObject, ThreadConfined {
+    /// The root object's class.
+    associatedtype Root: ObjectBase
+    /// The object the projection reads.
+    var rootObject: Root { get }
+}
+
+/// A view model over an object of class `Root`: subclass it and declare `@Projected`
+/// properties. `realm.objects(MyProjection.self)` gives one per object of the root class;
+/// queries and sorts name the root's properties.
+open class Projection<Root: ObjectBase & RealmCollectionValue & ThreadConfined>: RealmCollectionValue, ProjectionObservable {
+    /// A projection is stored as its root object.
+    public typealias PersistedType = Root
+
+    /// The object the projection reads.
+    public let rootObject: Root
+
+    /// A projection of `object`.
+    public required init(projecting object: Root) {
+        rootObject = object
+    }
+
+    /// Two projections are equal when they project the same object.
+    public static func == (lhs: Projection, rhs: Projection) -> Bool { lhs.rootObject == rhs.rootObject }
+
+    /// Hashes the root object.
+    public func hash(into hasher: inout Hasher) { hasher.combine(rootObject) }
+
+    /// The projection's class, its root's class, and each property with its key path and value.
+    open var description: String {
+        let address = String(UInt(bitPattern: ObjectIdentifier(self).hashValue), radix: 16)
+        var out = "\(type(of: self))<\(type(of: rootObject))> <0x\(address)> {\n"
+        for p in ProjectionSchema.properties(of: self) {
+            out += "\t\(p.label)(\\.\(p.rootPath)) = \(ProjectionSchema.describe(rootObject[keyPath: p.keyPath]));\n"
+        }
+        return out + "}"
+    }
+
+    /// Elements are stored as their root object.
+    public static var _strataElementKind: _PersistedKind { Root._strataElementKind }
+
+    /// A projection of the object read from the file.
+    public static func _strataElement(_ v: _Stored, _ ctx: _ElementContext) -> Self {
+        Self(projecting: Root._strataElement(v, ctx))
+    }
+
+    /// Stores the root object.
+    public static func _strataStore(_ v: Projection, _ ctx: _ElementContext) -> _Stored {
+        Root._strataStore(v.rootObject, ctx)
+    }
+}
+
+extension Projection: ThreadConfined {
+    /// The root object's Realm.
+    public var realm: Realm? { rootObject.realm }
+    /// Whether the root object can no longer be read.
+    public var isInvalidated: Bool { rootObject.isInvalidated }
+    /// Whether the root object is frozen.
+    public var isFrozen: Bool { rootObject.isFrozen }
+    /// A projection of the frozen root object.
+    public func freeze() -> Self { Self(projecting: rootObject.freeze()) }
+    /// A projection of the live root object on this thread, nil when it is gone.
+    public func thaw() -> Self? { rootObject.thaw().map { Self(projecting: $0) } }
+    /// A projection of the same object in `realm`.
+    public func _strataFound(in realm: Realm) -> Self? { rootObject._strataFound(in: realm).map { Self(projecting: $0) } }
+}
+
+extension Projection {
+    /// Calls `block` after each commit that changes a projected property (only those named in
+    /// `keyPaths`, projection property names, when given): `.change` with the projection and
+    /// the projected properties that changed (by their projection names), or `.deleted`.
+    public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
+                        _ block: @escaping (ObjectChange<Projection>) -> Void) -> NotificationToken {
+        let schema = ProjectionSchema.properties(of: self)
+        let chosen = keyPaths.map { names in schema.filter { names.contains($0.label) } } ?? schema
+        guard let root = rootObject as? Object else { strataTrap("A projection's root must be an Object") }
+        let make = type(of: self)
+        return root.observe(keyPaths: chosen.map(\.rootPath), on: queue) { (change: ObjectChange<Object>) in
+            switch change {
+            case .error(let e): block(.error(e))
+            case .deleted: block(.deleted)
+            case .change(let object, let properties):
+                guard let r = object as? Root else { return }
+                let projection = make.init(projecting: r)
+                var out: [PropertyChange] = []
+                for p in chosen {
+                    let first = String(p.rootPath.split(separator: ".").first ?? "")
+                    guard let c = properties.first(where: { $0.name == first }) else { continue }
+                    let direct = !p.rootPath.contains(".")
+                    out.append(PropertyChange(name: p.label, oldValue: direct ? c.oldValue : nil,
+                                              newValue: r[keyPath: p.keyPath]))
+                }
+                if !out.isEmpty { block(.change(projection, out)) }
+            }
+        }
+    }
+
+    /// Observes with typed key paths of the projection (`\PersonProjection.firstName`).
+    public func observe(keyPaths: [PartialKeyPath<Projection>], on queue: DispatchQueue? = nil,
+                        _ block: @escaping (ObjectChange<Projection>) -> Void) -> NotificationToken {
+        observe(keyPaths: keyPaths.map { ProjectionSchema.label(of: $0) }, on: queue, block)
+    }
+}
+
+/// The projected properties of a projection class, read once per class from its stored
+/// `@Projected` wrappers (reflection).
+enum ProjectionSchema {
+    struct Property {
+        /// The projection's property name.
+        let label: String
+        /// The key path of the root object.
+        let keyPath: AnyKeyPath
+        /// Its property names ("address.city").
+        let rootPath: String
+    }
+
+    /// The property a key path of a projection names (`\\P.firstName` → "firstName"), from the
+    /// key path's own description.
+    static func label(of keyPath: AnyKeyPath) -> String {
+        String(String(describing: keyPath).split(separator: ".").last ?? "")
+    }
+
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var cache: [ObjectIdentifier: [Property]] = [:]
+
+    static func properties(of projection: AnyObject) -> [Property] {
+        let id = ObjectIdentifier(type(of: projection))
+        lock.lock()
+        if let p = cache[id] {
+            lock.unlock()
+            return p
+        }
+        lock.unlock()
+        var out: [Property] = []
+        var mirror: Mirror? = Mirror(reflecting: projection)
+        var levels: [[Property]] = []
+        while let m = mirror {
+            var level: [Property] = []
+            for child in m.children {
+                guard let label = child.label, let p = child.value as? AnyProjected else { continue }
+                let name = label.hasPrefix("_") ? String(label.dropFirst()) : label
+                level.append(Property(label: name, keyPath: p.projectedKeyPath, rootPath: rootPath(p.projectedKeyPath)))
+            }
+            levels.append(level)
+            mirror = m.superclassMirror
+        }
+        for level in levels.reversed() { out += level } // the base class's properties first
+        lock.lock()
+        cache[id] = out
+        lock.unlock()
+        return out
+    }
+
+    /// The property names a key path of a model class goes through.
+    private static func rootPath(_ kp: AnyKeyPath) -> String {
+        guard let root = type(of: kp).rootType as? Object.Type else { return "" }
+        return KeyPathNames.name(kp, of: root, throughComputed: true)
+    }
+
+    /// A value as a description shows it.
+    static func describe(_ value: Any?) -> String {
+        guard let v = value else { return "nil" }
+        if let o = Optional<Any>.some(v) as Any?, case Optional<Any>.none = o { return "nil" }
+        return String(describing: v)
+    }
+}
+
+// MARK: - Collections projected to one property of their elements
+
+/// A collection's elements mapped through a key path (`\Person.friends.projectTo.firstName`):
+/// live, read-only, in the collection's order.
+public struct ProjectedCollection<Element>: RandomAccessCollection, CustomStringConvertible {
+    private let count_: () -> Int
+    private let element: (Int) -> Element
+
+    init<C: RealmCollection>(_ base: C, _ keyPath: PartialKeyPath<C.Element>) {
+        count_ = { base.count }
+        element = { base[$0][keyPath: keyPath] as! Element }
+    }
+
+    /// The first position (0).
+    public var startIndex: Int { 0 }
+    /// The position after the last element.
+    public var endIndex: Int { count_() }
+    /// The mapped value of the collection's element at `position`.
+    public subscript(position: Int) -> Element { element(position) }
+
+    /// The class and the values, one per line.
+    public var description: String {
+        var out = "ProjectedCollection<\(Element.self)> {\n"
+        for (i, e) in enumerated() { out += "\t[\(i)] \(e)\n" }
+        return out + "}"
+    }
+}
+
+/// What `projectTo` gives: a key path through it names a property of the elements, and yields a
+/// ``ProjectedCollection`` of that property's values.
+@dynamicMemberLookup
+public struct ElementMapper<Element> where Element: ObjectBase, Element: RealmCollectionValue {
+    let collection: AnyRealmCollection<Element>
+
+    /// The collection's elements' values at `member`.
+    public subscript<V>(dynamicMember member: KeyPath<Element, V>) -> ProjectedCollection<V> {
+        ProjectedCollection(collection, member)
+    }
+}
+
+extension List where Element: ObjectBase {
+    /// The list's elements mapped through a key path, for `@Projected`.
+    public var projectTo: ElementMapper<Element> { ElementMapper(collection: AnyRealmCollection(self)) }
+}
+
+extension Realm {
+    /// Every object of the projection's root class, each as a projection.
+    public func objects<P: ProjectionObservable & RealmCollectionValue>(_ type: P.Type) -> Results<P> where P.Root: Object {
+        instance.checkThread("objects(\(P.self))")
+        return Results(realm: instance, info: instance.tableInfo(P.Root.self))
+    }
+}
+
+extension MutableSet where Element: ObjectBase {
+    /// The set's elements mapped through a key path, for `@Projected`.
+    public var projectTo: ElementMapper<Element> { ElementMapper(collection: AnyRealmCollection(self)) }
+}
