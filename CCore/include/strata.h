@@ -888,6 +888,11 @@ STRATA_API int strata_name_map_add(strata_name_map_t *map, const char *table,
 STRATA_API int strata_query_compile_mapped(strata_txn_t *txn, const char *table, const char *predicate,
                                            const strata_name_map_t *names, strata_query_t **out,
                                            strata_error *err);
+/** Check a region as a GEOWITHIN argument would be checked: STRATA_OK, or
+ *  STRATA_ERR_INVALID_ARGUMENT saying what is wrong (an open ring, crossing edges, a hole
+ *  outside the boundary, a negative radius, ...). */
+STRATA_API int strata_geo_check(const strata_geo *shape, strata_error *err);
+
 /** How many arguments ($0…$n-1, %@) the query takes. */
 STRATA_API size_t strata_query_arg_count(const strata_query_t *query);
 

@@ -46,6 +46,9 @@ struct ProjectionTests {
         #expect(Array(jon.friendsNames) == ["Daenerys"])
         #expect(people.sorted(byKeyPath: "age", ascending: false).map(\.firstName) == ["Daenerys", "Jon"])
         #expect(jon == PersonProjection(projecting: jon.rootObject))
+        let again = realm.objects(PersonProjection.self).filter("lastName == 'Snow'").first!
+        #expect(again == jon && again.hashValue == jon.hashValue) // the same row: equal
+        #expect(again != people.filter("firstName == 'Daenerys'").first!)
         #expect(jon.description.contains("firstName(\\.firstName) = Jon;"))
         #expect(jon.description.contains("homeCity(\\.address.city)"))
         try realm.write { jon.firstName = "Aegon" }   // writes the root
@@ -70,7 +73,17 @@ struct ProjectionTests {
         try realm.write { jon.rootObject.age = 30 }       // not projected: no notification
         try realm.write { jon.rootObject.address?.city = "The Wall" }
         #expect(changes == [["lastNameCaps"], ["homeCity"]])
-        #expect(jon.lastNameCaps == "STARK" && jon.homeCity == "The Wall")
+        // key paths name the root's properties (RealmSwift's rule): only lastName now
+        var only: [[String]] = []
+        let t2 = jon.observe(keyPaths: ["lastName"]) { change in
+            if case .change(_, let props) = change { only.append(props.map(\.name)) }
+        }
+        realm.refresh()
+        try realm.write { jon.rootObject.firstName = "Aegon" }
+        try realm.write { jon.rootObject.lastName = "Targaryen" }
+        #expect(only == [["lastNameCaps"]])
+        t2.invalidate()
+        #expect(jon.lastNameCaps == "TARGARYEN" && jon.homeCity == "The Wall")
         token.invalidate()
     }
 }

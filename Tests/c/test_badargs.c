@@ -102,6 +102,9 @@ CASE(readers_null_db, strata_db_readers(NULL, &(strata_reader){0}, 1, &sz, E))
 CASE(readers_null_out, strata_db_readers(db, NULL, 4, &sz, E))
 CASE(readers_null_count, strata_db_readers(db, &(strata_reader){0}, 1, NULL, E))
 CASE(clear_stale_null_db, strata_db_clear_stale_readers(NULL, &sz, E))
+CASE(geo_check_null, strata_geo_check(NULL, E))
+CASE(geo_check_open_ring, strata_geo_check(&(strata_geo){.kind = STRATA_GEO_POLYGON, .points = (const double[]){0, 0, 1, 0, 1, 1, 0, 1}, .npoints = 4, .ring_ends = (const size_t[]){4}, .nrings = 1}, E))
+CASE(geo_check_kind, strata_geo_check(&(strata_geo){.kind = 9}, E))
 CASE(verify_null, strata_db_verify(NULL, E))
 CASE(space_null_db, strata_db_space_get(NULL, &(strata_space){.size = sizeof(strata_space)}, E))
 CASE(space_null_out, strata_db_space_get(db, NULL, E))
@@ -424,7 +427,7 @@ static const bad_case cases[] = {
     C(open_no_readers), C(open_half_io), C(open_missing_no_create), C(close_null), C(close_busy),
     C(sync_null), C(info_null_db), C(info_null_out), C(recovery_null_db), C(recovery_null_out),
     C(live_null_db), C(live_null_versions), C(live_null_count), C(readers_null_db), C(readers_null_out), C(readers_null_count), C(clear_stale_null_db),
-    C(verify_null), C(space_null_db), C(space_null_out), C(space_small_size),
+    C(geo_check_null), C(geo_check_open_ring), C(geo_check_kind), C(verify_null), C(space_null_db), C(space_null_out), C(space_small_size),
     C(copy_null_db), C(copy_null_path), C(copy_empty_path), C(compact_null), C(compact_busy), C(wait_null_db), C(wait_null_version), C(stop_waits_null), C(changes_null_out), C(changes_null_older),
     C(changes_null_table), C(list_changes_null_out), C(list_changes_null_newer), C(list_changes_null_table),
     V(list_changes_free_null), V(list_changes_count_null), V(list_changes_index_null), C(clone_null), C(clone_null_out), C(keys_null_table), C(keys_null_count), C(keys_null_buffer), C(begin_null_db),

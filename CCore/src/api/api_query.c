@@ -29,6 +29,16 @@ int strata_query_compile_mapped(strata_txn_t *txn, const char *table, const char
 
 void strata_query_free(strata_query_t *query) { st_query_free(query); }
 
+int strata_geo_check(const strata_geo *shape, strata_error *err) {
+    if (!shape) return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "strata_geo_check: shape is NULL");
+    st_geo *g;
+    char why[200];
+    if (st_geo_prepare(shape, &g, why, sizeof why))
+        return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "Invalid region: %s", why);
+    st_geo_free(g);
+    return STRATA_OK;
+}
+
 size_t strata_query_arg_count(const strata_query_t *query) {
     return query ? (size_t)query->nargs : 0;
 }

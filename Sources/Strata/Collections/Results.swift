@@ -58,8 +58,18 @@ public struct Results<Element: RealmCollectionValue>: RealmCollection {
     }
 
     func filter(_ predicateFormat: String, arguments args: [Any]) -> Results<Element> {
+        for case let region as RLMGeospatial in args { Self.checkRegion(region) }
         let root = base.info.classInfo
         return with { $0.add(format: predicateFormat, args, isCollection: { Self.endsInCollection($0, from: root) }) }
+    }
+
+    /// A region the core refuses traps when the filter is made, as RealmSwift's does.
+    static func checkRegion(_ region: RLMGeospatial) {
+        var err = strata_error()
+        if region._strataWithGeo({ strata_geo_check($0, &err) }) != 0 {
+            let message = withUnsafeBytes(of: &err.message) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
+            strataTrap("Invalid region in GEOWITHIN query for parameter '\(region)': \(message)")
+        }
     }
 
     /// Whether `keyPath` (through to-one links) ends in a list, set or map property of `root`.

@@ -77,11 +77,21 @@ open class Projection<Root: ObjectBase & RealmCollectionValue & ThreadConfined>:
         rootObject = object
     }
 
-    /// Two projections are equal when they project the same object.
-    public static func == (lhs: Projection, rhs: Projection) -> Bool { lhs.rootObject == rhs.rootObject }
+    /// Two projections are equal when they project the same object (the same row, for managed ones).
+    public static func == (lhs: Projection, rhs: Projection) -> Bool {
+        if let a = lhs.rootObject as? Object, let b = rhs.rootObject as? Object { return a.isSameObject(as: b) }
+        return lhs.rootObject == rhs.rootObject
+    }
 
-    /// Hashes the root object.
-    public func hash(into hasher: inout Hasher) { hasher.combine(rootObject) }
+    /// Hashes the root object's row (managed) or identity.
+    public func hash(into hasher: inout Hasher) {
+        if let a = (rootObject as? Object)?.__accessor {
+            hasher.combine(a.info.name)
+            hasher.combine(a.key)
+        } else {
+            hasher.combine(ObjectIdentifier(rootObject))
+        }
+    }
 
     /// The projection's class, its root's class, and each property with its key path and value.
     open var description: String {
@@ -123,13 +133,14 @@ extension Projection: ThreadConfined {
 }
 
 extension Projection {
-    /// Calls `block` after each commit that changes a projected property (only those named in
-    /// `keyPaths`, projection property names, when given): `.change` with the projection and
+    /// Calls `block` after each commit that changes a projected property (only those whose root
+    /// key path `keyPaths` names, when given): `.change` with the projection and
     /// the projected properties that changed (by their projection names), or `.deleted`.
     public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
                         _ block: @escaping (ObjectChange<Projection>) -> Void) -> NotificationToken {
         let schema = ProjectionSchema.properties(of: self)
-        let chosen = keyPaths.map { names in schema.filter { names.contains($0.label) } } ?? schema
+        // (RealmSwift's rule: the names are the root's key paths; an empty list is all)
+        let chosen = keyPaths.flatMap { names in names.isEmpty ? nil : schema.filter { names.contains($0.rootPath) } } ?? schema
         guard let root = rootObject as? Object else { strataTrap("A projection's root must be an Object") }
         let make = type(of: self)
         return root.observe(keyPaths: chosen.map(\.rootPath), on: queue) { (change: ObjectChange<Object>) in
@@ -155,7 +166,9 @@ extension Projection {
     /// Observes with typed key paths of the projection (`\PersonProjection.firstName`).
     public func observe(keyPaths: [PartialKeyPath<Projection>], on queue: DispatchQueue? = nil,
                         _ block: @escaping (ObjectChange<Projection>) -> Void) -> NotificationToken {
-        observe(keyPaths: keyPaths.map { ProjectionSchema.label(of: $0) }, on: queue, block)
+        let schema = ProjectionSchema.properties(of: self)
+        let labels = keyPaths.map { ProjectionSchema.label(of: $0) }
+        return observe(keyPaths: schema.filter { labels.contains($0.label) }.map(\.rootPath), on: queue, block)
     }
 }
 
