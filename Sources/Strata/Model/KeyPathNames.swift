@@ -75,7 +75,10 @@ enum KeyPathNames {
     /// The same, for a key path whose root is the model class `model`. `throughComputed`: a key
     /// path that goes on past its last persisted property into computed ones (a projection's
     /// `\.lastName.uppercased`, `\.friends.projectTo.firstName`) names the persisted part.
-    static func name(_ keyPath: AnyKeyPath, of model: Object.Type, throughComputed: Bool = false) -> String {
+    /// `wrap`: the key path's root is not the model but what `wrap` makes of an object of it (a
+    /// projection of the object: its key paths read the object's).
+    static func name(_ keyPath: AnyKeyPath, of model: Object.Type, throughComputed: Bool = false,
+                     wrap: ((Object) -> Any)? = nil) -> String {
         lock.lock()
         if let n = names[keyPath] {
             lock.unlock()
@@ -85,7 +88,7 @@ enum KeyPathNames {
         let probe = _KeyPathProbe()
         let object = model.init()
         object.__probe = probe
-        let result = object[keyPath: keyPath]
+        let result: Any? = wrap.map { $0(object)[keyPath: keyPath] } ?? object[keyPath: keyPath]
         object.__probe = nil
         // A field holding an instance (`let x = RealmProperty<…>()`) is read without running any
         // code of Strata's: it is found as the field of the last object that holds that instance.
@@ -107,7 +110,7 @@ enum KeyPathNames {
         }
         guard probe.isChain, let last, !parts.isEmpty, instanceField || last.field.valueType == unwrapped(type(of: keyPath).valueType)
                 || last.field.valueType == type(of: keyPath).valueType else {
-            if throughComputed && !parts.isEmpty { return parts.joined(separator: ".") }
+            if (throughComputed || wrap != nil) && !parts.isEmpty { return parts.joined(separator: ".") }
             strataTrap("\(model.className()): the key path \(keyPath) does not read @Persisted properties "
                        + "through to-one links (use the string form)")
         }

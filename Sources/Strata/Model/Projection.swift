@@ -96,7 +96,8 @@ open class Projection<Root: ObjectBase & RealmCollectionValue & ThreadConfined>:
     /// The projection's class, its root's class, and each property with its key path and value.
     open var description: String {
         let address = String(UInt(bitPattern: ObjectIdentifier(self).hashValue), radix: 16)
-        var out = "\(type(of: self))<\(type(of: rootObject))> <0x\(address)> {\n"
+        // (RealmSwift's layout, to the tab: the first property's line has one more)
+        var out = "\(type(of: self))<\(type(of: rootObject))> <0x\(address)> {\n\t"
         for p in ProjectionSchema.properties(of: self) {
             out += "\t\(p.label)(\\.\(p.rootPath)) = \(ProjectionSchema.describe(rootObject[keyPath: p.keyPath]));\n"
         }
@@ -291,4 +292,44 @@ extension Realm {
 extension MutableSet where Element: ObjectBase {
     /// The set's elements mapped through a key path, for `@Projected`.
     public var projectTo: ElementMapper<Element> { ElementMapper(collection: AnyRealmCollection(self)) }
+}
+
+// MARK: - Sections of projections
+
+extension RealmCollection {
+    /// Projections sorted by the root property `keyPath` reads and grouped by its value.
+    public func sectioned<Key: _Persistable & Hashable, O: ObjectBase>(by keyPath: KeyPath<Element, Key>,
+                                                                      ascending: Bool = true) -> SectionedResults<Key, Element> where Element: Projection<O> {
+        sectioned(sortDescriptors: [SortDescriptor(keyPath: ProjectionSchema.rootName(keyPath, Element.self), ascending: ascending)]) {
+            $0[keyPath: keyPath]
+        }
+    }
+
+    /// Projections sorted by `sortDescriptors` (the first must be the root property `keyPath`
+    /// reads) and grouped by its value. Traps on an empty list or another first key path.
+    public func sectioned<Key: _Persistable & Hashable, O: ObjectBase>(by keyPath: KeyPath<Element, Key>,
+                                                                      sortDescriptors: [SortDescriptor]) -> SectionedResults<Key, Element> where Element: Projection<O> {
+        guard let first = sortDescriptors.first else {
+            strataTrap("Can not section Results with empty sortDescriptor parameter.")
+        }
+        guard first.keyPath == ProjectionSchema.rootName(keyPath, Element.self) else {
+            strataTrap("The section key path must match the primary sort descriptor.")
+        }
+        return sectioned(sortDescriptors: sortDescriptors) { $0[keyPath: keyPath] }
+    }
+
+    /// Projections sorted by `sortDescriptors` and grouped by the key `block` gives each.
+    public func sectioned<Key: _Persistable & Hashable, O: ObjectBase>(by block: @escaping ((Element) -> Key),
+                                                                      sortDescriptors: [SortDescriptor]) -> SectionedResults<Key, Element> where Element: Projection<O> {
+        sectioned(sortDescriptors: sortDescriptors, block)
+    }
+}
+
+extension ProjectionSchema {
+    /// The root's property names a key path of projection class `P` reads (probed through a
+    /// projection of a probe object).
+    static func rootName<P: ProjectionObservable & RealmCollectionValue, O: ObjectBase>(_ keyPath: AnyKeyPath, _ type: P.Type) -> String where P: Projection<O> {
+        guard let root = O.self as? Object.Type else { strataTrap("A projection's root must be an Object") }
+        return KeyPathNames.name(keyPath, of: root, wrap: { P(projecting: $0 as! O) })
+    }
 }
