@@ -121,6 +121,23 @@ enum KeyPathNames {
         return n
     }
 
+    /// Whether `keyPath` of `model` reads at least one @Persisted property (a projection's key
+    /// path may go on into computed ones; one reading only unpersisted fields names nothing).
+    static func readsStored(_ keyPath: AnyKeyPath, of model: Object.Type) -> Bool {
+        lock.lock()
+        if names[keyPath] != nil {
+            lock.unlock()
+            return true
+        }
+        lock.unlock()
+        let probe = _KeyPathProbe()
+        let object = model.init()
+        object.__probe = probe
+        _ = object[keyPath: keyPath]
+        object.__probe = nil
+        return probe.steps.contains { ClassInfo.of($0.type).index(atOffset: $0.offset) != nil }
+    }
+
     /// `T` of `T?` (a key path through an optional link ends in an optional).
     private static func unwrapped(_ t: Any.Type) -> Any.Type {
         (t as? _OptionalMetatype.Type)?.wrappedType ?? t

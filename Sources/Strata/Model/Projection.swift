@@ -79,7 +79,9 @@ open class Projection<Root: ObjectBase & RealmCollectionValue & ThreadConfined>:
 
     /// Two projections are equal when they project the same object (the same row, for managed ones).
     public static func == (lhs: Projection, rhs: Projection) -> Bool {
-        if let a = lhs.rootObject as? Object, let b = rhs.rootObject as? Object { return a.isSameObject(as: b) }
+        if let a = lhs.rootObject as? Object, let b = rhs.rootObject as? Object {
+            return a.isSameObject(as: b) && a.isFrozen == b.isFrozen // a frozen copy is another version
+        }
         return lhs.rootObject == rhs.rootObject
     }
 
@@ -109,7 +111,9 @@ open class Projection<Root: ObjectBase & RealmCollectionValue & ThreadConfined>:
 
     /// A projection of the object read from the file.
     public static func _strataElement(_ v: _Stored, _ ctx: _ElementContext) -> Self {
-        Self(projecting: Root._strataElement(v, ctx))
+        let p = Self(projecting: Root._strataElement(v, ctx))
+        _ = ProjectionSchema.properties(of: p) // a @Projected key path that reads nothing stored traps here
+        return p
     }
 
     /// Stores the root object.
@@ -210,7 +214,8 @@ enum ProjectionSchema {
             for child in m.children {
                 guard let label = child.label, let p = child.value as? AnyProjected else { continue }
                 let name = label.hasPrefix("_") ? String(label.dropFirst()) : label
-                level.append(Property(label: name, keyPath: p.projectedKeyPath, rootPath: rootPath(p.projectedKeyPath)))
+                level.append(Property(label: name, keyPath: p.projectedKeyPath,
+                                      rootPath: rootPath(p.projectedKeyPath, name, projection)))
             }
             levels.append(level)
             mirror = m.superclassMirror
@@ -222,9 +227,15 @@ enum ProjectionSchema {
         return out
     }
 
-    /// The property names a key path of a model class goes through.
-    private static func rootPath(_ kp: AnyKeyPath) -> String {
-        guard let root = type(of: kp).rootType as? Object.Type else { return "" }
+    /// The property names a key path of a model class goes through; one that reads no stored
+    /// property traps, naming the projection's property.
+    private static func rootPath(_ kp: AnyKeyPath, _ label: String, _ projection: AnyObject) -> String {
+        guard let root = type(of: kp).rootType as? Object.Type else {
+            strataTrap("@Projected property '\(label)' of \(type(of: projection)) does not start at an Object class")
+        }
+        guard KeyPathNames.readsStored(kp, of: root) else {
+            strataTrap("@Projected property '\(label)' of \(type(of: projection)) reads no @Persisted property of \(root.className())")
+        }
         return KeyPathNames.name(kp, of: root, throughComputed: true)
     }
 
