@@ -58,6 +58,19 @@ struct ProjectionTests {
         try realm.write { jon.rootObject.firstName = "Jon" }
         #expect(frozen.isFrozen && frozen.firstName == "Aegon" && jon.firstName == "Jon")
         #expect(frozen.thaw()?.firstName == "Jon")
+        // a projected collection: frozen, observed, written through
+        let names = jon.friendsNames
+        let frozenNames = names.freeze()
+        var seen: [[String]] = []
+        let token = names.observe { change in
+            if case .update(let c, _, _, let mods) = change, !mods.isEmpty { seen.append(Array(c)) }
+        }
+        realm.refresh()
+        try realm.write { jon.friendsNames[0] = "Dany" }
+        #expect(Array(frozenNames) == ["Daenerys"] && frozenNames.isFrozen)
+        #expect(Array(names) == ["Dany"] && seen == [["Dany"]])
+        #expect(names.index(of: "Dany") == 0 && frozenNames.thaw().map(Array.init) == ["Dany"])
+        token.invalidate()
     }
 
     @Test func observingReportsProjectedNames() throws {

@@ -249,23 +249,108 @@ enum ProjectionSchema {
 
 // MARK: - Collections projected to one property of their elements
 
-/// A collection's elements mapped through a key path (`\Person.friends.projectTo.firstName`):
-/// live, read-only, in the collection's order.
-public struct ProjectedCollection<Element>: RandomAccessCollection, CustomStringConvertible {
-    private let count_: () -> Int
-    private let element: (Int) -> Element
+/// The collection behind a ProjectedCollection, its element type erased.
+private protocol ProjectedBase {
+    var count: Int { get }
+    func value(at i: Int) -> Any?
+    func set(_ value: Any?, at i: Int)
+    var realm: Realm? { get }
+    var isInvalidated: Bool { get }
+    var isFrozen: Bool { get }
+    func freeze() -> ProjectedBase
+    func thaw() -> ProjectedBase?
+    func found(in realm: Realm) -> ProjectedBase?
+    func observe(keyPaths: [String]?, on queue: DispatchQueue?,
+                 _ block: @escaping (ProjectedBase, RealmCollectionChange<Void>) -> Void) -> NotificationToken
+}
 
-    init<C: RealmCollection>(_ base: C, _ keyPath: PartialKeyPath<C.Element>) {
-        count_ = { base.count }
-        element = { base[$0][keyPath: keyPath] as! Element }
+private struct ProjectedBox<C: RealmCollection>: ProjectedBase where C.Element: Object {
+    let base: C
+    let keyPath: AnyKeyPath
+    let name: String
+
+    var count: Int { base.count }
+    func value(at i: Int) -> Any? { base[i][keyPath: keyPath] }
+    func set(_ value: Any?, at i: Int) { base[i].setValue(value, forKeyPath: name) }
+    var realm: Realm? { base.realm }
+    var isInvalidated: Bool { base.isInvalidated }
+    var isFrozen: Bool { base.isFrozen }
+    func freeze() -> ProjectedBase { ProjectedBox(base: base.freeze(), keyPath: keyPath, name: name) }
+    func thaw() -> ProjectedBase? { base.thaw().map { ProjectedBox(base: $0, keyPath: keyPath, name: name) } }
+    func found(in realm: Realm) -> ProjectedBase? {
+        base._strataFound(in: realm).map { ProjectedBox(base: $0, keyPath: keyPath, name: name) }
     }
+    func observe(keyPaths: [String]?, on queue: DispatchQueue?,
+                 _ block: @escaping (ProjectedBase, RealmCollectionChange<Void>) -> Void) -> NotificationToken {
+        let keyPath = self.keyPath, name = self.name
+        return base.observe(keyPaths: keyPaths, on: queue) { change in
+            switch change {
+            case .initial(let c): block(ProjectedBox(base: c, keyPath: keyPath, name: name), .initial(()))
+            case .update(let c, let d, let i, let m):
+                block(ProjectedBox(base: c, keyPath: keyPath, name: name), .update((), deletions: d, insertions: i, modifications: m))
+            case .error(let e): block(self, .error(e))
+            }
+        }
+    }
+}
+
+/// A collection's elements mapped through a key path (`\Person.friends.projectTo.firstName`):
+/// live, in the collection's order; setting an element writes the property of the collection's
+/// element (inside a write).
+public struct ProjectedCollection<Element>: RandomAccessCollection, CustomStringConvertible, ThreadConfined
+where Element: RealmCollectionValue {
+    /// Positions are integers.
+    public typealias Index = Int
+    private let backing: ProjectedBase
+
+    init<C: RealmCollection>(_ base: C, _ keyPath: PartialKeyPath<C.Element>) where C.Element: Object {
+        backing = ProjectedBox(base: base, keyPath: keyPath, name: KeyPathNames.name(keyPath, of: C.Element.self, throughComputed: true))
+    }
+
+    private init(backing: ProjectedBase) { self.backing = backing }
 
     /// The first position (0).
     public var startIndex: Int { 0 }
     /// The position after the last element.
-    public var endIndex: Int { count_() }
-    /// The mapped value of the collection's element at `position`.
-    public subscript(position: Int) -> Element { element(position) }
+    public var endIndex: Int { backing.count }
+    /// The mapped value of the collection's element at `position`; setting it writes that
+    /// element's property (traps outside a write).
+    public subscript(position: Int) -> Element {
+        get { backing.value(at: position) as! Element }
+        nonmutating set { backing.set(newValue, at: position) }
+    }
+
+    /// The position of the first element equal to `object`, or nil.
+    public func index(of object: Element) -> Int? { firstIndex(of: object) }
+
+    /// The Realm of the collection.
+    public var realm: Realm? { backing.realm }
+    /// Whether the collection can no longer be read.
+    public var isInvalidated: Bool { backing.isInvalidated }
+    /// Whether the collection is frozen.
+    public var isFrozen: Bool { backing.isFrozen }
+    /// A frozen copy, readable from any thread.
+    public func freeze() -> ProjectedCollection { ProjectedCollection(backing: backing.freeze()) }
+    /// The live collection of a frozen one, on this thread (nil when it is gone).
+    public func thaw() -> ProjectedCollection? { backing.thaw().map { ProjectedCollection(backing: $0) } }
+    /// The same collection read in `realm`.
+    public func _strataFound(in realm: Realm) -> ProjectedCollection? {
+        backing.found(in: realm).map { ProjectedCollection(backing: $0) }
+    }
+
+    /// Calls `block` with the collection now and after each commit that changes its elements
+    /// (indices as the collection's own observer gives them).
+    public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
+                        _ block: @escaping (RealmCollectionChange<ProjectedCollection<Element>>) -> Void) -> NotificationToken {
+        backing.observe(keyPaths: keyPaths, on: queue) { b, change in
+            let c = ProjectedCollection(backing: b)
+            switch change {
+            case .initial: block(.initial(c))
+            case .update(_, let d, let i, let m): block(.update(c, deletions: d, insertions: i, modifications: m))
+            case .error(let e): block(.error(e))
+            }
+        }
+    }
 
     /// The class and the values, one per line.
     public var description: String {
@@ -278,16 +363,16 @@ public struct ProjectedCollection<Element>: RandomAccessCollection, CustomString
 /// What `projectTo` gives: a key path through it names a property of the elements, and yields a
 /// ``ProjectedCollection`` of that property's values.
 @dynamicMemberLookup
-public struct ElementMapper<Element> where Element: ObjectBase, Element: RealmCollectionValue {
+public struct ElementMapper<Element> where Element: Object {
     let collection: AnyRealmCollection<Element>
 
     /// The collection's elements' values at `member`.
-    public subscript<V>(dynamicMember member: KeyPath<Element, V>) -> ProjectedCollection<V> {
+    public subscript<V: RealmCollectionValue>(dynamicMember member: KeyPath<Element, V>) -> ProjectedCollection<V> {
         ProjectedCollection(collection, member)
     }
 }
 
-extension List where Element: ObjectBase {
+extension List where Element: Object {
     /// The list's elements mapped through a key path, for `@Projected`.
     public var projectTo: ElementMapper<Element> { ElementMapper(collection: AnyRealmCollection(self)) }
 }
@@ -300,7 +385,7 @@ extension Realm {
     }
 }
 
-extension MutableSet where Element: ObjectBase {
+extension MutableSet where Element: Object {
     /// The set's elements mapped through a key path, for `@Projected`.
     public var projectTo: ElementMapper<Element> { ElementMapper(collection: AnyRealmCollection(self)) }
 }
