@@ -1213,8 +1213,6 @@ static void geo_regions(void) {
     }
     /* a polygon with a hole, across the antimeridian: a square from 170E to 170W, 10S to 10N,
      * without the square 2 degrees around (180, 0) */
-    strata_value none = {.type = STRATA_TYPE_NULL};
-    (void)none;
     strata_txn_free(txn);
     OK(strata_txn_begin(db, STRATA_TXN_WRITE, &txn, E));
     OK(strata_table_open(txn, "Place", &place, E));

@@ -242,7 +242,6 @@ enum ProjectionSchema {
     /// A value as a description shows it.
     static func describe(_ value: Any?) -> String {
         guard let v = value else { return "nil" }
-        if let o = Optional<Any>.some(v) as Any?, case Optional<Any>.none = o { return "nil" }
         return String(describing: v)
     }
 }
