@@ -19,6 +19,9 @@
  *  3. SORT (stable; nulls first ascending; strings in code-point order; by an indexed property
  *     with LIMIT, a walk of the index in order), DISTINCT (first of each
  *     group, in order), LIMIT.
+ * GEOWITHIN (and IN a region argument) reads the embedded object a link names — its `type` and
+ * `coordinates` — and asks geo.c whether the point is in the region, which is checked and
+ * prepared once when the query is bound; the index never serves it.
  * Null semantics: == null / != null test nullness; ordering comparisons with null are false.
  * NaN equals NaN and orders below every number.
  * A to-one link that is null yields null for the rest of its path; an empty list yields nothing

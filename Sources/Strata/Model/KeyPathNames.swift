@@ -79,17 +79,8 @@ enum KeyPathNames {
     /// projection of the object: its key paths read the object's).
     static func name(_ keyPath: AnyKeyPath, of model: Object.Type, throughComputed: Bool = false,
                      wrap: ((Object) -> Any)? = nil) -> String {
-        lock.lock()
-        if let n = names[keyPath] {
-            lock.unlock()
-            return n
-        }
-        lock.unlock()
-        let probe = _KeyPathProbe()
-        let object = model.init()
-        object.__probe = probe
-        let result: Any? = wrap.map { $0(object)[keyPath: keyPath] } ?? object[keyPath: keyPath]
-        object.__probe = nil
+        if let n = cached(keyPath) { return n }
+        let (probe, object, result) = probed(keyPath, of: model, wrap: wrap)
         // A field holding an instance (`let x = RealmProperty<…>()`) is read without running any
         // code of Strata's: it is found as the field of the last object that holds that instance.
         var instanceField = false
@@ -124,18 +115,29 @@ enum KeyPathNames {
     /// Whether `keyPath` of `model` reads at least one @Persisted property (a projection's key
     /// path may go on into computed ones; one reading only unpersisted fields names nothing).
     static func readsStored(_ keyPath: AnyKeyPath, of model: Object.Type) -> Bool {
-        lock.lock()
-        if names[keyPath] != nil {
-            lock.unlock()
-            return true
+        if cached(keyPath) != nil { return true }
+        return probed(keyPath, of: model, wrap: nil).probe.steps.contains {
+            ClassInfo.of($0.type).index(atOffset: $0.offset) != nil
         }
-        lock.unlock()
+    }
+
+    /// The name found for `keyPath` before, if any.
+    private static func cached(_ keyPath: AnyKeyPath) -> String? {
+        lock.lock()
+        defer { lock.unlock() }
+        return names[keyPath]
+    }
+
+    /// Run `keyPath` on a probe object of `model` (or on what `wrap` makes of it): the probe
+    /// records the fields it read.
+    private static func probed(_ keyPath: AnyKeyPath, of model: Object.Type, wrap: ((Object) -> Any)?)
+        -> (probe: _KeyPathProbe, object: Object, result: Any?) {
         let probe = _KeyPathProbe()
         let object = model.init()
         object.__probe = probe
-        _ = object[keyPath: keyPath]
+        let result: Any? = wrap.map { $0(object)[keyPath: keyPath] } ?? object[keyPath: keyPath]
         object.__probe = nil
-        return probe.steps.contains { ClassInfo.of($0.type).index(atOffset: $0.offset) != nil }
+        return (probe, object, result)
     }
 
     /// `T` of `T?` (a key path through an optional link ends in an optional).
