@@ -68,7 +68,7 @@ TSAN_FLAGS := -O1 $(DEBUG) -fsanitize=thread
 FUZZ_FLAGS := -O1 $(DEBUG) -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
 # Objects that only pattern rules name would be deleted as intermediate files after each build.
 .SECONDARY: $(DBG_OBJ) $(PORT_OBJ) $(ASAN_OBJ) $(TSAN_OBJ) $(FUZZ_OBJ)
-TESTS := test_engine test_objects test_query test_query_portable test_clusters test_verify_objects test_index_scan test_btree_batch test_commitlog_io test_hostile test_damage test_badargs test_disk_full test_compact test_changes crashtest powerloss faults stress
+TESTS := test_engine test_objects test_query test_query_portable test_clusters test_verify_objects test_index_scan test_fulltext test_btree_batch test_commitlog_io test_hostile test_damage test_badargs test_disk_full test_compact test_changes crashtest powerloss faults stress
 TEST_BIN := $(TESTS:%=$(B)/%)
 EXAMPLES := $(patsubst CCore/examples/%.c,$(B)/examples/%,$(wildcard CCore/examples/*.c))
 
@@ -215,6 +215,7 @@ test-c: build
 	$(B)/test_clusters
 	$(B)/test_verify_objects
 	$(B)/test_index_scan
+	$(B)/test_fulltext
 	$(B)/test_btree_batch
 	$(B)/test_commitlog_io
 	$(B)/test_hostile
@@ -294,6 +295,7 @@ asan: $(TESTS:%=$(B)/asan/%)
 	$(B)/asan/test_clusters
 	$(B)/asan/test_verify_objects
 	$(B)/asan/test_index_scan
+	$(B)/asan/test_fulltext
 	$(B)/asan/test_btree_batch
 	$(B)/asan/test_commitlog_io
 	$(B)/asan/test_hostile

@@ -541,6 +541,8 @@ enum {
     STRATA_PROP_SET = 16,        /* a set: a list whose elements are unique (implies LIST) */
     STRATA_PROP_MAP = 32,        /* a map from string keys to `type` values (implies LIST: its
                                     values read as a list, in key order) */
+    STRATA_PROP_FULLTEXT = 64,   /* a string kept in a full-text index of its words (TEXT
+                                    queries); not with INDEXED or PRIMARY_KEY */
 };
 
 #define STRATA_MAX_NAME 63u             /* bytes in a table or property name */
@@ -619,6 +621,11 @@ STRATA_API int strata_table_rename_property(strata_table_t *table, strata_col_t 
 /** Add (indexed true) or remove an index. The primary key's index cannot be removed. */
 STRATA_API int strata_table_set_indexed(strata_table_t *table, strata_col_t col, bool indexed,
                                         strata_error *err);
+/** Add (fulltext true) or remove the full-text index of string property `col`: an index of
+ *  its words that TEXT queries use (`body TEXT 'swift -objc data*'`). Building it reads every
+ *  object; a property has a full-text index or a plain one, not both. */
+STRATA_API int strata_table_set_fulltext(strata_table_t *table, strata_col_t col, bool fulltext,
+                                         strata_error *err);
 /**
  * Make `col` the primary key (STRATA_NO_COL: no primary key). Fails, changing nothing, when
  * existing objects share a value: the message names the table, the property and the value.

@@ -1,6 +1,6 @@
 /*
  * fuzz_query.c — libFuzzer target: the input is a query string (random or mutated from real
- * ones), compiled against a small Person/Dog database and, when it compiles, run and counted
+ * ones), compiled against a small Person/Dog database (Person.bio has a full-text index) and, when it compiles, run and counted
  * with a few arguments. Whatever the string: an error or an answer, never a crash.
  */
 #include "strata.h"
@@ -36,6 +36,9 @@ static void setup(void) {
     strata_table_add_property(p, "dogs", STRATA_TYPE_LINK, STRATA_PROP_LIST, "Dog", &c, NULL);
     strata_table_add_property(p, "tags", STRATA_TYPE_STRING, STRATA_PROP_LIST, NULL, &c, NULL);
     strata_table_add_property(p, "any", STRATA_TYPE_MIXED, STRATA_PROP_NULLABLE, NULL, &c, NULL);
+    strata_table_add_property(p, "bio", STRATA_TYPE_STRING, STRATA_PROP_FULLTEXT, NULL, &c, NULL);
+    const char *bios[] = {"José likes e-mail and DATA", "张三 lives in 東京", "", "swift, objc; swift!",
+                          "Ça va très bien"};
     const char *names[] = {"张三", "李四", "José", "", "小白"};
     for (int i = 0; i < 40; i++) {
         strata_key_t dk, pk;
@@ -48,6 +51,8 @@ static void setup(void) {
         strata_obj_set(p, pk, 5, &(strata_value){.type = STRATA_TYPE_LINK, .u.link = dk}, NULL);
         strata_list_insert(p, pk, 6, 0, &(strata_value){.type = STRATA_TYPE_LINK, .u.link = dk}, NULL);
         strata_list_insert(p, pk, 7, 0, &v, NULL);
+        strata_value bio = {.type = STRATA_TYPE_STRING, .u.bytes = {bios[i % 5], strlen(bios[i % 5])}};
+        strata_obj_set(p, pk, 9, &bio, NULL);
     }
     strata_txn_commit(w, NULL);
     strata_txn_free(w);

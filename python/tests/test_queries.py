@@ -121,3 +121,26 @@ def test_random_predicates_agree_with_a_plain_python_model(db, seed):
             want = {k for k, r in objs if combine(model_match(r, p, o, v) for p, o, v in checks)}
             assert got == want, pred
             assert len(snap["R"].where(pred, *args)) == len(want)
+
+
+def test_full_text_search(db):
+    with db.write() as txn:
+        txn.create_table("Note", {"body": strata.String(optional=True, full_text=True), "title": strata.String()})
+        notes = txn["Note"]
+        notes.add(body="Swift on Linux, no Objective-C", title="a")
+        notes.add(body="Café data for the DATABASE", title="b")
+        notes.add(body=None, title="c")
+        assert notes.properties["body"].full_text and not notes.properties["title"].full_text
+    with db.read() as snap:
+        notes = snap["Note"]
+        assert [n.title for n in notes.where("body TEXT 'swift -objective-c'")] == []
+        assert [n.title for n in notes.where("body TEXT $0", "SWIFT linux")] == ["a"]
+        assert [n.title for n in notes.where("body TEXT 'cafe data*'")] == ["b"]
+        assert notes.where("body TEXT '-swift'").count() == 1  # null has no text: never matches
+        with pytest.raises(strata.InvalidArgumentError, match="no word"):
+            notes.where("body TEXT '***'").count()
+    with db.write() as txn:  # an index added later, on existing objects
+        txn["Note"].set_full_text("title")
+        assert repr(strata.String(full_text=True)) == "strata.String(full_text=True)"
+    with db.read() as snap:
+        assert snap["Note"].where("title TEXT 'b'").count() == 1

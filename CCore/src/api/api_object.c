@@ -130,6 +130,12 @@ int strata_table_set_indexed(strata_table_t *table, strata_col_t col, bool index
     return rc ? rc : st_set_indexed(table, col, indexed, err);
 }
 
+int strata_table_set_fulltext(strata_table_t *table, strata_col_t col, bool fulltext, strata_error *err) {
+    LOCAL_ERR;
+    int rc = st_table_check(table, true, err);
+    return rc ? rc : st_set_fulltext(table, col, fulltext, err);
+}
+
 int strata_table_set_primary_key(strata_table_t *table, strata_col_t col, strata_error *err) {
     LOCAL_ERR;
     int rc = st_table_check(table, true, err);

@@ -137,8 +137,8 @@ void st_index_discard(st_prop *p) {
     p->pending = NULL;
 }
 
-static int pending_add(strata_table_t *t, st_prop *p, const strata_value *v, int64_t key,
-                       bool remove, strata_error *err) {
+int st_index_queue(strata_table_t *t, st_prop *p, const uint8_t *entry, size_t len, bool remove,
+                   strata_error *err) {
     st_index_pending *q = p->pending;
     if (!q && !(q = p->pending = calloc(1, sizeof *q)))
         return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
@@ -150,14 +150,21 @@ static int pending_add(strata_table_t *t, st_prop *p, const strata_value *v, int
         q->cap = cap;
     }
     uint8_t *r = q->buf + q->len;
-    size_t kl;
-    bool trunc;
-    st_index_key(p, v, key, r + 3, &kl, &trunc);
-    st_wr16(r, (uint16_t)kl);
+    memcpy(r + 3, entry, len);
+    st_wr16(r, (uint16_t)len);
     r[2] = remove;
-    q->len += 3 + kl;
+    q->len += 3 + len;
     q->n++;
     return q->len >= PENDING_MAX_BYTES ? st_index_apply(t, p, err) : STRATA_OK;
+}
+
+static int pending_add(strata_table_t *t, st_prop *p, const strata_value *v, int64_t key,
+                       bool remove, strata_error *err) {
+    uint8_t k[STRATA_MAX_KEY];
+    size_t kl;
+    bool trunc;
+    st_index_key(p, v, key, k, &kl, &trunc);
+    return st_index_queue(t, p, k, kl, remove, err);
 }
 
 /* A record to sort: its key's first 8 bytes as a number (most records differ there), and the
@@ -257,12 +264,14 @@ int st_index_apply(strata_table_t *t, st_prop *p, strata_error *err) {
 
 int st_index_insert(strata_table_t *t, st_prop *p, const strata_value *v, int64_t key,
                     strata_error *err) {
+    if (p->flags & STRATA_PROP_FULLTEXT) return st_fulltext_queue(t, p, v, key, false, err);
     if (st_pk_is_key(p, v, key)) return STRATA_OK;
     return pending_add(t, p, v, key, false, err);
 }
 
 int st_index_remove(strata_table_t *t, st_prop *p, const strata_value *v, int64_t key,
                     strata_error *err) {
+    if (p->flags & STRATA_PROP_FULLTEXT) return st_fulltext_queue(t, p, v, key, true, err);
     if (st_pk_is_key(p, v, key)) return STRATA_OK;
     return pending_add(t, p, v, key, true, err);
 }
@@ -635,6 +644,10 @@ int st_set_indexed(strata_table_t *t, uint32_t col, bool on, strata_error *err) 
     st_prop *p = st_prop_find(t, col);
     if (!p) return st_err(err, STRATA_ERR_NOT_FOUND, "table '%s' has no property %u", t->name, col);
     if (on == !!(p->flags & STRATA_PROP_INDEXED)) return STRATA_OK;
+    if (on && (p->flags & STRATA_PROP_FULLTEXT))
+        return st_err(err, STRATA_ERR_INVALID_ARGUMENT,
+                      "property '%s.%s' has a full-text index: remove it before adding an index",
+                      t->name, p->name);
     if (on) {
         if ((p->flags & STRATA_PROP_LIST) || !st_type_indexable(p->type))
             return st_err(err, STRATA_ERR_WRONG_TYPE, "property '%s.%s': a %s%s cannot be indexed",
@@ -649,14 +662,19 @@ int st_set_indexed(strata_table_t *t, uint32_t col, bool on, strata_error *err) 
     if (p->flags & STRATA_PROP_PRIMARY_KEY)
         return st_err(err, STRATA_ERR_INVALID_ARGUMENT,
                       "'%s.%s' is the primary key: its index cannot be removed", t->name, p->name);
+    int rc = st_index_drop(t, p, err);
+    if (rc) return rc;
+    p->flags &= (uint8_t)~STRATA_PROP_INDEXED;
+    t->dirty = true;
+    return STRATA_OK;
+}
+
+int st_index_drop(strata_table_t *t, st_prop *p, strata_error *err) {
     strata_tree_t *ix;
     st_index_discard(p);
     int rc = st_prop_index_tree(t, p, false, &ix, err);
     if (rc == STRATA_OK) rc = st_tree_drop(t->txn, ix, err);
-    if (rc && rc != STRATA_ERR_NOT_FOUND) return st_txn_fail(t->txn, rc);
-    p->flags &= (uint8_t)~STRATA_PROP_INDEXED;
-    t->dirty = true;
-    return STRATA_OK;
+    return rc && rc != STRATA_ERR_NOT_FOUND ? st_txn_fail(t->txn, rc) : STRATA_OK;
 }
 
 /* Queue adding (add) or removing the entries of the objects whose key equals their value of p:

@@ -722,9 +722,9 @@ static int store_value(strata_table_t *t, int64_t key, st_prop *p, const strata_
                        bool maintain, strata_error *err) {
     strata_value old;
     int rc;
-    if (maintain && ((p->flags & STRATA_PROP_INDEXED) || st_prop_links(p))) {
+    if (maintain && (st_prop_has_index(p) || st_prop_links(p))) {
         if ((rc = read_prop(t, key, p, &old, err))) return rc;
-        if ((p->flags & STRATA_PROP_INDEXED) && (rc = st_index_remove(t, p, &old, key, err))) return rc;
+        if (st_prop_has_index(p) && (rc = st_index_remove(t, p, &old, key, err))) return rc;
         if ((rc = st_backlink_of(t, p, &old, key, -1, err))) return rc;
     }
     bool done;
@@ -739,7 +739,7 @@ static int store_value(strata_table_t *t, int64_t key, st_prop *p, const strata_
         if ((rc = st_dcol_store(t->txn, t->store, c, p, ref.row, v, err))) return rc;
     }
     if (maintain) {
-        if ((p->flags & STRATA_PROP_INDEXED) && (rc = st_index_insert(t, p, v, key, err))) return rc;
+        if (st_prop_has_index(p) && (rc = st_index_insert(t, p, v, key, err))) return rc;
         if ((rc = st_backlink_of(t, p, v, key, 1, err))) return rc;
     }
     return STRATA_OK;
@@ -813,7 +813,7 @@ int st_obj_create(strata_table_t *t, const strata_value *pk, int64_t *key, strat
     }
     for (uint32_t i = 0; i < t->nprops; i++) {
         st_prop *p = &t->props[i];
-        if (!(p->flags & STRATA_PROP_INDEXED)) continue;
+        if (!st_prop_has_index(p)) continue;
         strata_value dv;
         if ((rc = st_dcol_value(t->txn, &ref.dc->cols[i], p, ref.row, &dv, err)) ||
             (rc = st_index_insert(t, p, &dv, k, err)))
@@ -857,11 +857,11 @@ static int unlink_from_list(strata_table_t *t, int64_t okey, st_prop *p, uint32_
 static int null_link(strata_table_t *o, int64_t okey, st_prop *p, strata_error *err) {
     strata_value old, null = {.type = STRATA_TYPE_NULL};
     int rc;
-    if ((p->flags & STRATA_PROP_INDEXED) &&
+    if (st_prop_has_index(p) &&
         ((rc = read_prop(o, okey, p, &old, err)) || (rc = st_index_remove(o, p, &old, okey, err))))
         return rc;
     if ((rc = store_value(o, okey, p, &null, false, err))) return rc;
-    return (p->flags & STRATA_PROP_INDEXED) ? st_index_insert(o, p, &null, okey, err) : STRATA_OK;
+    return st_prop_has_index(p) ? st_index_insert(o, p, &null, okey, err) : STRATA_OK;
 }
 
 int st_obj_delete(strata_table_t *t, int64_t key, strata_error *err) {
@@ -873,13 +873,13 @@ int st_obj_delete(strata_table_t *t, int64_t key, strata_error *err) {
     for (uint32_t i = 0; rc == STRATA_OK && i < t->nprops; i++) {
         st_prop *p = &t->props[i];
         strata_value v;
-        if (!(p->flags & (STRATA_PROP_LIST | STRATA_PROP_INDEXED)) && !st_prop_links(p)) continue;
+        if (!(p->flags & STRATA_PROP_LIST) && !st_prop_has_index(p) && !st_prop_links(p)) continue;
         if ((rc = st_obj_locate_write(t, key, &ref, err)) || (rc = st_obj_read(t, &ref, p, &v, err)))
             break;
         if (p->flags & STRATA_PROP_LIST) {
             rc = st_list_free_storage(t, p, (uint64_t)v.u.i, key, err);
         } else {
-            if ((p->flags & STRATA_PROP_INDEXED) && (rc = st_index_remove(t, p, &v, key, err))) break;
+            if (st_prop_has_index(p) && (rc = st_index_remove(t, p, &v, key, err))) break;
             rc = st_backlink_of(t, p, &v, key, -1, err);
         }
     }
@@ -928,13 +928,7 @@ int st_prop_remove(strata_table_t *t, uint32_t col, strata_error *err) {
     if (!p) return st_err(err, STRATA_ERR_NOT_FOUND, "table '%s' has no property %u", t->name, col);
     int rc = STRATA_OK;
     if (t->pk_col == col) t->pk_col = 0;
-    if (p->flags & STRATA_PROP_INDEXED) {
-        strata_tree_t *ix;
-        st_index_discard(p);
-        rc = st_prop_index_tree(t, p, false, &ix, err);
-        if (rc == STRATA_OK) rc = st_tree_drop(t->txn, ix, err);
-        if (rc == STRATA_ERR_NOT_FOUND) rc = STRATA_OK;
-    }
+    if (st_prop_has_index(p)) rc = st_index_drop(t, p, err);
     if (rc == STRATA_OK && (st_prop_links(p) || (p->flags & STRATA_PROP_LIST))) {
         int64_t key = -1;
         while (rc == STRATA_OK && (rc = st_cluster_next_key(t, key, &key, err)) == STRATA_OK) {

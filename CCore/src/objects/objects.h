@@ -15,7 +15,7 @@
  *                   value = the cluster record (cluster.c); flagged ST_TREE_CLUSTERS
  *   "$t<id>.l"      lists: integer key = list id → the list's elements (object.c)
  *   "$t<id>.b"      backlinks to objects of table <id> (object.c)
- *   "$t<id>.i<col>" the index of property <col> (index.c)
+ *   "$t<id>.i<col>" the index of property <col> (index.c), or its full-text index (fulltext.c)
  */
 #ifndef STRATA_OBJECTS_H
 #define STRATA_OBJECTS_H
@@ -27,6 +27,7 @@
 _Static_assert(ST_CLUSTER_MAX <= 64 * ST_MASK_WORDS, "a row mask holds a cluster");
 #define ST_INLINE_MAX 1000u      /* bytes of a string/binary kept in its column leaf */
 #define ST_INDEX_PREFIX 200u     /* bytes of a string the index key holds */
+#define ST_WORD_KEY_MAX 100u     /* bytes of a word a full-text index entry holds */
 #define ST_TREE_CLUSTERS 1       /* tree flag (catalog): values are cluster records that own
                                     column pages (cluster.c) */
 
@@ -174,6 +175,8 @@ int st_prop_add(strata_table_t *t, const char *name, strata_type type, unsigned 
 int st_prop_rename(strata_table_t *t, uint32_t col, const char *name, strata_error *err);
 int st_prop_remove(strata_table_t *t, uint32_t col, strata_error *err);
 int st_set_indexed(strata_table_t *t, uint32_t col, bool on, strata_error *err);
+/* Add (on) or remove the full-text index of string property col (fulltext.c). */
+int st_set_fulltext(strata_table_t *t, uint32_t col, bool on, strata_error *err);
 int st_set_primary_key(strata_table_t *t, uint32_t col, strata_error *err);
 int st_table_clear(strata_table_t *t, strata_error *err);
 strata_table_t *st_table_by_id(st_store *store, uint32_t id);
@@ -249,6 +252,10 @@ int st_index_find(strata_table_t *t, st_prop *p, const strata_value *v, int64_t 
                   size_t cap, size_t *n, strata_error *err);
 /* The index holds every object (false for a direct primary key: only ==/IN lookups apply). */
 static inline bool st_index_complete(const st_prop *p) { return !(p->flags & ST_PROP_PK_DIRECT); }
+/* p keeps an index tree: a plain one or a full-text one (fulltext.c). */
+static inline bool st_prop_has_index(const st_prop *p) {
+    return p->flags & (STRATA_PROP_INDEXED | STRATA_PROP_FULLTEXT);
+}
 /* Index range and prefix walks for the query engine: lo/hi (NULL: unbounded, nulls excluded)
  * with their inclusivity, or a string prefix. visit gets the keys in index order (value, then
  * key); a non-zero return stops the walk and is returned. */
@@ -263,6 +270,18 @@ typedef struct st_index_bounds {
 typedef int (*st_index_visit)(void *arg, int64_t key);
 int st_index_scan(strata_table_t *t, st_prop *p, const st_index_bounds *b, st_index_visit visit,
                   void *arg, strata_error *err);
+/* words.c: the words of a UTF-8 text, folded (see its top comment), with their positions.
+ * visit's non-zero result ends the walk and is returned; STRATA_ERR_NO_MEMORY when out of it. */
+typedef int (*st_word_visit)(void *arg, const uint8_t *word, size_t len, size_t pos);
+int st_words_each(const uint8_t *text, size_t len, st_word_visit visit, void *arg);
+
+/* fulltext.c: visit the objects whose value of full-text property p holds `word` (prefix: a word
+ * that begins with it), in index order (word, then key; a prefix visits an object once per word
+ * it matches). *exact false: the index cannot tell long words apart, and a candidate's text
+ * decides. */
+int st_fulltext_scan(strata_table_t *t, st_prop *p, const uint8_t *word, size_t len, bool prefix,
+                     st_index_visit visit, void *arg, bool *exact, strata_error *err);
+
 /* Order of two values of one indexable type (strings: bytes, i.e. code points). */
 int st_value_cmp(const strata_value *a, const strata_value *b);
 /* A short printable form of a value for error messages. */

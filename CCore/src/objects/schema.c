@@ -545,7 +545,8 @@ int st_prop_add(strata_table_t *t, const char *name, strata_type type, unsigned 
         return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "property '%s.%s': unknown type %d",
                       t->name, name, (int)type);
     if (flags & ~(unsigned)(STRATA_PROP_NULLABLE | STRATA_PROP_INDEXED | STRATA_PROP_PRIMARY_KEY |
-                            STRATA_PROP_LIST | STRATA_PROP_SET | STRATA_PROP_MAP))
+                            STRATA_PROP_LIST | STRATA_PROP_SET | STRATA_PROP_MAP |
+                            STRATA_PROP_FULLTEXT))
         return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "property '%s.%s': unknown flags 0x%x",
                       t->name, name, flags);
     if ((flags & STRATA_PROP_SET) && (flags & STRATA_PROP_MAP))
@@ -577,6 +578,11 @@ int st_prop_add(strata_table_t *t, const char *name, strata_type type, unsigned 
         (list || !st_type_indexable((uint8_t)type)))
         return st_err(err, STRATA_ERR_WRONG_TYPE, "property '%s.%s': a %s%s cannot be indexed",
                       t->name, name, list ? "list of " : "", st_type_name(type));
+    if (flags & STRATA_PROP_FULLTEXT) {
+        st_prop probe = {.type = (uint8_t)type};
+        snprintf(probe.name, sizeof probe.name, "%s", name);
+        if ((rc = st_fulltext_check(t, &probe, flags, err))) return rc;
+    }
     bool want_pk = flags & STRATA_PROP_PRIMARY_KEY;
     flags &= ~(unsigned)STRATA_PROP_PRIMARY_KEY;
     if (want_pk && st_table_embedded(t))
@@ -602,17 +608,18 @@ int st_prop_add(strata_table_t *t, const char *name, strata_type type, unsigned 
     p->id = t->next_col_id++;
     snprintf(p->name, sizeof p->name, "%s", name);
     p->type = (uint8_t)type;
-    p->flags = (uint8_t)(flags & ~(unsigned)STRATA_PROP_INDEXED);
+    p->flags = (uint8_t)(flags & ~(unsigned)(STRATA_PROP_INDEXED | STRATA_PROP_FULLTEXT));
     p->target = target;
     t->nprops++;
     t->dirty = true;
     uint32_t id = p->id;
     if ((flags & STRATA_PROP_INDEXED) && (rc = st_index_build(t, p, false, err)) == STRATA_OK)
         p->flags |= STRATA_PROP_INDEXED;
+    if (rc == STRATA_OK && (flags & STRATA_PROP_FULLTEXT)) rc = st_set_fulltext(t, id, true, err);
     if (rc == STRATA_OK && want_pk) rc = st_set_primary_key(t, id, err);
     if (rc) { /* a failure before any index entry was written leaves no trace; after, the
                  transaction already failed (it can only be aborted) */
-        if (!(t->props[t->nprops - 1].flags & STRATA_PROP_INDEXED)) t->nprops--;
+        if (!st_prop_has_index(&t->props[t->nprops - 1])) t->nprops--;
         else st_txn_fail(t->txn, rc);
         return rc;
     }

@@ -1,6 +1,6 @@
 /*
  * query.h — the query engine's shared types: the parsed predicate (query_parse.c), its execution
- * (query_exec.c) and text matching (text.c).
+ * (query_exec.c), text matching (text.c) and the TEXT operator's terms (fulltext.c).
  *
  * A compiled query names properties by id, so it stays valid across transactions as long as the
  * properties it uses exist with the same types (each run checks that).
@@ -65,8 +65,9 @@ typedef struct q_expr {
 typedef enum q_op {
     QO_EQ, QO_NE, QO_LT, QO_LE, QO_GT, QO_GE, QO_BEGINS, QO_ENDS, QO_CONTAINS, QO_LIKE, QO_IN,
     QO_BETWEEN,
-    QO_GEOWITHIN             /* a link to an embedded point within a region (geo.c); so is
+    QO_GEOWITHIN,            /* a link to an embedded point within a region (geo.c); so is
                                 IN $n when the argument is a region */
+    QO_TEXT                  /* the words of a string (fulltext.c) */
 } q_op;
 
 enum { QF_CASE = 1, QF_DIACRITIC = 2 };        /* [c], [d] */
@@ -178,5 +179,17 @@ typedef struct st_geo st_geo;
 int st_geo_prepare(const strata_geo *in, st_geo **out, char *why, size_t whylen);
 bool st_geo_contains(const st_geo *g, double lng, double lat);
 void st_geo_free(st_geo *g);
+
+/* fulltext.c: the terms of a TEXT argument, compiled (*why: what is wrong with it, for
+ * STRATA_ERR_INVALID_ARGUMENT), matched against a text, or answered by a full-text index:
+ * candidates sorted by key, *exact false when each must still be matched against its text.
+ * st_fts_served: the index can answer (some term has no '-'). */
+typedef struct st_fts st_fts;
+int st_fts_compile(const uint8_t *s, size_t len, st_fts **out, char *why, size_t whylen);
+int st_fts_match(const st_fts *f, const uint8_t *text, size_t len, bool *out);
+bool st_fts_served(const st_fts *f);
+int st_fts_candidates(const st_fts *f, strata_table_t *t, st_prop *p, int64_t **out, size_t *n,
+                      bool *exact, strata_error *err);
+void st_fts_free(st_fts *f);
 
 #endif

@@ -4,7 +4,9 @@
  * Plan:
  *  1. If the predicate is (or is ANDed with) a comparison on an indexed property — ==, IN,
  *     BEGINSWITH without [c]/[d], or a range — the index gives the candidates and the whole
- *     predicate is checked on each.
+ *     predicate is checked on each. TEXT on a property with a full-text index does the same
+ *     (fulltext.c); when the index's answer is exact the TEXT term is not checked again, and
+ *     when TEXT is the whole predicate the candidates are the answer.
  *  2. Otherwise the clusters are scanned in key order, the cluster tree walked leaf by leaf
  *     (st_bt_each). Each cluster is evaluated node by node on a mask of its rows (rowmask.h):
  *     AND evaluates its right side only on the rows its left side kept, OR only on the rows it
@@ -48,6 +50,7 @@ typedef struct rnode {
     st_geo *geo;             /* GEOWITHIN (or IN a region): the region, and the embedded table of */
     strata_table_t *geo_t;   /* points the path links to, with its `type` and `coordinates` */
     st_prop *geo_type, *geo_coords;
+    st_fts *fts;             /* TEXT: the compiled terms (fulltext.c) */
 } rnode;
 
 typedef struct exec {
@@ -58,6 +61,8 @@ typedef struct exec {
     int rc;
     const strata_value *args;  /* the run's arguments (a map key given as $n) */
     size_t nargs;
+    const rnode *decided;      /* a TEXT comparison the index answered exactly: true for every
+                                  candidate (find_matches) */
     int64_t ints[ST_CLUSTER_MAX];
 } exec;
 
@@ -74,6 +79,7 @@ static void rnode_free(rnode *r) {
     }
     free(r->vals);
     st_geo_free(r->geo);
+    st_fts_free(r->fts);
     free(r);
 }
 
@@ -150,6 +156,22 @@ static int bind_geo(exec *x, const q_node *q, const strata_value *args, size_t n
     return STRATA_OK;
 }
 
+/* TEXT: the terms, compiled once per run. */
+static int bind_text(exec *x, const q_node *q, const strata_value *args, size_t nargs, rnode *r) {
+    strata_value v;
+    if (bind_value(x, &q->rhs, args, nargs, &v)) return x->rc;
+    if (v.type != STRATA_TYPE_STRING)
+        return x->rc = st_err(x->err, STRATA_ERR_WRONG_TYPE, "query: TEXT $%d needs a string, not a %s",
+                              q->rhs.arg, st_type_name(v.type));
+    char why[160];
+    int rc = st_fts_compile(v.u.bytes.data, v.u.bytes.len, &r->fts, why, sizeof why);
+    if (rc == STRATA_ERR_NO_MEMORY) return x->rc = st_err(x->err, rc, "out of memory");
+    if (rc)
+        return x->rc = st_err(x->err, rc, "query: TEXT '%.*s': %s", (int)(v.u.bytes.len > 100 ? 100 : v.u.bytes.len),
+                              (const char *)v.u.bytes.data, why);
+    return STRATA_OK;
+}
+
 static int bind(exec *x, const q_node *q, const strata_value *args, size_t nargs, rnode **out) {
     rnode *r = calloc(1, sizeof *r);
     if (!r) return x->rc = st_err(x->err, STRATA_ERR_NO_MEMORY, "out of memory");
@@ -170,6 +192,7 @@ static int bind(exec *x, const q_node *q, const strata_value *args, size_t nargs
         if (step_prop(x, &q->lhs.steps[i], &t, &p)) return x->rc;
     }
     if (q->lhs.kind == QE_SUBQUERY && bind(x, q->lhs.sub, args, nargs, &r->sub)) return x->rc;
+    if (q->op == QO_TEXT) return bind_text(x, q, args, nargs, r);
     if (q->op == QO_GEOWITHIN || (q->op == QO_IN && q->rhs.kind == QE_ARG && (size_t)q->rhs.arg < nargs &&
                                   args[q->rhs.arg].type == STRATA_TYPE_GEO))
         return bind_geo(x, q, args, nargs, r);
@@ -360,6 +383,11 @@ static bool match_one(const rnode *r, const strata_value *v, int i) {
 }
 
 static bool matches(const rnode *r, const strata_value *v) {
+    if (r->fts) { /* TEXT (out of memory: no match) */
+        bool m = false;
+        if (v->type == STRATA_TYPE_STRING) (void)st_fts_match(r->fts, v->u.bytes.data, v->u.bytes.len, &m);
+        return m;
+    }
     switch (r->q->op) {
     case QO_IN:
         for (int i = 0; i < r->nvals; i++)
@@ -838,6 +866,10 @@ __attribute__((noinline)) static int cmp_paths(exec *x, const rnode *r, strata_t
 /* The comparison on one object of table t. */
 __attribute__((noinline)) static int cmp_object(exec *x, const rnode *r, strata_table_t *t,
                                                 int64_t key, const st_objref *ref, bool *out) {
+    if (r == x->decided) {
+        *out = true;
+        return STRATA_OK;
+    }
     if (!r->any_val && (r->q->rhs.kind == QE_PATH || r->q->rhs.kind == QE_SUBQUERY))
         return cmp_paths(x, r, t, key, ref, out);
     qstate st = {r, 0, 0, NULL};
@@ -1022,6 +1054,13 @@ static const rnode *index_node(exec *x, const rnode *r) {
     }
     if (r->q->kind != QN_CMP || r->geo) return NULL;
     const q_node *q = r->q;
+    if (r->fts) { /* TEXT on the root's full-text property, with a term the index answers */
+        strata_table_t *t;
+        st_prop *p;
+        return q->lhs.nsteps == 1 && !q->lhs.steps[0].back &&
+               !step_prop(x, &q->lhs.steps[0], &t, &p) && (p->flags & STRATA_PROP_FULLTEXT) &&
+               st_fts_served(r->fts) ? r : NULL;
+    }
     if (q->lhs.kind != QE_PATH || q->lhs.nsteps != 1 || q->lhs.agg != QA_NONE ||
         q->quant != QQ_ANY || q->flags || q->reversed || q->lhs.steps[0].back ||
         q->rhs.kind == QE_PATH || q->rhs.kind == QE_SUBQUERY)
@@ -1041,10 +1080,20 @@ static const rnode *index_node(exec *x, const rnode *r) {
     }
 }
 
-static int index_candidates(exec *x, const rnode *r, keyvec *out) {
+/* Candidates for r from its index, sorted; *exact: each satisfies r (only TEXT can say so). */
+static int index_candidates(exec *x, const rnode *r, keyvec *out, bool *exact) {
     strata_table_t *t;
     st_prop *p;
+    *exact = false;
     if (step_prop(x, &r->q->lhs.steps[0], &t, &p)) return x->rc;
+    if (r->fts) {
+        free(out->v);
+        out->v = NULL;
+        out->cap = 0;
+        x->rc = st_fts_candidates(r->fts, t, p, &out->v, &out->n, exact, x->err);
+        out->cap = out->n;
+        return x->rc;
+    }
     if (r->q->op == QO_EQ || r->q->op == QO_IN) {
         for (int i = 0; i < r->nvals; i++) {
             size_t n;
@@ -1115,10 +1164,26 @@ static int find_matches(exec *x, const rnode *root, keyvec *out, uint64_t *count
     if (x->rc) return x->rc;
     if (ix) {
         keyvec cand = {0};
-        if (index_candidates(x, ix, &cand)) {
+        bool exact;
+        if (index_candidates(x, ix, &cand, &exact)) {
             free(cand.v);
             return x->rc;
         }
+        if (exact && ix == root) { /* the index's answer is the answer */
+            if (count) *count += cand.n;
+            if (out && out->n == 0) {
+                free(out->v);
+                *out = cand;
+                return STRATA_OK;
+            }
+            if (out) {
+                for (size_t i = 0; i < cand.n && !x->rc; i++)
+                    if (keyvec_push(out, cand.v[i])) x->rc = st_err(x->err, STRATA_ERR_NO_MEMORY, "out of memory");
+            }
+            free(cand.v);
+            return x->rc;
+        }
+        x->decided = exact ? ix : NULL;
         for (size_t i = 0; i < cand.n; i++) {
             st_objref ref;
             bool m;
@@ -1130,6 +1195,7 @@ static int find_matches(exec *x, const rnode *root, keyvec *out, uint64_t *count
             if (out && keyvec_push(out, cand.v[i])) x->rc = st_err(x->err, STRATA_ERR_NO_MEMORY, "out of memory");
             if (x->rc) break;
         }
+        x->decided = NULL;
         free(cand.v);
         return x->rc;
     }

@@ -11,6 +11,7 @@
  *               | operand "BETWEEN" "{" operand "," operand "}"
  *               | operand "IN" ( "{" operand, ... "}" | argument )
  *               | path "GEOWITHIN" ( argument | geoBox(...) | geoCircle(...) | geoPolygon(...) )
+ *               | path "TEXT" ( string | argument )   (words: query/fulltext.c)
  *   op         := "==" | "=" | "!=" | "<>" | "<" | "<=" | ">" | ">=" | "BEGINSWITH" | "ENDSWITH"
  *               | "CONTAINS" | "LIKE", each optionally followed by "[c]", "[d]" or "[cd]"
  *   operand    := keypath ["." ("@count" | "@size" | "@sum" | "@avg" | "@min" | "@max")]
@@ -802,7 +803,8 @@ static bool parse_op(parser *ps, q_op *op) {
         {"<", QO_LT}, {">", QO_GT}};
     static const struct { const char *w; q_op op; } words[] = {
         {"BEGINSWITH", QO_BEGINS}, {"ENDSWITH", QO_ENDS}, {"CONTAINS", QO_CONTAINS},
-        {"LIKE", QO_LIKE}, {"IN", QO_IN}, {"BETWEEN", QO_BETWEEN}, {"GEOWITHIN", QO_GEOWITHIN}};
+        {"LIKE", QO_LIKE}, {"IN", QO_IN}, {"BETWEEN", QO_BETWEEN}, {"GEOWITHIN", QO_GEOWITHIN},
+        {"TEXT", QO_TEXT}};
     for (size_t i = 0; i < sizeof sym / sizeof *sym; i++)
         if (is_op(t, sym[i].s)) return *op = sym[i].op, true;
     for (size_t i = 0; i < sizeof words / sizeof *words; i++)
@@ -903,6 +905,24 @@ static int parse_geo_literal(parser *ps, q_expr *e) {
     return rc;
 }
 
+/* path TEXT 'terms': the path yields strings (or mixed values), and constant terms compile. */
+static int check_text(parser *ps, const q_node *n) {
+    strata_type t = q_expr_type(&n->lhs);
+    if (n->lhs.kind != QE_PATH || n->lhs.agg != QA_NONE ||
+        (t != STRATA_TYPE_STRING && t != STRATA_TYPE_MIXED))
+        return perr(ps, n->lhs.column, "TEXT needs a string property, and %s is a %s",
+                    operand_name(ps, &n->lhs), st_type_name(t));
+    if (n->rhs.kind != QE_CONST) return STRATA_OK;
+    st_fts *f;
+    char why[160];
+    int rc = st_fts_compile(n->rhs.value.u.bytes.data, n->rhs.value.u.bytes.len, &f, why, sizeof why);
+    if (rc == STRATA_ERR_NO_MEMORY) return perr(ps, n->rhs.column, "out of memory");
+    if (rc) return perr(ps, n->rhs.column, "TEXT '%.*s': %s", (int)n->rhs.value.u.bytes.len,
+                        (const char *)n->rhs.value.u.bytes.data, why);
+    st_fts_free(f);
+    return STRATA_OK;
+}
+
 static q_op mirror(q_op op) {
     switch (op) {
     case QO_LT: return QO_GT;
@@ -927,7 +947,7 @@ __attribute__((noinline)) static q_node *parse_comparison(parser *ps) {
     int opcol = ps->tok.column;
     if (!parse_op(ps, &n->op)) {
         perr(ps, opcol, "expected a comparison operator (==, !=, <, <=, >, >=, BEGINSWITH, "
-                        "ENDSWITH, CONTAINS, LIKE, IN, BETWEEN, GEOWITHIN)");
+                        "ENDSWITH, CONTAINS, LIKE, IN, BETWEEN, GEOWITHIN, TEXT)");
         return NULL;
     }
     if (lex(ps)) return NULL;
@@ -955,6 +975,12 @@ __attribute__((noinline)) static q_node *parse_comparison(parser *ps) {
         } else if (parse_geo_literal(ps, &n->rhs)) {
             return NULL;
         }
+    } else if (n->op == QO_TEXT) {
+        if (ps->tok.kind != T_STRING && ps->tok.kind != T_ARG) {
+            perr(ps, ps->tok.column, "expected a string or an argument after TEXT");
+            return NULL;
+        }
+        if (parse_constant(ps, &n->rhs)) return NULL;
     } else if (n->op == QO_IN) {
         if (ps->tok.kind == T_LBRACE) {
             if (parse_list(ps, &n->rhs)) return NULL;
@@ -998,6 +1024,7 @@ __attribute__((noinline)) static q_node *parse_comparison(parser *ps) {
         perr(ps, n->rhs.column, "a list of links is never null: compare its @count with 0 instead");
         return NULL;
     }
+    if (n->op == QO_TEXT) return check_text(ps, n) ? NULL : n;
     if (n->rhs.kind != QE_PATH && n->rhs.kind != QE_SUBQUERY && n->op != QO_GEOWITHIN &&
         check_const(ps, &n->lhs, &n->rhs, n->op))
         return NULL;

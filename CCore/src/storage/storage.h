@@ -18,7 +18,7 @@
 #include "os/os.h"
 #include "storage/page.h"
 
-#define ST_FORMAT_VERSION 7u         /* written by every commit; 4 adds the commit log, 5 packed pages, 6 mixed indexes, 7 maps */
+#define ST_FORMAT_VERSION 8u         /* written by every commit; 4 adds the commit log, 5 packed pages, 6 mixed indexes, 7 maps, 8 full-text indexes */
 #define ST_FORMAT_OLDEST_READ 1u
 #define ST_MAP_SIZE_MAX (1ull << 46) /* 64 TiB: the most a 47-bit user address space can map */     /* read: 1 lacks direct primary keys, 1 and 2 key heads */
 

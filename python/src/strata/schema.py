@@ -30,7 +30,7 @@ class Property:
     target = None
 
     def __repr__(self):
-        opts = [k for k in ("optional", "indexed", "primary_key") if getattr(self, k)]
+        opts = [k for k in ("optional", "indexed", "primary_key", "full_text") if getattr(self, k, False)]
         return f"strata.{type(self).__name__}({', '.join(o + '=True' for o in opts)})"
 
 
@@ -52,7 +52,16 @@ class Double(Property):
 
 
 class String(Property):
+    """A string; `full_text=True` keeps a full-text index of its words for `TEXT` queries
+    (`"body TEXT 'swift -objc data*'"`)."""
     core_type = lib.STRATA_TYPE_STRING
+
+    def __init__(self, optional=False, indexed=False, primary_key=False, full_text=False):
+        super().__init__(optional=optional, indexed=indexed, primary_key=primary_key)
+        self.full_text = full_text
+
+    def flags(self):
+        return super().flags() | (lib.STRATA_PROP_FULLTEXT if self.full_text else 0)
 
 
 class Bytes(Property):
@@ -145,7 +154,7 @@ class PropertyInfo:
     """What a table's property is, read from the file: its name, core type, flags and link target."""
 
     __slots__ = ("name", "col", "type", "flags", "target", "is_list", "is_set", "is_map", "is_collection",
-                 "optional", "indexed", "primary_key")
+                 "optional", "indexed", "primary_key", "full_text")
 
     def __init__(self, name, col, type_, flags, target):
         self.name, self.col, self.type, self.flags, self.target = name, col, type_, flags, target
@@ -156,6 +165,7 @@ class PropertyInfo:
         self.optional = bool(flags & lib.STRATA_PROP_NULLABLE)
         self.indexed = bool(flags & lib.STRATA_PROP_INDEXED)
         self.primary_key = bool(flags & lib.STRATA_PROP_PRIMARY_KEY)
+        self.full_text = bool(flags & lib.STRATA_PROP_FULLTEXT)
 
     def __repr__(self):
         return f"<property {self.name}: {TYPE_NAMES.get(self.type, self.type)}{'?' if self.optional else ''}>"

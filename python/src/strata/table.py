@@ -127,6 +127,14 @@ class Table:
         check(lib.strata_table_set_indexed(self._h, self.prop(name).col, indexed, err), err)
         self._schema_changed()
 
+    def set_full_text(self, name, full_text=True):
+        """Add (or remove) the full-text index of string property `name`; building it reads
+        every object. A property has a full-text index or a plain one, not both."""
+        self.txn._require_write(f"set_full_text({self.name}.{name})")
+        err = new_error()
+        check(lib.strata_table_set_fulltext(self._h, self.prop(name).col, full_text, err), err)
+        self._schema_changed()
+
     def set_primary_key(self, name):
         """Make `name` the primary key (None: no primary key); refused, changing nothing, when
         objects share a value."""

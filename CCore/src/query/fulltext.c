@@ -1,0 +1,254 @@
+/*
+ * fulltext.c — the TEXT operator: `body TEXT 'swift -objc data*'`.
+ *
+ * The argument is split at white space into terms. A term matches a text when the text holds
+ * the term's words (objects/words.c: folded, so case and diacritics never matter) one after the
+ * other; `word*` matches any word that begins with `word` (in a phrase, the last word); a term
+ * starting with '-' must not match. A text matches when every term does what its sign says.
+ * A term usually has one word; it has several when its characters split into words ("e-mail",
+ * "東京": each kanji is a word), and then they must follow each other in the text, as a phrase.
+ * A term with no word in it ("-", "*", "...") is an error naming it, as is a TEXT with no terms.
+ *
+ * With a full-text index (objects/fulltext.c) the objects holding each word of the terms without
+ * '-' come from the index and are intersected; single-word terms with '-' are subtracted. The
+ * result is exact unless a phrase or a very long word needs the text itself: then the caller
+ * checks each candidate with st_fts_match. Without an index, each object's text is matched.
+ */
+#include "query/query.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+typedef struct fts_term {
+    size_t first, nwords;    /* its words: words[first .. first + nwords) */
+    bool prefix, exclude;
+} fts_term;
+
+struct st_fts {
+    uint8_t *buf;            /* the words' bytes */
+    size_t len, cap;
+    size_t *at, *wlen;       /* word i: buf[at[i] .. at[i] + wlen[i]) */
+    size_t nwords, wcap;
+    fts_term *terms;
+    size_t nterms;
+};
+
+static int add_word(void *arg, const uint8_t *w, size_t len, size_t pos) {
+    (void)pos;
+    st_fts *f = arg;
+    if (f->cap - f->len < len) {
+        size_t cap = f->cap ? 2 * f->cap : 256;
+        while (cap - f->len < len) cap *= 2;
+        uint8_t *g = realloc(f->buf, cap);
+        if (!g) return STRATA_ERR_NO_MEMORY;
+        f->buf = g;
+        f->cap = cap;
+    }
+    if (f->nwords == f->wcap) {
+        size_t cap = f->wcap ? 2 * f->wcap : 16;
+        size_t *a = realloc(f->at, cap * sizeof *a);
+        if (!a) return STRATA_ERR_NO_MEMORY;
+        f->at = a;
+        size_t *l = realloc(f->wlen, cap * sizeof *l);
+        if (!l) return STRATA_ERR_NO_MEMORY;
+        f->wlen = l;
+        f->wcap = cap;
+    }
+    memcpy(f->buf + f->len, w, len);
+    f->at[f->nwords] = f->len;
+    f->wlen[f->nwords++] = len;
+    f->len += len;
+    return STRATA_OK;
+}
+
+static bool space(uint8_t c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+
+void st_fts_free(st_fts *f) {
+    if (!f) return;
+    free(f->buf);
+    free(f->at);
+    free(f->wlen);
+    free(f->terms);
+    free(f);
+}
+
+int st_fts_compile(const uint8_t *s, size_t len, st_fts **out, char *why, size_t whylen) {
+    *out = NULL;
+    st_fts *f = calloc(1, sizeof *f);
+    size_t most = len / 2 + 1; /* terms are separated by at least one space */
+    if (!f || !(f->terms = calloc(most, sizeof *f->terms))) {
+        st_fts_free(f);
+        return STRATA_ERR_NO_MEMORY;
+    }
+    for (size_t i = 0; i < len;) {
+        while (i < len && space(s[i])) i++;
+        if (i == len) break;
+        size_t start = i;
+        while (i < len && !space(s[i])) i++;
+        size_t a = start, b = i;
+        fts_term *t = &f->terms[f->nterms];
+        if (s[a] == '-') t->exclude = true, a++;
+        if (b > a && s[b - 1] == '*') t->prefix = true, b--;
+        t->first = f->nwords;
+        if (st_words_each(s + a, b - a, add_word, f)) {
+            st_fts_free(f);
+            return STRATA_ERR_NO_MEMORY;
+        }
+        t->nwords = f->nwords - t->first;
+        if (t->nwords == 0) {
+            snprintf(why, whylen, "the term '%.*s' has no word in it (words are letters and digits)",
+                     (int)(i - start), (const char *)s + start);
+            st_fts_free(f);
+            return STRATA_ERR_INVALID_ARGUMENT;
+        }
+        f->nterms++;
+    }
+    if (f->nterms == 0) {
+        snprintf(why, whylen, "it needs at least one word");
+        st_fts_free(f);
+        return STRATA_ERR_INVALID_ARGUMENT;
+    }
+    *out = f;
+    return STRATA_OK;
+}
+
+/* ------------------------------------------------------------------ matching one text */
+
+static bool word_is(const st_fts *f, size_t w, const uint8_t *s, size_t len, bool prefix) {
+    return prefix ? len >= f->wlen[w] && memcmp(s, f->buf + f->at[w], f->wlen[w]) == 0
+                  : len == f->wlen[w] && memcmp(s, f->buf + f->at[w], len) == 0;
+}
+
+/* Does the text's word list (another st_fts's words) hold term t as a phrase? */
+static bool holds(const st_fts *f, const fts_term *t, const st_fts *text) {
+    for (size_t i = 0; i + t->nwords <= text->nwords; i++) {
+        size_t k = 0;
+        for (; k < t->nwords; k++) {
+            size_t w = i + k;
+            if (!word_is(f, t->first + k, text->buf + text->at[w], text->wlen[w],
+                         t->prefix && k == t->nwords - 1))
+                break;
+        }
+        if (k == t->nwords) return true;
+    }
+    return false;
+}
+
+int st_fts_match(const st_fts *f, const uint8_t *s, size_t len, bool *out) {
+    st_fts text = {0};
+    if (st_words_each(s, len, add_word, &text)) {
+        free(text.buf), free(text.at), free(text.wlen);
+        return STRATA_ERR_NO_MEMORY;
+    }
+    *out = true;
+    for (size_t i = 0; *out && i < f->nterms; i++)
+        *out = holds(f, &f->terms[i], &text) != f->terms[i].exclude;
+    free(text.buf), free(text.at), free(text.wlen);
+    return STRATA_OK;
+}
+
+/* ------------------------------------------------------------------ candidates from the index */
+
+typedef struct keys {
+    int64_t *v;
+    size_t n, cap;
+} keys;
+
+static int keys_push(void *arg, int64_t key) {
+    keys *k = arg;
+    if (k->n == k->cap) {
+        size_t cap = k->cap ? 2 * k->cap : 256;
+        int64_t *g = realloc(k->v, cap * sizeof *g);
+        if (!g) return STRATA_ERR_NO_MEMORY;
+        k->v = g;
+        k->cap = cap;
+    }
+    k->v[k->n++] = key;
+    return STRATA_OK;
+}
+
+static int cmp_key(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Sorted, each key once (a prefix visits an object once per word it matches). */
+static void keys_settle(keys *k, bool sorted) {
+    if (!sorted && k->n > 1) qsort(k->v, k->n, sizeof *k->v, cmp_key);
+    size_t n = 0;
+    for (size_t i = 0; i < k->n; i++)
+        if (n == 0 || k->v[n - 1] != k->v[i]) k->v[n++] = k->v[i];
+    k->n = n;
+}
+
+/* a := a ∩ b (keep) or a \ b (!keep); both sorted. */
+static void keys_merge(keys *a, const keys *b, bool keep) {
+    size_t n = 0, j = 0;
+    for (size_t i = 0; i < a->n; i++) {
+        while (j < b->n && b->v[j] < a->v[i]) j++;
+        bool in = j < b->n && b->v[j] == a->v[i];
+        if (in == keep) a->v[n++] = a->v[i];
+    }
+    a->n = n;
+}
+
+/* The objects holding word w of f (a prefix when asked), sorted. */
+static int word_keys(const st_fts *f, size_t w, bool prefix, strata_table_t *t, st_prop *p,
+                     keys *out, bool *exact, strata_error *err) {
+    out->n = 0;
+    bool ex;
+    int rc = st_fulltext_scan(t, p, f->buf + f->at[w], f->wlen[w], prefix, keys_push, out, &ex, err);
+    if (rc == STRATA_ERR_NO_MEMORY) rc = st_err(err, rc, "out of memory");
+    if (rc) return rc;
+    *exact &= ex;
+    keys_settle(out, !prefix); /* one word's entries come in key order */
+    return STRATA_OK;
+}
+
+bool st_fts_served(const st_fts *f) {
+    for (size_t i = 0; i < f->nterms; i++)
+        if (!f->terms[i].exclude) return true;
+    return false;
+}
+
+int st_fts_candidates(const st_fts *f, strata_table_t *t, st_prop *p, int64_t **out, size_t *n,
+                      bool *exact, strata_error *err) {
+    keys acc = {0}, one = {0};
+    bool first = true;
+    int rc = STRATA_OK;
+    *exact = true;
+    /* the words of the terms without '-': every one must be there */
+    for (size_t i = 0; rc == STRATA_OK && i < f->nterms && (first || acc.n); i++) {
+        const fts_term *term = &f->terms[i];
+        if (term->exclude) continue;
+        if (term->nwords > 1) *exact = false; /* the order of a phrase's words: the text decides */
+        for (size_t k = 0; rc == STRATA_OK && k < term->nwords && (first || acc.n); k++) {
+            bool prefix = term->prefix && k == term->nwords - 1;
+            if ((rc = word_keys(f, term->first + k, prefix, t, p, first ? &acc : &one, exact, err)))
+                break;
+            if (!first) keys_merge(&acc, &one, true);
+            first = false;
+        }
+    }
+    /* single words with '-': their objects go; a phrase's words may be there apart */
+    for (size_t i = 0; rc == STRATA_OK && i < f->nterms && acc.n; i++) {
+        const fts_term *term = &f->terms[i];
+        if (!term->exclude) continue;
+        if (term->nwords > 1) {
+            *exact = false;
+            continue;
+        }
+        bool ex = true;
+        if ((rc = word_keys(f, term->first, term->prefix, t, p, &one, &ex, err))) break;
+        if (ex) keys_merge(&acc, &one, false);
+        else *exact = false; /* a long word's entry is shared: the text decides */
+    }
+    free(one.v);
+    if (rc) {
+        free(acc.v);
+        return rc;
+    }
+    *out = acc.v;
+    *n = acc.n;
+    return STRATA_OK;
+}
