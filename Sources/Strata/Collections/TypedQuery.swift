@@ -465,6 +465,21 @@ extension Query where T: RealmKeyedCollection {
     public var persistableValue: Query<Map<T.Key, T.Value.PersistedType>> { .init(node) }
 }
 
+// MARK: - Full-text search
+
+extension Query where T: _HasPersistedType, T.PersistedType: _QueryString {
+    /// The string's words match `terms` (`TEXT`; beyond RealmSwift): every word of `terms` is
+    /// among them, a word with a leading `-` is not, a word ending in `*` is a prefix, and words
+    /// joined by punctuation or written in Chinese or Japanese characters must follow each other.
+    /// Case and diacritics never matter. A property with `@Persisted(indexed: .fullText)` answers
+    /// from its index; another one reads each string. nil never matches.
+    ///
+    ///     realm.objects(Note.self).where { $0.body.fullTextMatches("swift -objc data*") }
+    public func fullTextMatches(_ terms: String) -> Query<Bool> {
+        .init(.comparison(.text, node, .constant(terms), []))
+    }
+}
+
 // MARK: - Geospatial
 
 extension Query where T: OptionalProtocol, T.Wrapped: EmbeddedObject {
@@ -481,6 +496,7 @@ fileprivate indirect enum QueryNode {
         case or = "||", and = "&&", equal = "==", notEqual = "!=", lessThan = "<", lessThanEqual = "<="
         case greaterThan = ">", greaterThanEqual = ">=", `in` = "IN", contains = "CONTAINS"
         case beginsWith = "BEGINSWITH", endsWith = "ENDSWITH", like = "LIKE", geoWithin = "GEOWITHIN"
+        case text = "TEXT"
     }
 
     case not(QueryNode)

@@ -167,6 +167,10 @@ import CCore
         try StrataError.check { strata_table_set_indexed(handle, col, on, $0) }
     }
 
+    @_spi(StrataCore) public func setFullText(_ col: UInt32, _ on: Bool) throws {
+        try StrataError.check { strata_table_set_fulltext(handle, col, on, $0) }
+    }
+
     @_spi(StrataCore) public func count() throws -> Int {
         var n: UInt64 = 0
         try StrataError.check { strata_table_size(handle, &n, $0) }

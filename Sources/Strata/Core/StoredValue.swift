@@ -203,4 +203,5 @@ import Foundation
     @_spi(StrataCore) public static let list = CoreFlags(rawValue: UInt32(STRATA_PROP_LIST))
     @_spi(StrataCore) public static let set = CoreFlags(rawValue: UInt32(STRATA_PROP_SET))
     @_spi(StrataCore) public static let map = CoreFlags(rawValue: UInt32(STRATA_PROP_MAP))
+    @_spi(StrataCore) public static let fullText = CoreFlags(rawValue: UInt32(STRATA_PROP_FULLTEXT))
 }

@@ -20,6 +20,7 @@ struct WantedProperty: Equatable {
         if p.kind.collection == .map { f.insert([.list, .map]) }
         if p.isPrimaryKey { f.insert(.primaryKey) }
         if p.isIndexed { f.insert(.indexed) }
+        if p.isFullText { f.insert(.fullText) }
         flags = f
         target = p.kind.target?.className()
     }
@@ -114,6 +115,9 @@ struct SchemaPlan {
                                 && !w.flags.contains(.primaryKey) {
                         migrating.append("index of '\(c.name).\(w.name)' "
                             + (w.flags.contains(.indexed) ? "added" : "removed"))
+                    } else if h.flags.contains(.fullText) != w.flags.contains(.fullText) {
+                        migrating.append("full-text index of '\(c.name).\(w.name)' "
+                            + (w.flags.contains(.fullText) ? "added" : "removed"))
                     }
                 } else {
                     migrating.append("property '\(c.name).\(w.name)' added")
@@ -200,7 +204,7 @@ struct SchemaPlan {
         let oldTable = try old.table(c.name)
         for w in wanted where !have.contains(where: { $0.name == w.name }) {
             let col = try t.addProperty(w.name, type: w.type,
-                                        flags: w.flags.subtracting([.primaryKey, .indexed]), linkTarget: w.target)
+                                        flags: w.flags.subtracting([.primaryKey, .indexed, .fullText]), linkTarget: w.target)
             let p = c.properties.first { $0.columnName == w.name }!
             if let oldTable, let h = before.first(where: { $0.name == w.name }), w.onlyOptionalityDiffers(h) {
                 try keepValues(of: h, from: oldTable, into: t, col: col, p, w)
@@ -272,10 +276,13 @@ struct SchemaPlan {
             } else if !w.flags.contains(.primaryKey) && h.flags.contains(.primaryKey) {
                 try t.setPrimaryKey(0)
             }
-            let nowIndexed = try t.properties().first { $0.col == h.col }!.flags.contains(.indexed)
-            if !w.flags.contains(.primaryKey) && w.flags.contains(.indexed) != nowIndexed {
+            // a full-text index goes before a general one comes, and comes after one went
+            let now = try t.properties().first { $0.col == h.col }!.flags
+            if !w.flags.contains(.fullText) && now.contains(.fullText) { try t.setFullText(h.col, false) }
+            if !w.flags.contains(.primaryKey) && w.flags.contains(.indexed) != now.contains(.indexed) {
                 try t.setIndexed(h.col, w.flags.contains(.indexed))
             }
+            if w.flags.contains(.fullText) && !now.contains(.fullText) { try t.setFullText(h.col, true) }
         }
     }
 }

@@ -19,6 +19,8 @@ final class ClassInfo {
         let kind: _PersistedKind
         let isPrimaryKey: Bool
         let isIndexed: Bool
+        /// `@Persisted(indexed: .fullText)`: the words of the text are indexed.
+        let isFullText: Bool
         let originProperty: String?
         /// The value a new object holds (the declared initial value); nil for lists and
         /// linking objects.
@@ -81,6 +83,7 @@ final class ClassInfo {
             props.append(PropertyInfo(name: label, columnName: columnNames[label] ?? label, offset: offset, field: field, kind: kind,
                                       isPrimaryKey: opts.primaryKey || label == legacyPrimaryKey,
                                       isIndexed: opts.indexed || legacyIndexed.contains(label),
+                                      isFullText: opts.fullText,
                                       originProperty: opts.origin, defaultValue: def))
         }
         withExtendedLifetime(prototype) {}

@@ -89,6 +89,9 @@ public struct Property: CustomStringConvertible, Equatable {
     public let isIndexed: Bool
     /// Whether the property is the primary key.
     public let isPrimary: Bool
+    /// Whether the property keeps a full-text index of its words (`@Persisted(indexed:
+    /// .fullText)`; beyond RealmSwift). Such a property's `isIndexed` is false.
+    public let isFullTextIndexed: Bool
     /// The target class of links, lists of links and linking objects.
     public let objectClassName: String?
     /// Linking objects: the property of the target class that links here.
@@ -99,7 +102,8 @@ public struct Property: CustomStringConvertible, Equatable {
     /// The same name, type and flags (the default value is not compared).
     public static func == (a: Property, b: Property) -> Bool {
         a.name == b.name && a.columnName == b.columnName && a.type == b.type && a.isOptional == b.isOptional && a.isArray == b.isArray && a.isSet == b.isSet && a.isMap == b.isMap
-            && a.isIndexed == b.isIndexed && a.isPrimary == b.isPrimary && a.objectClassName == b.objectClassName
+            && a.isIndexed == b.isIndexed && a.isFullTextIndexed == b.isFullTextIndexed && a.isPrimary == b.isPrimary
+            && a.objectClassName == b.objectClassName
             && a.linkOriginPropertyName == b.linkOriginPropertyName
     }
 
@@ -111,6 +115,7 @@ public struct Property: CustomStringConvertible, Equatable {
         isSet = p.kind.collection == .set
         isMap = p.kind.collection == .map
         isIndexed = p.isIndexed || p.isPrimaryKey
+        isFullTextIndexed = p.isFullText
         isPrimary = p.isPrimaryKey
         objectClassName = p.kind.target?.className()
         linkOriginPropertyName = p.originProperty
@@ -128,6 +133,7 @@ public struct Property: CustomStringConvertible, Equatable {
         isSet = p.flags.contains(.set)
         isMap = p.flags.contains(.map)
         isIndexed = p.flags.contains(.indexed) || p.flags.contains(.primaryKey)
+        isFullTextIndexed = p.flags.contains(.fullText)
         isPrimary = p.flags.contains(.primaryKey)
         objectClassName = p.linkTarget
         linkOriginPropertyName = nil

@@ -27,6 +27,7 @@ public struct Persisted<Value: _Persistable> {
     @usableFromInline var storage: Storage
     @usableFromInline var primaryKey = false
     @usableFromInline var indexed = false
+    @usableFromInline var fullText = false
     @usableFromInline var originProperty: String?
 
     /// A property with its type's default (0, "", nil, an empty collection).
@@ -56,6 +57,23 @@ public struct Persisted<Value: _Persistable> {
     @inlinable public init(wrappedValue: Value, indexed: Bool) {
         storage = .unmanaged(wrappedValue)
         self.indexed = indexed
+    }
+
+    /// A property kept in an index of the given kind: `.fullText` (a `String` or `String?`)
+    /// indexes the words of the text for `TEXT` queries and
+    /// ``Query/fullTextMatches(_:)``; `.general` is `indexed: true`. (Beyond RealmSwift,
+    /// which has no full-text search; Realm's other SDKs spell it this way.)
+    @inlinable public init(indexed kind: IndexKind) {
+        storage = .unmanagedNoDefault
+        indexed = kind == .general
+        fullText = kind == .fullText
+    }
+
+    /// A property with an initial value, kept in an index of the given kind.
+    @inlinable public init(wrappedValue: Value, indexed kind: IndexKind) {
+        storage = .unmanaged(wrappedValue)
+        indexed = kind == .general
+        fullText = kind == .fullText
     }
 
     @available(*, unavailable, message: "@Persisted can only be used as a property of an Object subclass")
@@ -167,13 +185,21 @@ extension Persisted where Value: _LinkingObjectsProtocol {
 }
 
 /// How schema discovery and binding see a `@Persisted` field without knowing its Value: through
+/// The options a property's declaration wrote (`primaryKey:`, `indexed:`, `originProperty:`).
+struct PersistedOptions {
+    var primaryKey = false
+    var indexed = false
+    var fullText = false
+    var origin: String?
+}
+
 /// the field's address in the object (its offset from `_forEachField`).
 protocol PersistedField {
     static var kind: _PersistedKind { get }
     /// The type of the property's values (`Value`).
     static var valueType: Any.Type { get }
     /// The options written in the declaration.
-    static func options(at field: UnsafeRawPointer) -> (primaryKey: Bool, indexed: Bool, origin: String?)
+    static func options(at field: UnsafeRawPointer) -> PersistedOptions
     /// The unmanaged value (the default made if it had none), type-erased.
     static func unmanagedValue(at field: UnsafeMutableRawPointer) -> Any
     /// The unmanaged value as a core value (a primary key to look up): nil for a value that is
@@ -196,9 +222,10 @@ extension Persisted: PersistedField {
     static var kind: _PersistedKind { Value._strataKind }
     static var valueType: Any.Type { Value.self }
 
-    static func options(at field: UnsafeRawPointer) -> (primaryKey: Bool, indexed: Bool, origin: String?) {
+    static func options(at field: UnsafeRawPointer) -> PersistedOptions {
         let p = field.assumingMemoryBound(to: Persisted<Value>.self).pointee
-        return (p.primaryKey, p.indexed, p.originProperty)
+        return PersistedOptions(primaryKey: p.primaryKey, indexed: p.indexed, fullText: p.fullText,
+                                origin: p.originProperty)
     }
 
     static func unmanagedValue(at field: UnsafeMutableRawPointer) -> Any { typedUnmanaged(field) }

@@ -159,7 +159,7 @@ extension RealmProperty: InstancePropertyField {
     }
     static var kind: _PersistedKind { Value._strataKind }
     static var valueType: Any.Type { Value.self }
-    static func options(at field: UnsafeRawPointer) -> (primaryKey: Bool, indexed: Bool, origin: String?) { (false, false, nil) }
+    static func options(at field: UnsafeRawPointer) -> PersistedOptions { PersistedOptions() }
     static func unmanagedValue(at field: UnsafeMutableRawPointer) -> Any { instance(field).unmanaged }
     static func unmanagedStored(at field: UnsafeMutableRawPointer) -> StoredValue? { instance(field).stored() }
     static func bind(at field: UnsafeMutableRawPointer, to at: _ManagedProperty) { instance(field).bind(at) }
@@ -176,7 +176,7 @@ extension RealmOptional: InstancePropertyField {
     }
     static var kind: _PersistedKind { RealmProperty<Wrapped?>.kind }
     static var valueType: Any.Type { Wrapped?.self }
-    static func options(at field: UnsafeRawPointer) -> (primaryKey: Bool, indexed: Bool, origin: String?) { (false, false, nil) }
+    static func options(at field: UnsafeRawPointer) -> PersistedOptions { PersistedOptions() }
     static func unmanagedValue(at field: UnsafeMutableRawPointer) -> Any { inner(field).unmanaged as Any }
     static func unmanagedStored(at field: UnsafeMutableRawPointer) -> StoredValue? { inner(field).stored() }
     static func bind(at field: UnsafeMutableRawPointer, to at: _ManagedProperty) { inner(field).bind(at) }
