@@ -87,7 +87,7 @@ deps:
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
 	fi
 
-build: lib $(TEST_BIN) $(EXAMPLES) $(B)/bench $(B)/engine_bench $(B)/space_bench
+build: lib $(TEST_BIN) $(EXAMPLES) $(B)/bench $(B)/engine_bench $(B)/space_bench $(B)/search_bench
 
 # ---------------------------------------------------------------- the library
 
@@ -243,16 +243,21 @@ $(B)/engine_bench: Benchmarks/engine_bench.c $(B)/libstrata.a
 $(B)/space_bench: Benchmarks/space_bench.c $(B)/libstrata.a
 	$(CC) $(CFLAGS_BASE) $(CFLAGS) $< -o $@ $(B)/libstrata.a $(LIBS) -lsqlite3
 
+$(B)/search_bench: Benchmarks/search_bench.c $(B)/libstrata.a
+	$(CC) $(CFLAGS_BASE) $(CFLAGS) $< -o $@ $(B)/libstrata.a $(LIBS) -lsqlite3
+
 $(B)/bench: Benchmarks/bench.c $(B)/libstrata.a
 	$(CC) $(CFLAGS_BASE) $(CFLAGS) $< -o $@ $(B)/libstrata.a $(LIBS) -lsqlite3 -llmdb
 
 # The side-by-side run (N objects, REPS repetitions), then the engine's own numbers.
 REPS ?= 3
-bench: deps $(B)/bench $(B)/engine_bench $(B)/space_bench
+SEARCH_N ?= 200000
+bench: deps $(B)/bench $(B)/engine_bench $(B)/space_bench $(B)/search_bench
 	@mkdir -p $(B)/bench-data
 	$(B)/bench -n $(N) -r $(REPS) -d $(B)/bench-data
 	$(B)/engine_bench $(B)/bench-data
 	$(B)/space_bench -n $(N) -d $(B)/bench-data
+	$(B)/search_bench -n $(SEARCH_N) -d $(B)/bench-data
 
 # The Swift API beside Strata's C API and GRDB (Benchmarks/SwiftBench, its own package).
 bench-swift: deps

@@ -238,6 +238,8 @@ int st_index_apply(strata_table_t *t, st_prop *p, strata_error *err) {
         }
         if (!sort_pending(order, n)) rc = st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
         st_bt_finger finger = {0}; /* the changes come in key order: most land in the last leaf */
+        size_t nfinal = 0; /* a full-text index takes the decided changes in one call */
+        bool fulltext = p->flags & STRATA_PROP_FULLTEXT;
         for (size_t i = 0, j; rc == STRATA_OK && i < n; i = j) {
             /* the records are read in key order, all over the buffer: ask for them ahead */
             if (i + 8 < n) __builtin_prefetch(order[i + 8].rec);
@@ -247,6 +249,10 @@ int st_index_apply(strata_table_t *t, st_prop *p, strata_error *err) {
                             same_key(order[i].rec, order[j].rec); j++) {}
             const uint8_t *r = order[j - 1].rec;
             if (!order[i].rec[2] && r[2]) continue;
+            if (fulltext) {
+                order[nfinal++].rec = r; /* nfinal <= i: a slot already read */
+                continue;
+            }
             size_t kl = st_rd16(r);
             if (!r[2]) {
                 rc = st_tree_put_near(ix, &finger, r + 3, kl, (const uint8_t *)"", 0, err);
@@ -254,6 +260,13 @@ int st_index_apply(strata_table_t *t, st_prop *p, strata_error *err) {
                 rc = ST_CORRUPT(err, "index of '%s.%s' lacks the entry of object %lld", t->name,
                                 p->name, (long long)st_rd_be64(r + 3 + kl - 8));
             }
+        }
+        if (rc == STRATA_OK && fulltext) {
+            const uint8_t **recs = malloc((nfinal + 1) * sizeof *recs);
+            if (!recs) rc = st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
+            for (size_t i = 0; recs && i < nfinal; i++) recs[i] = order[i].rec;
+            if (recs) rc = st_fulltext_apply(t, p, ix, recs, nfinal, err);
+            free(recs);
         }
     }
     free(order);

@@ -148,12 +148,16 @@ int st_index_queue(strata_table_t *t, st_prop *p, const uint8_t *entry, size_t l
 /* fulltext.c: queue the entries of the words of v (a string; nothing for null) for object key. */
 int st_fulltext_queue(strata_table_t *t, st_prop *p, const strata_value *v, int64_t key,
                       bool remove, strata_error *err);
-/* Index every object's words (the property is not yet flagged). */
+/* Apply the decided changes of a full-text index: records (u16 entry length | u8 remove |
+ * entry) sorted by entry, each entry once. */
+int st_fulltext_apply(strata_table_t *t, st_prop *p, strata_tree_t *ix, const uint8_t **recs,
+                      size_t n, strata_error *err);
+/* Index every object's words (the property is flagged already). */
 int st_fulltext_build(strata_table_t *t, st_prop *p, strata_error *err);
 /* STRATA_OK when p (with flags) may have a full-text index, else the error saying why not. */
 int st_fulltext_check(const strata_table_t *t, const st_prop *p, unsigned flags, strata_error *err);
 /* The index holds exactly the entries of every object's words (verify_objects.c). */
-int st_fulltext_verify(strata_txn_t *txn, strata_table_t *t, st_prop *p, strata_error *err);
+int st_fulltext_verify(strata_table_t *t, st_prop *p, strata_error *err);
 /* Forget the pending changes (the index is dropped, or the transaction ended). */
 void st_index_discard(st_prop *p);
 /* Drop p's index tree (plain or full-text) and its pending changes; the flags stay. */

@@ -209,7 +209,7 @@ static int check_table(vstate *s, strata_table_t *t) {
      * exactly the words of each object */
     for (uint32_t i = 0; rc == STRATA_OK && i < t->nprops; i++) {
         st_prop *p = &t->props[i];
-        if (p->flags & STRATA_PROP_FULLTEXT) rc = st_fulltext_verify(s->txn, t, p, s->err);
+        if (p->flags & STRATA_PROP_FULLTEXT) rc = st_fulltext_verify(t, p, s->err);
         if (!(p->flags & STRATA_PROP_INDEXED)) continue;
         strata_tree_t *ix;
         int irc = st_prop_index_tree(t, p, false, &ix, s->err);

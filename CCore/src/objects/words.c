@@ -31,6 +31,7 @@ static bool solo(uint32_t c) {
 }
 
 static bool word_char(uint32_t c) {
+    if (c < 0x80) return (c | 0x20) - 'a' < 26 || c - '0' < 10;
     switch (utf8proc_category((utf8proc_int32_t)c)) {
     case UTF8PROC_CATEGORY_LU: case UTF8PROC_CATEGORY_LL: case UTF8PROC_CATEGORY_LT:
     case UTF8PROC_CATEGORY_LM: case UTF8PROC_CATEGORY_LO:
@@ -114,7 +115,10 @@ static int flush(word_buf *w, size_t *pos, st_word_visit visit, void *arg) {
         w->ucap = 4 * n;
     }
     size_t len = 0;
-    for (size_t i = 0; i < n; i++) len += (size_t)utf8proc_encode_char(w->cp[i], w->utf8 + len);
+    for (size_t i = 0; i < n; i++) {
+        if (w->cp[i] < 0x80) w->utf8[len++] = (uint8_t)w->cp[i];
+        else len += (size_t)utf8proc_encode_char(w->cp[i], w->utf8 + len);
+    }
     return visit(arg, w->utf8, len, (*pos)++);
 }
 
@@ -123,6 +127,33 @@ int st_words_each(const uint8_t *text, size_t len, st_word_visit visit, void *ar
     size_t pos = 0, n;
     int rc = STRATA_OK;
     for (size_t i = 0; rc == STRATA_OK && i < len; i += n) {
+        if (text[i] < 0x80) { /* a run of ASCII letters and digits without utf8proc */
+            size_t j = i;
+            while (j < len && text[j] < 0x80 && word_char(text[j])) j++;
+            n = j > i ? j - i : 1;
+            if (j == i) {
+                rc = flush(&w, &pos, visit, arg);
+            } else if (w.n == 0 && (j == len || text[j] < 0x80)) { /* a whole ASCII word */
+                if (w.ucap < n) {
+                    uint8_t *g = realloc(w.utf8, n < 64 ? 64 : n);
+                    if (!g) {
+                        rc = STRATA_ERR_NO_MEMORY;
+                        continue;
+                    }
+                    w.utf8 = g;
+                    w.ucap = n < 64 ? 64 : n;
+                }
+                for (size_t k = 0; k < n; k++)
+                    w.utf8[k] = (uint8_t)(text[i + k] >= 'A' && text[i + k] <= 'Z' ? text[i + k] + 32 : text[i + k]);
+                rc = visit(arg, w.utf8, n, pos++);
+            } else if (!reserve(&w, n)) {
+                rc = STRATA_ERR_NO_MEMORY;
+            } else {
+                for (size_t k = i; k < j; k++)
+                    w.cp[w.n++] = (utf8proc_int32_t)(text[k] >= 'A' && text[k] <= 'Z' ? text[k] + 32 : text[k]);
+            }
+            continue;
+        }
         uint32_t c = next_cp(text + i, len - i, &n);
         if (c == UINT32_MAX || !word_char(c)) {
             rc = flush(&w, &pos, visit, arg);

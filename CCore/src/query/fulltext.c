@@ -21,6 +21,7 @@
 
 typedef struct fts_term {
     size_t first, nwords;    /* its words: words[first .. first + nwords) */
+    size_t state_at;         /* its bits in a match's state (st_fts_match) */
     bool prefix, exclude;
 } fts_term;
 
@@ -30,7 +31,8 @@ struct st_fts {
     size_t *at, *wlen;       /* word i: buf[at[i] .. at[i] + wlen[i]) */
     size_t nwords, wcap;
     fts_term *terms;
-    size_t nterms;
+    size_t nterms, nexcluded;
+    size_t state_words;      /* 64-bit words of a match's state */
 };
 
 static int add_word(void *arg, const uint8_t *w, size_t len, size_t pos) {
@@ -95,6 +97,9 @@ int st_fts_compile(const uint8_t *s, size_t len, st_fts **out, char *why, size_t
             return STRATA_ERR_NO_MEMORY;
         }
         t->nwords = f->nwords - t->first;
+        f->nexcluded += t->exclude;
+        t->state_at = f->state_words;
+        f->state_words += (t->nwords + 63) / 64;
         if (t->nwords == 0) {
             snprintf(why, whylen, "the term '%.*s' has no word in it (words are letters and digits)",
                      (int)(i - start), (const char *)s + start);
@@ -119,32 +124,66 @@ static bool word_is(const st_fts *f, size_t w, const uint8_t *s, size_t len, boo
                   : len == f->wlen[w] && memcmp(s, f->buf + f->at[w], len) == 0;
 }
 
-/* Does the text's word list (another st_fts's words) hold term t as a phrase? */
-static bool holds(const st_fts *f, const fts_term *t, const st_fts *text) {
-    for (size_t i = 0; i + t->nwords <= text->nwords; i++) {
-        size_t k = 0;
-        for (; k < t->nwords; k++) {
-            size_t w = i + k;
-            if (!word_is(f, t->first + k, text->buf + text->at[w], text->wlen[w],
-                         t->prefix && k == t->nwords - 1))
-                break;
+/* Matching streams the text's words once: for each term, bit i of its state says that the
+ * term's words 0..i match the words ending at the one just seen (so a phrase of any length is
+ * followed exactly, and a single word costs one comparison a word). */
+typedef struct match_run {
+    const st_fts *f;
+    uint64_t *state;         /* the terms' bits, term t's from word state_at[t] */
+    bool *seen;              /* per term: the term occurs */
+    size_t positive_left;    /* terms without '-' not yet seen */
+    bool excluded;           /* a term with '-' occurs */
+} match_run;
+
+enum { STOP = 1 << 20 };     /* ends the walk once the answer is known */
+
+static bool bit(const uint64_t *b, size_t i) { return b[i / 64] >> (i % 64) & 1; }
+
+static int match_word(void *arg, const uint8_t *w, size_t len, size_t pos) {
+    (void)pos;
+    match_run *m = arg;
+    const st_fts *f = m->f;
+    for (size_t t = 0; t < f->nterms; t++) {
+        const fts_term *term = &f->terms[t];
+        if (m->seen[t]) continue;
+        uint64_t *b = m->state + term->state_at;
+        size_t nw = term->nwords;
+        for (size_t i = nw; i-- > 0;) { /* from the last word: bit i - 1 is still the old one */
+            bool m_i = (i == 0 || bit(b, i - 1)) &&
+                       word_is(f, term->first + i, w, len, term->prefix && i == nw - 1);
+            if (m_i) b[i / 64] |= 1ull << (i % 64);
+            else b[i / 64] &= ~(1ull << (i % 64));
         }
-        if (k == t->nwords) return true;
+        if (!bit(b, nw - 1)) continue;
+        m->seen[t] = true;
+        if (term->exclude) return m->excluded = true, STOP;
+        if (--m->positive_left == 0 && !f->nexcluded) return STOP;
     }
-    return false;
+    return STRATA_OK;
 }
 
 int st_fts_match(const st_fts *f, const uint8_t *s, size_t len, bool *out) {
-    st_fts text = {0};
-    if (st_words_each(s, len, add_word, &text)) {
-        free(text.buf), free(text.at), free(text.wlen);
-        return STRATA_ERR_NO_MEMORY;
+    uint64_t state_small[16];
+    bool seen_small[16];
+    bool small = f->state_words <= 16 && f->nterms <= 16;
+    uint64_t *state = small ? state_small : calloc(f->state_words, sizeof *state);
+    bool *seen = small ? seen_small : calloc(f->nterms, sizeof *seen);
+    int rc = STRATA_OK;
+    if (!state || !seen) {
+        rc = STRATA_ERR_NO_MEMORY;
+    } else {
+        memset(state, 0, f->state_words * sizeof *state);
+        memset(seen, 0, f->nterms * sizeof *seen);
+        match_run m = {f, state, seen, f->nterms - f->nexcluded, false};
+        rc = st_words_each(s, len, match_word, &m);
+        if (rc == STOP) rc = STRATA_OK;
+        *out = !m.excluded && m.positive_left == 0;
     }
-    *out = true;
-    for (size_t i = 0; *out && i < f->nterms; i++)
-        *out = holds(f, &f->terms[i], &text) != f->terms[i].exclude;
-    free(text.buf), free(text.at), free(text.wlen);
-    return STRATA_OK;
+    if (!small) {
+        free(state);
+        free(seen);
+    }
+    return rc;
 }
 
 /* ------------------------------------------------------------------ candidates from the index */
