@@ -3,13 +3,13 @@
  * reader can see in it.
  *
  * The database: Person {name (indexed), age, photo (big values in overflow runs), dogs: [Dog],
- * best: Dog?, nick: {string: int} (a map), tag: Tag?}, Dog {name, age}, Tag (embedded)
+ * best: Dog?, nick: {string: int} (a map), tag: Tag?}, Dog {name (full-text index), age}, Tag (embedded)
  * {label}, and raw trees "kv" (byte keys, some values of 9 KB) and "ints".
  * commit_version(db, v) makes version v (1, 2, ...): new dogs and people each time, older people
  * changed or deleted, tree entries put over earlier ones.
  *
  * fingerprint: every object, property, list element, map key, tree entry, and the counts of a few
- * queries (the scan, and the index on Person.name), hashed.
+ * queries (the scan, the index on Person.name, TEXT on Dog.name's full-text index), hashed.
  */
 #ifndef STRATA_SAMPLEDB_H
 #define STRATA_SAMPLEDB_H
@@ -94,9 +94,10 @@ __attribute__((unused)) static int fingerprint(strata_db_t *db, uint64_t *out) {
                      name, (unsigned long long)seen, (unsigned long long)size);
             rc = 3; /* a wrong answer */
         }
-        /* queries (the scan, and the index on Person.name) */
+        /* queries (the scan, the index on Person.name, the full-text index on Dog.name) */
         static const char *queries[] = {"TRUEPREDICATE", "age > 3", "name BEGINSWITH 'p1'",
-                                        "name == 'p7'", "ANY dogs.age > 2"};
+                                        "name == 'p7'", "ANY dogs.age > 2", "name TEXT '狗 2*'",
+                                        "name TEXT 'zoe -p1*'"};
         for (size_t qi = 0; qi < sizeof queries / sizeof *queries && !rc; qi++) {
             strata_query_t *q;
             uint64_t n = 0;
@@ -161,7 +162,7 @@ __attribute__((unused)) static int commit_version(strata_db_t *db, int v, cols *
     if (rc) return rc;
     if (v == 1) {
         if ((rc = strata_table_create(w, "Dog", &d, E)) || (rc = strata_table_create(w, "Person", &p, E)) ||
-            (rc = strata_table_add_property(d, "name", STRATA_TYPE_STRING, 0, NULL, &c->dname, E)) ||
+            (rc = strata_table_add_property(d, "name", STRATA_TYPE_STRING, STRATA_PROP_FULLTEXT, NULL, &c->dname, E)) ||
             (rc = strata_table_add_property(d, "age", STRATA_TYPE_INT, 0, NULL, &c->dage, E)) ||
             (rc = strata_table_add_property(p, "name", STRATA_TYPE_STRING, STRATA_PROP_INDEXED, NULL, &c->name, E)) ||
             (rc = strata_table_add_property(p, "age", STRATA_TYPE_INT, 0, NULL, &c->age, E)) ||

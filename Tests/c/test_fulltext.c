@@ -156,7 +156,7 @@ static const char *vocab[] = {
 #define NVOCAB (sizeof vocab / sizeof *vocab)
 static const char *seps[] = {" ", "  ", ", ", "-", ". ", "!", " (", ") ", "\n", "/"};
 
-static char docs[DOCS][1400];
+static char docs[DOCS][4096];
 static bool doc_null[DOCS];
 static bool doc_live[DOCS];
 
@@ -174,6 +174,10 @@ static size_t long_word(char *out) {
 static void random_doc(char *out) {
     size_t n = 0;
     int words = 1 + (int)(rnd() % 14);
+    if (rnd() % 25 == 0) { /* a word more often than the index keeps positions for */
+        const char *w = vocab[rnd() % 8];
+        for (int k = 0; k < 40; k++) n += (size_t)sprintf(out + n, "%s ", w);
+    }
     for (int i = 0; i < words; i++) {
         if (rnd() % 30 == 0) { /* a word as long as an index entry holds, or longer */
             n += long_word(out + n);
@@ -241,7 +245,8 @@ static bool brute_match(const char *text, const char *query) {
 }
 
 static void random_query(char *out) {
-    static const char *extra[] = {"alpha-beta", "data-swift", "ww*", "wwwwwwwwww*", "x1*", "a*", "ab*", "omega*", "zz"};
+    static const char *extra[] = {"alpha-beta", "data-swift", "ww*", "wwwwwwwwww*", "x1*", "a*", "ab*",
+                                  "omega*", "zz", "alpha-alpha", "beta-beta-gamma", "ALPHA-b*", "delta-d*"};
     size_t n = 0;
     int terms = 1 + (int)(rnd() % 3);
     for (int i = 0; i < terms; i++) {
@@ -327,7 +332,7 @@ static void index_answers_match_brute_force(void) {
     for (int round = 0; round < 4; round++) {
         /* edits, deletes, nulls; every other round rolled back */
         bool keep = round % 2 == 0;
-        static char saved[DOCS][1400];
+        static char saved[DOCS][4096];
         static bool saved_null[DOCS], saved_live[DOCS];
         memcpy(saved, docs, sizeof docs);
         memcpy(saved_null, doc_null, sizeof doc_null);
@@ -436,10 +441,14 @@ static void a_damaged_chunk_is_reported_not_followed(void) {
     OK(strata_txn_commit(w, E));
     strata_txn_free(w);
     OK(strata_db_verify(db, E));
-    static const struct { const uint8_t val[4]; size_t len; const char *why; } bad[] = {
-        {{0x00}, 1, "malformed"},             /* a difference of 0: a key twice */
-        {{0x81}, 1, "malformed"},             /* a varint cut short */
-        {{0x02, 0x02}, 2, "lacks the word"},  /* well formed, other objects */
+    /* a chunk's value: per posting, (after the first) its key's difference, then its positions:
+     * a count and the positions ("red" is word 0 of its objects) */
+    static const struct { const uint8_t val[6]; size_t len; const char *why; } bad[] = {
+        {{0x05, 0x00}, 2, "malformed"},                    /* 5 positions, 1 there */
+        {{0x01, 0x00, 0x00, 0x01, 0x00}, 5, "malformed"},  /* a difference of 0: a key twice */
+        {{0x01, 0x81}, 2, "malformed"},                    /* a varint cut short */
+        {{0x01, 0x00, 0x02, 0x01, 0x00}, 5, "lacks the word"}, /* objects 1 and 3 only */
+        {{0x01, 0x01}, 2, "positions"},                    /* "red" at 1 */
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
@@ -458,7 +467,7 @@ static void a_damaged_chunk_is_reported_not_followed(void) {
         uint64_t n = 0;
         OK(strata_txn_begin(db, STRATA_TXN_READ, &r, E));
         int rc = count_of(r, "Msg", "body TEXT 'red'", NULL, &n);
-        CHECK(rc == (i < 2 ? STRATA_ERR_CORRUPT : STRATA_OK));
+        CHECK(rc == (i < 3 ? STRATA_ERR_CORRUPT : STRATA_OK));
         OK(count_of(r, "Msg", "body TEXT 'blue'", NULL, &n)); /* other words still answer */
         CHECK(n == 25);
         strata_txn_free(r);

@@ -2,32 +2,39 @@
  * fulltext.c — full-text indexes (since format 8): a string property flagged
  * STRATA_PROP_FULLTEXT keeps the byte-key B+tree "$t<id>.i<col>" (the name plain indexes use; a
  * property has one kind or the other) holding, for each word (words.c: folded UTF-8, never a
- * 0x00 byte), the ascending keys of the objects whose value holds it, in chunks:
+ * 0x00 byte), its postings — the objects whose value holds it, ascending by key, each with the
+ * positions of the word in the value — in chunks:
  *
  *   key    word cut to ST_WORD_KEY_MAX bytes at a character boundary | 0x00 |
  *          the chunk's first object key (8 bytes big-endian)
- *   value  the chunk's other keys, each as the LEB128 varint of its difference from the key
- *          before it (>= 1)
+ *   value  per posting: (after the first) the varint difference of its key from the key before
+ *          (>= 1), then its positions: a varint count n, then n varints — the first position,
+ *          then each one's difference from the one before (>= 1). A count of 0 stands for more
+ *          than ST_WORD_POS_MAX positions, which are not kept.
  *
- * A chunk holds 1 to CHUNK_KEYS keys in at most CHUNK_BYTES value bytes, and every key of a
- * chunk is below the first key of the word's next chunk, so the objects holding a word are one
- * run of the tree read in key order (seek "word" 0x00), and those holding a word that begins
- * with a prefix another (seek "prefix"). A common word costs a byte or two per object; a rare
- * one about the size of one entry.
+ * Varints are LEB128. A chunk holds 1 to CHUNK_KEYS postings in at most CHUNK_BYTES value bytes
+ * (one posting alone may take more), and every key of a chunk is below the first key of the
+ * word's next chunk, so the objects holding a word are one run of the tree read in key order
+ * (seek "word" 0x00), and those holding a word that begins with a prefix another (seek
+ * "prefix"). The positions let a phrase ("e-mail", "東京") be checked without reading the text.
  *
- * A word longer than ST_WORD_KEY_MAX bytes shares its keys with every word that begins with the
- * same cut: a lookup of a word that long (or of a prefix that long) is inexact, and its
+ * A word longer than ST_WORD_KEY_MAX bytes shares its postings with every word that begins with
+ * the same cut: a lookup of a word that long (or of a prefix that long) is inexact, and its
  * candidates are checked against their text. Changes are queued as entries "cut word | 0x00 |
- * object key" (index.c sorts them, st_fulltext_apply merges each word's into its chunks), so a
- * commit touches each word's chunks once. Null values have no words. Positions are not kept: a
- * phrase (query/fulltext.c) is checked on the candidates' text.
+ * object key | positions" (index.c sorts them; st_fulltext_apply takes, per word and object, the
+ * last change made and merges them into the word's chunks), so a commit touches each word's
+ * chunks once. Null values have no words.
  *
  * Invariant (checked by st_fulltext_verify): the chunks are well formed and ordered, and they
- * hold exactly the keys of the objects whose current value holds each word.
+ * hold exactly the postings of every object's current value, positions included.
  */
 #include "objects/private.h"
 
 #include <stdlib.h>
+
+#define CHUNK_KEYS 256
+#define CHUNK_BYTES 480
+#define POS_BYTES (1 + 5 * ST_WORD_POS_MAX) /* the most a posting's positions take */
 
 /* The length of w cut to at most max bytes, at a character boundary. */
 static size_t cut_to(const uint8_t *w, size_t len, size_t max) {
@@ -42,17 +49,69 @@ static size_t cut_to(const uint8_t *w, size_t len, size_t max) {
  * in the entry of every word that begins with it. */
 #define EXACT_MAX (ST_WORD_KEY_MAX - 3)
 
+/* ------------------------------------------------------------------ varints and positions */
+
+static size_t varint_put(uint8_t *o, uint64_t v) {
+    size_t n = 0;
+    while (v >= 0x80) o[n++] = (uint8_t)(v | 0x80), v >>= 7;
+    o[n++] = (uint8_t)v;
+    return n;
+}
+
+/* A varint at p[*at..len) into *v; false when cut short or over 64 bits. */
+static inline bool varint_get(const uint8_t *p, size_t len, size_t *at, uint64_t *v) {
+    if (*at < len && p[*at] < 0x80) { /* one byte: most differences */
+        *v = p[(*at)++];
+        return true;
+    }
+    *v = 0;
+    for (unsigned shift = 0; *at < len && shift <= 63; shift += 7) {
+        uint8_t b = p[(*at)++];
+        *v |= (uint64_t)(b & 0x7F) << shift;
+        if (!(b & 0x80)) return true;
+    }
+    return false;
+}
+
+static size_t positions_encode(const uint32_t *pos, size_t n, uint8_t *out) {
+    if (n > ST_WORD_POS_MAX) return varint_put(out, 0);
+    size_t len = varint_put(out, n);
+    for (size_t i = 0; i < n; i++) len += varint_put(out + len, i ? pos[i] - pos[i - 1] : pos[0]);
+    return len;
+}
+
+/* The length of the positions at p[at..len) (well formed: a count up to ST_WORD_POS_MAX, then
+ * that many ascending positions below 2^32), or 0 when they are not. */
+static size_t positions_len(const uint8_t *p, size_t len, size_t at) {
+    size_t start = at;
+    uint64_t n, v, sum = 0;
+    if (!varint_get(p, len, &at, &n) || n > ST_WORD_POS_MAX) return 0;
+    for (uint64_t i = 0; i < n; i++) {
+        if (!varint_get(p, len, &at, &v) || (i > 0 && v == 0) || (sum += v) > UINT32_MAX) return 0;
+    }
+    return at - start;
+}
+
+bool st_fulltext_positions(const uint8_t *pos, size_t plen, uint32_t *out, size_t *n) {
+    size_t at = 0;
+    uint64_t count, v, sum = 0;
+    *n = 0;
+    if (!varint_get(pos, plen, &at, &count) || count == 0 || count > ST_WORD_POS_MAX) return false;
+    for (uint64_t i = 0; i < count && varint_get(pos, plen, &at, &v); i++) out[(*n)++] = (uint32_t)(sum += v);
+    return *n == count;
+}
+
 /* ------------------------------------------------------------------ the words of a value */
 
+/* Every word of a text (cut) with its position, then sorted by word and position. */
 typedef struct wordset {
     uint8_t *buf;            /* the cut words, each as u8 length + bytes */
     size_t len, cap;
-    uint32_t *at;            /* offsets into buf */
-    size_t n, acap;
+    struct wordpos { uint32_t at, pos; } *w;
+    size_t n, wcap;
 } wordset;
 
 static int collect(void *arg, const uint8_t *w, size_t len, size_t pos) {
-    (void)pos;
     wordset *s = arg;
     len = cut_to(w, len, ST_WORD_KEY_MAX);
     if (s->cap - s->len < len + 1) {
@@ -63,14 +122,15 @@ static int collect(void *arg, const uint8_t *w, size_t len, size_t pos) {
         s->buf = g;
         s->cap = cap;
     }
-    if (s->n == s->acap) {
-        size_t cap = s->acap ? 2 * s->acap : 64;
-        uint32_t *g = realloc(s->at, cap * sizeof *g);
+    if (s->n == s->wcap) {
+        size_t cap = s->wcap ? 2 * s->wcap : 64;
+        struct wordpos *g = realloc(s->w, cap * sizeof *g);
         if (!g) return STRATA_ERR_NO_MEMORY;
-        s->at = g;
-        s->acap = cap;
+        s->w = g;
+        s->wcap = cap;
     }
-    s->at[s->n++] = (uint32_t)s->len;
+    s->w[s->n].at = (uint32_t)s->len;
+    s->w[s->n++].pos = pos > UINT32_MAX ? UINT32_MAX : (uint32_t)pos;
     s->buf[s->len] = (uint8_t)len;
     memcpy(s->buf + s->len + 1, w, len);
     s->len += len + 1;
@@ -79,36 +139,50 @@ static int collect(void *arg, const uint8_t *w, size_t len, size_t pos) {
 
 static _Thread_local const uint8_t *g_words;
 
-static int word_cmp(const void *a, const void *b) {
-    const uint8_t *x = g_words + *(const uint32_t *)a, *y = g_words + *(const uint32_t *)b;
+static int word_cmp(const uint8_t *x, const uint8_t *y) {
     size_t n = x[0] < y[0] ? x[0] : y[0];
     int c = memcmp(x + 1, y + 1, n);
     return c ? c : (x[0] > y[0]) - (x[0] < y[0]);
 }
 
-/* The distinct words of text, sorted (s->at[0..n)). */
-static int distinct_words(const uint8_t *text, size_t len, wordset *s) {
+static int wordpos_cmp(const void *a, const void *b) {
+    const struct wordpos *x = a, *y = b;
+    int c = word_cmp(g_words + x->at, g_words + y->at);
+    return c ? c : (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+/* The words of text with their positions, sorted: a word's run is s->w[i .. next_word(s, i)). */
+static int words_of(const uint8_t *text, size_t len, wordset *s) {
     int rc = st_words_each(text, len, collect, s);
     if (rc) return rc;
     g_words = s->buf;
-    if (s->n > 1) qsort(s->at, s->n, sizeof *s->at, word_cmp);
-    size_t k = 0;
-    for (size_t i = 0; i < s->n; i++)
-        if (k == 0 || word_cmp(&s->at[k - 1], &s->at[i]) != 0) s->at[k++] = s->at[i];
-    s->n = k;
+    if (s->n > 1) qsort(s->w, s->n, sizeof *s->w, wordpos_cmp);
     return STRATA_OK;
+}
+
+static size_t next_word(const wordset *s, size_t i) {
+    size_t j = i + 1;
+    while (j < s->n && word_cmp(s->buf + s->w[i].at, s->buf + s->w[j].at) == 0) j++;
+    return j;
 }
 
 static void wordset_free(wordset *s) {
     free(s->buf);
-    free(s->at);
+    free(s->w);
 }
 
-static size_t entry_of(const uint8_t *w, int64_t key, uint8_t *out) {
+/* The entry of word run [i, j) of s for object key: cut word | 0x00 | key | positions. */
+static size_t entry_of(const wordset *s, size_t i, size_t j, int64_t key, bool positions, uint8_t *out) {
+    const uint8_t *w = s->buf + s->w[i].at;
     memcpy(out, w + 1, w[0]);
     out[w[0]] = 0;
     st_wr_be64(out + w[0] + 1, (uint64_t)key);
-    return (size_t)w[0] + 9;
+    size_t len = (size_t)w[0] + 9;
+    if (!positions) return len;
+    uint32_t pos[ST_WORD_POS_MAX];
+    size_t n = j - i;
+    for (size_t k = 0; k < n && k < ST_WORD_POS_MAX; k++) pos[k] = s->w[i + k].pos;
+    return len + positions_encode(pos, n, out + len);
 }
 
 /* ------------------------------------------------------------------ maintenance */
@@ -117,11 +191,12 @@ int st_fulltext_queue(strata_table_t *t, st_prop *p, const strata_value *v, int6
                       bool remove, strata_error *err) {
     if (v->type != STRATA_TYPE_STRING) return STRATA_OK;
     wordset s = {0};
-    int rc = distinct_words(v->u.bytes.data, v->u.bytes.len, &s);
+    int rc = words_of(v->u.bytes.data, v->u.bytes.len, &s);
     if (rc) rc = st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
-    for (size_t i = 0; rc == STRATA_OK && i < s.n; i++) {
-        uint8_t e[ST_WORD_KEY_MAX + 9];
-        size_t el = entry_of(s.buf + s.at[i], key, e);
+    for (size_t i = 0, j; rc == STRATA_OK && i < s.n; i = j) {
+        j = next_word(&s, i);
+        uint8_t e[ST_WORD_KEY_MAX + 9 + POS_BYTES];
+        size_t el = entry_of(&s, i, j, key, !remove, e);
         rc = st_index_queue(t, p, e, el, remove, err);
     }
     wordset_free(&s);
@@ -145,53 +220,50 @@ int st_fulltext_build(strata_table_t *t, st_prop *p, strata_error *err) {
 
 /* ------------------------------------------------------------------ chunks */
 
-#define CHUNK_KEYS 256
-#define CHUNK_BYTES 480
+typedef struct posting {
+    int64_t key;
+    const uint8_t *pos;      /* its positions' bytes (in a chunk copy or a queued entry) */
+    size_t plen;
+} posting;
 
-typedef struct keyvec {
-    int64_t *v;
+typedef struct plist {
+    posting *v;
     size_t n, cap;
-} keyvec;
+    uint8_t *copy;           /* the decoded chunk's value, copied: the tree changes under it */
+    size_t copy_cap;
+} plist;
 
-static bool kv_reserve(keyvec *k, size_t more) {
-    if (k->n + more <= k->cap) return true;
-    size_t cap = k->cap ? 2 * k->cap : 256;
-    while (cap < k->n + more) cap *= 2;
-    int64_t *g = realloc(k->v, cap * sizeof *g);
+static bool pl_reserve(plist *l, size_t more) {
+    if (l->n + more <= l->cap) return true;
+    size_t cap = l->cap ? 2 * l->cap : 256;
+    while (cap < l->n + more) cap *= 2;
+    posting *g = realloc(l->v, cap * sizeof *g);
     if (!g) return false;
-    k->v = g;
-    k->cap = cap;
+    l->v = g;
+    l->cap = cap;
     return true;
 }
 
-static size_t varint_put(uint8_t *o, uint64_t v) {
-    size_t n = 0;
-    while (v >= 0x80) o[n++] = (uint8_t)(v | 0x80), v >>= 7;
-    o[n++] = (uint8_t)v;
-    return n;
+static void pl_free(plist *l) {
+    free(l->v);
+    free(l->copy);
 }
 
-/* Append a chunk's keys (its first, then its value's) to out; false when the value is not a
- * run of varints >= 1 that stays within int64, or out of memory (*oom). */
-static bool chunk_decode(int64_t first, const uint8_t *val, size_t vl, keyvec *out, bool *oom) {
+/* Append a chunk's postings (its first key, then its value's) to out, their positions pointing
+ * into val; false when the value is malformed, or out of memory (*oom). */
+static bool chunk_decode(int64_t first, const uint8_t *val, size_t vl, plist *out, bool *oom) {
     *oom = false;
     if (first < 0) return false;
-    if (!kv_reserve(out, 1 + vl)) return !(*oom = true);
-    out->v[out->n++] = first;
     uint64_t at = (uint64_t)first;
-    for (size_t i = 0; i < vl;) {
+    for (size_t i = 0, count = 0; i < vl || count == 0; count++) {
         uint64_t d = 0;
-        unsigned shift = 0;
-        for (;;) {
-            if (i == vl || shift > 63) return false;
-            uint8_t b = val[i++];
-            d |= (uint64_t)(b & 0x7F) << shift;
-            shift += 7;
-            if (!(b & 0x80)) break;
-        }
-        if (d == 0 || d > (uint64_t)INT64_MAX - at) return false;
+        if (count > 0 && (!varint_get(val, vl, &i, &d) || d == 0 || d > (uint64_t)INT64_MAX - at)) return false;
         at += d;
-        out->v[out->n++] = (int64_t)at;
+        size_t pl = positions_len(val, vl, i);
+        if (!pl) return false;
+        if (!pl_reserve(out, 1)) return !(*oom = true);
+        out->v[out->n++] = (posting){(int64_t)at, val + i, pl};
+        i += pl;
     }
     return true;
 }
@@ -207,30 +279,38 @@ static int bad_chunk(strata_table_t *t, st_prop *p, const uint8_t *k, size_t kl,
                       kl >= 8 ? (long long)st_rd_be64(k + kl - 8) : -1LL);
 }
 
-/* The cursor's entry as a chunk of w0: its keys appended to keys, its first in *first. */
-static int take_chunk(strata_table_t *t, st_prop *p, st_iter *c, int64_t *first, keyvec *keys,
+/* The cursor's entry as a chunk: its value copied into l, its postings appended to l, its first
+ * key in *first. */
+static int take_chunk(strata_table_t *t, st_prop *p, st_iter *c, int64_t *first, plist *l,
                       strata_error *err) {
     const uint8_t *k, *v;
     size_t kl, vl;
     bool oom;
     int rc = st_iter_get(c, &k, &kl, &v, &vl, err);
     if (rc) return rc;
+    if (l->copy_cap < vl + 1) {
+        uint8_t *g = realloc(l->copy, vl + 1);
+        if (!g) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
+        l->copy = g;
+        l->copy_cap = vl + 1;
+    }
+    memcpy(l->copy, v, vl);
     *first = (int64_t)st_rd_be64(k + kl - 8);
-    if (chunk_decode(*first, v, vl, keys, &oom)) return STRATA_OK;
+    if (chunk_decode(*first, l->copy, vl, l, &oom)) return STRATA_OK;
     return oom ? st_err(err, STRATA_ERR_NO_MEMORY, "out of memory") : bad_chunk(t, p, k, kl, err);
 }
 
 /* Where key `key` of word w0 belongs: the chunk with the largest first key <= key (*have; its
- * first key and its keys, decoded into keys) and the first key of the chunk after it
+ * first key and its postings, decoded into l) and the first key of the chunk after it
  * (*have_next, *next). With no chunk at or below key, the next is the word's first chunk. */
 static int locate(strata_table_t *t, st_prop *p, strata_tree_t *ix, const uint8_t *w0, size_t wl,
-                  int64_t key, bool *have, int64_t *first, keyvec *keys, bool *have_next,
+                  int64_t key, bool *have, int64_t *first, plist *l, bool *have_next,
                   int64_t *next, strata_error *err) {
     uint8_t target[ST_WORD_KEY_MAX + 9];
     memcpy(target, w0, wl);
     st_wr_be64(target + wl, (uint64_t)key);
     *have = *have_next = false;
-    keys->n = 0;
+    l->n = 0;
     st_iter c;
     st_iter_init(&c, ix);
     const uint8_t *k;
@@ -239,7 +319,7 @@ static int locate(strata_table_t *t, st_prop *p, strata_tree_t *ix, const uint8_
     if (rc == STRATA_OK) {
         if ((rc = st_iter_get(&c, &k, &kl, NULL, NULL, err))) return rc;
         if (of_word(k, kl, w0, wl) && (int64_t)st_rd_be64(k + wl) == key) { /* a chunk starts here */
-            if ((rc = take_chunk(t, p, &c, first, keys, err))) return rc;
+            if ((rc = take_chunk(t, p, &c, first, l, err))) return rc;
             *have = true;
             if ((rc = st_iter_next(&c, err)) == STRATA_OK &&
                 (rc = st_iter_get(&c, &k, &kl, NULL, NULL, err)) == STRATA_OK && of_word(k, kl, w0, wl)) {
@@ -258,27 +338,29 @@ static int locate(strata_table_t *t, st_prop *p, strata_tree_t *ix, const uint8_
     }
     if (rc == STRATA_OK && (rc = st_iter_get(&c, &k, &kl, NULL, NULL, err)) == STRATA_OK &&
         of_word(k, kl, w0, wl)) {
-        if ((rc = take_chunk(t, p, &c, first, keys, err))) return rc;
+        if ((rc = take_chunk(t, p, &c, first, l, err))) return rc;
         *have = true;
     }
     return rc == STRATA_ERR_NOT_FOUND ? STRATA_OK : rc;
 }
 
-/* Write keys (ascending, distinct) as chunks of word w0. */
-static int write_chunks(strata_tree_t *ix, const uint8_t *w0, size_t wl, const keyvec *keys,
+/* Write postings (ascending, distinct keys) as chunks of word w0. */
+static int write_chunks(strata_tree_t *ix, const uint8_t *w0, size_t wl, const plist *l,
                         strata_error *err) {
-    uint8_t key[ST_WORD_KEY_MAX + 9], val[CHUNK_BYTES + 10];
+    uint8_t key[ST_WORD_KEY_MAX + 9], val[CHUNK_BYTES + 10 + POS_BYTES];
     memcpy(key, w0, wl);
     int rc = STRATA_OK;
-    for (size_t i = 0; rc == STRATA_OK && i < keys->n;) {
-        st_wr_be64(key + wl, (uint64_t)keys->v[i]);
-        size_t vl = 0, j = i + 1;
-        for (; j < keys->n && j - i < CHUNK_KEYS; j++) {
-            uint8_t one[10];
-            size_t n = varint_put(one, (uint64_t)(keys->v[j] - keys->v[j - 1]));
-            if (vl + n > CHUNK_BYTES) break;
-            memcpy(val + vl, one, n);
-            vl += n;
+    for (size_t i = 0; rc == STRATA_OK && i < l->n;) {
+        st_wr_be64(key + wl, (uint64_t)l->v[i].key);
+        memcpy(val, l->v[i].pos, l->v[i].plen);
+        size_t vl = l->v[i].plen, j = i + 1;
+        for (; j < l->n && j - i < CHUNK_KEYS; j++) {
+            uint8_t d[10];
+            size_t dn = varint_put(d, (uint64_t)(l->v[j].key - l->v[j - 1].key));
+            if (vl + dn + l->v[j].plen > CHUNK_BYTES) break;
+            memcpy(val + vl, d, dn);
+            memcpy(val + vl + dn, l->v[j].pos, l->v[j].plen);
+            vl += dn + l->v[j].plen;
         }
         rc = st_tree_put(ix, key, wl + 8, val, vl, err);
         i = j;
@@ -286,44 +368,58 @@ static int write_chunks(strata_tree_t *ix, const uint8_t *w0, size_t wl, const k
     return rc;
 }
 
-static size_t find_key(const keyvec *k, int64_t key, bool *found) {
-    size_t lo = 0, hi = k->n;
+static size_t find_key(const plist *l, int64_t key, bool *found) {
+    size_t lo = 0, hi = l->n;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        if (k->v[mid] < key) lo = mid + 1;
+        if (l->v[mid].key < key) lo = mid + 1;
         else hi = mid;
     }
-    *found = lo < k->n && k->v[lo] == key;
+    *found = lo < l->n && l->v[lo].key == key;
     return lo;
 }
 
-/* The changes of one word (w0: cut word and 0x00), sorted by object key, each key once. */
+/* A decided change of one posting: its entry, whether it is a removal (else an insert or a
+ * replacement), and whether a removal may find nothing (the object gained the word and lost it
+ * again in this transaction). */
+typedef struct change {
+    const uint8_t *rec;
+    bool remove, may_be_absent;
+} change;
+
+/* The changes of one word (w0: cut word and 0x00, wl bytes), sorted by object key. */
 static int apply_word(strata_table_t *t, st_prop *p, strata_tree_t *ix, const uint8_t *w0,
-                      size_t wl, const uint8_t **recs, size_t n, keyvec *keys, strata_error *err) {
+                      size_t wl, const change *ch, size_t n, plist *l, strata_error *err) {
     int rc = STRATA_OK;
     for (size_t i = 0; rc == STRATA_OK && i < n;) {
         bool have, have_next;
         int64_t first = 0, next = 0;
-        if ((rc = locate(t, p, ix, w0, wl, (int64_t)st_rd_be64(recs[i] + 3 + wl), &have, &first,
-                         keys, &have_next, &next, err)))
+        if ((rc = locate(t, p, ix, w0, wl, (int64_t)st_rd_be64(ch[i].rec + 3 + wl), &have, &first,
+                         l, &have_next, &next, err)))
             break;
         for (; i < n; i++) { /* every change below the next chunk goes into this one */
-            int64_t key = (int64_t)st_rd_be64(recs[i] + 3 + wl);
+            const uint8_t *e = ch[i].rec + 3;
+            size_t el = st_rd16(ch[i].rec);
+            int64_t key = (int64_t)st_rd_be64(e + wl);
             if (have_next && key >= next) break;
             bool found;
-            size_t at = find_key(keys, key, &found);
-            if (recs[i][2]) { /* remove */
+            size_t at = find_key(l, key, &found);
+            if (ch[i].remove) {
+                if (!found && ch[i].may_be_absent) continue;
                 if (!found)
                     return st_txn_fail(t->txn, ST_CORRUPT(err, "full-text index of '%s.%s' lacks "
                                        "the word '%.*s' of object %lld", t->name, p->name,
                                        (int)(wl - 1), (const char *)w0, (long long)key));
-                memmove(keys->v + at, keys->v + at + 1, (keys->n - at - 1) * sizeof *keys->v);
-                keys->n--;
-            } else if (!found) {
-                if (!kv_reserve(keys, 1)) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
-                memmove(keys->v + at + 1, keys->v + at, (keys->n - at) * sizeof *keys->v);
-                keys->v[at] = key;
-                keys->n++;
+                memmove(l->v + at, l->v + at + 1, (l->n - at - 1) * sizeof *l->v);
+                l->n--;
+            } else {
+                posting np = {key, e + wl + 8, el - wl - 8};
+                if (!found) {
+                    if (!pl_reserve(l, 1)) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
+                    memmove(l->v + at + 1, l->v + at, (l->n - at) * sizeof *l->v);
+                    l->n++;
+                }
+                l->v[at] = np;
             }
         }
         if (have) {
@@ -332,34 +428,55 @@ static int apply_word(strata_table_t *t, st_prop *p, strata_tree_t *ix, const ui
             st_wr_be64(old + wl, (uint64_t)first);
             rc = st_tree_del(ix, old, wl + 8, err);
         }
-        if (rc == STRATA_OK) rc = write_chunks(ix, w0, wl, keys, err);
+        if (rc == STRATA_OK) rc = write_chunks(ix, w0, wl, l, err);
     }
     return rc;
 }
 
+/* The word part of a queued entry (cut word and its 0x00): its length, 0 when malformed. */
+static size_t word_part(const uint8_t *rec) {
+    size_t el = st_rd16(rec);
+    const uint8_t *zero = memchr(rec + 3, 0, el < ST_WORD_KEY_MAX + 1 ? el : ST_WORD_KEY_MAX + 1);
+    size_t wl = zero ? (size_t)(zero - (rec + 3)) + 1 : 0;
+    return wl >= 2 && el >= wl + 8 ? wl : 0;
+}
+
 int st_fulltext_apply(strata_table_t *t, st_prop *p, strata_tree_t *ix, const uint8_t **recs,
                       size_t n, strata_error *err) {
-    keyvec keys = {0};
-    int rc = STRATA_OK;
+    plist l = {0};
+    change *ch = malloc((n + 1) * sizeof *ch);
+    int rc = ch ? STRATA_OK : st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
     for (size_t i = 0, j; rc == STRATA_OK && i < n; i = j) {
-        size_t el = st_rd16(recs[i]);
-        if (el < 9 || el - 8 > ST_WORD_KEY_MAX + 1 || recs[i][3 + el - 9] != 0) {
-            rc = ST_CORRUPT(err, "full-text index of '%s.%s': a queued %zu-byte entry", t->name, p->name, el);
+        size_t wl = word_part(recs[i]);
+        if (!wl) {
+            rc = ST_CORRUPT(err, "full-text index of '%s.%s': a malformed queued change", t->name, p->name);
             break;
         }
-        const uint8_t *w0 = recs[i] + 3;
-        size_t wl = el - 8;
-        for (j = i + 1; j < n && st_rd16(recs[j]) == el && memcmp(recs[j] + 3, w0, wl) == 0; j++) {}
-        rc = apply_word(t, p, ix, w0, wl, recs + i, j - i, &keys, err);
+        /* one word's changes; per object, the first and the last made decide (the queue's
+         * order: an entry's address) */
+        size_t nch = 0;
+        for (j = i; j < n && word_part(recs[j]) == wl && memcmp(recs[j] + 3, recs[i] + 3, wl) == 0;) {
+            size_t k = j, earliest = j, latest = j;
+            for (; k < n && word_part(recs[k]) == wl && memcmp(recs[k] + 3, recs[j] + 3, wl + 8) == 0; k++) {
+                if (recs[k] < recs[earliest]) earliest = k;
+                if (recs[k] > recs[latest]) latest = k;
+            }
+            bool remove = recs[latest][2], first_insert = !recs[earliest][2];
+            if (!(remove && first_insert && earliest != latest)) /* not created and gone again */
+                ch[nch++] = (change){recs[latest], remove, first_insert};
+            j = k;
+        }
+        rc = apply_word(t, p, ix, recs[i] + 3, wl, ch, nch, &l, err);
     }
-    free(keys.v);
+    free(ch);
+    pl_free(&l);
     return rc ? st_txn_fail(t->txn, rc) : STRATA_OK;
 }
 
 /* ------------------------------------------------------------------ lookups */
 
 int st_fulltext_scan(strata_table_t *t, st_prop *p, const uint8_t *word, size_t len, bool prefix,
-                     st_index_visit visit, void *arg, bool *exact, strata_error *err) {
+                     st_posting_visit visit, void *arg, bool *exact, strata_error *err) {
     size_t cl = cut_to(word, len, prefix ? EXACT_MAX : ST_WORD_KEY_MAX);
     *exact = prefix ? cl == len : len < EXACT_MAX;
     uint8_t start[ST_WORD_KEY_MAX + 1];
@@ -370,7 +487,7 @@ int st_fulltext_scan(strata_table_t *t, st_prop *p, const uint8_t *word, size_t 
     int rc = st_prop_index_tree(t, p, false, &ix, err);
     if (rc == STRATA_ERR_NOT_FOUND) return STRATA_OK;
     if (rc) return rc;
-    keyvec keys = {0};
+    plist l = {0};
     st_iter c;
     st_iter_init(&c, ix);
     for (rc = st_iter_seek(&c, start, sl, err); rc == STRATA_OK; rc = st_iter_next(&c, err)) {
@@ -383,24 +500,24 @@ int st_fulltext_scan(strata_table_t *t, st_prop *p, const uint8_t *word, size_t 
             rc = bad_chunk(t, p, k, kl, err);
             break;
         }
-        keys.n = 0;
-        if (!chunk_decode((int64_t)st_rd_be64(k + kl - 8), v, vl, &keys, &oom)) {
+        l.n = 0;
+        if (!chunk_decode((int64_t)st_rd_be64(k + kl - 8), v, vl, &l, &oom)) {
             rc = oom ? st_err(err, STRATA_ERR_NO_MEMORY, "out of memory") : bad_chunk(t, p, k, kl, err);
             break;
         }
-        for (size_t i = 0; rc == STRATA_OK && i < keys.n; i++) rc = visit(arg, keys.v[i]);
+        for (size_t i = 0; rc == STRATA_OK && i < l.n; i++) rc = visit(arg, l.v[i].key, l.v[i].pos, l.v[i].plen);
         if (rc) break;
     }
-    free(keys.v);
+    pl_free(&l);
     return rc == STRATA_ERR_NOT_FOUND ? STRATA_OK : rc;
 }
 
 /* ------------------------------------------------------------------ verify */
 
-/* Every chunk well formed, each word's chunks in order; *postings: the keys they hold. */
+/* Every chunk well formed, each word's chunks in order; *postings: how many they hold. */
 static int verify_chunks(strata_table_t *t, st_prop *p, strata_tree_t *ix, uint64_t *postings,
                          strata_error *err) {
-    keyvec keys = {0};
+    plist l = {0};
     uint8_t last_word[ST_WORD_KEY_MAX + 1];
     size_t last_wl = 0;
     int64_t last_key = -1;
@@ -410,27 +527,28 @@ static int verify_chunks(strata_table_t *t, st_prop *p, strata_tree_t *ix, uint6
     for (rc = st_iter_first(&c, err); rc == STRATA_OK; rc = st_iter_next(&c, err)) {
         const uint8_t *k, *v;
         size_t kl, vl;
-        bool oom;
+        bool oom = false;
         if ((rc = st_iter_get(&c, &k, &kl, &v, &vl, err))) break;
-        keys.n = 0;
-        if (kl < 10 || k[kl - 9] != 0 || kl - 9 > ST_WORD_KEY_MAX || vl > CHUNK_BYTES ||
-            !chunk_decode((int64_t)st_rd_be64(k + kl - 8), v, vl, &keys, &oom) || keys.n > CHUNK_KEYS) {
+        l.n = 0;
+        if (kl < 10 || k[kl - 9] != 0 || kl - 9 > ST_WORD_KEY_MAX ||
+            !chunk_decode((int64_t)st_rd_be64(k + kl - 8), v, vl, &l, &oom) || l.n > CHUNK_KEYS ||
+            (l.n > 1 && vl > CHUNK_BYTES)) {
             rc = oom ? st_err(err, STRATA_ERR_NO_MEMORY, "out of memory") : bad_chunk(t, p, k, kl, err);
             break;
         }
         bool same = kl - 8 == last_wl && memcmp(k, last_word, last_wl) == 0;
-        if (same && keys.v[0] <= last_key) {
+        if (same && l.v[0].key <= last_key) {
             rc = ST_CORRUPT(err, "full-text index of '%s.%s': the chunks of word '%.*s' overlap at "
                             "object %lld", t->name, p->name, (int)(kl - 9), (const char *)k,
-                            (long long)keys.v[0]);
+                            (long long)l.v[0].key);
             break;
         }
         memcpy(last_word, k, kl - 8);
         last_wl = kl - 8;
-        last_key = keys.v[keys.n - 1];
-        *postings += keys.n;
+        last_key = l.v[l.n - 1].key;
+        *postings += l.n;
     }
-    free(keys.v);
+    pl_free(&l);
     return rc == STRATA_ERR_NOT_FOUND ? STRATA_OK : rc;
 }
 
@@ -441,7 +559,7 @@ int st_fulltext_verify(strata_table_t *t, st_prop *p, strata_error *err) {
     bool have_tree = rc == STRATA_OK;
     uint64_t postings = 0, words = 0;
     if (have_tree && (rc = verify_chunks(t, p, ix, &postings, err))) return rc;
-    keyvec keys = {0};
+    plist l = {0};
     int64_t key = -1;
     while ((rc = st_cluster_next_key(t, key, &key, err)) == STRATA_OK) {
         st_objref ref;
@@ -449,33 +567,35 @@ int st_fulltext_verify(strata_table_t *t, st_prop *p, strata_error *err) {
         if ((rc = st_obj_locate(t, key, &ref, err)) || (rc = st_obj_read(t, &ref, p, &v, err))) break;
         if (v.type != STRATA_TYPE_STRING) continue;
         wordset s = {0};
-        if (distinct_words(v.u.bytes.data, v.u.bytes.len, &s)) {
+        if (words_of(v.u.bytes.data, v.u.bytes.len, &s)) {
             wordset_free(&s);
-            free(keys.v);
+            pl_free(&l);
             return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
         }
-        for (size_t i = 0; rc == STRATA_OK && i < s.n; i++) {
-            const uint8_t *w = s.buf + s.at[i];
-            uint8_t w0[ST_WORD_KEY_MAX + 1];
-            memcpy(w0, w + 1, w[0]);
-            w0[w[0]] = 0;
+        for (size_t i = 0, j; rc == STRATA_OK && i < s.n; i = j) {
+            j = next_word(&s, i);
+            uint8_t e[ST_WORD_KEY_MAX + 9 + POS_BYTES];
+            size_t el = entry_of(&s, i, j, key, true, e), wl = (size_t)s.buf[s.w[i].at] + 1;
             bool have = false, have_next, found = false;
             int64_t first, next;
-            if (have_tree) rc = locate(t, p, ix, w0, (size_t)w[0] + 1, key, &have, &first, &keys,
-                                       &have_next, &next, err);
-            if (rc == STRATA_OK && have) find_key(&keys, key, &found);
+            if (have_tree) rc = locate(t, p, ix, e, wl, key, &have, &first, &l, &have_next, &next, err);
+            size_t at = have ? find_key(&l, key, &found) : 0;
             if (rc == STRATA_OK && !found)
                 rc = ST_CORRUPT(err, "full-text index of '%s.%s' lacks the word '%.*s' of object %lld",
-                                t->name, p->name, (int)w[0], (const char *)w + 1, (long long)key);
+                                t->name, p->name, (int)(wl - 1), (const char *)e, (long long)key);
+            else if (rc == STRATA_OK && (l.v[at].plen != el - wl - 8 || memcmp(l.v[at].pos, e + wl + 8, l.v[at].plen)))
+                rc = ST_CORRUPT(err, "full-text index of '%s.%s': the positions of word '%.*s' in "
+                                "object %lld are wrong", t->name, p->name, (int)(wl - 1),
+                                (const char *)e, (long long)key);
             words++;
         }
         wordset_free(&s);
         if (rc) break;
     }
-    free(keys.v);
+    pl_free(&l);
     if (rc != STRATA_ERR_NOT_FOUND) return rc;
     if (postings != words)
-        return ST_CORRUPT(err, "full-text index of '%s.%s' holds %llu object keys for %llu words",
+        return ST_CORRUPT(err, "full-text index of '%s.%s' holds %llu postings for %llu words",
                           t->name, p->name, (unsigned long long)postings, (unsigned long long)words);
     return STRATA_OK;
 }

@@ -248,11 +248,11 @@ int st_index_apply(strata_table_t *t, st_prop *p, strata_error *err) {
             for (j = i + 1; j < n && order[j].head == order[i].head &&
                             same_key(order[i].rec, order[j].rec); j++) {}
             const uint8_t *r = order[j - 1].rec;
-            if (!order[i].rec[2] && r[2]) continue;
-            if (fulltext) {
-                order[nfinal++].rec = r; /* nfinal <= i: a slot already read */
+            if (fulltext) { /* every change, in key order: fulltext.c decides per posting */
+                for (size_t k = i; k < j; k++) order[nfinal++].rec = order[k].rec; /* nfinal <= k */
                 continue;
             }
+            if (!order[i].rec[2] && r[2]) continue;
             size_t kl = st_rd16(r);
             if (!r[2]) {
                 rc = st_tree_put_near(ix, &finger, r + 3, kl, (const uint8_t *)"", 0, err);

@@ -28,6 +28,7 @@ _Static_assert(ST_CLUSTER_MAX <= 64 * ST_MASK_WORDS, "a row mask holds a cluster
 #define ST_INLINE_MAX 1000u      /* bytes of a string/binary kept in its column leaf */
 #define ST_INDEX_PREFIX 200u     /* bytes of a string the index key holds */
 #define ST_WORD_KEY_MAX 100u     /* bytes of a word a full-text index entry holds */
+#define ST_WORD_POS_MAX 32u      /* positions of a word in one value a full-text index keeps */
 #define ST_TREE_CLUSTERS 1       /* tree flag (catalog): values are cluster records that own
                                     column pages (cluster.c) */
 
@@ -275,12 +276,17 @@ int st_index_scan(strata_table_t *t, st_prop *p, const st_index_bounds *b, st_in
 typedef int (*st_word_visit)(void *arg, const uint8_t *word, size_t len, size_t pos);
 int st_words_each(const uint8_t *text, size_t len, st_word_visit visit, void *arg);
 
-/* fulltext.c: visit the objects whose value of full-text property p holds `word` (prefix: a word
- * that begins with it), in index order (word, then key; a prefix visits an object once per word
- * it matches). *exact false: the index cannot tell long words apart, and a candidate's text
+/* fulltext.c: visit the postings of `word` in full-text property p — each object whose value
+ * holds it (prefix: a word that begins with it), with the word's positions there (read them with
+ * st_fulltext_positions) — in index order (word, then key; a prefix visits an object once per
+ * word it matches). *exact false: the index cannot tell long words apart, and a candidate's text
  * decides. */
+typedef int (*st_posting_visit)(void *arg, int64_t key, const uint8_t *pos, size_t plen);
 int st_fulltext_scan(strata_table_t *t, st_prop *p, const uint8_t *word, size_t len, bool prefix,
-                     st_index_visit visit, void *arg, bool *exact, strata_error *err);
+                     st_posting_visit visit, void *arg, bool *exact, strata_error *err);
+/* A posting's positions into out (room for ST_WORD_POS_MAX), ascending; false when the word
+ * occurs more often than that and they were not kept. */
+bool st_fulltext_positions(const uint8_t *pos, size_t plen, uint32_t *out, size_t *n);
 
 /* Order of two values of one indexable type (strings: bytes, i.e. code points). */
 int st_value_cmp(const strata_value *a, const strata_value *b);

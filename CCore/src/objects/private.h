@@ -148,8 +148,8 @@ int st_index_queue(strata_table_t *t, st_prop *p, const uint8_t *entry, size_t l
 /* fulltext.c: queue the entries of the words of v (a string; nothing for null) for object key. */
 int st_fulltext_queue(strata_table_t *t, st_prop *p, const strata_value *v, int64_t key,
                       bool remove, strata_error *err);
-/* Apply the decided changes of a full-text index: records (u16 entry length | u8 remove |
- * entry) sorted by entry, each entry once. */
+/* Apply the queued changes of a full-text index: records (u16 entry length | u8 remove |
+ * entry) sorted by entry, at their addresses in the queue (the later, the more recent). */
 int st_fulltext_apply(strata_table_t *t, st_prop *p, strata_tree_t *ix, const uint8_t **recs,
                       size_t n, strata_error *err);
 /* Index every object's words (the property is flagged already). */

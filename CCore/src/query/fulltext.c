@@ -193,7 +193,8 @@ typedef struct keys {
     size_t n, cap;
 } keys;
 
-static int keys_push(void *arg, int64_t key) {
+static int keys_push(void *arg, int64_t key, const uint8_t *pos, size_t plen) {
+    (void)pos, (void)plen;
     keys *k = arg;
     if (k->n == k->cap) {
         size_t cap = k->cap ? 2 * k->cap : 256;
@@ -231,6 +232,24 @@ static void keys_merge(keys *a, const keys *b, bool keep) {
     a->n = n;
 }
 
+/* a := a ∪ b; both sorted. */
+static int keys_union(keys *a, const keys *b) {
+    if (!b->n) return STRATA_OK;
+    int64_t *v = malloc((a->n + b->n) * sizeof *v);
+    if (!v) return STRATA_ERR_NO_MEMORY;
+    size_t n = 0, i = 0, j = 0;
+    while (i < a->n || j < b->n) {
+        int64_t x = j == b->n || (i < a->n && a->v[i] <= b->v[j]) ? a->v[i] : b->v[j];
+        v[n++] = x;
+        while (i < a->n && a->v[i] == x) i++;
+        while (j < b->n && b->v[j] == x) j++;
+    }
+    free(a->v);
+    a->v = v;
+    a->n = a->cap = n;
+    return STRATA_OK;
+}
+
 /* The objects holding word w of f (a prefix when asked), sorted. */
 static int word_keys(const st_fts *f, size_t w, bool prefix, strata_table_t *t, st_prop *p,
                      keys *out, bool *exact, strata_error *err) {
@@ -244,6 +263,160 @@ static int word_keys(const st_fts *f, size_t w, bool prefix, strata_table_t *t, 
     return STRATA_OK;
 }
 
+/* Postings with positions: entry i is object key[i] with positions pos[at[i] .. at[i] + n[i]),
+ * or n[i] == UNKNOWN when the index did not keep them. */
+typedef struct plist {
+    int64_t *key;
+    size_t *at;
+    uint32_t *n;
+    size_t len, cap;
+    uint32_t *pos;
+    size_t npos, pcap;
+} plist;
+
+#define UNKNOWN UINT32_MAX
+
+static void pl_free(plist *l) {
+    free(l->key), free(l->at), free(l->n), free(l->pos);
+    memset(l, 0, sizeof *l);
+}
+
+static int pl_add(plist *l, int64_t key, const uint32_t *pos, uint32_t n) {
+    if (l->len == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 256;
+        int64_t *k = realloc(l->key, cap * sizeof *k);
+        if (!k) return STRATA_ERR_NO_MEMORY;
+        l->key = k;
+        size_t *a = realloc(l->at, cap * sizeof *a);
+        if (!a) return STRATA_ERR_NO_MEMORY;
+        l->at = a;
+        uint32_t *c = realloc(l->n, cap * sizeof *c);
+        if (!c) return STRATA_ERR_NO_MEMORY;
+        l->n = c;
+        l->cap = cap;
+    }
+    size_t m = n == UNKNOWN ? 0 : n;
+    if (l->pcap - l->npos < m) {
+        size_t cap = l->pcap ? 2 * l->pcap : 1024;
+        while (cap - l->npos < m) cap *= 2;
+        uint32_t *g = realloc(l->pos, cap * sizeof *g);
+        if (!g) return STRATA_ERR_NO_MEMORY;
+        l->pos = g;
+        l->pcap = cap;
+    }
+    if (m) memcpy(l->pos + l->npos, pos, m * sizeof *pos);
+    l->key[l->len] = key;
+    l->at[l->len] = l->npos;
+    l->n[l->len++] = n;
+    l->npos += m;
+    return STRATA_OK;
+}
+
+static int pl_push(void *arg, int64_t key, const uint8_t *pos, size_t plen) {
+    uint32_t p[ST_WORD_POS_MAX];
+    size_t n;
+    bool known = st_fulltext_positions(pos, plen, p, &n);
+    return pl_add(arg, key, p, known ? (uint32_t)n : UNKNOWN);
+}
+
+static _Thread_local const plist *g_pl;
+
+static int cmp_entry(const void *a, const void *b) {
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    int64_t kx = g_pl->key[x], ky = g_pl->key[y];
+    return kx != ky ? (kx > ky) - (kx < ky) : (x > y) - (x < y);
+}
+
+static int cmp_u32(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* A prefix's postings (word by word) as one list by key: the positions of an object's matching
+ * words merged. */
+static int pl_by_key(const plist *in, plist *out) {
+    size_t *order = malloc((in->len + 1) * sizeof *order);
+    uint32_t *merged = malloc((in->npos + 1) * sizeof *merged);
+    int rc = order && merged ? STRATA_OK : STRATA_ERR_NO_MEMORY;
+    for (size_t i = 0; order && i < in->len; i++) order[i] = i;
+    g_pl = in;
+    if (!rc && in->len > 1) qsort(order, in->len, sizeof *order, cmp_entry);
+    for (size_t i = 0, j; !rc && i < in->len; i = j) {
+        uint32_t m = 0;
+        bool unknown = false;
+        for (j = i; j < in->len && in->key[order[j]] == in->key[order[i]]; j++) {
+            size_t e = order[j];
+            if (in->n[e] == UNKNOWN) unknown = true;
+            else memcpy(merged + m, in->pos + in->at[e], in->n[e] * sizeof *merged), m += in->n[e];
+        }
+        if (!unknown && m > 1) qsort(merged, m, sizeof *merged, cmp_u32);
+        rc = pl_add(out, in->key[order[i]], merged, unknown ? UNKNOWN : m);
+    }
+    free(order);
+    free(merged);
+    return rc;
+}
+
+/* The objects where term t (several words: a phrase) occurs: *sure those the positions prove,
+ * *unsure those whose positions the index did not keep (the text decides); both sorted. */
+static int phrase_keys(const st_fts *f, const fts_term *term, strata_table_t *t, st_prop *p,
+                       keys *sure, keys *unsure, bool *exact, strata_error *err) {
+    plist state = {0}, word = {0}, raw = {0}; /* state: per object, where the phrase may start */
+    int rc = STRATA_OK;
+    for (size_t k = 0; rc == STRATA_OK && k < term->nwords && (k == 0 || state.len); k++) {
+        bool prefix = term->prefix && k == term->nwords - 1, ex;
+        size_t w = term->first + k;
+        pl_free(&raw);
+        pl_free(&word);
+        rc = st_fulltext_scan(t, p, f->buf + f->at[w], f->wlen[w], prefix, pl_push, &raw, &ex, err);
+        if (rc == STRATA_OK) *exact &= ex;
+        if (rc == STRATA_OK && prefix) rc = pl_by_key(&raw, &word);
+        const plist *wl = prefix ? &word : &raw;
+        if (rc) break;
+        if (k == 0) {
+            state = *wl;
+            if (wl == &raw) memset(&raw, 0, sizeof raw);
+            else memset(&word, 0, sizeof word);
+            continue;
+        }
+        plist next = {0}; /* the starts s with word k at s + k */
+        for (size_t i = 0, j = 0; rc == STRATA_OK && i < state.len; i++) {
+            while (j < wl->len && wl->key[j] < state.key[i]) j++;
+            if (j == wl->len || wl->key[j] != state.key[i]) continue;
+            if (state.n[i] == UNKNOWN || wl->n[j] == UNKNOWN) {
+                rc = pl_add(&next, state.key[i], NULL, UNKNOWN);
+                continue;
+            }
+            uint32_t starts[ST_WORD_POS_MAX * 4], m = 0; /* a prefix's positions may be more */
+            const uint32_t *a = state.pos + state.at[i], *b = wl->pos + wl->at[j];
+            for (uint32_t x = 0, y = 0; x < state.n[i] && y < wl->n[j] && m < sizeof starts / sizeof *starts;) {
+                uint64_t want = (uint64_t)a[x] + k;
+                if (b[y] < want) y++;
+                else if (b[y] > want) x++;
+                else starts[m++] = a[x++];
+            }
+            if (m) rc = pl_add(&next, state.key[i], starts, m);
+        }
+        pl_free(&state);
+        state = next;
+    }
+    for (size_t i = 0; rc == STRATA_OK && i < state.len; i++)
+        rc = keys_push(state.n[i] == UNKNOWN ? unsure : sure, state.key[i], NULL, 0);
+    if (rc == STRATA_ERR_NO_MEMORY) rc = st_err(err, rc, "out of memory");
+    pl_free(&state);
+    pl_free(&word);
+    pl_free(&raw);
+    return rc;
+}
+
+/* The objects where term t occurs, as phrase_keys says (a single word: all sure). */
+static int term_keys(const st_fts *f, const fts_term *term, strata_table_t *t, st_prop *p,
+                     keys *sure, keys *unsure, bool *exact, strata_error *err) {
+    sure->n = unsure->n = 0;
+    if (term->nwords == 1) return word_keys(f, term->first, term->prefix, t, p, sure, exact, err);
+    return phrase_keys(f, term, t, p, sure, unsure, exact, err);
+}
+
 bool st_fts_served(const st_fts *f) {
     for (size_t i = 0; i < f->nterms; i++)
         if (!f->terms[i].exclude) return true;
@@ -252,37 +425,43 @@ bool st_fts_served(const st_fts *f) {
 
 int st_fts_candidates(const st_fts *f, strata_table_t *t, st_prop *p, int64_t **out, size_t *n,
                       bool *exact, strata_error *err) {
-    keys acc = {0}, one = {0};
+    keys acc = {0}, sure = {0}, unsure = {0};
     bool first = true;
     int rc = STRATA_OK;
     *exact = true;
-    /* the words of the terms without '-': every one must be there */
+    /* the terms without '-': every one must occur */
     for (size_t i = 0; rc == STRATA_OK && i < f->nterms && (first || acc.n); i++) {
         const fts_term *term = &f->terms[i];
         if (term->exclude) continue;
-        if (term->nwords > 1) *exact = false; /* the order of a phrase's words: the text decides */
-        for (size_t k = 0; rc == STRATA_OK && k < term->nwords && (first || acc.n); k++) {
-            bool prefix = term->prefix && k == term->nwords - 1;
-            if ((rc = word_keys(f, term->first + k, prefix, t, p, first ? &acc : &one, exact, err)))
-                break;
-            if (!first) keys_merge(&acc, &one, true);
+        if ((rc = term_keys(f, term, t, p, &sure, &unsure, exact, err))) break;
+        if (unsure.n) {
+            *exact = false;
+            if (keys_union(&sure, &unsure)) rc = st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
+        }
+        if (first) {
+            keys tmp = acc;
+            acc = sure;
+            sure = tmp;
             first = false;
+        } else {
+            keys_merge(&acc, &sure, true);
         }
     }
-    /* single words with '-': their objects go; a phrase's words may be there apart */
+    /* the terms with '-': the objects where they surely occur go */
     for (size_t i = 0; rc == STRATA_OK && i < f->nterms && acc.n; i++) {
         const fts_term *term = &f->terms[i];
         if (!term->exclude) continue;
-        if (term->nwords > 1) {
+        bool ex = true;
+        if ((rc = term_keys(f, term, t, p, &sure, &unsure, &ex, err))) break;
+        if (!ex) { /* a long word's postings are shared: the text decides */
             *exact = false;
             continue;
         }
-        bool ex = true;
-        if ((rc = word_keys(f, term->first, term->prefix, t, p, &one, &ex, err))) break;
-        if (ex) keys_merge(&acc, &one, false);
-        else *exact = false; /* a long word's entry is shared: the text decides */
+        if (unsure.n) *exact = false;
+        keys_merge(&acc, &sure, false);
     }
-    free(one.v);
+    free(sure.v);
+    free(unsure.v);
     if (rc) {
         free(acc.v);
         return rc;
