@@ -113,6 +113,25 @@ def test_query_golden_table_json_csv(run, zoo):
     assert run("query", zoo, "Person", "--limit", "2", "--sort", "id", "--json").stdout.count('"id"') == 2
 
 
+def test_full_text_index_shown_queried_and_kept_by_copies(run, tmp_path):
+    path = str(tmp_path / "notes.strata")
+    with strata.open(path) as db, db.write() as txn:
+        txn.create_table("Note", {"body": strata.String(full_text=True), "n": strata.Int()})
+        txn["Note"].add(body="Swift on Linux", n=1)
+        txn["Note"].add(body="Objective-C on macOS", n=2)
+    assert "full-text" in run("schema", path).stdout
+    assert "@Persisted(indexed: .fullText) var body: String" in run("schema", path, "--swift").stdout
+    assert run("query", path, "Note", "body TEXT $0", '"linux -objective-c"', "--count").stdout.strip() == "1"
+    p = run("query", path, "Note", "body TEXT '-'", ok=False)
+    assert "no word" in p.stderr
+    copy = str(tmp_path / "loaded.strata")
+    run("load", copy, input=run("dump", path).stdout)
+    with strata.open(copy) as db, db.read() as snap:
+        assert snap["Note"].properties["body"].full_text
+        assert snap["Note"].where("body TEXT 'objective-c'").count() == 1
+    run("check", copy)
+
+
 def test_a_bad_predicate_names_the_column(run, zoo):
     p = run("query", zoo, "Person", "age >> 3", ok=False)
     assert "column" in p.stderr

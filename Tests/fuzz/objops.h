@@ -5,7 +5,7 @@
  *
  * Schema: Dog {name string indexed, age int?, tags [string?], score mixed (values, or typed links
  *              to people)}
- *         Person {id int primary key, name string, best Dog link, dogs [Dog], born timestamp,
+ *         Person {id int primary key, name string (full-text index), best Dog link, dogs [Dog], born timestamp,
  *                 nick {string: int?} (a map), badge Badge link, badges {string: Badge}}
  *         Badge (embedded) {label string, inner Badge link}
  * Each operation is one opcode byte and argument bytes; errors from the API are expected (bad
@@ -61,7 +61,7 @@ static int oo_schema(strata_txn_t *txn, strata_table_t **dog, strata_table_t **p
     strata_table_add_property(*dog, "tags", STRATA_TYPE_STRING, STRATA_PROP_LIST | STRATA_PROP_NULLABLE, NULL, &c, NULL);
     strata_table_add_property(*dog, "score", STRATA_TYPE_MIXED, 0, NULL, &c, NULL);
     strata_table_add_property(*person, "id", STRATA_TYPE_INT, STRATA_PROP_PRIMARY_KEY, NULL, &c, NULL);
-    strata_table_add_property(*person, "name", STRATA_TYPE_STRING, 0, NULL, &c, NULL);
+    strata_table_add_property(*person, "name", STRATA_TYPE_STRING, STRATA_PROP_FULLTEXT, NULL, &c, NULL);
     strata_table_add_property(*person, "best", STRATA_TYPE_LINK, 0, "Dog", &c, NULL);
     strata_table_add_property(*person, "dogs", STRATA_TYPE_LINK, STRATA_PROP_LIST, "Dog", &c, NULL);
     strata_table_add_property(*person, "born", STRATA_TYPE_TIMESTAMP, 0, NULL, &c, NULL);

@@ -6,7 +6,7 @@ import CCore
 
 struct Schema: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Show the classes and properties (type, optional, primary key, indexed), links, lists and backlinks.")
+        abstract: "Show the classes and properties (type, optional, primary key, indexed, full-text), links, lists and backlinks.")
 
     @OptionGroup var file: FileArgument
     @OptionGroup var output: JSONFlag
@@ -26,7 +26,7 @@ struct Schema: ParsableCommand {
                 print("")
                 print("class \(c.name)\(c.embedded ? " (embedded)" : "")")
                 var rows = c.properties.map { p -> [String] in
-                    [p.name, p.typeText, p.primaryKey ? "primary key" : p.indexed ? "indexed" : ""]
+                    [p.name, p.typeText, p.primaryKey ? "primary key" : p.indexed ? "indexed" : p.fullText ? "full-text" : ""]
                 }
                 for b in backlinks(to: c.name, in: classes) { rows.append([b, "backlinks", ""]) }
                 print(TableOutput.render(headers: ["property", "type", ""], rows: rows), terminator: "")

@@ -11,6 +11,8 @@ struct PropertySchema {
     let type: CoreType
     let optional: Bool
     let indexed: Bool
+    /// A full-text index of its words (`TEXT` queries).
+    let fullText: Bool
     let primaryKey: Bool
     let collection: CollectionKind?
     let target: String?
@@ -21,6 +23,7 @@ struct PropertySchema {
         type = p.type
         optional = p.flags.contains(.nullable)
         indexed = p.flags.contains(.indexed)
+        fullText = p.flags.contains(.fullText)
         primaryKey = p.flags.contains(.primaryKey)
         collection = p.flags.contains(.map) ? .map : p.flags.contains(.set) ? .set
             : p.flags.contains(.list) ? .list : nil
@@ -40,6 +43,7 @@ struct PropertySchema {
         type = ty
         optional = field("optional") == .bool(true)
         indexed = field("indexed") == .bool(true)
+        fullText = field("fullText") == .bool(true)
         primaryKey = field("primaryKey") == .bool(true)
         if case .string(let c)? = field("collection") {
             guard let kind = CollectionKind(rawValue: c) else {
@@ -59,6 +63,7 @@ struct PropertySchema {
         var f: CoreFlags = []
         if optional { f.insert(.nullable) }
         if indexed && !primaryKey { f.insert(.indexed) }
+        if fullText { f.insert(.fullText) }
         switch collection {
         case .list?: f.insert(.list)
         case .set?: f.formUnion([.list, .set])
@@ -72,6 +77,7 @@ struct PropertySchema {
         var m: [(String, JSON)] = [("name", .string(name)), ("type", .string(type.name))]
         if optional { m.append(("optional", .bool(true))) }
         if indexed { m.append(("indexed", .bool(true))) }
+        if fullText { m.append(("fullText", .bool(true))) }
         if primaryKey { m.append(("primaryKey", .bool(true))) }
         if let c = collection { m.append(("collection", .string(c.rawValue))) }
         if let t = target { m.append(("target", .string(t))) }

@@ -12,6 +12,7 @@ enum SwiftModel {
             for p in c.properties {
                 var attrs: [String] = []
                 if p.primaryKey { attrs.append("primaryKey: true") } else if p.indexed { attrs.append("indexed: true") }
+                if p.fullText { attrs.append("indexed: .fullText") }
                 let wrapper = attrs.isEmpty ? "@Persisted" : "@Persisted(\(attrs.joined(separator: ", ")))"
                 out += "    \(wrapper) var \(p.name): \(swiftType(p))\n"
             }
