@@ -92,15 +92,6 @@ static size_t positions_len(const uint8_t *p, size_t len, size_t at) {
     return at - start;
 }
 
-bool st_fulltext_positions(const uint8_t *pos, size_t plen, uint32_t *out, size_t *n) {
-    size_t at = 0;
-    uint64_t count, v, sum = 0;
-    *n = 0;
-    if (!varint_get(pos, plen, &at, &count) || count == 0 || count > ST_WORD_POS_MAX) return false;
-    for (uint64_t i = 0; i < count && varint_get(pos, plen, &at, &v); i++) out[(*n)++] = (uint32_t)(sum += v);
-    return *n == count;
-}
-
 /* ------------------------------------------------------------------ the words of a value */
 
 /* Every word of a text (cut) with its position, then sorted by word and position. */
@@ -475,6 +466,19 @@ int st_fulltext_apply(strata_table_t *t, st_prop *p, strata_tree_t *ix, const ui
 
 /* ------------------------------------------------------------------ lookups */
 
+/* The positions at p[*at..len) into out (*n of them; ST_WORD_POS_UNKNOWN when not kept), well
+ * formed as positions_len says; false when not. */
+static bool positions_read(const uint8_t *p, size_t len, size_t *at, uint32_t *out, uint32_t *n) {
+    uint64_t count, v, sum = 0;
+    if (!varint_get(p, len, at, &count) || count > ST_WORD_POS_MAX) return false;
+    *n = count ? (uint32_t)count : ST_WORD_POS_UNKNOWN;
+    for (uint64_t i = 0; i < count; i++) {
+        if (!varint_get(p, len, at, &v) || (i > 0 && v == 0) || (sum += v) > UINT32_MAX) return false;
+        out[i] = (uint32_t)sum;
+    }
+    return true;
+}
+
 int st_fulltext_scan(strata_table_t *t, st_prop *p, const uint8_t *word, size_t len, bool prefix,
                      st_posting_visit visit, void *arg, bool *exact, strata_error *err) {
     size_t cl = cut_to(word, len, prefix ? EXACT_MAX : ST_WORD_KEY_MAX);
@@ -487,28 +491,50 @@ int st_fulltext_scan(strata_table_t *t, st_prop *p, const uint8_t *word, size_t 
     int rc = st_prop_index_tree(t, p, false, &ix, err);
     if (rc == STRATA_ERR_NOT_FOUND) return STRATA_OK;
     if (rc) return rc;
-    plist l = {0};
     st_iter c;
     st_iter_init(&c, ix);
     for (rc = st_iter_seek(&c, start, sl, err); rc == STRATA_OK; rc = st_iter_next(&c, err)) {
         const uint8_t *k, *v;
         size_t kl, vl;
-        bool oom;
         if ((rc = st_iter_get(&c, &k, &kl, &v, &vl, err))) break;
         if (kl < sl || memcmp(k, start, sl) != 0) break;
-        if (kl < 10 || k[kl - 9] != 0 || kl - 9 > ST_WORD_KEY_MAX) {
-            rc = bad_chunk(t, p, k, kl, err);
-            break;
+        int64_t first = kl >= 10 ? (int64_t)st_rd_be64(k + kl - 8) : -1;
+        if (first < 0 || k[kl - 9] != 0 || kl - 9 > ST_WORD_KEY_MAX) return bad_chunk(t, p, k, kl, err);
+        /* the chunk's postings, read and checked in one pass (chunk_decode's rules) */
+        uint64_t key = (uint64_t)first;
+        for (size_t i = 0, count = 0; i < vl || count == 0; count++) {
+            uint64_t d = 0;
+            uint32_t pos[ST_WORD_POS_MAX], n;
+            if ((count > 0 && (!varint_get(v, vl, &i, &d) || d == 0 || d > (uint64_t)INT64_MAX - key)) ||
+                !positions_read(v, vl, &i, pos, &n))
+                return bad_chunk(t, p, k, kl, err);
+            key += d;
+            if ((rc = visit(arg, (int64_t)key, pos, n))) return rc;
         }
-        l.n = 0;
-        if (!chunk_decode((int64_t)st_rd_be64(k + kl - 8), v, vl, &l, &oom)) {
-            rc = oom ? st_err(err, STRATA_ERR_NO_MEMORY, "out of memory") : bad_chunk(t, p, k, kl, err);
-            break;
-        }
-        for (size_t i = 0; rc == STRATA_OK && i < l.n; i++) rc = visit(arg, l.v[i].key, l.v[i].pos, l.v[i].plen);
-        if (rc) break;
     }
-    pl_free(&l);
+    return rc == STRATA_ERR_NOT_FOUND ? STRATA_OK : rc;
+}
+
+int st_fulltext_chunks(strata_table_t *t, st_prop *p, const uint8_t *word, size_t len, bool prefix,
+                       size_t cap, size_t *n, strata_error *err) {
+    uint8_t start[ST_WORD_KEY_MAX + 1];
+    size_t sl = cut_to(word, len, prefix ? EXACT_MAX : ST_WORD_KEY_MAX);
+    memcpy(start, word, sl);
+    if (!prefix) start[sl++] = 0;
+    *n = 0;
+    strata_tree_t *ix;
+    int rc = st_prop_index_tree(t, p, false, &ix, err);
+    if (rc == STRATA_ERR_NOT_FOUND) return STRATA_OK;
+    if (rc) return rc;
+    st_iter c;
+    st_iter_init(&c, ix);
+    for (rc = st_iter_seek(&c, start, sl, err); rc == STRATA_OK && *n < cap; rc = st_iter_next(&c, err)) {
+        const uint8_t *k;
+        size_t kl;
+        if ((rc = st_iter_get(&c, &k, &kl, NULL, NULL, err))) break;
+        if (kl < sl || memcmp(k, start, sl) != 0) break;
+        ++*n;
+    }
     return rc == STRATA_ERR_NOT_FOUND ? STRATA_OK : rc;
 }
 

@@ -277,16 +277,19 @@ typedef int (*st_word_visit)(void *arg, const uint8_t *word, size_t len, size_t 
 int st_words_each(const uint8_t *text, size_t len, st_word_visit visit, void *arg);
 
 /* fulltext.c: visit the postings of `word` in full-text property p — each object whose value
- * holds it (prefix: a word that begins with it), with the word's positions there (read them with
- * st_fulltext_positions) — in index order (word, then key; a prefix visits an object once per
- * word it matches). *exact false: the index cannot tell long words apart, and a candidate's text
- * decides. */
-typedef int (*st_posting_visit)(void *arg, int64_t key, const uint8_t *pos, size_t plen);
+ * holds it (prefix: a word that begins with it), with the word's n positions there, ascending
+ * (n == ST_WORD_POS_UNKNOWN: it occurs more often than the index keeps positions for) — in index
+ * order (word, then key; a prefix visits an object once per word it matches). A non-zero result
+ * of visit ends the walk and is returned. *exact false: the index cannot tell long words apart,
+ * and a candidate's text decides. */
+#define ST_WORD_POS_UNKNOWN UINT32_MAX
+typedef int (*st_posting_visit)(void *arg, int64_t key, const uint32_t *pos, uint32_t n);
 int st_fulltext_scan(strata_table_t *t, st_prop *p, const uint8_t *word, size_t len, bool prefix,
                      st_posting_visit visit, void *arg, bool *exact, strata_error *err);
-/* A posting's positions into out (room for ST_WORD_POS_MAX), ascending; false when the word
- * occurs more often than that and they were not kept. */
-bool st_fulltext_positions(const uint8_t *pos, size_t plen, uint32_t *out, size_t *n);
+/* How many chunks hold the postings of `word` (or of the words with that prefix), counted up to
+ * cap: a cheap measure of how many objects hold it (a chunk holds 1 to 256). */
+int st_fulltext_chunks(strata_table_t *t, st_prop *p, const uint8_t *word, size_t len, bool prefix,
+                       size_t cap, size_t *n, strata_error *err);
 
 /* Order of two values of one indexable type (strings: bytes, i.e. code points). */
 int st_value_cmp(const strata_value *a, const strata_value *b);

@@ -193,8 +193,8 @@ typedef struct keys {
     size_t n, cap;
 } keys;
 
-static int keys_push(void *arg, int64_t key, const uint8_t *pos, size_t plen) {
-    (void)pos, (void)plen;
+static int keys_push(void *arg, int64_t key, const uint32_t *pos, uint32_t npos) {
+    (void)pos, (void)npos;
     keys *k = arg;
     if (k->n == k->cap) {
         size_t cap = k->cap ? 2 * k->cap : 256;
@@ -274,7 +274,7 @@ typedef struct plist {
     size_t npos, pcap;
 } plist;
 
-#define UNKNOWN UINT32_MAX
+#define UNKNOWN ST_WORD_POS_UNKNOWN
 
 static void pl_free(plist *l) {
     free(l->key), free(l->at), free(l->n), free(l->pos);
@@ -312,11 +312,8 @@ static int pl_add(plist *l, int64_t key, const uint32_t *pos, uint32_t n) {
     return STRATA_OK;
 }
 
-static int pl_push(void *arg, int64_t key, const uint8_t *pos, size_t plen) {
-    uint32_t p[ST_WORD_POS_MAX];
-    size_t n;
-    bool known = st_fulltext_positions(pos, plen, p, &n);
-    return pl_add(arg, key, p, known ? (uint32_t)n : UNKNOWN);
+static int pl_push(void *arg, int64_t key, const uint32_t *pos, uint32_t npos) {
+    return pl_add(arg, key, pos, npos);
 }
 
 static _Thread_local const plist *g_pl;
@@ -357,53 +354,85 @@ static int pl_by_key(const plist *in, plist *out) {
     return rc;
 }
 
+/* One object of a phrase's state (where the phrase may start: a0[0..na), or unknown) meeting
+ * word k's positions b[0..nb) (or unknown) there: what is left goes to next. */
+static int phrase_meet(plist *next, int64_t key, const uint32_t *a, uint32_t na, const uint32_t *b,
+                       uint32_t nb, uint32_t k) {
+    if (na == UNKNOWN || nb == UNKNOWN) return pl_add(next, key, NULL, UNKNOWN);
+    uint32_t starts[ST_WORD_POS_MAX], m = 0; /* a phrase starts at most where its first word is */
+    for (uint32_t x = 0, y = 0; x < na && y < nb && m < ST_WORD_POS_MAX;) {
+        uint64_t want = (uint64_t)a[x] + k;
+        if (b[y] < want) y++;
+        else if (b[y] > want) x++;
+        else starts[m++] = a[x++];
+    }
+    return m ? pl_add(next, key, starts, m) : STRATA_OK;
+}
+
+/* Word k of a phrase read from the index and met with the state as it comes (its postings
+ * come in key order); the read ends once the state is passed. */
+typedef struct phrase_step {
+    const plist *state;
+    size_t i;
+    uint32_t k;
+    plist *next;
+} phrase_step;
+
+enum { PHRASE_DONE = 1 << 21 };
+
+static int phrase_visit(void *arg, int64_t key, const uint32_t *pos, uint32_t npos) {
+    phrase_step *ps = arg;
+    const plist *st = ps->state;
+    while (ps->i < st->len && st->key[ps->i] < key) ps->i++;
+    if (ps->i == st->len) return PHRASE_DONE;
+    if (st->key[ps->i] != key) return STRATA_OK;
+    size_t i = ps->i++;
+    return phrase_meet(ps->next, key, st->pos + st->at[i], st->n[i], pos, npos, ps->k);
+}
+
 /* The objects where term t (several words: a phrase) occurs: *sure those the positions prove,
  * *unsure those whose positions the index did not keep (the text decides); both sorted. */
 static int phrase_keys(const st_fts *f, const fts_term *term, strata_table_t *t, st_prop *p,
                        keys *sure, keys *unsure, bool *exact, strata_error *err) {
-    plist state = {0}, word = {0}, raw = {0}; /* state: per object, where the phrase may start */
+    plist state = {0}, next = {0}, raw = {0}, word = {0}; /* state: per object, where the phrase may start */
     int rc = STRATA_OK;
-    for (size_t k = 0; rc == STRATA_OK && k < term->nwords && (k == 0 || state.len); k++) {
+    for (uint32_t k = 0; rc == STRATA_OK && k < term->nwords && (k == 0 || state.len); k++) {
         bool prefix = term->prefix && k == term->nwords - 1, ex;
         size_t w = term->first + k;
-        pl_free(&raw);
-        pl_free(&word);
-        rc = st_fulltext_scan(t, p, f->buf + f->at[w], f->wlen[w], prefix, pl_push, &raw, &ex, err);
-        if (rc == STRATA_OK) *exact &= ex;
-        if (rc == STRATA_OK && prefix) rc = pl_by_key(&raw, &word);
-        const plist *wl = prefix ? &word : &raw;
-        if (rc) break;
-        if (k == 0) {
-            state = *wl;
-            if (wl == &raw) memset(&raw, 0, sizeof raw);
-            else memset(&word, 0, sizeof word);
-            continue;
-        }
-        plist next = {0}; /* the starts s with word k at s + k */
-        for (size_t i = 0, j = 0; rc == STRATA_OK && i < state.len; i++) {
-            while (j < wl->len && wl->key[j] < state.key[i]) j++;
-            if (j == wl->len || wl->key[j] != state.key[i]) continue;
-            if (state.n[i] == UNKNOWN || wl->n[j] == UNKNOWN) {
-                rc = pl_add(&next, state.key[i], NULL, UNKNOWN);
+        raw.len = raw.npos = word.len = word.npos = next.len = next.npos = 0;
+        if (k > 0 && !prefix) { /* met as it is read */
+            phrase_step ps = {&state, 0, k, &next};
+            rc = st_fulltext_scan(t, p, f->buf + f->at[w], f->wlen[w], false, phrase_visit, &ps, &ex, err);
+            if (rc == PHRASE_DONE) rc = STRATA_OK;
+        } else { /* the first word, or a prefix's words (by word, then key): gathered */
+            rc = st_fulltext_scan(t, p, f->buf + f->at[w], f->wlen[w], prefix, pl_push, &raw, &ex, err);
+            if (rc == STRATA_OK && prefix) rc = pl_by_key(&raw, &word);
+            const plist *wl = prefix ? &word : &raw;
+            if (rc == STRATA_OK && k == 0) {
+                plist tmp = state;
+                state = raw;
+                raw = tmp;
+                *exact &= ex;
                 continue;
             }
-            uint32_t starts[ST_WORD_POS_MAX * 4], m = 0; /* a prefix's positions may be more */
-            const uint32_t *a = state.pos + state.at[i], *b = wl->pos + wl->at[j];
-            for (uint32_t x = 0, y = 0; x < state.n[i] && y < wl->n[j] && m < sizeof starts / sizeof *starts;) {
-                uint64_t want = (uint64_t)a[x] + k;
-                if (b[y] < want) y++;
-                else if (b[y] > want) x++;
-                else starts[m++] = a[x++];
+            for (size_t i = 0, j = 0; rc == STRATA_OK && i < state.len; i++) {
+                while (j < wl->len && wl->key[j] < state.key[i]) j++;
+                if (j < wl->len && wl->key[j] == state.key[i])
+                    rc = phrase_meet(&next, state.key[i], state.pos + state.at[i], state.n[i],
+                                     wl->pos + wl->at[j], wl->n[j], k);
             }
-            if (m) rc = pl_add(&next, state.key[i], starts, m);
         }
-        pl_free(&state);
+        if (rc) break;
+        *exact &= ex;
+        plist tmp = state;
         state = next;
+        next = tmp;
     }
     for (size_t i = 0; rc == STRATA_OK && i < state.len; i++)
         rc = keys_push(state.n[i] == UNKNOWN ? unsure : sure, state.key[i], NULL, 0);
     if (rc == STRATA_ERR_NO_MEMORY) rc = st_err(err, rc, "out of memory");
     pl_free(&state);
+    pl_free(&next);
     pl_free(&word);
     pl_free(&raw);
     return rc;
@@ -423,16 +452,78 @@ bool st_fts_served(const st_fts *f) {
     return false;
 }
 
+/* Keep (or drop) the keys of acc an exact word's postings hold, read as they come; the read
+ * ends once acc is passed. */
+typedef struct filter {
+    const keys *acc;
+    size_t i;
+    bool *hit;
+} filter;
+
+enum { FILTER_DONE = 1 << 22 };
+
+static int filter_visit(void *arg, int64_t key, const uint32_t *pos, uint32_t npos) {
+    (void)pos, (void)npos;
+    filter *fl = arg;
+    while (fl->i < fl->acc->n && fl->acc->v[fl->i] < key) fl->i++;
+    if (fl->i == fl->acc->n) return FILTER_DONE;
+    if (fl->acc->v[fl->i] == key) fl->hit[fl->i++] = true;
+    return STRATA_OK;
+}
+
+static int filter_word(const st_fts *f, size_t w, strata_table_t *t, st_prop *p, keys *acc, bool keep,
+                       bool *exact, strata_error *err) {
+    bool *hit = calloc(acc->n + 1, sizeof *hit);
+    if (!hit) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
+    filter fl = {acc, 0, hit};
+    bool ex;
+    int rc = st_fulltext_scan(t, p, f->buf + f->at[w], f->wlen[w], false, filter_visit, &fl, &ex, err);
+    if (rc == FILTER_DONE) rc = STRATA_OK;
+    if (rc == STRATA_OK && !ex) *exact = false;
+    if (rc == STRATA_OK && (ex || keep)) { /* an inexact word may not drop: the text decides */
+        size_t n = 0;
+        for (size_t i = 0; i < acc->n; i++)
+            if (hit[i] == keep) acc->v[n++] = acc->v[i];
+        acc->n = n;
+    }
+    free(hit);
+    return rc;
+}
+
+/* How many chunks the term's first word has (up to 64): which terms to read first. */
+static size_t term_weight(const st_fts *f, const fts_term *term, strata_table_t *t, st_prop *p) {
+    size_t n = 64;
+    strata_error ignored;
+    st_fulltext_chunks(t, p, f->buf + f->at[term->first], f->wlen[term->first],
+                       term->prefix && term->nwords == 1, 64, &n, &ignored);
+    return n;
+}
+
 int st_fts_candidates(const st_fts *f, strata_table_t *t, st_prop *p, int64_t **out, size_t *n,
                       bool *exact, strata_error *err) {
     keys acc = {0}, sure = {0}, unsure = {0};
     bool first = true;
     int rc = STRATA_OK;
     *exact = true;
-    /* the terms without '-': every one must occur */
-    for (size_t i = 0; rc == STRATA_OK && i < f->nterms && (first || acc.n); i++) {
-        const fts_term *term = &f->terms[i];
-        if (term->exclude) continue;
+    /* the terms without '-', the lightest first: every one must occur */
+    size_t *order = malloc((f->nterms + 1) * sizeof *order), *weight = malloc((f->nterms + 1) * sizeof *weight);
+    size_t npos = 0;
+    if (!order || !weight) rc = st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
+    for (size_t i = 0; rc == STRATA_OK && i < f->nterms; i++)
+        if (!f->terms[i].exclude) order[npos++] = i;
+    for (size_t i = 0; rc == STRATA_OK && npos > 1 && i < npos; i++) weight[i] = term_weight(f, &f->terms[order[i]], t, p);
+    for (size_t i = 1; rc == STRATA_OK && npos > 1 && i < npos; i++) /* insertion sort: few terms */
+        for (size_t j = i; j > 0 && weight[j] < weight[j - 1]; j--) {
+            size_t o = order[j], w = weight[j];
+            order[j] = order[j - 1], weight[j] = weight[j - 1];
+            order[j - 1] = o, weight[j - 1] = w;
+        }
+    for (size_t o = 0; rc == STRATA_OK && o < npos && (first || acc.n); o++) {
+        const fts_term *term = &f->terms[order[o]];
+        if (!first && term->nwords == 1 && !term->prefix) { /* met as it is read */
+            rc = filter_word(f, term->first, t, p, &acc, true, exact, err);
+            continue;
+        }
         if ((rc = term_keys(f, term, t, p, &sure, &unsure, exact, err))) break;
         if (unsure.n) {
             *exact = false;
@@ -447,10 +538,16 @@ int st_fts_candidates(const st_fts *f, strata_table_t *t, st_prop *p, int64_t **
             keys_merge(&acc, &sure, true);
         }
     }
+    free(order);
+    free(weight);
     /* the terms with '-': the objects where they surely occur go */
     for (size_t i = 0; rc == STRATA_OK && i < f->nterms && acc.n; i++) {
         const fts_term *term = &f->terms[i];
         if (!term->exclude) continue;
+        if (term->nwords == 1 && !term->prefix) {
+            rc = filter_word(f, term->first, t, p, &acc, false, exact, err);
+            continue;
+        }
         bool ex = true;
         if ((rc = term_keys(f, term, t, p, &sure, &unsure, &ex, err))) break;
         if (!ex) { /* a long word's postings are shared: the text decides */
