@@ -212,8 +212,34 @@ static int cmp_key(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+/* Sort many keys of a dense range through a bitmap (a prefix's postings: one run per word),
+ * dropping repeats; false when the range is too sparse for it (or out of memory). */
+static bool keys_bitmap_sort(keys *k) {
+    if (k->n < 1024) return false;
+    int64_t lo = k->v[0], hi = k->v[0];
+    for (size_t i = 1; i < k->n; i++) {
+        if (k->v[i] < lo) lo = k->v[i];
+        if (k->v[i] > hi) hi = k->v[i];
+    }
+    uint64_t span = (uint64_t)(hi - lo) + 1;
+    if (span / 64 > k->n) return false; /* more bitmap words than keys */
+    uint64_t *bits = calloc((size_t)(span / 64 + 1), sizeof *bits);
+    if (!bits) return false;
+    for (size_t i = 0; i < k->n; i++) {
+        uint64_t b = (uint64_t)(k->v[i] - lo);
+        bits[b / 64] |= 1ull << (b % 64);
+    }
+    size_t n = 0;
+    for (uint64_t w = 0; w <= span / 64; w++)
+        for (uint64_t x = bits[w]; x; x &= x - 1) k->v[n++] = lo + (int64_t)(w * 64 + (uint64_t)__builtin_ctzll(x));
+    k->n = n;
+    free(bits);
+    return true;
+}
+
 /* Sorted, each key once (a prefix visits an object once per word it matches). */
 static void keys_settle(keys *k, bool sorted) {
+    if (!sorted && keys_bitmap_sort(k)) return;
     if (!sorted && k->n > 1) qsort(k->v, k->n, sizeof *k->v, cmp_key);
     size_t n = 0;
     for (size_t i = 0; i < k->n; i++)
