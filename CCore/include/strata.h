@@ -915,6 +915,21 @@ STRATA_API int strata_query_count(strata_query_t *query, strata_txn_t *txn,
                                   const strata_value *args, size_t nargs, uint64_t *count,
                                   strata_error *err);
 
+/**
+ * Whether object `key` satisfies the query's predicate in txn's snapshot (SORT, DISTINCT and
+ * LIMIT play no part); false for a key with no object. With strata_query_position, a live
+ * collection follows one commit's changes without running the query again.
+ */
+STRATA_API int strata_query_matches(strata_query_t *query, strata_txn_t *txn, const strata_value *args,
+                                    size_t nargs, strata_key_t key, bool *matches, strata_error *err);
+/**
+ * Where object `key` goes among `keys` (n objects of the query's table, in the query's SORT order
+ * as a run gives it; ties in key order): *position is the index of the first that sorts after
+ * it. Without SORT the order is the keys'. INVALID_ARGUMENT for a query with DISTINCT or LIMIT.
+ */
+STRATA_API int strata_query_position(strata_query_t *query, strata_txn_t *txn, const strata_key_t *keys,
+                                     size_t n, strata_key_t key, size_t *position, strata_error *err);
+
 STRATA_API size_t strata_results_size(const strata_results_t *results);
 /** The i-th key (i < size), or -1 when out of range. */
 STRATA_API strata_key_t strata_results_key(const strata_results_t *results, size_t i);

@@ -1318,7 +1318,94 @@ static void geo_regions(void) {
     OK(strata_db_close(db, E));
 }
 
+/* strata_query_matches and strata_query_position: one object against a query, as a live
+ * collection follows a commit. For random objects and sorts (ties, nulls, descending, through a
+ * link), every object of a run's results is found where the run put it among the others, and
+ * matches is true exactly for those. */
+static void one_object_matched_and_placed(void) {
+    tl_seed(0xFACADE);
+    strata_db_t *db;
+    OK(strata_db_open(tl_path("place.db"), NULL, &db, E));
+    strata_txn_t *w;
+    strata_table_t *t, *o;
+    strata_col_t a, b, s, l, on;
+    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
+    OK(strata_table_create(w, "Owner", &o, E));
+    OK(strata_table_add_property(o, "name", STRATA_TYPE_STRING, 0, NULL, &on, E));
+    OK(strata_table_create(w, "Item", &t, E));
+    OK(strata_table_add_property(t, "a", STRATA_TYPE_INT, STRATA_PROP_NULLABLE, NULL, &a, E));
+    OK(strata_table_add_property(t, "b", STRATA_TYPE_INT, 0, NULL, &b, E));
+    OK(strata_table_add_property(t, "s", STRATA_TYPE_STRING, STRATA_PROP_INDEXED, NULL, &s, E));
+    OK(strata_table_add_property(t, "owner", STRATA_TYPE_LINK, 0, "Owner", &l, E));
+    static const char *names[] = {"b", "a", "张", "", "ab"};
+    for (int i = 0; i < 6; i++) {
+        strata_key_t k;
+        OK(strata_obj_create(o, &k, E));
+        strata_value v = vstr(names[i % 5]);
+        OK(strata_obj_set(o, k, on, &v, E));
+    }
+    for (int i = 0; i < 400; i++) {
+        strata_key_t k;
+        OK(strata_obj_create(t, &k, E));
+        strata_value va = rnd() % 7 ? vint((int64_t)(rnd() % 20)) : vnull(), vb = vint((int64_t)(rnd() % 5)),
+                     vs = vstr(names[rnd() % 5]), vl = rnd() % 5 ? vlink((int64_t)(rnd() % 6)) : vnull();
+        OK(strata_obj_set(t, k, a, &va, E));
+        OK(strata_obj_set(t, k, b, &vb, E));
+        OK(strata_obj_set(t, k, s, &vs, E));
+        OK(strata_obj_set(t, k, l, &vl, E));
+        if (i % 50 == 7) OK(strata_obj_delete(t, k - 3, E)); /* gaps in the keys */
+    }
+    OK(strata_txn_commit(w, E));
+    strata_txn_free(w);
+    static const char *queries[] = {
+        "a > 5", "a > 5 SORT(a ASC)", "b != 2 SORT(b DESC, a ASC)", "TRUEPREDICATE SORT(s ASC, b DESC)",
+        "s BEGINSWITH 'a' OR a == nil SORT(owner.name DESC)", "b < $0 SORT(a DESC)",
+    };
+    strata_txn_t *r;
+    OK(strata_txn_begin(db, STRATA_TXN_READ, &r, E));
+    strata_value arg = vint(3);
+    for (size_t qi = 0; qi < sizeof queries / sizeof *queries; qi++) {
+        strata_query_t *q;
+        strata_results_t *res;
+        OK(strata_query_compile(r, "Item", queries[qi], &q, E));
+        OK(strata_query_run(q, r, &arg, 1, &res, E));
+        size_t n = strata_results_size(res);
+        strata_key_t *keys = malloc((n + 1) * sizeof *keys), *others = malloc((n + 1) * sizeof *others);
+        CHECK(keys && others && n > 10);
+        for (size_t i = 0; i < n; i++) keys[i] = strata_results_key(res, i);
+        for (size_t i = 0; i < n; i++) { /* each one, placed among the others */
+            memcpy(others, keys, i * sizeof *keys);
+            memcpy(others + i, keys + i + 1, (n - i - 1) * sizeof *keys);
+            size_t pos = 99999;
+            OK(strata_query_position(q, r, others, n - 1, keys[i], &pos, E));
+            if (pos != i) fprintf(stderr, "  '%s': object %lld placed at %zu, run put it at %zu\n", queries[qi], (long long)keys[i], pos, i);
+            CHECK(pos == i);
+        }
+        for (strata_key_t k = 0; k < 410; k++) { /* matches: exactly the run's objects */
+            bool m = true, in = false;
+            OK(strata_query_matches(q, r, &arg, 1, k, &m, E));
+            for (size_t i = 0; i < n && !in; i++) in = keys[i] == k;
+            CHECK(m == in);
+        }
+        free(keys);
+        free(others);
+        strata_results_free(res);
+        strata_query_free(q);
+    }
+    strata_query_t *q;
+    OK(strata_query_compile(r, "Item", "a > 1 LIMIT(3)", &q, E));
+    size_t pos;
+    EXPECT_CODE(strata_query_position(q, r, NULL, 0, 1, &pos, E), STRATA_ERR_INVALID_ARGUMENT);
+    bool m;
+    EXPECT_CODE(strata_query_matches(q, r, NULL, 0, 1, NULL, E), STRATA_ERR_INVALID_ARGUMENT);
+    OK(strata_query_matches(q, r, NULL, 0, 1, &m, E));
+    strata_query_free(q);
+    strata_txn_free(r);
+    OK(strata_db_close(db, E));
+}
+
 static const tl_test tests[] = {
+    TL_TEST(one_object_matched_and_placed),
     TL_TEST(geo_regions),
     TL_TEST(comparisons_strings_and_logic),
     TL_TEST(paths_arguments_and_suffixes),

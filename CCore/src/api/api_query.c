@@ -68,6 +68,25 @@ int strata_query_run(strata_query_t *query, strata_txn_t *txn, const strata_valu
     return rc ? rc : st_query_run(query, txn, args, nargs, out, err);
 }
 
+int strata_query_matches(strata_query_t *query, strata_txn_t *txn, const strata_value *args,
+                         size_t nargs, strata_key_t key, bool *matches, strata_error *err) {
+    strata_error local;
+    if (!err) err = &local;
+    if (!matches) return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "strata_query_matches: matches is NULL");
+    int rc = run_check(query, args, nargs, err);
+    return rc ? rc : st_query_matches(query, txn, args, nargs, key, matches, err);
+}
+
+int strata_query_position(strata_query_t *query, strata_txn_t *txn, const strata_key_t *keys,
+                          size_t n, strata_key_t key, size_t *position, strata_error *err) {
+    strata_error local;
+    if (!err) err = &local;
+    if (!position) return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "strata_query_position: position is NULL");
+    if (!keys && n) return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "strata_query_position: keys is NULL");
+    if (!query) return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "the query is NULL");
+    return st_query_position(query, txn, keys, n, key, position, err); /* no arguments: SORT takes none */
+}
+
 int strata_query_count(strata_query_t *query, strata_txn_t *txn, const strata_value *args,
                        size_t nargs, uint64_t *count, strata_error *err) {
     strata_error local;

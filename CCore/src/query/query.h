@@ -161,6 +161,11 @@ int st_query_run(strata_query_t *q, strata_txn_t *txn, const strata_value *args,
                  strata_results_t **out, strata_error *err);
 int st_query_count(strata_query_t *q, strata_txn_t *txn, const strata_value *args, size_t nargs,
                    uint64_t *count, strata_error *err);
+/* One object: whether it matches the predicate; where it goes among keys in the query's order. */
+int st_query_matches(strata_query_t *q, strata_txn_t *txn, const strata_value *args, size_t nargs,
+                     int64_t key, bool *out, strata_error *err);
+int st_query_position(strata_query_t *q, strata_txn_t *txn, const int64_t *keys, size_t n,
+                      int64_t key, size_t *pos, strata_error *err);
 
 /* text.c: UTF-8 strings compared with [c] (full Unicode case folding) and [d] (decomposed,
  * combining marks dropped, composed again), both through utf8proc. */

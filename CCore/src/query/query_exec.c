@@ -1458,3 +1458,59 @@ int st_query_run(strata_query_t *q, strata_txn_t *txn, const strata_value *args,
     rnode_free(root);
     return x.rc;
 }
+
+/* ------------------------------------------------------------------ one object at a time */
+
+int st_query_matches(strata_query_t *q, strata_txn_t *txn, const strata_value *args, size_t nargs,
+                     int64_t key, bool *out, strata_error *err) {
+    exec x;
+    int rc = exec_begin(&x, q, txn, err);
+    if (rc) return rc;
+    x.args = args;
+    x.nargs = nargs;
+    *out = false;
+    rnode *root = NULL;
+    st_objref ref;
+    if (bind(&x, q->root, args, nargs, &root) == STRATA_OK) {
+        int lrc = st_obj_locate(x.root, key, &ref, err);
+        if (lrc == STRATA_OK) eval_object(&x, root, x.root, key, &ref, out);
+        else if (lrc != STRATA_ERR_NOT_FOUND) x.rc = lrc; /* no such object: no match */
+    }
+    rnode_free(root);
+    return x.rc;
+}
+
+/* The sort values of one object, for st_query_position. */
+static int sort_values(exec *x, const strata_query_t *q, int64_t key, strata_value *vals) {
+    for (int i = 0; i < q->nsort; i++)
+        if (key_value(x, &q->sort[i], key, &vals[i])) return x->rc;
+    return STRATA_OK;
+}
+
+int st_query_position(strata_query_t *q, strata_txn_t *txn, const int64_t *keys, size_t n,
+                      int64_t key, size_t *pos, strata_error *err) {
+    if (q->ndistinct || q->limit >= 0)
+        return st_err(err, STRATA_ERR_INVALID_ARGUMENT,
+                      "strata_query_position: a query with DISTINCT or LIMIT places no single object");
+    exec x;
+    int rc = exec_begin(&x, q, txn, err);
+    if (rc) return rc;
+    strata_value mine[Q_MAX_SORT], theirs[Q_MAX_SORT];
+    if (q->nsort && sort_values(&x, q, key, mine)) return x.rc;
+    size_t lo = 0, hi = n;
+    while (lo < hi) { /* the first element that sorts after key (ties: by key, as a run's sort) */
+        size_t mid = lo + (hi - lo) / 2;
+        int c = 0;
+        if (q->nsort && sort_values(&x, q, keys[mid], theirs)) return x.rc;
+        for (int i = 0; c == 0 && i < q->nsort; i++) {
+            c = sort_value_cmp(&theirs[i], &mine[i]);
+            if (q->sort[i].desc) c = -c;
+        }
+        if (c == 0) c = (keys[mid] > key) - (keys[mid] < key);
+        if (c <= 0) lo = mid + 1;
+        else hi = mid;
+    }
+    *pos = lo;
+    return STRATA_OK;
+}
+
