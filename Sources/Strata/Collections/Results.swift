@@ -414,6 +414,57 @@ final class ResultsBase {
         return cachedKeys
     }
 
+    /// The keys after a commit, followed from `old` (the keys of the version the changes start
+    /// from) without running the query again: the changed objects come out, and those that
+    /// match now go back where the query's sort puts them (`strata_query_matches`,
+    /// `strata_query_position`) — work in proportion to the change, plus moving the keys in
+    /// memory. nil when the results cannot be followed so (a list's or linking objects' results,
+    /// a list of values, DISTINCT, LIMIT, key paths through links, many changes): the caller
+    /// reads them again. The keys become the current version's.
+    func following(_ old: [Int64], changes: TableChanges) -> [Int64]? {
+        guard source == nil, valueList == nil, spec.distinct.isEmpty, spec.limit == nil, !followsLinks,
+              !realm.isFrozen else { return nil }
+        let back = changes.inserted.union(changes.modified.keys)
+        let out = changes.deleted.union(back)
+        if out.count > max(16, old.count / 64) { return nil } // a run costs about as much
+        var keys = old
+        if !out.isEmpty {
+            let few = Array(out)
+            if few.count <= 8 { keys.removeAll { few.contains($0) } } else { keys.removeAll { out.contains($0) } }
+        }
+        do {
+            let table = realm.table(info)
+            try withQuery { txn, q, args in
+                for key in back.sorted() where try table.exists(key) {
+                    if !spec.predicates.isEmpty {
+                        var matches = false
+                        try args.values.withUnsafeBufferPointer { a in
+                            try StrataError.check { strata_query_matches(q, txn, a.baseAddress, a.count, key, &matches, $0) }
+                        }
+                        if !matches { continue }
+                    }
+                    var at = 0
+                    if spec.sort.isEmpty { // key order
+                        var lo = 0, hi = keys.count
+                        while lo < hi { let mid = (lo + hi) / 2; if keys[mid] < key { lo = mid + 1 } else { hi = mid } }
+                        at = lo
+                    } else {
+                        try keys.withUnsafeBufferPointer { k in
+                            try StrataError.check { strata_query_position(q, txn, k.baseAddress, k.count, key, &at, $0) }
+                        }
+                    }
+                    keys.insert(key, at: at)
+                }
+            }
+        } catch {
+            return nil // read again by the caller, which reports what fails
+        }
+        cachedKeys = keys
+        cachedVersion = realm.version
+        cachedMutations = realm.mutationCount
+        return keys
+    }
+
     /// The objects of a list or linking objects that the query keeps: in the query's order when
     /// it sorts (or is distinct), else in the collection's (repeats kept).
     private func restricted(_ all: [Int64]) throws -> [Int64] {

@@ -1,7 +1,9 @@
 /// The indices that changed between two versions of a collection of object keys: deletions in
 /// the old, insertions in the new; an object in both that changed its position relative to the
 /// others is deleted and inserted (the fewest such: the objects outside a longest run kept in
-/// order). Keys may repeat (a list may hold an object twice): then a list diff is used.
+/// order). Keys may repeat (a list may hold an object twice): then a list diff is used. When
+/// only a commit's few changed keys can differ, `ofFew` finds the same kind of diff without
+/// hashing every key.
 struct IndexDiff {
     var deletions: [Int] = []
     var insertions: [Int] = []
@@ -40,6 +42,57 @@ struct IndexDiff {
             d.insertions = (d.insertions + moved.map(\.new)).sorted()
         }
         return d
+    }
+
+    /// The diff when only the `changed` keys can have come, gone or moved: the other keys are
+    /// the same sequence in both (results followed through a commit's changes). Work in
+    /// proportion to the keys, without hashing them: each is compared with the few changed.
+    /// A changed key in both is kept when it sits between the same unchanged keys and in the
+    /// same order as the other changed keys there; else it is deleted and inserted. `keptChanged`
+    /// are the changed keys kept (old index, new index). nil when the keys break the premise.
+    static func ofFew(old: [Int64], new: [Int64], changed: Set<Int64>)
+        -> (diff: IndexDiff, keptChanged: [(old: Int, new: Int)])? {
+        let few = Array(changed)
+        func positions(_ a: [Int64]) -> [Int64: Int] {
+            var m: [Int64: Int] = [:]
+            if few.count <= 8 {
+                for (i, k) in a.enumerated() where few.contains(k) { m[k] = i }
+            } else {
+                for (i, k) in a.enumerated() where changed.contains(k) { m[k] = i }
+            }
+            return m
+        }
+        let po = positions(old), pn = positions(new)
+        guard old.count - po.count == new.count - pn.count else { return nil }
+        let so = po.values.sorted(), sn = pn.values.sorted()
+        /// How many unchanged keys come before index i.
+        func gap(_ i: Int, _ sorted: [Int]) -> Int {
+            var lo = 0, hi = sorted.count
+            while lo < hi { let mid = (lo + hi) / 2; if sorted[mid] < i { lo = mid + 1 } else { hi = mid } }
+            return i - lo
+        }
+        var d = IndexDiff()
+        var groups: [Int: [(old: Int, new: Int)]] = [:]
+        for (k, i) in po {
+            guard let j = pn[k] else { d.deletions.append(i); continue }
+            let g = gap(i, so)
+            if g == gap(j, sn) { groups[g, default: []].append((i, j)) } else {
+                d.deletions.append(i)
+                d.insertions.append(j)
+            }
+        }
+        for (k, j) in pn where po[k] == nil { d.insertions.append(j) }
+        var kept: [(old: Int, new: Int)] = []
+        for (_, g) in groups {
+            let byOld = g.sorted { $0.old < $1.old }
+            let keep = longestIncreasing(byOld.map(\.new))
+            for (n, c) in byOld.enumerated() {
+                if keep.contains(n) { kept.append(c) } else { d.deletions.append(c.old); d.insertions.append(c.new) }
+            }
+        }
+        d.deletions.sort()
+        d.insertions.sort()
+        return (d, kept.sorted { $0.new < $1.new })
     }
 
     /// The positions (in `a`) of a longest strictly increasing subsequence of `a`.

@@ -107,6 +107,8 @@ final class ResultsObserver<C>: NotificationObserver {
     private let block: (RealmCollectionChange<C>) -> Void
     private let check: ModificationCheck
     private var lastKeys: [Int64] = []
+    /// The version lastKeys were read in.
+    private var lastVersion: UInt64 = .max
     private var pending: RealmCollectionChange<C>?
 
     init(base: ResultsBase, keyPaths: [String]?, token: ObservationState, make: @escaping (ResultsBase) -> C,
@@ -121,18 +123,39 @@ final class ResultsObserver<C>: NotificationObserver {
     override func prepare(_ ctx: ChangeContext?) -> Bool {
         guard let ctx else {
             lastKeys = base.keys()
+            lastVersion = base.realm.version
             pending = .initial(make(base))
             return true
         }
         // nothing read by these results changed: nothing to tell
         if !check.anyTouched(ctx) && !(base.followsLinks && base.realm.classes.contains { ctx.touched(base.realm.tableInfo($0.type)) }) {
+            lastVersion = base.realm.version
             return false
         }
-        let keys = base.keys()
-        let d = IndexDiff.of(old: lastKeys, new: keys)
         let targets = check.changedTargets(ctx)
-        let mods = d.kept.filter { check.isModified(keys[$0.new], ctx, targets: targets) }.map(\.new).sorted()
+        let own = ctx.changes(base.info)
+        var keys: [Int64] = []
+        var d = IndexDiff()
+        var mods: [Int] = []
+        var followed = false
+        // In proportion to the change: the results followed through the commit's changes of
+        // their class (nothing they read lies elsewhere), the diff taken among the changed keys.
+        if lastVersion == ctx.old.version, targets.allSatisfy(\.isEmpty),
+           let k = base.following(lastKeys, changes: own),
+           let few = IndexDiff.ofFew(old: lastKeys, new: k,
+                                     changed: own.deleted.union(own.inserted).union(own.modified.keys)) {
+            keys = k
+            d = few.diff
+            mods = few.keptChanged.filter { check.isModified(k[$0.new], ctx, targets: targets) }.map(\.new)
+            followed = true
+        }
+        if !followed {
+            keys = base.keys()
+            d = IndexDiff.of(old: lastKeys, new: keys)
+            mods = d.kept.filter { check.isModified(keys[$0.new], ctx, targets: targets) }.map(\.new).sorted()
+        }
         lastKeys = keys
+        lastVersion = base.realm.version
         if d.deletions.isEmpty && d.insertions.isEmpty && mods.isEmpty { return false }
         pending = .update(make(base), deletions: d.deletions, insertions: d.insertions, modifications: mods)
         return true
