@@ -174,7 +174,7 @@ public struct ResultsSection<Key: _Persistable & Hashable, T: RealmCollectionVal
     private var items: [Int] {
         let s = grouping.sections()
         guard let i = s.index[key] else { return [] }
-        return s.items[i]
+        return s.rows(i)
     }
 
     /// The position of the first element (0).
