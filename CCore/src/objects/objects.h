@@ -1,7 +1,8 @@
 /*
  * objects.h — the door of the objects layer: tables of typed objects over the btree layer.
  * Schema and the per-transaction store (schema.c), column leaves (column.c), clusters
- * (cluster.c), indexes (index.c), links, lists and deletes (object.c), the object-level
+ * (cluster.c), indexes (index.c), the words of a text (words.c) and full-text indexes
+ * (fulltext.c), links, lists and deletes (object.c), the object-level
  * integrity walk (verify_objects.c), the page walk of clusters (verify_pages.c), the copy of
  * cluster records' pages (copy_objects.c), the objects changed between two versions
  * (changes.c) and the elements of a list changed between two versions (list_changes.c). Row masks
