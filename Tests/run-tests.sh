@@ -53,6 +53,10 @@ echo "== index ranges and prefixes"
 "$B/test_index_scan" > "$log" 2>&1; tail -n 1 "$log"; count_line index-scan
 grep -q "FAIL" "$log" && grep "FAIL" "$log"
 
+echo "== full-text indexes and TEXT, against a brute force"
+"$B/test_fulltext" > "$log" 2>&1; tail -n 1 "$log"; count_line fulltext
+grep -q "FAIL" "$log" && grep "FAIL" "$log"
+
 echo "== sorted tree batches through a finger"
 "$B/test_btree_batch" > "$log" 2>&1; tail -n 1 "$log"; count_line btree-batch
 grep -q "FAIL" "$log" && grep "FAIL" "$log"

@@ -267,6 +267,9 @@ CASE(rename_prop_null_name, strata_table_rename_property(wtable, col_age, NULL, 
 CASE(set_indexed_null, strata_table_set_indexed(NULL, 1, true, E))
 CASE(set_indexed_missing, strata_table_set_indexed(wtable, 999, true, E))
 CASE(set_indexed_list, strata_table_set_indexed(wtable, col_list, true, E))
+CASE(set_fulltext_null, strata_table_set_fulltext(NULL, 1, true, E))
+CASE(set_fulltext_missing, strata_table_set_fulltext(wtable, 999, true, E))
+CASE(set_fulltext_list, strata_table_set_fulltext(wtable, col_list, true, E))
 CASE(set_pk_null, strata_table_set_primary_key(NULL, 1, E))
 CASE(set_pk_missing, strata_table_set_primary_key(wtable, 999, E))
 CASE(find_prop_null, strata_table_find_property(NULL, "name", &c, E))
@@ -404,6 +407,14 @@ CASE(run_bad_arg, strata_query_run(query, rtxn, &vbadtype, 1, &results, E))
 CASE(count_q_null, strata_query_count(NULL, rtxn, NULL, 0, &u64, E))
 CASE(count_q_null_txn, strata_query_count(query, NULL, NULL, 0, &u64, E))
 CASE(count_q_null_out, strata_query_count(query, rtxn, NULL, 0, NULL, E))
+CASE(matches_q_null, strata_query_matches(NULL, rtxn, NULL, 0, 0, &bo, E))
+CASE(matches_null_txn, strata_query_matches(query, NULL, NULL, 0, 0, &bo, E))
+CASE(matches_null_out, strata_query_matches(query, rtxn, NULL, 0, 0, NULL, E))
+CASE(matches_bad_arg, strata_query_matches(query, rtxn, &vbadtype, 1, 0, &bo, E))
+CASE(position_q_null, strata_query_position(NULL, rtxn, NULL, 0, 0, &sz, E))
+CASE(position_null_txn, strata_query_position(query, NULL, NULL, 0, 0, &sz, E))
+CASE(position_null_keys, strata_query_position(query, rtxn, NULL, 5, 0, &sz, E))
+CASE(position_null_out, strata_query_position(query, rtxn, NULL, 0, 0, NULL, E))
 VOID_CASE(results_size_null, sz = strata_results_size(NULL))
 VOID_CASE(results_key_null, k = strata_results_key(NULL, 0))
 VOID_CASE(results_key_past, k = strata_results_key(results, SIZE_MAX))
@@ -451,7 +462,8 @@ static const bad_case cases[] = {
     C(add_prop_null_name), C(add_prop_bad_type), C(add_prop_list_type), C(add_prop_bad_flags),
     C(add_prop_null_out), C(add_prop_link_no_target), C(add_prop_link_missing), C(add_prop_read),
     C(remove_prop_null), C(remove_prop_missing), C(rename_prop_null), C(rename_prop_null_name),
-    C(set_indexed_null), C(set_indexed_missing), C(set_indexed_list), C(set_pk_null), C(set_pk_missing),
+    C(set_indexed_null), C(set_indexed_missing), C(set_indexed_list), C(set_fulltext_null),
+    C(set_fulltext_missing), C(set_fulltext_list), C(set_pk_null), C(set_pk_missing),
     C(find_prop_null), C(find_prop_null_name), C(find_prop_null_out), C(prop_count_null),
     C(prop_count_null_out), C(prop_at_null), C(prop_at_null_out), C(prop_at_past), C(prop_get_null),
     C(prop_get_null_out), C(prop_get_missing), C(pk_null), C(pk_null_out), C(size_null), C(size_null_out),
@@ -473,7 +485,9 @@ static const bad_case cases[] = {
     C(compile_null_out), C(compile_missing_table), C(compile_bad_text), C(compile_mapped_null_txn),
     C(compile_mapped_null_out), C(name_map_create_null), C(name_map_add_null), V(name_map_free_null), V(query_free_null),
     V(arg_count_null), C(run_null_query), C(run_null_txn), C(run_null_args), C(run_null_out),
-    C(run_bad_arg), C(count_q_null), C(count_q_null_txn), C(count_q_null_out), V(results_size_null),
+    C(run_bad_arg), C(count_q_null), C(count_q_null_txn), C(count_q_null_out), C(matches_q_null), C(matches_null_txn),
+    C(matches_null_out), C(matches_bad_arg), C(position_q_null), C(position_null_txn), C(position_null_keys),
+    C(position_null_out), V(results_size_null),
     V(results_key_null), V(results_key_past), V(results_free_null), C(aggregate_null),
     C(aggregate_null_table), C(aggregate_bad_kind), C(aggregate_bad_col), C(aggregate_null_out),
     C(aggregate_string_sum), V(type_name_bad), V(status_name_bad), V(options_init_null),
