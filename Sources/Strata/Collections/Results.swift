@@ -421,17 +421,25 @@ final class ResultsBase {
     /// memory. nil when the results cannot be followed so (a list's or linking objects' results,
     /// a list of values, DISTINCT, LIMIT, key paths through links, many changes): the caller
     /// reads them again. The keys become the current version's.
-    func following(_ old: [Int64], changes: TableChanges) -> [Int64]? {
+    func following(_ old: [Int64], changes: TableChanges) -> FollowedKeys? {
         guard source == nil, valueList == nil, spec.distinct.isEmpty, spec.limit == nil, !followsLinks,
               !realm.isFrozen else { return nil }
         let back = changes.inserted.union(changes.modified.keys)
         let out = changes.deleted.union(back)
         if out.count > max(16, old.count / 64) { return nil } // a run costs about as much
-        var keys = old
-        if !out.isEmpty {
+        // One pass: the keys that stay, and where the changed ones were.
+        var keys: [Int64] = []
+        var oldAt: [Int64: Int] = [:]
+        if out.isEmpty {
+            keys = old
+        } else {
+            keys.reserveCapacity(old.count)
             let few = Array(out)
-            if few.count <= 8 { keys.removeAll { few.contains($0) } } else { keys.removeAll { out.contains($0) } }
+            for (i, k) in old.enumerated() {
+                if few.count <= 8 ? few.contains(k) : out.contains(k) { oldAt[k] = i } else { keys.append(k) }
+            }
         }
+        var placed: [(key: Int64, at: Int)] = []
         do {
             let table = realm.table(info)
             try withQuery { txn, q, args in
@@ -454,6 +462,8 @@ final class ResultsBase {
                         }
                     }
                     keys.insert(key, at: at)
+                    for p in placed.indices where placed[p].at >= at { placed[p].at += 1 }
+                    placed.append((key, at))
                 }
             }
         } catch {
@@ -462,7 +472,15 @@ final class ResultsBase {
         cachedKeys = keys
         cachedVersion = realm.version
         cachedMutations = realm.mutationCount
-        return keys
+        return FollowedKeys(keys: keys, oldAt: oldAt, newAt: Dictionary(placed.map { ($0.key, $0.at) }, uniquingKeysWith: { a, _ in a }))
+    }
+
+    /// Keys followed through a commit: the new keys, and where the changed objects were in the
+    /// old keys (`oldAt`) and are in the new (`newAt`).
+    struct FollowedKeys {
+        let keys: [Int64]
+        let oldAt: [Int64: Int]
+        let newAt: [Int64: Int]
     }
 
     /// The objects of a list or linking objects that the query keeps: in the query's order when

@@ -44,25 +44,15 @@ struct IndexDiff {
         return d
     }
 
-    /// The diff when only the `changed` keys can have come, gone or moved: the other keys are
+    /// The diff when only the changed keys can have come, gone or moved: the other keys are
     /// the same sequence in both (results followed through a commit's changes). Work in
-    /// proportion to the keys, without hashing them: each is compared with the few changed.
+    /// proportion to the changed keys.
     /// A changed key in both is kept when it sits between the same unchanged keys and in the
     /// same order as the other changed keys there; else it is deleted and inserted. `keptChanged`
     /// are the changed keys kept (old index, new index). nil when the keys break the premise.
-    static func ofFew(old: [Int64], new: [Int64], changed: Set<Int64>)
+    /// `po` and `pn` are where the changed keys are in `old` and `new` (those absent left out).
+    static func ofFew(old: [Int64], new: [Int64], po: [Int64: Int], pn: [Int64: Int])
         -> (diff: IndexDiff, keptChanged: [(old: Int, new: Int)])? {
-        let few = Array(changed)
-        func positions(_ a: [Int64]) -> [Int64: Int] {
-            var m: [Int64: Int] = [:]
-            if few.count <= 8 {
-                for (i, k) in a.enumerated() where few.contains(k) { m[k] = i }
-            } else {
-                for (i, k) in a.enumerated() where changed.contains(k) { m[k] = i }
-            }
-            return m
-        }
-        let po = positions(old), pn = positions(new)
         guard old.count - po.count == new.count - pn.count else { return nil }
         let so = po.values.sorted(), sn = pn.values.sorted()
         /// How many unchanged keys come before index i.

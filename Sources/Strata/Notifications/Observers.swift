@@ -141,12 +141,11 @@ final class ResultsObserver<C>: NotificationObserver {
         // In proportion to the change: the results followed through the commit's changes of
         // their class (nothing they read lies elsewhere), the diff taken among the changed keys.
         if lastVersion == ctx.old.version, targets.allSatisfy(\.isEmpty),
-           let k = base.following(lastKeys, changes: own),
-           let few = IndexDiff.ofFew(old: lastKeys, new: k,
-                                     changed: own.deleted.union(own.inserted).union(own.modified.keys)) {
-            keys = k
+           let f = base.following(lastKeys, changes: own),
+           let few = IndexDiff.ofFew(old: lastKeys, new: f.keys, po: f.oldAt, pn: f.newAt) {
+            keys = f.keys
             d = few.diff
-            mods = few.keptChanged.filter { check.isModified(k[$0.new], ctx, targets: targets) }.map(\.new)
+            mods = few.keptChanged.filter { check.isModified(keys[$0.new], ctx, targets: targets) }.map(\.new)
             followed = true
         }
         if !followed {
