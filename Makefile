@@ -240,10 +240,10 @@ stress: $(B)/stress
 $(B)/engine_bench: Benchmarks/engine_bench.c $(B)/libstrata.a
 	$(CC) $(CFLAGS_BASE) $(CFLAGS) $< -o $@ $(B)/libstrata.a $(LIBS)
 
-$(B)/space_bench: Benchmarks/space_bench.c $(B)/libstrata.a
+$(B)/space_bench: Benchmarks/space_bench.c Benchmarks/benchlib.h $(B)/libstrata.a
 	$(CC) $(CFLAGS_BASE) $(CFLAGS) $< -o $@ $(B)/libstrata.a $(LIBS) -lsqlite3
 
-$(B)/search_bench: Benchmarks/search_bench.c $(B)/libstrata.a
+$(B)/search_bench: Benchmarks/search_bench.c Benchmarks/benchlib.h $(B)/libstrata.a
 	$(CC) $(CFLAGS_BASE) $(CFLAGS) $< -o $@ $(B)/libstrata.a $(LIBS) -lsqlite3
 
 $(B)/bench: Benchmarks/bench.c $(B)/libstrata.a

@@ -17,33 +17,12 @@
  *
  * Usage: search_bench [-n N] [-d DIR]
  */
-#include "strata.h"
+#define BENCH_NAME "search_bench"
+#include "benchlib.h"
 
 #include <math.h>
-#include <sqlite3.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
-
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void die(const char *what, const char *why) {
-    fprintf(stderr, "search_bench: %s: %s\n", what, why ? why : "");
-    exit(1);
-}
-
-static uint64_t rng;
-static uint64_t rnd(void) {
-    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
-    return rng;
-}
 
 /* ------------------------------------------------------------------ the corpus */
 
@@ -107,24 +86,6 @@ static size_t make_message(uint64_t i, char *buf) {
 
 /* ------------------------------------------------------------------ Strata */
 
-static void check(int rc, const strata_error *e, const char *what) {
-    if (rc) die(what, e->message);
-}
-
-static uint64_t disk_bytes(const char *path) {
-    struct stat sb;
-    return stat(path, &sb) == 0 ? (uint64_t)sb.st_blocks * 512 : 0;
-}
-
-static strata_db_t *open_db(const char *path) {
-    strata_options o;
-    strata_options_init(&o);
-    strata_db_t *db;
-    strata_error e;
-    check(strata_db_open(path, &o, &db, &e), &e, "open");
-    return db;
-}
-
 /* Load the messages (with a full-text index when asked), compact; seconds of the load. */
 static double strata_load(const char *path, size_t n, bool fulltext) {
     strata_db_t *db = open_db(path);
@@ -161,11 +122,6 @@ static double strata_load(const char *path, size_t n, bool fulltext) {
     return load;
 }
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 #define RUNS 21
 
 /* Median seconds of a count of `body TEXT terms`; *count its answer. */
@@ -189,15 +145,6 @@ static double strata_query(strata_db_t *db, const char *terms, uint64_t *count) 
 }
 
 /* ------------------------------------------------------------------ SQLite FTS5 */
-
-static void sq(sqlite3 *db, const char *sql) {
-    char *msg = NULL;
-    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) die(sql, msg);
-}
-
-static uint64_t sqlite_bytes(const char *path) {
-    return disk_bytes(path);
-}
 
 static double sqlite_load(sqlite3 *db, size_t n) {
     sq(db, "PRAGMA journal_mode=WAL");
@@ -277,33 +224,27 @@ int main(int argc, char **argv) {
     if (sqlite3_open(sqpath, &sdb) != SQLITE_OK) die("sqlite open", sqpath);
     double sq_load = sqlite_load(sdb, n);
     sqlite_settle(sdb);
-    uint64_t q_plain = sqlite_bytes(sqpath);
+    uint64_t q_plain = disk_bytes(sqpath);
     double t = now();
     sq(sdb, "CREATE VIRTUAL TABLE search USING fts5(body, content='message', content_rowid='id')");
     sq(sdb, "INSERT INTO search(search) VALUES('rebuild')");
     double sq_build = now() - t;
     sqlite_settle(sdb);
-    uint64_t q_fts = sqlite_bytes(sqpath);
+    uint64_t q_fts = disk_bytes(sqpath);
 
     /* the queries: words by rank (0 the most common) */
+    /* the queries: words by rank (0 the most common), in each engine's syntax where they differ */
+    static const struct { const char *what, *strata, *fts5; int a, b; } qs[] = {
+        {"common word", "%s", "%s", 2, 0},        {"middle word", "%s", "%s", 150, 0},
+        {"rare word", "%s", "%s", 6000, 0},       {"two words", "%s %s", "%s %s", 9, 150},
+        {"prefix", "%.2s*", "%.2s*", 40, 0},      {"word -word", "%s -%s", "%s NOT %s", 9, 2},
+        {"phrase", "%s-%s", "\"%s %s\"", 0, 1},
+    };
     char q[7][2][96];
-    const char *common = words[2], *middle = words[150], *rare = words[6000], *other = words[9];
-    snprintf(q[0][0], 96, "%s", common);
-    snprintf(q[1][0], 96, "%s", middle);
-    snprintf(q[2][0], 96, "%s", rare);
-    snprintf(q[3][0], 96, "%s %s", other, middle);
-    snprintf(q[4][0], 96, "%.2s*", words[40]);
-    snprintf(q[5][0], 96, "%s -%s", other, common);
-    snprintf(q[6][0], 96, "%s-%s", words[0], words[1]);
-    snprintf(q[0][1], 96, "%s", common);
-    snprintf(q[1][1], 96, "%s", middle);
-    snprintf(q[2][1], 96, "%s", rare);
-    snprintf(q[3][1], 96, "%s %s", other, middle);
-    snprintf(q[4][1], 96, "%.2s*", words[40]);
-    snprintf(q[5][1], 96, "%s NOT %s", other, common);
-    snprintf(q[6][1], 96, "\"%s %s\"", words[0], words[1]);
-    static const char *what[] = {"common word", "middle word", "rare word", "two words", "prefix",
-                                 "word -word", "phrase"};
+    for (int i = 0; i < 7; i++) {
+        snprintf(q[i][0], 96, qs[i].strata, words[qs[i].a], words[qs[i].b]);
+        snprintf(q[i][1], 96, qs[i].fts5, words[qs[i].a], words[qs[i].b]);
+    }
 
     strata_db_t *db = open_db(indexed);
     double per = (double)n;
@@ -319,7 +260,7 @@ int main(int argc, char **argv) {
             exit(1);
         }
         logsum += log(tf / ts);
-        printf("%-14s %-24s %10llu %12.1f %12.1f %8.2fx\n", what[i], q[i][0], (unsigned long long)a,
+        printf("%-14s %-24s %10llu %12.1f %12.1f %8.2fx\n", qs[i].what, q[i][0], (unsigned long long)a,
                ts * 1e6, tf * 1e6, tf / ts);
     }
     double geo = exp(logsum / 7);

@@ -19,32 +19,11 @@
  *
  * Usage: space_bench [-n N] [-d DIR]
  */
-#include "strata.h"
+#define BENCH_NAME "space_bench"
+#include "benchlib.h"
 
-#include <sqlite3.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
-
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void die(const char *what, const char *why) {
-    fprintf(stderr, "space_bench: %s: %s\n", what, why ? why : "");
-    exit(1);
-}
-
-static uint64_t rng = 0x9E3779B97F4A7C15ull;
-static uint64_t rnd(void) {
-    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
-    return rng;
-}
 
 /* ------------------------------------------------------------------ messages */
 
@@ -88,24 +67,6 @@ static size_t make_body(uint64_t i, char *buf, size_t cap) {
 static int64_t sent_at(uint64_t i) { return 1700000000 + (int64_t)i * 17 + (int64_t)(rnd() % 13); }
 
 /* ------------------------------------------------------------------ Strata */
-
-static void check(int rc, const strata_error *e, const char *what) {
-    if (rc) die(what, e->message);
-}
-
-static uint64_t disk_bytes(const char *path) {
-    struct stat sb;
-    return stat(path, &sb) == 0 ? (uint64_t)sb.st_blocks * 512 : 0;
-}
-
-static strata_db_t *open_db(const char *path) {
-    strata_options o;
-    strata_options_init(&o);
-    strata_db_t *db;
-    strata_error e;
-    check(strata_db_open(path, &o, &db, &e), &e, "open");
-    return db;
-}
 
 static void strata_load(const char *path, size_t n) {
     strata_db_t *db = open_db(path);
@@ -153,11 +114,6 @@ static void compact(const char *path, bool pack) {
     check(strata_db_close(db, &e), &e, "close");
 }
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* Queries per second of `pred` on the file (median of 5, a fresh read transaction each), and
  * its count. */
 static double query_rate(const char *path, const char *pred, uint64_t *count) {
@@ -181,11 +137,6 @@ static double query_rate(const char *path, const char *pred, uint64_t *count) {
 }
 
 /* ------------------------------------------------------------------ SQLite */
-
-static void sq(sqlite3 *db, const char *sql) {
-    char *msg = NULL;
-    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) die(sql, msg);
-}
 
 static uint64_t sqlite_bytes(const char *path, size_t n) {
     sqlite3 *db;

@@ -240,6 +240,16 @@ static void pl_free(plist *l) {
     free(l->copy);
 }
 
+/* The key of a chunk's next posting (after `count` read) from *key and the difference at
+ * val[*i..vl) (none for the first); *i left at its positions. false when malformed. */
+static bool posting_key(const uint8_t *val, size_t vl, size_t *i, size_t count, uint64_t *key) {
+    if (count == 0) return true;
+    uint64_t d;
+    if (!varint_get(val, vl, i, &d) || d == 0 || d > (uint64_t)INT64_MAX - *key) return false;
+    *key += d;
+    return true;
+}
+
 /* Append a chunk's postings (its first key, then its value's) to out, their positions pointing
  * into val; false when the value is malformed, or out of memory (*oom). */
 static bool chunk_decode(int64_t first, const uint8_t *val, size_t vl, plist *out, bool *oom) {
@@ -247,9 +257,7 @@ static bool chunk_decode(int64_t first, const uint8_t *val, size_t vl, plist *ou
     if (first < 0) return false;
     uint64_t at = (uint64_t)first;
     for (size_t i = 0, count = 0; i < vl || count == 0; count++) {
-        uint64_t d = 0;
-        if (count > 0 && (!varint_get(val, vl, &i, &d) || d == 0 || d > (uint64_t)INT64_MAX - at)) return false;
-        at += d;
+        if (!posting_key(val, vl, &i, count, &at)) return false;
         size_t pl = positions_len(val, vl, i);
         if (!pl) return false;
         if (!pl_reserve(out, 1)) return !(*oom = true);
@@ -479,36 +487,49 @@ static bool positions_read(const uint8_t *p, size_t len, size_t *at, uint32_t *o
     return true;
 }
 
-int st_fulltext_scan(strata_table_t *t, st_prop *p, const uint8_t *word, size_t len, bool prefix,
-                     st_posting_visit visit, void *arg, bool *exact, strata_error *err) {
-    size_t cl = cut_to(word, len, prefix ? EXACT_MAX : ST_WORD_KEY_MAX);
-    *exact = prefix ? cl == len : len < EXACT_MAX;
+/* The run of chunks of `word` (or of the words with that prefix): the cursor at its first
+ * entry, the bytes every entry of it starts with in start[0..*sl); *exact as st_fulltext_scan
+ * says. STRATA_ERR_NOT_FOUND: no index tree yet. */
+typedef struct word_run {
+    st_iter c;
     uint8_t start[ST_WORD_KEY_MAX + 1];
-    memcpy(start, word, cl);
-    size_t sl = cl;
-    if (!prefix) start[sl++] = 0;
+    size_t sl;
+} word_run;
+
+static int run_seek(strata_table_t *t, st_prop *p, const uint8_t *word, size_t len, bool prefix,
+                    word_run *r, bool *exact, strata_error *err) {
+    r->sl = cut_to(word, len, prefix ? EXACT_MAX : ST_WORD_KEY_MAX);
+    *exact = prefix ? r->sl == len : len < EXACT_MAX;
+    memcpy(r->start, word, r->sl);
+    if (!prefix) r->start[r->sl++] = 0;
     strata_tree_t *ix;
     int rc = st_prop_index_tree(t, p, false, &ix, err);
-    if (rc == STRATA_ERR_NOT_FOUND) return STRATA_OK;
     if (rc) return rc;
-    st_iter c;
-    st_iter_init(&c, ix);
-    for (rc = st_iter_seek(&c, start, sl, err); rc == STRATA_OK; rc = st_iter_next(&c, err)) {
+    st_iter_init(&r->c, ix);
+    return st_iter_seek(&r->c, r->start, r->sl, err);
+}
+
+static bool in_run(const word_run *r, const uint8_t *k, size_t kl) {
+    return kl >= r->sl && memcmp(k, r->start, r->sl) == 0;
+}
+
+int st_fulltext_scan(strata_table_t *t, st_prop *p, const uint8_t *word, size_t len, bool prefix,
+                     st_posting_visit visit, void *arg, bool *exact, strata_error *err) {
+    word_run r;
+    int rc;
+    for (rc = run_seek(t, p, word, len, prefix, &r, exact, err); rc == STRATA_OK; rc = st_iter_next(&r.c, err)) {
         const uint8_t *k, *v;
         size_t kl, vl;
-        if ((rc = st_iter_get(&c, &k, &kl, &v, &vl, err))) break;
-        if (kl < sl || memcmp(k, start, sl) != 0) break;
+        if ((rc = st_iter_get(&r.c, &k, &kl, &v, &vl, err))) break;
+        if (!in_run(&r, k, kl)) break;
         int64_t first = kl >= 10 ? (int64_t)st_rd_be64(k + kl - 8) : -1;
         if (first < 0 || k[kl - 9] != 0 || kl - 9 > ST_WORD_KEY_MAX) return bad_chunk(t, p, k, kl, err);
         /* the chunk's postings, read and checked in one pass (chunk_decode's rules) */
         uint64_t key = (uint64_t)first;
         for (size_t i = 0, count = 0; i < vl || count == 0; count++) {
-            uint64_t d = 0;
             uint32_t pos[ST_WORD_POS_MAX], n;
-            if ((count > 0 && (!varint_get(v, vl, &i, &d) || d == 0 || d > (uint64_t)INT64_MAX - key)) ||
-                !positions_read(v, vl, &i, pos, &n))
+            if (!posting_key(v, vl, &i, count, &key) || !positions_read(v, vl, &i, pos, &n))
                 return bad_chunk(t, p, k, kl, err);
-            key += d;
             if ((rc = visit(arg, (int64_t)key, pos, n))) return rc;
         }
     }
@@ -517,22 +538,16 @@ int st_fulltext_scan(strata_table_t *t, st_prop *p, const uint8_t *word, size_t 
 
 int st_fulltext_chunks(strata_table_t *t, st_prop *p, const uint8_t *word, size_t len, bool prefix,
                        size_t cap, size_t *n, strata_error *err) {
-    uint8_t start[ST_WORD_KEY_MAX + 1];
-    size_t sl = cut_to(word, len, prefix ? EXACT_MAX : ST_WORD_KEY_MAX);
-    memcpy(start, word, sl);
-    if (!prefix) start[sl++] = 0;
+    word_run r;
+    bool exact;
+    int rc;
     *n = 0;
-    strata_tree_t *ix;
-    int rc = st_prop_index_tree(t, p, false, &ix, err);
-    if (rc == STRATA_ERR_NOT_FOUND) return STRATA_OK;
-    if (rc) return rc;
-    st_iter c;
-    st_iter_init(&c, ix);
-    for (rc = st_iter_seek(&c, start, sl, err); rc == STRATA_OK && *n < cap; rc = st_iter_next(&c, err)) {
+    for (rc = run_seek(t, p, word, len, prefix, &r, &exact, err); rc == STRATA_OK && *n < cap;
+         rc = st_iter_next(&r.c, err)) {
         const uint8_t *k;
         size_t kl;
-        if ((rc = st_iter_get(&c, &k, &kl, NULL, NULL, err))) break;
-        if (kl < sl || memcmp(k, start, sl) != 0) break;
+        if ((rc = st_iter_get(&r.c, &k, &kl, NULL, NULL, err))) break;
+        if (!in_run(&r, k, kl)) break;
         ++*n;
     }
     return rc == STRATA_ERR_NOT_FOUND ? STRATA_OK : rc;

@@ -188,33 +188,15 @@ int st_fts_match(const st_fts *f, const uint8_t *s, size_t len, bool *out) {
 
 /* ------------------------------------------------------------------ candidates from the index */
 
-typedef struct keys {
-    int64_t *v;
-    size_t n, cap;
-} keys;
-
+/* A posting visitor gathering the objects (keyvec, query.h). */
 static int keys_push(void *arg, int64_t key, const uint32_t *pos, uint32_t npos) {
     (void)pos, (void)npos;
-    keys *k = arg;
-    if (k->n == k->cap) {
-        size_t cap = k->cap ? 2 * k->cap : 256;
-        int64_t *g = realloc(k->v, cap * sizeof *g);
-        if (!g) return STRATA_ERR_NO_MEMORY;
-        k->v = g;
-        k->cap = cap;
-    }
-    k->v[k->n++] = key;
-    return STRATA_OK;
-}
-
-static int cmp_key(const void *a, const void *b) {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
+    return st_keyvec_push(arg, key);
 }
 
 /* Sort many keys of a dense range through a bitmap (a prefix's postings: one run per word),
  * dropping repeats; false when the range is too sparse for it (or out of memory). */
-static bool keys_bitmap_sort(keys *k) {
+static bool keys_bitmap_sort(keyvec *k) {
     if (k->n < 1024) return false;
     int64_t lo = k->v[0], hi = k->v[0];
     for (size_t i = 1; i < k->n; i++) {
@@ -237,18 +219,14 @@ static bool keys_bitmap_sort(keys *k) {
     return true;
 }
 
-/* Sorted, each key once (a prefix visits an object once per word it matches). */
-static void keys_settle(keys *k, bool sorted) {
-    if (!sorted && keys_bitmap_sort(k)) return;
-    if (!sorted && k->n > 1) qsort(k->v, k->n, sizeof *k->v, cmp_key);
-    size_t n = 0;
-    for (size_t i = 0; i < k->n; i++)
-        if (n == 0 || k->v[n - 1] != k->v[i]) k->v[n++] = k->v[i];
-    k->n = n;
+/* Sorted, each key once: a prefix visits an object once per word it matches (one word's
+ * postings come in key order, each object once). */
+static void keys_settle(keyvec *k, bool sorted) {
+    if (!sorted && !keys_bitmap_sort(k)) st_keyvec_unique(k);
 }
 
 /* a := a ∩ b (keep) or a \ b (!keep); both sorted. */
-static void keys_merge(keys *a, const keys *b, bool keep) {
+static void keys_merge(keyvec *a, const keyvec *b, bool keep) {
     size_t n = 0, j = 0;
     for (size_t i = 0; i < a->n; i++) {
         while (j < b->n && b->v[j] < a->v[i]) j++;
@@ -259,7 +237,7 @@ static void keys_merge(keys *a, const keys *b, bool keep) {
 }
 
 /* a := a ∪ b; both sorted. */
-static int keys_union(keys *a, const keys *b) {
+static int keys_union(keyvec *a, const keyvec *b) {
     if (!b->n) return STRATA_OK;
     int64_t *v = malloc((a->n + b->n) * sizeof *v);
     if (!v) return STRATA_ERR_NO_MEMORY;
@@ -278,7 +256,7 @@ static int keys_union(keys *a, const keys *b) {
 
 /* The objects holding word w of f (a prefix when asked), sorted. */
 static int word_keys(const st_fts *f, size_t w, bool prefix, strata_table_t *t, st_prop *p,
-                     keys *out, bool *exact, strata_error *err) {
+                     keyvec *out, bool *exact, strata_error *err) {
     out->n = 0;
     bool ex;
     int rc = st_fulltext_scan(t, p, f->buf + f->at[w], f->wlen[w], prefix, keys_push, out, &ex, err);
@@ -419,7 +397,7 @@ static int phrase_visit(void *arg, int64_t key, const uint32_t *pos, uint32_t np
 /* The objects where term t (several words: a phrase) occurs: *sure those the positions prove,
  * *unsure those whose positions the index did not keep (the text decides); both sorted. */
 static int phrase_keys(const st_fts *f, const fts_term *term, strata_table_t *t, st_prop *p,
-                       keys *sure, keys *unsure, bool *exact, strata_error *err) {
+                       keyvec *sure, keyvec *unsure, bool *exact, strata_error *err) {
     plist state = {0}, next = {0}, raw = {0}, word = {0}; /* state: per object, where the phrase may start */
     int rc = STRATA_OK;
     for (uint32_t k = 0; rc == STRATA_OK && k < term->nwords && (k == 0 || state.len); k++) {
@@ -466,7 +444,7 @@ static int phrase_keys(const st_fts *f, const fts_term *term, strata_table_t *t,
 
 /* The objects where term t occurs, as phrase_keys says (a single word: all sure). */
 static int term_keys(const st_fts *f, const fts_term *term, strata_table_t *t, st_prop *p,
-                     keys *sure, keys *unsure, bool *exact, strata_error *err) {
+                     keyvec *sure, keyvec *unsure, bool *exact, strata_error *err) {
     sure->n = unsure->n = 0;
     if (term->nwords == 1) return word_keys(f, term->first, term->prefix, t, p, sure, exact, err);
     return phrase_keys(f, term, t, p, sure, unsure, exact, err);
@@ -481,7 +459,7 @@ bool st_fts_served(const st_fts *f) {
 /* Keep (or drop) the keys of acc an exact word's postings hold, read as they come; the read
  * ends once acc is passed. */
 typedef struct filter {
-    const keys *acc;
+    const keyvec *acc;
     size_t i;
     bool *hit;
 } filter;
@@ -497,7 +475,7 @@ static int filter_visit(void *arg, int64_t key, const uint32_t *pos, uint32_t np
     return STRATA_OK;
 }
 
-static int filter_word(const st_fts *f, size_t w, strata_table_t *t, st_prop *p, keys *acc, bool keep,
+static int filter_word(const st_fts *f, size_t w, strata_table_t *t, st_prop *p, keyvec *acc, bool keep,
                        bool *exact, strata_error *err) {
     bool *hit = calloc(acc->n + 1, sizeof *hit);
     if (!hit) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
@@ -527,7 +505,7 @@ static size_t term_weight(const st_fts *f, const fts_term *term, strata_table_t 
 
 int st_fts_candidates(const st_fts *f, strata_table_t *t, st_prop *p, int64_t **out, size_t *n,
                       bool *exact, strata_error *err) {
-    keys acc = {0}, sure = {0}, unsure = {0};
+    keyvec acc = {0}, sure = {0}, unsure = {0};
     bool first = true;
     int rc = STRATA_OK;
     *exact = true;
@@ -556,7 +534,7 @@ int st_fts_candidates(const st_fts *f, strata_table_t *t, st_prop *p, int64_t **
             if (keys_union(&sure, &unsure)) rc = st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
         }
         if (first) {
-            keys tmp = acc;
+            keyvec tmp = acc;
             acc = sure;
             sure = tmp;
             first = false;

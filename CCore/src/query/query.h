@@ -185,6 +185,15 @@ int st_geo_prepare(const strata_geo *in, st_geo **out, char *why, size_t whylen)
 bool st_geo_contains(const st_geo *g, double lng, double lat);
 void st_geo_free(st_geo *g);
 
+/* A growing array of object keys (query_exec.c). push: STRATA_ERR_NO_MEMORY when out of it;
+ * unique: sorted, each key once. */
+typedef struct keyvec {
+    int64_t *v;
+    size_t n, cap;
+} keyvec;
+int st_keyvec_push(keyvec *k, int64_t key);
+void st_keyvec_unique(keyvec *k);
+
 /* fulltext.c: the terms of a TEXT argument, compiled (*why: what is wrong with it, for
  * STRATA_ERR_INVALID_ARGUMENT), matched against a text, or answered by a full-text index:
  * candidates sorted by key, *exact false when each must still be matched against its text.

@@ -409,12 +409,7 @@ static bool matches(const rnode *r, const strata_value *v) {
 
 /* ------------------------------------------------------------------ walking paths */
 
-typedef struct keyvec {
-    int64_t *v;
-    size_t n, cap;
-} keyvec;
-
-static int keyvec_push(keyvec *k, int64_t key) {
+int st_keyvec_push(keyvec *k, int64_t key) {
     if (k->n == k->cap) {
         size_t cap = k->cap ? 2 * k->cap : 256;
         int64_t *g = realloc(k->v, cap * sizeof *g);
@@ -612,7 +607,7 @@ static int step_keys(exec *x, const q_step *s, strata_table_t *t, int64_t key, c
         size_t n, at = out->n;
         if ((x->rc = st_backlinks_list(t, key, pt, p->id, NULL, 0, &n, x->err))) return -1;
         for (size_t j = 0; j < n; j++)
-            if (keyvec_push(out, 0)) return x->rc = st_err(x->err, STRATA_ERR_NO_MEMORY, "out of memory"), -1;
+            if (st_keyvec_push(out, 0)) return x->rc = st_err(x->err, STRATA_ERR_NO_MEMORY, "out of memory"), -1;
         if (n && (x->rc = st_backlinks_list(t, key, pt, p->id, out->v + at, n, &n, x->err))) return -1;
         return 0;
     }
@@ -626,7 +621,7 @@ static int step_keys(exec *x, const q_step *s, strata_table_t *t, int64_t key, c
     *next = st_table_by_id(x->store, p->target);
     if (!(p->flags & STRATA_PROP_LIST)) {
         if (v.type == STRATA_TYPE_LINK) {
-            if (keyvec_push(out, v.u.link)) return x->rc = st_err(x->err, STRATA_ERR_NO_MEMORY, "out of memory"), -1;
+            if (st_keyvec_push(out, v.u.link)) return x->rc = st_err(x->err, STRATA_ERR_NO_MEMORY, "out of memory"), -1;
         } else {
             *null = true;
         }
@@ -637,7 +632,7 @@ static int step_keys(exec *x, const q_step *s, strata_table_t *t, int64_t key, c
     if (step_elems(x, s, t, p, (uint64_t)v.u.i, &el, &n)) return -1;
     int rc = 0;
     for (size_t j = 0; rc == 0 && j < n; j++)
-        if (el[j].type == STRATA_TYPE_LINK && keyvec_push(out, el[j].u.link))
+        if (el[j].type == STRATA_TYPE_LINK && st_keyvec_push(out, el[j].u.link))
             rc = -1, x->rc = st_err(x->err, STRATA_ERR_NO_MEMORY, "out of memory");
     free(el);
     return rc;
@@ -650,8 +645,7 @@ static int cmp_i64(const void *a, const void *b) {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
     return (x > y) - (x < y);
 }
-
-static void keyvec_unique(keyvec *k) {
+void st_keyvec_unique(keyvec *k) {
     if (k->n > 1) qsort(k->v, k->n, sizeof *k->v, cmp_i64);
     size_t m = 0;
     for (size_t i = 0; i < k->n; i++)
@@ -673,7 +667,7 @@ static int walk_hops(exec *x, qstate *st, const q_expr *e, strata_table_t *t, in
                      const st_objref *ref) {
     keyvec cur = {0}, next = {0};
     bool null = false;
-    int rc = keyvec_push(&cur, key) ? -1 : 0;
+    int rc = st_keyvec_push(&cur, key) ? -1 : 0;
     if (rc) x->rc = st_err(x->err, STRATA_ERR_NO_MEMORY, "out of memory");
     int end = e->nsteps - 1 - e->agg_links; /* the step walked per object at the end */
     for (int i = 0; rc == 0 && i < end; i++) {
@@ -681,7 +675,7 @@ static int walk_hops(exec *x, qstate *st, const q_expr *e, strata_table_t *t, in
         next.n = 0;
         for (size_t j = 0; rc == 0 && j < cur.n; j++)
             rc = step_keys(x, &e->steps[i], t, cur.v[j], i == 0 ? ref : NULL, &next, &nt, &null);
-        keyvec_unique(&next);
+        st_keyvec_unique(&next);
         keyvec tmp = cur;
         cur = next;
         next = tmp;
@@ -1041,7 +1035,7 @@ static int eval_cluster(exec *x, const rnode *r, const cluster_ctx *c, const st_
 
 /* ------------------------------------------------------------------ candidates from an index */
 
-static int visit_push(void *arg, int64_t key) { return keyvec_push(arg, key); }
+static int visit_push(void *arg, int64_t key) { return st_keyvec_push(arg, key); }
 
 /* A comparison the index can answer (candidates that then face the whole predicate). */
 static const rnode *index_node(exec *x, const rnode *r) {
@@ -1100,7 +1094,7 @@ static int index_candidates(exec *x, const rnode *r, keyvec *out, bool *exact) {
             if ((x->rc = st_index_find(t, p, &r->vals[i], NULL, 0, &n, x->err))) return x->rc;
             size_t at = out->n;
             for (size_t j = 0; j < n; j++)
-                if (keyvec_push(out, 0)) return x->rc = st_err(x->err, STRATA_ERR_NO_MEMORY, "out of memory");
+                if (st_keyvec_push(out, 0)) return x->rc = st_err(x->err, STRATA_ERR_NO_MEMORY, "out of memory");
             if ((x->rc = st_index_find(t, p, &r->vals[i], out->v + at, n, &n, x->err))) return x->rc;
         }
     } else {
@@ -1116,7 +1110,7 @@ static int index_candidates(exec *x, const rnode *r, keyvec *out, bool *exact) {
         }
         if ((x->rc = st_index_scan(t, p, &b, visit_push, out, x->err))) return x->rc;
     }
-    keyvec_unique(out); /* IN lists may name a value twice */
+    st_keyvec_unique(out); /* IN lists may name a value twice */
     return STRATA_OK;
 }
 
@@ -1154,7 +1148,7 @@ static int scan_cluster(void *arg, const uint8_t *k, size_t kl, const uint8_t *r
     if (eval_cluster(x, s->root, &c, &all, &sel)) return x->rc;
     if (s->count) *s->count += st_mask_count(sel);
     for (int i = s->out ? st_mask_next(sel, -1) : -1; i >= 0; i = st_mask_next(sel, i))
-        if (keyvec_push(s->out, st_packed_at(c.keys, c.cr.n, (uint32_t)i)))
+        if (st_keyvec_push(s->out, st_packed_at(c.keys, c.cr.n, (uint32_t)i)))
             return x->rc = st_err(x->err, STRATA_ERR_NO_MEMORY, "out of memory");
     return STRATA_OK;
 }
@@ -1178,7 +1172,7 @@ static int find_matches(exec *x, const rnode *root, keyvec *out, uint64_t *count
             }
             if (out) {
                 for (size_t i = 0; i < cand.n && !x->rc; i++)
-                    if (keyvec_push(out, cand.v[i])) x->rc = st_err(x->err, STRATA_ERR_NO_MEMORY, "out of memory");
+                    if (st_keyvec_push(out, cand.v[i])) x->rc = st_err(x->err, STRATA_ERR_NO_MEMORY, "out of memory");
             }
             free(cand.v);
             return x->rc;
@@ -1192,7 +1186,7 @@ static int find_matches(exec *x, const rnode *root, keyvec *out, uint64_t *count
                 break;
             if (!m) continue;
             if (count) (*count)++;
-            if (out && keyvec_push(out, cand.v[i])) x->rc = st_err(x->err, STRATA_ERR_NO_MEMORY, "out of memory");
+            if (out && st_keyvec_push(out, cand.v[i])) x->rc = st_err(x->err, STRATA_ERR_NO_MEMORY, "out of memory");
             if (x->rc) break;
         }
         x->decided = NULL;
@@ -1398,7 +1392,7 @@ static int ordered_visit(void *arg, int64_t key) {
     if ((w->x->rc = st_obj_locate(w->x->root, key, &ref, w->x->err)) ||
         eval_object(w->x, w->root, w->x->root, key, &ref, &m))
         return w->x->rc;
-    if (m && keyvec_push(w->out, key)) return w->x->rc = st_err(w->x->err, STRATA_ERR_NO_MEMORY, "out of memory");
+    if (m && st_keyvec_push(w->out, key)) return w->x->rc = st_err(w->x->err, STRATA_ERR_NO_MEMORY, "out of memory");
     return w->out->n >= w->limit ? 1 : 0;
 }
 

@@ -314,21 +314,7 @@ struct SectionChange<Key: Hashable> {
     /// The keys of `common` (sections both versions have, in the old order) that leave the new
     /// order: all but a longest run that is in ascending new order (patience sorting, O(n log n)).
     static func outOfOrder(_ common: [Key], _ newIndex: [Key: Int]) -> [Key] {
-        let pos = common.map { newIndex[$0]! }
-        var tails: [Int] = []          // indices into pos: the smallest tail of each run length
-        var prev = [Int](repeating: -1, count: pos.count)
-        for (i, p) in pos.enumerated() {
-            var lo = 0, hi = tails.count
-            while lo < hi {
-                let mid = (lo + hi) / 2
-                if pos[tails[mid]] < p { lo = mid + 1 } else { hi = mid }
-            }
-            if lo > 0 { prev[i] = tails[lo - 1] }
-            if lo == tails.count { tails.append(i) } else { tails[lo] = i }
-        }
-        var keep = Set<Int>()
-        var i = tails.last ?? -1
-        while i >= 0 { keep.insert(i); i = prev[i] }
+        let keep = IndexDiff.longestIncreasing(common.map { newIndex[$0]! })
         return common.indices.filter { !keep.contains($0) }.map { common[$0] }
     }
 }

@@ -86,7 +86,7 @@ struct IndexDiff {
     }
 
     /// The positions (in `a`) of a longest strictly increasing subsequence of `a`.
-    private static func longestIncreasing(_ a: [Int]) -> Set<Int> {
+    static func longestIncreasing(_ a: [Int]) -> Set<Int> {
         var tails: [Int] = []        // positions in a: the tail of the best run of each length
         var previous = [Int](repeating: -1, count: a.count)
         for (i, x) in a.enumerated() {
