@@ -1202,10 +1202,13 @@ static int find_matches(exec *x, const rnode *root, keyvec *out, uint64_t *count
     return x->rc;
 }
 
-static int exec_begin(exec *x, strata_query_t *q, strata_txn_t *txn, strata_error *err) {
+static int exec_begin(exec *x, strata_query_t *q, strata_txn_t *txn, const strata_value *args,
+                      size_t nargs, strata_error *err) {
     memset(x, 0, sizeof *x);
     x->txn = txn;
     x->err = err;
+    x->args = args;
+    x->nargs = nargs;
     int rc = st_txn_check(txn, false, err);
     if (rc || (rc = st_store_get(txn, &x->store, err))) return rc;
     x->root = st_table_by_id(x->store, q->table_id);
@@ -1231,10 +1234,8 @@ int st_query_count(strata_query_t *q, strata_txn_t *txn, const strata_value *arg
         return STRATA_OK;
     }
     exec x;
-    int rc = exec_begin(&x, q, txn, err);
+    int rc = exec_begin(&x, q, txn, args, nargs, err);
     if (rc) return rc;
-    x.args = args;
-    x.nargs = nargs;
     rnode *root = NULL;
     *count = 0;
     if (bind(&x, q->root, args, nargs, &root) == STRATA_OK) find_matches(&x, root, NULL, count);
@@ -1426,10 +1427,8 @@ static int sorted_by_index(exec *x, strata_query_t *q, const rnode *root, keyvec
 int st_query_run(strata_query_t *q, strata_txn_t *txn, const strata_value *args, size_t nargs,
                  strata_results_t **out, strata_error *err) {
     exec x;
-    int rc = exec_begin(&x, q, txn, err);
+    int rc = exec_begin(&x, q, txn, args, nargs, err);
     if (rc) return rc;
-    x.args = args;
-    x.nargs = nargs;
     rnode *root = NULL;
     keyvec k = {0};
     bool ordered = false;
@@ -1458,10 +1457,8 @@ int st_query_run(strata_query_t *q, strata_txn_t *txn, const strata_value *args,
 int st_query_matches(strata_query_t *q, strata_txn_t *txn, const strata_value *args, size_t nargs,
                      int64_t key, bool *out, strata_error *err) {
     exec x;
-    int rc = exec_begin(&x, q, txn, err);
+    int rc = exec_begin(&x, q, txn, args, nargs, err);
     if (rc) return rc;
-    x.args = args;
-    x.nargs = nargs;
     *out = false;
     rnode *root = NULL;
     st_objref ref;
@@ -1487,7 +1484,7 @@ int st_query_position(strata_query_t *q, strata_txn_t *txn, const int64_t *keys,
         return st_err(err, STRATA_ERR_INVALID_ARGUMENT,
                       "strata_query_position: a query with DISTINCT or LIMIT places no single object");
     exec x;
-    int rc = exec_begin(&x, q, txn, err);
+    int rc = exec_begin(&x, q, txn, NULL, 0, err);
     if (rc) return rc;
     strata_value mine[Q_MAX_SORT], theirs[Q_MAX_SORT];
     if (q->nsort && sort_values(&x, q, key, mine)) return x.rc;
