@@ -37,13 +37,15 @@ RUNS ?= 200
 PL_RUNS ?= 300
 SECONDS ?= 60
 N ?= 1000000
+# ENCRYPTED=1: crashtest, powerloss, faults and stress on encrypted files
+ENCRYPTED ?= 0
 
-DEB_PACKAGES := liblz4-dev libxxhash-dev libutf8proc-dev libsqlite3-dev liblmdb-dev pkg-config
+DEB_PACKAGES := liblz4-dev libxxhash-dev libutf8proc-dev libssl-dev libsqlite3-dev liblmdb-dev pkg-config
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
 CFLAGS_BASE := -std=c11 -D_GNU_SOURCE $(WARN) -ICCore/include -ICCore/src -g
 CFLAGS ?= -O2
-LIBS := -lxxhash -llz4 -lutf8proc -lpthread -lm
+LIBS := -lxxhash -llz4 -lutf8proc -lcrypto -lpthread -lm
 
 # The core's layers are the folders of CCore/src (base, os, storage, btree, objects, query, api).
 SRC := $(wildcard CCore/src/*/*.c)
@@ -68,7 +70,7 @@ TSAN_FLAGS := -O1 $(DEBUG) -fsanitize=thread
 FUZZ_FLAGS := -O1 $(DEBUG) -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
 # Objects that only pattern rules name would be deleted as intermediate files after each build.
 .SECONDARY: $(DBG_OBJ) $(PORT_OBJ) $(ASAN_OBJ) $(TSAN_OBJ) $(FUZZ_OBJ)
-TESTS := test_engine test_objects test_query test_query_portable test_clusters test_verify_objects test_index_scan test_fulltext test_btree_batch test_commitlog_io test_hostile test_damage test_badargs test_disk_full test_compact test_changes crashtest powerloss faults stress
+TESTS := test_engine test_objects test_query test_query_portable test_clusters test_verify_objects test_index_scan test_fulltext test_encryption test_btree_batch test_commitlog_io test_hostile test_damage test_badargs test_disk_full test_compact test_changes crashtest powerloss faults stress
 TEST_BIN := $(TESTS:%=$(B)/%)
 EXAMPLES := $(patsubst CCore/examples/%.c,$(B)/examples/%,$(wildcard CCore/examples/*.c))
 
@@ -132,7 +134,7 @@ $(B)/libstrata.so: $(PIC_OBJ)
 	$(CC) -shared -Wl,-soname,libstrata.so.0 -o $@ $(PIC_OBJ) $(LIBS)
 
 # strata.pc for PREFIX (install writes it again for the PREFIX it is given).
-PC_TEXT = 'prefix=%s\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: strata\nDescription: Strata embedded object database (C core)\nVersion: 0.9.0\nLibs: -L$${libdir} -lstrata\nLibs.private: %s\nCflags: -I$${includedir}\n'
+PC_TEXT = 'prefix=%s\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: strata\nDescription: Strata embedded object database (C core)\nVersion: 0.10.0\nLibs: -L$${libdir} -lstrata\nLibs.private: %s\nCflags: -I$${includedir}\n'
 
 $(B)/strata.pc: Makefile
 	@mkdir -p $(B)
@@ -216,6 +218,7 @@ test-c: build
 	$(B)/test_verify_objects
 	$(B)/test_index_scan
 	$(B)/test_fulltext
+	$(B)/test_encryption
 	$(B)/test_btree_batch
 	$(B)/test_commitlog_io
 	$(B)/test_hostile
@@ -226,16 +229,16 @@ test-c: build
 	$(B)/test_changes
 
 crashtest: $(B)/crashtest
-	$(B)/crashtest $(RUNS)
+	STRATA_TEST_ENCRYPTED=$(ENCRYPTED) $(B)/crashtest $(RUNS)
 
 powerloss: $(B)/powerloss
-	$(B)/powerloss $(PL_RUNS)
+	STRATA_TEST_ENCRYPTED=$(ENCRYPTED) $(B)/powerloss $(PL_RUNS)
 
 faults: $(B)/faults
-	$(B)/faults
+	STRATA_TEST_ENCRYPTED=$(ENCRYPTED) $(B)/faults
 
 stress: $(B)/stress
-	$(B)/stress $(SECONDS)
+	STRATA_TEST_ENCRYPTED=$(ENCRYPTED) $(B)/stress $(SECONDS)
 
 $(B)/engine_bench: Benchmarks/engine_bench.c $(B)/libstrata.a
 	$(CC) $(CFLAGS_BASE) $(CFLAGS) $< -o $@ $(B)/libstrata.a $(LIBS)
@@ -301,6 +304,7 @@ asan: $(TESTS:%=$(B)/asan/%)
 	$(B)/asan/test_verify_objects
 	$(B)/asan/test_index_scan
 	$(B)/asan/test_fulltext
+	$(B)/asan/test_encryption
 	$(B)/asan/test_btree_batch
 	$(B)/asan/test_commitlog_io
 	$(B)/asan/test_hostile
@@ -313,9 +317,10 @@ asan: $(TESTS:%=$(B)/asan/%)
 	$(B)/asan/powerloss 40
 	$(B)/asan/faults
 
-tsan: $(B)/tsan/test_engine $(B)/tsan/test_compact
+tsan: $(B)/tsan/test_engine $(B)/tsan/test_compact $(B)/tsan/test_encryption
 	TSAN_OPTIONS="halt_on_error=1" $(B)/tsan/test_engine
 	TSAN_OPTIONS="halt_on_error=1" $(B)/tsan/test_compact
+	TSAN_OPTIONS="halt_on_error=1" $(B)/tsan/test_encryption
 
 # ---------------------------------------------------------------- fuzzing
 

@@ -26,6 +26,7 @@ let package = Package(
                 .linkedLibrary("xxhash"),
                 .linkedLibrary("lz4"),
                 .linkedLibrary("utf8proc"),
+                .linkedLibrary("crypto"),
                 .linkedLibrary("pthread"),
                 .linkedLibrary("m"),
             ]

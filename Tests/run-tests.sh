@@ -57,6 +57,10 @@ echo "== full-text indexes and TEXT, against a brute force"
 "$B/test_fulltext" > "$log" 2>&1; tail -n 1 "$log"; count_line fulltext
 grep -q "FAIL" "$log" && grep "FAIL" "$log"
 
+echo "== encryption at rest: nothing readable on disk, only the key opens, damage named"
+"$B/test_encryption" > "$log" 2>&1; tail -n 1 "$log"; count_line encryption
+grep -q "FAIL" "$log" && grep "FAIL" "$log"
+
 echo "== sorted tree batches through a finger"
 "$B/test_btree_batch" > "$log" 2>&1; tail -n 1 "$log"; count_line btree-batch
 grep -q "FAIL" "$log" && grep "FAIL" "$log"
@@ -97,6 +101,10 @@ one "crashtest ($RUNS runs)" "$B/crashtest" "$RUNS"
 one "powerloss ($PL_RUNS runs)" "$B/powerloss" "$PL_RUNS"
 one "faults" "$B/faults"
 one "stress (10 s: 4 writer and 4 reader processes, kills and restart storms)" "$B/stress" 10
+one "crashtest on encrypted files (100 runs)" env STRATA_TEST_ENCRYPTED=1 "$B/crashtest" 100
+one "powerloss on encrypted files (150 runs)" env STRATA_TEST_ENCRYPTED=1 "$B/powerloss" 150
+one "faults on encrypted files" env STRATA_TEST_ENCRYPTED=1 "$B/faults"
+one "stress on encrypted files (5 s)" env STRATA_TEST_ENCRYPTED=1 "$B/stress" 5
 one "demo (objects)" "$B/examples/demo" "$B/demo.db"
 one "demo (key-value trees)" "$B/examples/kv_demo" "$B/kv_demo.db"
 one "bench (tiny N, builds and runs)" "$B/bench" -n 2000 -r 1 -c 50 -d "$B/bench-data"

@@ -35,13 +35,14 @@ extern "C" {
 /* ---------------------------------------------------------------- versions and errors */
 
 #define STRATA_VERSION_MAJOR 0
-#define STRATA_VERSION_MINOR 9
+#define STRATA_VERSION_MINOR 10
 #define STRATA_VERSION_PATCH 0
 
 /** The library's version as "major.minor.patch"; a static string. */
 STRATA_API const char *strata_version(void);
 
-/** The on-disk format version this library writes (see CCore/FORMAT.md). */
+/** The newest on-disk format version this library writes (see CCore/FORMAT.md): 9, that of
+ *  encrypted files; a plain file is written as format 8. */
 STRATA_API uint32_t strata_format_version(void);
 
 typedef enum strata_status {
@@ -65,6 +66,8 @@ typedef enum strata_status {
     STRATA_ERR_TOO_LARGE = 16,       /* a key or value over the limits */
     STRATA_ERR_WRONG_TYPE = 17,      /* e.g. an integer-key call on a byte-key tree */
     STRATA_ERR_TIMEOUT = 18,         /* strata_db_wait_commit: no commit in the time given */
+    STRATA_ERR_ENCRYPTION = 19,      /* the file is encrypted and no key was given, the key does
+                                        not open it, or a key was given for a plain file */
 } strata_status;
 
 /** Where a failing call puts its code and message. Zero-initialise it, or ignore it (NULL). */
@@ -134,6 +137,15 @@ typedef struct strata_options {
                                       recovers the file (the first open after a crash replays
                                       or checks the last commits) before it gives up with
                                       STRATA_ERR_BUSY; 0 = do not wait; default 30000 */
+    const void *encryption_key;    /* 64 bytes (RealmSwift's encryptionKey): the file is
+                                      encrypted with it (a new file), or must have been (an
+                                      existing one: STRATA_ERR_ENCRYPTION when it is plain or the
+                                      key does not open it, as when a key is missing for an
+                                      encrypted file). The pages, the commit log and copies are
+                                      sealed with ChaCha20-Poly1305 under keys derived from it
+                                      (FORMAT.md); the library keeps its own copy. Not used for
+                                      an in-memory database. Default NULL: not encrypted */
+    size_t encryption_key_len;     /* 64; another length is STRATA_ERR_INVALID_ARGUMENT */
 } strata_options;
 
 /**

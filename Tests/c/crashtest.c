@@ -15,6 +15,7 @@
  *
  * Usage: crashtest RUNS        Last line: crashtest: N runs, R recovered, L lost, C corrupt
  */
+#include "testkey.h"
 #include "workload.h"
 
 #include <signal.h>
@@ -26,6 +27,7 @@
 static strata_db_t *open_mode(const char *path, strata_durability d) {
     strata_options o;
     strata_options_init(&o);
+    tk_options(&o);
     o.durability = d;
     o.map_size = 1ull << 32;
     strata_db_t *db = NULL;

@@ -11,6 +11,7 @@
  *
  * Usage: faults                Last line: faults: P points, K clean, C corrupt
  */
+#include "testkey.h"
 #include "workload.h"
 
 #include <errno.h>
@@ -64,6 +65,7 @@ static int f_grow(void *ctx, int fd, off_t size) {
 static strata_db_t *open_with(const char *path, faulty *f, strata_io_methods *io) {
     strata_options o;
     strata_options_init(&o);
+    tk_options(&o);
     o.map_size = 1ull << 30;
     if (f) {
         *io = (strata_io_methods){sizeof *io, f, f_pwrite, f_fdatasync, f_grow};

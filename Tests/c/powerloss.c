@@ -26,6 +26,7 @@
  *
  * Usage: powerloss RUNS        Last line: powerloss: N runs, L lost, C corrupt
  */
+#include "testkey.h"
 #include "workload.h"
 
 #include <errno.h>
@@ -237,6 +238,7 @@ int main(int argc, char **argv) {
         strata_io_methods io = {sizeof io, &p, pl_pwrite, pl_fdatasync, pl_grow};
         strata_options o;
         strata_options_init(&o);
+        tk_options(&o);
         o.io = &io;
         bool no_sync = run % 3 == 1, grouped = run % 3 == 2;
         uint64_t sync_every = 1 + prand(&p) % 8;
@@ -296,6 +298,7 @@ int main(int argc, char **argv) {
         if (copied) { /* a copy that returned is a whole database */
             strata_options co;
             strata_options_init(&co);
+            tk_options(&co);
             co.map_size = 1ull << 30;
             strata_db_t *cdb = NULL;
             char cwhy[300] = "cannot open";
@@ -331,6 +334,7 @@ int main(int argc, char **argv) {
         }
         strata_options ro;
         strata_options_init(&ro);
+        tk_options(&ro);
         ro.map_size = 1ull << 30;
         char why[300] = "cannot open";
         uint64_t last = 0;

@@ -19,6 +19,7 @@
 #define _GNU_SOURCE
 #endif
 #include "strata.h"
+#include "testkey.h"
 
 #include <signal.h>
 #include <stdatomic.h>
@@ -70,6 +71,7 @@ static void violation(const char *fmt, unsigned long long a, unsigned long long 
 static int open_db(strata_db_t **db, strata_error *e) {
     strata_options o;
     strata_options_init(&o);
+    tk_options(&o);
     o.map_size = 1ull << 32;
     return strata_db_open(db_path, &o, db, e);
 }

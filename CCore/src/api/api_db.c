@@ -52,6 +52,9 @@ static int check_options(const strata_options *o, strata_error *err) {
     if (o->max_readers < 1 || o->max_readers > 65536)
         return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "max_readers %u is outside 1..65536",
                       o->max_readers);
+    if (o->encryption_key && o->encryption_key_len != 64)
+        return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "an encryption key is 64 bytes; this one "
+                      "is %zu", o->encryption_key_len);
     if (o->io && (o->io->size < sizeof(strata_io_methods) || !o->io->pwrite ||
                   !o->io->fdatasync || !o->io->grow))
         return st_err(err, STRATA_ERR_INVALID_ARGUMENT,

@@ -24,6 +24,7 @@ const char *strata_status_name(int code) {
     case STRATA_ERR_TOO_LARGE: return "STRATA_ERR_TOO_LARGE";
     case STRATA_ERR_WRONG_TYPE: return "STRATA_ERR_WRONG_TYPE";
     case STRATA_ERR_TIMEOUT: return "STRATA_ERR_TIMEOUT";
+    case STRATA_ERR_ENCRYPTION: return "STRATA_ERR_ENCRYPTION";
     default: return "unknown status";
     }
 }

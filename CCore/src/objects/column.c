@@ -546,7 +546,7 @@ static int var_element(strata_txn_t *txn, const uint8_t *p, uint32_t n, uint32_t
  * pages may be rewritten before the transaction ends. Committed pages stay put. */
 static const uint8_t *stable_bytes(strata_txn_t *txn, const uint8_t *b, size_t len) {
     strata_db_t *db = txn->db;
-    if (!txn->write || (b >= db->file.map && b < db->file.map + db->file.map_size)) return b;
+    if (!txn->write || st_bytes_committed(db, b)) return b;
     st_store *store;
     strata_error ignored;
     if (st_store_get(txn, &store, &ignored)) return NULL;

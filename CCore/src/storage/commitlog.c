@@ -15,6 +15,8 @@
  *     32   st_meta (128 bytes): the meta the commit wrote (flag ST_META_LOGGED)
  *     160  page entries: u64 pgno | u64 base | u32 npages | u32 nranges,
  *          then nranges times: u32 offset | u32 length | length bytes, padded to 8
+ *   An encrypted file's record (cipher.c) has its bytes from 32 sealed, and the tag after them:
+ *   len counts the tag, and the checksum covers the sealed bytes.
  *   A page's content is its base page's (zeros when base is 0) with the ranges written over it.
  *   A copy of a committed page differs from it in a few places (a changed cell, a child number,
  *   the header's checksum and version); rewritten column and free-list pages shift more. A
@@ -53,6 +55,7 @@
  */
 #include "storage/commitlog.h"
 
+#include "storage/cipher.h"
 #include "storage/pager.h"
 
 #include <errno.h>
@@ -239,8 +242,10 @@ int st_log_commit(strata_txn_t *txn, st_dirty *const *list, size_t n, st_meta *m
             return rc;
         uint8_t *r = db->log_buf + head;
         pgno_t b = dp->base && dp->npages == 1 && usable_base(txn, dp->base) ? dp->base : 0;
+        const uint8_t *base = NULL;
+        if (b && (rc = st_page_get(txn, b, &base, err))) return rc; /* its plain bytes */
         size_t end = len + ENTRY_HEAD;
-        uint32_t nr = add_ranges(r, &end, dp->buf, b ? db->file.map + b * ST_PAGE_SIZE : NULL, bytes);
+        uint32_t nr = add_ranges(r, &end, dp->buf, base, bytes);
         st_wr64(r + len, dp->pgno);
         st_wr64(r + len + 8, b);
         st_wr32(r + len + 16, dp->npages);
@@ -248,22 +253,26 @@ int st_log_commit(strata_txn_t *txn, st_dirty *const *list, size_t n, st_meta *m
         memset(r + end, 0, pad8(end) - end);
         len = pad8(end);
     }
-    if (len > room) return STRATA_OK; /* does not fit: the caller syncs the pages instead */
-    if ((rc = reserve(db, round_block(head + len), head + len, err))) return rc;
+    size_t tag = db->cipher ? ST_TAG_BYTES : 0;
+    if (len + tag > room) return STRATA_OK; /* does not fit: the caller syncs the pages instead */
+    if ((rc = reserve(db, round_block(head + len + tag), head + len, err))) return rc;
 
     if (reset) {
         m->log_salt = st_random_id(m->log_salt ^ m->version);
         m->log_base = d;
     }
-    m->log_end = at + len;
+    m->log_end = at + len + tag;
     m->flags = ST_META_LOGGED | (defer_sync ? ST_META_LOG_PENDING : 0);
     st_meta_seal(m);
     uint8_t *r = db->log_buf + head;
     st_wr64(r + 8, m->log_salt);
     st_wr64(r + 16, m->version);
-    st_wr32(r + 24, (uint32_t)len);
+    st_wr32(r + 24, (uint32_t)(len + tag));
     st_wr32(r + 28, (uint32_t)n);
     memcpy(r + REC_META, m, sizeof *m);
+    if (tag && st_cipher_seal_record(db->cipher, r, m->version, r + REC_META, len - REC_META, r + len))
+        return st_err(err, STRATA_ERR_NO_MEMORY, "cannot seal the commit record (libcrypto)");
+    len += tag;
     st_wr64(r, st_checksum(r + 8, len - 8));
     size_t stop = round_block(head + len);
     memset(db->log_buf + head + len, 0, stop - (head + len));
@@ -338,15 +347,20 @@ static int read_all(int fd, uint8_t *buf, size_t len) {
     return 0;
 }
 
-/* Why record r (at most `avail` bytes) cannot follow `prev` in generation salt, or NULL. */
-static const char *record_problem(const uint8_t *r, size_t avail, uint64_t salt,
+/* Why record r (at most `avail` bytes) cannot follow `prev` in generation salt, or NULL. An
+ * encrypted file's record is opened in place. */
+static const char *record_problem(strata_db_t *db, uint8_t *r, size_t avail, uint64_t salt,
                                   const st_meta *prev, st_meta *m) {
-    if (avail < REC_ENTRIES) return "end of the log";
+    size_t tag = db->cipher ? ST_TAG_BYTES : 0;
+    if (avail < REC_ENTRIES + tag) return "end of the log";
     uint32_t len = st_rd32(r + 24);
-    if (len < REC_ENTRIES || len > avail || len % 8) return "length";
+    if (len < REC_ENTRIES + tag || len > avail || len % 8) return "length";
     if (st_rd64(r + 8) != salt) return "salt";
     if (st_rd64(r) != st_checksum(r + 8, len - 8)) return "checksum";
     if (st_rd64(r + 16) != prev->version + 1) return "version";
+    if (tag && st_cipher_open_record(db->cipher, r, prev->version + 1, r + REC_META,
+                                     len - tag - REC_META, r + len - tag))
+        return "does not authenticate";
     memcpy(m, r + REC_META, sizeof *m);
     if (!st_meta_valid(m) || m->version != prev->version + 1 || !(m->flags & ST_META_LOGGED) ||
         m->page_size != ST_PAGE_SIZE || m->page_count < 2 || m->db_id != prev->db_id)
@@ -357,7 +371,7 @@ static const char *record_problem(const uint8_t *r, size_t avail, uint64_t salt,
 /* Rebuild and write the pages of record r (valid as a whole) onto the file. */
 static int apply_record(strata_db_t *db, const uint8_t *r, const st_meta *prev, const st_meta *m,
                         uint8_t **page, size_t *page_cap, strata_error *err) {
-    uint32_t len = st_rd32(r + 24), count = st_rd32(r + 28);
+    uint32_t len = st_rd32(r + 24) - (db->cipher ? ST_TAG_BYTES : 0), count = st_rd32(r + 28);
     int rc = st_os_ensure_size(&db->file, m->page_count * ST_PAGE_SIZE, err);
     if (rc) return rc;
     size_t at = REC_ENTRIES;
@@ -374,14 +388,23 @@ static int apply_record(strata_db_t *db, const uint8_t *r, const st_meta *prev, 
                               "%u pages) is out of range", (unsigned long long)m->version,
                               (unsigned long long)pgno, (unsigned long long)base, npages);
         size_t bytes = (size_t)npages * ST_PAGE_SIZE;
-        if (bytes > *page_cap) {
-            uint8_t *p = realloc(*page, bytes);
+        if (2 * bytes > *page_cap) { /* the page, and its sealed bytes after it */
+            uint8_t *p = realloc(*page, 2 * bytes);
             if (!p) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory replaying the log");
             *page = p;
-            *page_cap = bytes;
+            *page_cap = 2 * bytes;
         }
-        if (base) memcpy(*page, db->file.map + base * ST_PAGE_SIZE, bytes);
-        else memset(*page, 0, bytes);
+        uint8_t *sealed = *page + bytes;
+        if (base && db->cipher) {
+            if (st_cipher_open_page(db->cipher, db->file.map + base * ST_PAGE_SIZE, bytes, base, *page))
+                return ST_CORRUPT(err, "commit log record of version %llu: its base page %llu "
+                                  "does not authenticate", (unsigned long long)m->version,
+                                  (unsigned long long)base);
+        } else if (base) {
+            memcpy(*page, db->file.map + base * ST_PAGE_SIZE, bytes);
+        } else {
+            memset(*page, 0, bytes);
+        }
         for (uint32_t k = 0; k < nr; k++) {
             if (at + RANGE_HEAD > len) goto bad_range;
             uint32_t off = st_rd32(r + at), n = st_rd32(r + at + 4);
@@ -394,7 +417,13 @@ static int apply_record(strata_db_t *db, const uint8_t *r, const st_meta *prev, 
             return ST_CORRUPT(err, "commit log record of version %llu rebuilds page %llu (from "
                               "page %llu) with a wrong checksum", (unsigned long long)m->version,
                               (unsigned long long)pgno, (unsigned long long)base);
-        if ((rc = st_os_write(&db->file, pgno * ST_PAGE_SIZE, *page, bytes, err))) return rc;
+        /* Sealed again, a page gets the very bytes its commit wrote (cipher.c: its nonce is
+         * its version and number). */
+        if (db->cipher && st_cipher_seal_page(db->cipher, *page, bytes, pgno, sealed))
+            return st_err(err, STRATA_ERR_NO_MEMORY, "cannot seal page %llu (libcrypto)",
+                          (unsigned long long)pgno);
+        if ((rc = st_os_write(&db->file, pgno * ST_PAGE_SIZE, db->cipher ? sealed : *page, bytes, err)))
+            return rc;
         continue;
     bad_range:
         return ST_CORRUPT(err, "commit log record of version %llu: a range of page %llu lies "
@@ -453,7 +482,7 @@ int st_log_replay(strata_db_t *db, const st_meta *base, st_meta *out, uint64_t *
     size_t page_cap = 0;
     st_meta prev = *base, m;
     for (size_t at = ST_LOG_FIRST; at < bytes;) {
-        const char *problem = record_problem(log + at, bytes - at, salt, &prev, &m);
+        const char *problem = record_problem(db, log + at, bytes - at, salt, &prev, &m);
         if (problem) {
             snprintf(stop, stop_len, "the record of version %llu is not there or damaged (%s, at "
                      "byte %zu)", (unsigned long long)(prev.version + 1), problem, at);

@@ -16,6 +16,10 @@
  * name, synced, and renamed into place (os.c, st_os_newfile_*), so a crash at any point leaves
  * either no copy or a whole one, and never touches the source.
  *
+ * An encrypted file's copy is encrypted with the same key (keys of its own: its database id is
+ * new) and written without packing (packed pages are not encrypted yet); each page is sealed as
+ * it is placed (cipher.c), and its meta pages carry the encryption header.
+ *
  * Compaction (st_db_compact) takes, in order: the open lock (byte 2 of the lock file: handles
  * opening meanwhile wait for it), the alive lock exclusively (byte 1: refused if any other
  * handle of any process has the file open), and the writer lock. It copies the latest version
@@ -26,6 +30,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include "storage/cipher.h"
 #include "storage/freelist.h"
 #include "storage/packed.h"
 #include "storage/pager.h"
@@ -58,6 +63,8 @@ struct st_copier {
     uint8_t *zbuf;          /* one compressed page */
     uint8_t *frags;         /* bytes [frags_at, region_end) not yet in the scratch file */
     uint64_t frags_at;
+    st_cipher *cipher;      /* the copy's keys (NULL: a plain copy) */
+    uint8_t *sealed;        /* a long run, sealed (encrypted copies) */
 };
 
 strata_txn_t *st_copier_source(st_copier *c) { return c->src; }
@@ -116,20 +123,35 @@ int st_copier_place(st_copier *c, uint8_t *buf, uint32_t npages, pgno_t *pgno, s
         if ((rc = try_pack(c, buf, pgno, err)) || *pgno) return rc;
     }
     *pgno = c->next;
+    size_t bytes = (size_t)npages * ST_PAGE_SIZE;
     st_wr64(buf + PH_VERSION, c->version);
     st_wr64(buf + PH_PGNO, *pgno);
-    st_wr64(buf + PH_CHECKSUM, st_checksum(buf + 8, (size_t)npages * ST_PAGE_SIZE - 8));
+    st_wr64(buf + PH_CHECKSUM, st_checksum(buf + 8, bytes - 8));
+    if (c->cipher && *pgno + npages > ST_ENC_MAX_PAGES)
+        return st_err(err, STRATA_ERR_MAP_FULL, "the copy '%s' would need more pages than an "
+                      "encrypted file holds (16 TiB)", c->out->shown);
     if (npages > COPY_BATCH - (c->next - c->batch_first)) {
         if ((rc = flush(c, err))) return rc;
         if (npages > COPY_BATCH) { /* a long run goes out by itself */
-            rc = st_os_write_fd(c->io, c->out->fd, c->out->shown, c->next * ST_PAGE_SIZE, buf,
-                                (size_t)npages * ST_PAGE_SIZE, err);
+            const uint8_t *out = buf;
+            if (c->cipher) {
+                free(c->sealed);
+                if (!(c->sealed = malloc(bytes)) ||
+                    st_cipher_seal_page(c->cipher, buf, bytes, *pgno, c->sealed))
+                    return st_err(err, STRATA_ERR_NO_MEMORY, "cannot seal a run of %u pages", npages);
+                out = c->sealed;
+            }
+            rc = st_os_write_fd(c->io, c->out->fd, c->out->shown, c->next * ST_PAGE_SIZE, out,
+                                bytes, err);
             c->next += npages;
             c->batch_first = c->next;
             return rc;
         }
     }
-    memcpy(c->batch + (c->next - c->batch_first) * ST_PAGE_SIZE, buf, (size_t)npages * ST_PAGE_SIZE);
+    uint8_t *at = c->batch + (c->next - c->batch_first) * ST_PAGE_SIZE;
+    if (!c->cipher) memcpy(at, buf, bytes);
+    else if (st_cipher_seal_page(c->cipher, buf, bytes, *pgno, at))
+        return st_err(err, STRATA_ERR_NO_MEMORY, "cannot seal page %llu of the copy", (unsigned long long)*pgno);
     c->next += npages;
     return STRATA_OK;
 }
@@ -196,13 +218,19 @@ static void pack_end(st_copier *c) {
     free(c->frags);
 }
 
-/* The copy's pages through fn, then its packed region and its two meta slots; nothing synced. */
+/* The copy's pages through fn, then its packed region and its two meta slots; nothing synced.
+ * An encrypted source gives an encrypted copy (same key, keys of its own), not packed. */
 static int write_copy(strata_txn_t *src, st_newfile *out, int pack, st_copy_fn fn, strata_error *err) {
-    st_copier c = {.src = src, .io = &src->db->file, .out = out, .version = src->meta.version,
-                   .next = 2, .batch_first = 2, .pack = pack >= 0, .level = pack, .scratch_fd = -1};
+    strata_db_t *db = src->db;
+    st_copier c = {.src = src, .io = &db->file, .out = out, .version = src->meta.version,
+                   .next = 2, .batch_first = 2, .pack = pack >= 0 && !db->cipher, .level = pack,
+                   .scratch_fd = -1};
+    uint64_t id = st_random_id(src->meta.db_id);
     c.batch = malloc((size_t)COPY_BATCH * ST_PAGE_SIZE);
     int rc = c.batch ? STRATA_OK
-                     : st_err(err, STRATA_ERR_NO_MEMORY, "out of memory copying '%s'", src->db->file.shown);
+                     : st_err(err, STRATA_ERR_NO_MEMORY, "out of memory copying '%s'", db->file.shown);
+    if (rc == STRATA_OK && db->cipher && (rc = st_cipher_clone(db->cipher, &c.cipher, err)) == STRATA_OK)
+        rc = st_cipher_bind(c.cipher, id, err);
     if (rc == STRATA_OK && c.pack) rc = pack_begin(&c, err);
     pgno_t root = 0;
     uint64_t count = 0;
@@ -213,7 +241,11 @@ static int write_copy(strata_txn_t *src, st_newfile *out, int pack, st_copy_fn f
     if (rc == STRATA_OK && c.npacked) rc = write_region(&c, &run, err);
     pack_end(&c);
     free(c.batch);
-    if (rc) return rc;
+    free(c.sealed);
+    if (rc) {
+        st_cipher_free(c.cipher);
+        return rc;
+    }
     st_meta m = src->meta;
     m.page_count = c.next + run;
     m.packed_region = region;
@@ -224,13 +256,15 @@ static int write_copy(strata_txn_t *src, st_newfile *out, int pack, st_copy_fn f
     m.free_count = 0;
     m.durable_version = m.version;
     m.flags = ST_META_DURABLE;
-    m.format_version = ST_FORMAT_VERSION;
+    m.format_version = st_format_of(db);
     m.log_salt = m.log_end = m.log_base = 0;
-    m.db_id = st_random_id(m.db_id);
+    m.db_id = id;
     st_meta_seal(&m);
     uint8_t page[ST_PAGE_SIZE];
     memset(page, 0, sizeof page);
     memcpy(page, &m, sizeof m);
+    if (c.cipher) st_cipher_meta_seal(c.cipher, page);
+    st_cipher_free(c.cipher);
     for (int slot = 0; slot < 2 && rc == STRATA_OK; slot++)
         rc = st_os_write_fd(&src->db->file, out->fd, out->shown, (uint64_t)slot * ST_PAGE_SIZE,
                             page, sizeof page, err);
@@ -271,6 +305,8 @@ static int adopt_new_file(strata_db_t *db, strata_error *err) {
     int rc = st_os_reopen(&db->file, err);
     atomic_store(&db->log_closing, false);
     if (rc == STRATA_OK) rc = st_trust_init(db, err);
+    st_meta m;
+    if (rc == STRATA_OK && db->cipher) rc = st_pager_latest_meta(db, &m, err); /* binds the copy's keys */
     if (rc) {
         db->broken = true;
         snprintf(db->broken_why, sizeof db->broken_why,

@@ -5,6 +5,7 @@
  * published, so that handles opening meanwhile wait and then see it), close (syncing what the handle committed without sync), and what
  * the handle can tell about its file (versions, pages, readers).
  */
+#include "storage/cipher.h"
 #include "storage/commitlog.h"
 #include "storage/freelist.h"
 #include "storage/packed.h"
@@ -23,6 +24,9 @@ static void db_free(strata_db_t *db) {
     st_freelist_clear(&db->free_cache);
     st_reuse_map_clear(&db->reuse_map);
     free(db->log_buf);
+    st_cipher_free(db->cipher);
+    for (size_t i = 0; i < sizeof db->open_locks / sizeof *db->open_locks; i++)
+        pthread_mutex_destroy(&db->open_locks[i]);
     pthread_mutex_destroy(&db->write_mutex);
     pthread_mutex_destroy(&db->state_mutex);
     free(db->file.path);
@@ -66,9 +70,18 @@ int st_db_open(const char *path, const strata_options *opts, st_check_unsynced_f
     db->file.map_size = (opts->map_size + ST_PAGE_SIZE - 1) & ~(uint64_t)(ST_PAGE_SIZE - 1);
     pthread_mutex_init(&db->write_mutex, NULL);
     pthread_mutex_init(&db->state_mutex, NULL);
+    for (size_t i = 0; i < sizeof db->open_locks / sizeof *db->open_locks; i++)
+        pthread_mutex_init(&db->open_locks[i], NULL);
+    db->file.opts.encryption_key = NULL; /* the handle keeps the keys, not the caller's pointer */
 
     bool missing;
     int rc;
+    /* An in-memory database has no file to encrypt: its key is not used. */
+    if (opts->encryption_key && opts->durability != STRATA_DURABILITY_MEMORY &&
+        (rc = st_cipher_new(opts->encryption_key, opts->encryption_key_len, &db->cipher, err))) {
+        db_free(db);
+        return rc;
+    }
     /* Files: the lock file first, as it serialises creating the database file. */
     if (opts->durability == STRATA_DURABILITY_MEMORY) {
         if ((rc = st_os_open(&db->file, &missing, err)) || (rc = st_readers_open(db, err)))

@@ -58,6 +58,8 @@
  */
 #include "storage/freelist.h"
 
+#include "storage/cipher.h"
+
 #include "storage/pager.h"
 
 #include <stdlib.h>
@@ -143,6 +145,7 @@ int st_freelist_load(strata_db_t *db, const st_meta *meta, st_freelist *out, str
         const uint8_t *dp = db->file.map + d * ST_PAGE_SIZE;
         if (db->trust && (rc = st_trust_check(db, dp, d, meta->page_count, meta->version, err)))
             goto fail;
+        dp = db->view + d * ST_PAGE_SIZE;
         uint32_t n = st_rd32(dp + PH_FCOUNT);
         if (pg_kind(dp) != ST_PAGE_FREEDIR || n > FL_PER_DIR)
             FAIL("page %llu: expected a free-list directory, found kind %u with %u entries",
@@ -158,6 +161,7 @@ int st_freelist_load(strata_db_t *db, const st_meta *meta, st_freelist *out, str
             const uint8_t *lpg = db->file.map + lp * ST_PAGE_SIZE;
             if (db->trust && (rc = st_trust_check(db, lpg, lp, meta->page_count, meta->version, err)))
                 goto fail;
+            lpg = db->view + lp * ST_PAGE_SIZE;
             uint32_t m = st_rd32(lpg + PH_FCOUNT);
             if (pg_kind(lpg) != ST_PAGE_FREELIST || m > FL_PER_PAGE)
                 FAIL("page %llu: expected a free-list leaf, found kind %u with %u entries",
@@ -220,11 +224,17 @@ static bool bit_is_set(const st_reuse *r, pgno_t p) {
  * whole run), so they are held — read as a version they once let a commit reuse pages of the
  * durable version, which an unsynced log record lost to a power cut then needed (powerloss).
  * Other modes never reach here with such an entry: NO_SYNC caps the reusable entries at the
- * durable version, and FULL without a log has it as the current. */
+ * durable version, and FULL without a log has it as the current. An encrypted file's page
+ * proves its header by opening (a middle page of a run does not open as a page of its own). */
 static bool written_after_durable(const strata_txn_t *txn, pgno_t p) {
-    const uint8_t *page = txn->db->file.map + p * ST_PAGE_SIZE;
-    if (st_rd64(page + PH_VERSION) <= txn->durable_version) return false;
-    return st_rd64(page + PH_CHECKSUM) == st_checksum(page + 8, ST_PAGE_SIZE - 8);
+    strata_db_t *db = txn->db;
+    const uint8_t *page = db->file.map + p * ST_PAGE_SIZE;
+    uint64_t version = st_rd64(page + PH_VERSION);
+    if (version <= txn->durable_version) return false;
+    if (!db->cipher) return st_rd64(page + PH_CHECKSUM) == st_checksum(page + 8, ST_PAGE_SIZE - 8);
+    if (st_page_trusted(db, page, p, version)) return true; /* opened with this stamp before */
+    uint8_t plain[ST_PAGE_SIZE];
+    return st_cipher_open_page(db->cipher, page, ST_PAGE_SIZE, p, plain) == 0;
 }
 
 /* The first entry freed after `version` (entries are in version order). */

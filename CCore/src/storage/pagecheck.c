@@ -5,13 +5,14 @@
  *  - every page of [2, page_count) is reached exactly once: from a tree, as part of an overflow
  *    run, as a free-list page, or as a free-list entry (invariant 3);
  *  - every reached page carries its own number, a version no newer than the snapshot and a
- *    matching checksum;
+ *    matching checksum (an encrypted file's: opens, from the file's bytes, not the view);
  *  - during recovery, a page stamped with a version up to the durable one belongs to the
  *    durable version (else its newer contents were lost);
  *  - the packed region (packed.c), if any, is reached whole, and the version reaches exactly as
  *    many packed pages as its meta says, each inside the region.
  * The first failure is reported through ST_CORRUPT, naming the page and what was wrong.
  */
+#include "storage/cipher.h"
 #include "storage/freelist.h"
 #include "storage/packed.h"
 
@@ -67,25 +68,48 @@ int st_pagecheck_mark(st_pagecheck *pc, pgno_t pg, uint32_t run, int reach, cons
     return STRATA_OK;
 }
 
+/* An encrypted file's page pg (its run) opened from the file into memory of its own. */
+static int open_from_file(st_pagecheck *pc, pgno_t pg, uint32_t run, uint8_t **plain) {
+    strata_db_t *db = pc->txn->db;
+    size_t bytes = (size_t)run * ST_PAGE_SIZE;
+    *plain = malloc(bytes);
+    if (!*plain) return st_err(pc->err, STRATA_ERR_NO_MEMORY, "out of memory verifying page %llu",
+                               (unsigned long long)pg);
+    if (pg + run <= pc->page_count &&
+        st_cipher_open_page(db->cipher, db->file.map + pg * ST_PAGE_SIZE, bytes, pg, *plain) == 0)
+        return STRATA_OK;
+    free(*plain);
+    *plain = NULL;
+    return ST_CORRUPT(pc->err, "page %llu%s does not authenticate: damaged, moved or rolled back",
+                      (unsigned long long)pg, run > 1 ? " (an overflow run)" : "");
+}
+
 int st_pagecheck_sum(st_pagecheck *pc, const uint8_t *p, pgno_t pg, uint32_t run) {
-    uint64_t want = st_checksum(p + 8, (size_t)run * ST_PAGE_SIZE - 8);
-    if (st_rd64(p + PH_CHECKSUM) != want)
+    uint8_t *plain = NULL;
+    if (pc->txn->db->cipher && !st_pgno_packed(pg)) {
+        int rc = open_from_file(pc, pg, run, &plain);
+        if (rc) return rc;
+        p = plain;
+    } else if (st_rd64(p + PH_CHECKSUM) != st_checksum(p + 8, (size_t)run * ST_PAGE_SIZE - 8)) {
         return ST_CORRUPT(pc->err, "page %llu: checksum mismatch", (unsigned long long)pg);
-    if (!pg_number_is(p, pg))
-        return ST_CORRUPT(pc->err, "page %llu: header says it is page %llu",
-                          (unsigned long long)pg, (unsigned long long)st_rd64(p + PH_PGNO));
+    }
+    int rc = STRATA_OK;
     uint64_t written = st_rd64(p + PH_VERSION);
     uint64_t snapshot = pc->txn->meta.version;
-    if (written > snapshot)
-        return ST_CORRUPT(pc->err, "page %llu: written by version %llu, newer than the snapshot %llu",
-                          (unsigned long long)pg, (unsigned long long)written,
-                          (unsigned long long)snapshot);
-    if (pc->durable_seen && written <= pc->durable_version && !st_pgno_packed(pg) &&
-        (pg >= pc->durable_pages || pc->durable_seen[pg] != ST_REACH_USED))
-        return ST_CORRUPT(pc->err, "page %llu: holds version %llu bytes outside durable version "
-                          "%llu: its newer contents were lost", (unsigned long long)pg,
-                          (unsigned long long)written, (unsigned long long)pc->durable_version);
-    return STRATA_OK;
+    if (!pg_number_is(p, pg))
+        rc = ST_CORRUPT(pc->err, "page %llu: header says it is page %llu",
+                        (unsigned long long)pg, (unsigned long long)st_rd64(p + PH_PGNO));
+    else if (written > snapshot)
+        rc = ST_CORRUPT(pc->err, "page %llu: written by version %llu, newer than the snapshot %llu",
+                        (unsigned long long)pg, (unsigned long long)written,
+                        (unsigned long long)snapshot);
+    else if (pc->durable_seen && written <= pc->durable_version && !st_pgno_packed(pg) &&
+             (pg >= pc->durable_pages || pc->durable_seen[pg] != ST_REACH_USED))
+        rc = ST_CORRUPT(pc->err, "page %llu: holds version %llu bytes outside durable version "
+                        "%llu: its newer contents were lost", (unsigned long long)pg,
+                        (unsigned long long)written, (unsigned long long)pc->durable_version);
+    free(plain);
+    return rc;
 }
 
 /* Pages of the free list itself (its directory or its leaves): reached once, intact. */

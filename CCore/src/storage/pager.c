@@ -65,6 +65,7 @@
 #endif
 #include "storage/pager.h"
 
+#include "storage/cipher.h"
 #include "storage/commitlog.h"
 #include "storage/freelist.h"
 #include "storage/packed.h"
@@ -75,6 +76,7 @@
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -88,8 +90,9 @@ uint64_t st_random_id(uint64_t seed) {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     static _Atomic uint64_t calls;
-    uint64_t in[5] = {seed, (uint64_t)ts.tv_sec, (uint64_t)ts.tv_nsec, (uint64_t)getpid(),
-                      atomic_fetch_add(&calls, 1)};
+    uint64_t in[6] = {seed, (uint64_t)ts.tv_sec, (uint64_t)ts.tv_nsec, (uint64_t)getpid(),
+                      atomic_fetch_add(&calls, 1), 0};
+    if (getrandom(&in[5], sizeof in[5], GRND_NONBLOCK) != (ssize_t)sizeof in[5]) in[5] = 0;
     uint64_t id = st_checksum(in, sizeof in);
     return id ? id : 1;
 }
@@ -185,16 +188,33 @@ bool st_meta_valid(const st_meta *m) {
            m->checksum == st_checksum((const uint8_t *)m + 8, sizeof *m - 8);
 }
 
+/* A meta slot as read: the meta, and an encrypted file's header after it (cipher.h). */
+typedef struct meta_slot {
+    st_meta m;
+    uint8_t enc[ST_ENC_HEADER_END - sizeof(st_meta)];
+} meta_slot;
+
+static void meta_read(strata_db_t *db, int slot, meta_slot *out) {
+    st_os_meta_lock(&db->file);
+    memcpy(out, db->file.map + (size_t)slot * ST_PAGE_SIZE, sizeof *out);
+    st_os_meta_unlock(&db->file);
+}
+
 static void meta_copy(strata_db_t *db, int slot, st_meta *out) {
     st_os_meta_lock(&db->file);
     memcpy(out, db->file.map + (size_t)slot * ST_PAGE_SIZE, sizeof *out);
     st_os_meta_unlock(&db->file);
 }
 
+uint32_t st_format_of(const strata_db_t *db) {
+    return db->cipher ? ST_FORMAT_ENCRYPTED : ST_FORMAT_PLAIN;
+}
+
 static int meta_write(strata_db_t *db, int slot, const st_meta *m, strata_error *err) {
     uint8_t page[ST_PAGE_SIZE];
     memset(page, 0, sizeof page);
     memcpy(page, m, sizeof *m);
+    if (db->cipher) st_cipher_meta_seal(db->cipher, page);
     st_os_meta_lock(&db->file);
     int rc = st_os_write(&db->file, (uint64_t)slot * ST_PAGE_SIZE, page, sizeof page, err);
     st_os_meta_unlock(&db->file);
@@ -205,12 +225,13 @@ int st_pager_create(strata_db_t *db, strata_error *err) {
     st_meta m;
     memset(&m, 0, sizeof m);
     memcpy(m.magic, META_MAGIC, 8);
-    m.format_version = ST_FORMAT_VERSION;
+    m.format_version = st_format_of(db);
     m.page_size = ST_PAGE_SIZE;
     m.page_count = 2;
     m.flags = ST_META_DURABLE;
     m.db_id = st_random_id(0);
-    int rc = st_os_ensure_size(&db->file, 2 * ST_PAGE_SIZE, err);
+    int rc = db->cipher ? st_cipher_bind(db->cipher, m.db_id, err) : STRATA_OK;
+    if (rc == STRATA_OK) rc = st_os_ensure_size(&db->file, 2 * ST_PAGE_SIZE, err);
     for (uint64_t v = 0; v < 2 && rc == STRATA_OK; v++) {
         m.version = m.durable_version = v;
         st_meta_seal(&m);
@@ -233,7 +254,8 @@ static uint64_t file_size_now(strata_db_t *db) {
 typedef enum meta_problem_t {
     META_OK, META_NO_MAGIC, META_FORMAT, META_PAGE_SIZE, META_CHECKSUM, META_FLAGS,
     META_BEYOND_MAP, META_TOO_FEW_PAGES, META_FILE_SHORT, META_CATALOG, META_FREELIST,
-    META_FREE_COUNT, META_PACKED
+    META_FREE_COUNT, META_PACKED, META_ENCRYPTED, META_NOT_ENCRYPTED, META_WRONG_KEY,
+    META_NOT_AUTHENTIC
 } meta_problem_t;
 
 static const char *meta_problem_name(meta_problem_t p) {
@@ -245,18 +267,31 @@ static const char *meta_problem_name(meta_problem_t p) {
         [META_FILE_SHORT] = "file shorter than page count",
         [META_CATALOG] = "catalog root out of range", [META_FREELIST] = "free list out of range",
         [META_FREE_COUNT] = "free count above page count",
-        [META_PACKED] = "packed region out of range",
+        [META_PACKED] = "packed region out of range", [META_ENCRYPTED] = "encrypted",
+        [META_NOT_ENCRYPTED] = "not encrypted", [META_WRONG_KEY] = "another encryption key",
+        [META_NOT_AUTHENTIC] = "does not authenticate",
     };
     return names[p];
 }
 
-static meta_problem_t meta_problem(strata_db_t *db, const st_meta *m) {
+static meta_problem_t meta_problem(strata_db_t *db, const meta_slot *slot) {
+    const st_meta *m = &slot->m;
     if (memcmp(m->magic, META_MAGIC, 8) != 0) return META_NO_MAGIC;
     /* A newer format may checksum differently: name the version before the checksum. */
     if (m->format_version < ST_FORMAT_OLDEST_READ || m->format_version > ST_FORMAT_VERSION)
         return META_FORMAT;
     if (m->page_size != ST_PAGE_SIZE) return META_PAGE_SIZE;
     if (m->checksum != st_checksum((const uint8_t *)m + 8, sizeof *m - 8)) return META_CHECKSUM;
+    /* Format 9 is exactly the encrypted files: their meta pages carry the header. */
+    bool encrypted = st_meta_page_encrypted((const uint8_t *)slot);
+    if (encrypted != (m->format_version == ST_FORMAT_ENCRYPTED)) return META_FLAGS;
+    if (encrypted && !db->cipher) return META_ENCRYPTED;
+    if (!encrypted && db->cipher) return META_NOT_ENCRYPTED;
+    if (encrypted) {
+        st_meta_auth a = st_cipher_meta_check(db->cipher, (const uint8_t *)slot);
+        if (a == ST_META_AUTH_WRONG_KEY) return META_WRONG_KEY;
+        if (a != ST_META_AUTH_OK) return META_NOT_AUTHENTIC;
+    }
     if (m->durable_version > m->version || (m->flags & ~(ST_META_DURABLE | ST_META_SYNCED | ST_META_LOGGED | ST_META_LOG_PENDING)))
         return META_FLAGS;
     if (m->page_count > db->file.map_size / ST_PAGE_SIZE) return META_BEYOND_MAP;
@@ -294,8 +329,10 @@ slots:;
     st_meta m[2];
     meta_problem_t why[2];
     for (int s = 0; s < 2; s++) {
-        meta_copy(db, s, &m[s]);
-        why[s] = meta_problem(db, &m[s]);
+        meta_slot ms;
+        meta_read(db, s, &ms);
+        m[s] = ms.m;
+        why[s] = meta_problem(db, &ms);
     }
     int best = -1;
     for (int s = 0; s < 2; s++)
@@ -304,9 +341,20 @@ slots:;
             best = s;
     if (best >= 0) {
         *out = m[best];
-        return STRATA_OK;
+        return db->cipher ? st_cipher_bind(db->cipher, out->db_id, err) : STRATA_OK;
     }
-    /* Neither slot is usable: name the most telling reason. */
+    /* Neither slot is usable: name the most telling reason (a key problem first). */
+    for (int s = 0; s < 2; s++) {
+        if (why[s] == META_ENCRYPTED)
+            return st_err(err, STRATA_ERR_ENCRYPTION, "'%s' is encrypted: open it with its "
+                          "encryption key", db->file.shown);
+        if (why[s] == META_NOT_ENCRYPTED)
+            return st_err(err, STRATA_ERR_ENCRYPTION, "'%s' is not encrypted, but an encryption "
+                          "key was given", db->file.shown);
+        if (why[s] == META_WRONG_KEY)
+            return st_err(err, STRATA_ERR_ENCRYPTION, "the encryption key given does not open "
+                          "'%s' (it was encrypted with another key)", db->file.shown);
+    }
     for (int s = 0; s < 2; s++) {
         if (why[s] == META_FORMAT)
             return st_err(err, STRATA_ERR_FORMAT_VERSION,
@@ -336,11 +384,11 @@ slots:;
 static int find_slot(strata_db_t *db, uint64_t version, st_meta *out) {
     int found = -1;
     for (int s = 0; s < 2; s++) {
-        st_meta m;
-        meta_copy(db, s, &m);
-        if (m.version != version || meta_problem(db, &m) != META_OK) continue;
-        if (found < 0 || (m.flags & ST_META_DURABLE)) {
-            *out = m;
+        meta_slot ms;
+        meta_read(db, s, &ms);
+        if (ms.m.version != version || meta_problem(db, &ms) != META_OK) continue;
+        if (found < 0 || (ms.m.flags & ST_META_DURABLE)) {
+            *out = ms.m;
             found = s;
         }
     }
@@ -566,7 +614,7 @@ int st_page_get_ahead(strata_txn_t *txn, pgno_t pgno, unsigned lines, const uint
     if (txn->db->trust && (rc = st_trust_check(txn->db, p, pgno, txn_page_count(txn),
                                                txn->meta.version, err)))
         return rc;
-    *page = p;
+    *page = txn->db->view + pgno * ST_PAGE_SIZE;
     return STRATA_OK;
 }
 
@@ -649,6 +697,10 @@ static int take_pages(strata_txn_t *txn, uint32_t npages, bool cold, pgno_t *pgn
         }
         /* Else from the end of the file. */
         uint64_t end = txn->page_count + npages;
+        if (txn->db->cipher && end > ST_ENC_MAX_PAGES)
+            return st_err(err, STRATA_ERR_MAP_FULL, "'%s' would need %llu pages; an encrypted "
+                          "file holds at most %llu (16 TiB)", txn->db->file.shown,
+                          (unsigned long long)end, (unsigned long long)ST_ENC_MAX_PAGES);
         if (end * ST_PAGE_SIZE > txn->db->file.map_size)
             return st_err(err, STRATA_ERR_MAP_FULL,
                           "'%s' would need %llu bytes, over map_size %llu; reopen with a larger "
@@ -744,6 +796,44 @@ int st_page_free(strata_txn_t *txn, pgno_t pgno, uint32_t npages, strata_error *
 
 static int take_free_list(strata_txn_t *txn, strata_error *err);
 
+/* Encrypted files: a version number seals its pages' nonces (cipher.c), so it must never be
+ * written twice with different bytes. A commit that failed, or whose writer died, after its
+ * first sealed write spent its number (the lock file says so), and after every process closed
+ * the file a power cut may have lost commits whose pages did reach the disk: at most
+ * ST_NO_SYNC_EVERY unsynced commits, or as many logged ones as records fit in the log. So
+ * before the first commit since the lock table was set up, and before any commit after a spent
+ * number, the file moves to a version ST_RENUMBER_GAP above every number seen: the current
+ * version made durable (as a checkpoint) under that number, with the same pages. */
+#define ST_RENUMBER_GAP (1ull << 20)
+_Static_assert(ST_LOG_BYTES / 176 + ST_NO_SYNC_EVERY < ST_RENUMBER_GAP,
+               "a renumbering jumps past every commit a power cut may have lost");
+
+static int renumber(strata_txn_t *txn, int *slot, strata_error *err) {
+    strata_db_t *db = txn->db;
+    uint64_t top = txn->meta.version, spent = st_readers_attempted(db);
+    if (spent > top) top = spent;
+    for (int s = 0; s < 2; s++) {
+        meta_slot ms;
+        meta_read(db, s, &ms);
+        if (meta_problem(db, &ms) == META_OK && ms.m.version > top) top = ms.m.version;
+    }
+    st_meta n = txn->meta;
+    n.version = n.durable_version = top + ST_RENUMBER_GAP;
+    n.flags = ST_META_DURABLE;
+    st_meta_seal(&n);
+    db->reuse_hints.valid = false; /* pages held back for the old durable version come free */
+    int rc;
+    if ((rc = st_os_sync(&db->file, err)) || (rc = meta_write(db, 1 - *slot, &n, err)) ||
+        (rc = st_os_sync(&db->file, err)))
+        return rc;
+    st_readers_publish(db, n.version);
+    st_readers_renumbered(db, txn->meta.version, n.version);
+    db->unsynced = false;
+    txn->meta = n;
+    *slot = 1 - *slot;
+    return STRATA_OK;
+}
+
 int st_pager_begin_write(strata_txn_t *txn, strata_error *err) {
     strata_db_t *db = txn->db;
     int rc;
@@ -782,7 +872,9 @@ int st_pager_begin_write(strata_txn_t *txn, strata_error *err) {
         checkpoint = (held >= ST_HELD_SYNC_MIN && held >= cm->page_count / 16) || db->tail_held;
     }
     db->tail_held = false;
-    if (checkpoint) {
+    if (db->cipher && st_readers_must_renumber(db)) { /* a checkpoint under a new number */
+        if ((rc = renumber(txn, &slot, err))) return rc;
+    } else if (checkpoint) {
         if ((rc = mark_durable(db, slot, &txn->meta, err))) return rc;
         slot = 1 - slot;
         db->unsynced = false;
@@ -803,13 +895,18 @@ int st_pager_begin_write(strata_txn_t *txn, strata_error *err) {
     txn->new_version = txn->meta.version + 1;
     txn->page_count = txn->meta.page_count;
     txn->oldest_reader = oldest;
-    if (db->file.opts.max_versions && txn->new_version - txn->oldest_reader > db->file.opts.max_versions)
+    /* Versions kept alive: a renumbering's jump holds none. */
+    uint64_t alive = txn->new_version - txn->oldest_reader, gap_from, gap_to;
+    if (st_readers_gap(db, &gap_from, &gap_to) && txn->oldest_reader <= gap_from &&
+        gap_to < txn->new_version)
+        alive -= gap_to - gap_from;
+    if (db->file.opts.max_versions && alive > db->file.opts.max_versions)
         return st_err(err, STRATA_ERR_TOO_MANY_VERSIONS,
                       "'%s': a reader holds version %llu; committing version %llu would keep %llu "
                       "versions alive, over max_versions %llu", db->file.shown,
                       (unsigned long long)txn->oldest_reader,
                       (unsigned long long)txn->new_version,
-                      (unsigned long long)(txn->new_version - txn->oldest_reader),
+                      (unsigned long long)alive,
                       (unsigned long long)db->file.opts.max_versions);
 
     if (!full && txn->durable_version < txn->oldest_reader) txn->oldest_reader = txn->durable_version;
@@ -881,7 +978,7 @@ int st_pager_commit(strata_txn_t *txn, pgno_t catalog_root, uint64_t catalog_cou
     if (db->broken)
         return st_err(err, STRATA_ERR_IO, "'%s' must be reopened: %s", db->file.shown, db->broken_why);
     st_meta m = txn->meta;
-    m.format_version = ST_FORMAT_VERSION; /* an older file becomes the current format */
+    m.format_version = st_format_of(db); /* an older file becomes the current format */
     txn->hints_out.valid = false;
     if (txn->used_reserve && txn->growth > 0)
         return st_txn_fail(txn, st_err(err, STRATA_ERR_NO_SPACE, "the disk holding '%s' is full; "
@@ -920,21 +1017,48 @@ int st_pager_commit(strata_txn_t *txn, pgno_t catalog_root, uint64_t catalog_cou
     for (size_t i = 0; i < txn->dirty.cap; i++)
         if (txn->dirty.slots[i].pgno) list[n++] = &txn->dirty.slots[i];
     qsort(list, n, sizeof *list, cmp_dirty);
+    size_t total = 0;
     for (size_t i = 0; i < n; i++) {
         size_t len = (size_t)list[i]->npages * ST_PAGE_SIZE;
         st_wr64(list[i]->buf + PH_CHECKSUM, st_checksum(list[i]->buf + 8, len - 8));
+        total += len;
     }
     rc = st_os_ensure_size(&db->file, txn->page_count * ST_PAGE_SIZE, err);
+    /* An encrypted file's pages go out sealed (cipher.c); from the first sealed byte written,
+     * this version number is spent unless the commit is published (renumber, below). */
+    uint8_t *sealed = NULL;
+    if (rc == STRATA_OK && db->cipher) {
+        sealed = malloc(total ? total : 1);
+        if (!sealed) rc = st_err(err, STRATA_ERR_NO_MEMORY, "out of memory sealing %zu pages", n);
+        for (size_t i = 0, at = 0; rc == STRATA_OK && i < n; i++) {
+            size_t len = (size_t)list[i]->npages * ST_PAGE_SIZE;
+            if (st_cipher_seal_page(db->cipher, list[i]->buf, len, list[i]->pgno, sealed + at))
+                rc = st_err(err, STRATA_ERR_NO_MEMORY, "cannot seal page %llu (libcrypto)",
+                            (unsigned long long)list[i]->pgno);
+            at += len;
+        }
+        if (rc == STRATA_OK) st_readers_attempt(db, txn->new_version);
+    }
     /* Adjacent pages go out in one write (up to WRITE_BATCH buffers): fewer system calls. */
     enum { WRITE_BATCH = 64 };
     struct iovec iov[WRITE_BATCH];
-    for (size_t i = 0; i < n && rc == STRATA_OK;) {
+    for (size_t i = 0, at = 0; i < n && rc == STRATA_OK;) {
         size_t j = i;
         for (; j < n && j - i < WRITE_BATCH &&
-               (j == i || list[j]->pgno == list[j - 1]->pgno + list[j - 1]->npages); j++)
-            iov[j - i] = (struct iovec){list[j]->buf, (size_t)list[j]->npages * ST_PAGE_SIZE};
+               (j == i || list[j]->pgno == list[j - 1]->pgno + list[j - 1]->npages); j++) {
+            size_t len = (size_t)list[j]->npages * ST_PAGE_SIZE;
+            iov[j - i] = (struct iovec){sealed ? sealed + at : list[j]->buf, len};
+            at += len;
+        }
         rc = st_os_write_gather(&db->file, list[i]->pgno * ST_PAGE_SIZE, iov, (int)(j - i), err);
         i = j;
+    }
+    free(sealed);
+    /* The view of an encrypted file gets the plain bytes just written (their pages were free:
+     * nobody reads them), trusted with the new stamp, which no other bytes will ever carry. */
+    for (size_t i = 0; rc == STRATA_OK && db->cipher && i < n; i++) {
+        memcpy(db->view + list[i]->pgno * ST_PAGE_SIZE, list[i]->buf, (size_t)list[i]->npages * ST_PAGE_SIZE);
+        st_trust_mark(db, list[i]->pgno, txn->new_version);
     }
     /* An unsynced commit. STRATA_TXN_NO_SYNC at begin: as a NO_SYNC handle's, no record, no
      * sync. strata_txn_commit_unsynced of a logged transaction: its record is appended without
@@ -993,8 +1117,9 @@ int st_pager_commit(strata_txn_t *txn, pgno_t catalog_root, uint64_t catalog_cou
         if (txn->logged) db->reuse_hints.valid = false; /* synced: the durable version moved */
     }
     st_readers_publish(db, m.version);
+    if (db->cipher) st_readers_attempt(db, 0); /* published: the number was used once */
     shrink_file(txn, &m);
-    for (size_t i = 0; db->trust && i < txn->dirty.cap; i++) /* the bytes this process wrote */
+    for (size_t i = 0; db->trust && !db->cipher && i < txn->dirty.cap; i++) /* the bytes this process wrote */
         if (txn->dirty.slots[i].pgno) st_trust_mark(db, txn->dirty.slots[i].pgno, m.version);
     txn->meta = m;
     if (!memory) db->unsynced = true; /* close leaves a durable meta: no check at next open */

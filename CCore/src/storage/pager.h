@@ -23,6 +23,8 @@ int st_pager_commit(strata_txn_t *txn, pgno_t catalog_root, uint64_t catalog_cou
 void st_pager_end_write(strata_txn_t *txn);
 
 bool st_meta_valid(const st_meta *m);
+/* The format a commit of this handle writes: ST_FORMAT_ENCRYPTED for an encrypted file. */
+uint32_t st_format_of(const strata_db_t *db);
 /* A random nonzero number (time, process, a counter and seed mixed): database ids, log salts. */
 uint64_t st_random_id(uint64_t seed);
 /* Set m's checksum over its other bytes. */

@@ -23,32 +23,89 @@
  *
  * Checks: the page's own number, a stamp no newer than the reading snapshot, for an overflow
  * run a run length inside the file, and the checksum over the page (the whole run).
+ *
+ * Encrypted files (cipher.c): the map holds sealed pages, whose version stamp is in clear at
+ * the same place. The first read of a page with a given stamp opens it (authenticates and
+ * decrypts the page, or the whole overflow run) into the view, memory of the map's size that
+ * this process owns, at the page's own offset, and only then sets the entry (release; the fast
+ * path reads it with acquire). An entry equal to the stamp in the map thus says the view holds
+ * that content. The view of a page is written only while no reader can be reading it: a
+ * committed page's bytes change only once no version reaching the old ones is held (invariant
+ * 4 of pager.c), and openers of one page take turns (db->open_locks). The view is anonymous
+ * memory left out of core dumps; like any process memory it may be swapped.
  */
+#include "storage/cipher.h"
 #include "storage/pager.h"
 
 #include <stdatomic.h>
+#include <sys/mman.h>
 
 int st_trust_init(strata_db_t *db, strata_error *err) {
-    if (db->file.mem || db->file.opts.trust_pages) return STRATA_OK; /* nothing to check */
+    db->view = db->file.map;
+    if (!db->cipher && (db->file.mem || db->file.opts.trust_pages)) return STRATA_OK; /* nothing to check */
     db->trust_pages = db->file.map_size / ST_PAGE_SIZE;
     db->trust = st_os_reserve(db->trust_pages * sizeof *db->trust);
-    if (!db->trust)
+    if (db->trust && db->cipher) {
+        db->view = st_os_reserve(db->file.map_size);
+        if (db->view) madvise(db->view, db->file.map_size, MADV_DONTDUMP);
+    }
+    if (!db->trust || !db->view) {
+        st_trust_free(db);
         return st_err(err, STRATA_ERR_NO_MEMORY,
                       "cannot reserve the page-check table of '%s' (%llu pages): lower map_size",
                       db->file.shown, (unsigned long long)db->trust_pages);
+    }
     return STRATA_OK;
 }
 
 void st_trust_free(strata_db_t *db) {
     st_os_unreserve((void *)db->trust, db->trust_pages * sizeof *db->trust);
     db->trust = NULL;
+    if (db->cipher && db->view && db->view != db->file.map) st_os_unreserve(db->view, db->file.map_size);
+    db->view = NULL;
 }
 
 static inline uint32_t stamp_of(uint64_t version) { return (uint32_t)version; }
 
+/* An encrypted file's page p (sealed, in the map): opened into the view (above). */
+static int open_sealed(strata_db_t *db, const uint8_t *p, pgno_t pgno, uint64_t page_count,
+                       uint64_t snapshot, strata_error *err) {
+    pthread_mutex_t *lock = &db->open_locks[pgno % (sizeof db->open_locks / sizeof *db->open_locks)];
+    pthread_mutex_lock(lock);
+    int rc = STRATA_OK;
+    uint64_t version = st_rd64(p + PH_VERSION), run = 1;
+    uint8_t head[8];
+    if (st_page_trusted(db, p, pgno, snapshot)) goto done; /* another thread opened it */
+    if (version > snapshot) {
+        rc = ST_CORRUPT(err, "page %llu: written by version %llu, newer than the version read "
+                        "(%llu)", (unsigned long long)pgno, (unsigned long long)version,
+                        (unsigned long long)snapshot);
+        goto done;
+    }
+    if (pgno >= ST_ENC_MAX_PAGES || st_cipher_peek_page(db->cipher, p, pgno, head)) {
+        rc = ST_CORRUPT(err, "page %llu: cannot be opened", (unsigned long long)pgno);
+        goto done;
+    }
+    /* The run's length, read before it is authenticated, only sizes the opening: a damaged
+     * one fails the tag like any damage. */
+    if (head[0] == ST_PAGE_OVERFLOW) run = st_rd32(head + 4);
+    if (run == 0 || run > page_count - pgno) run = 1;
+    if (st_cipher_open_page(db->cipher, p, run * ST_PAGE_SIZE, pgno, db->view + pgno * ST_PAGE_SIZE)) {
+        rc = ST_CORRUPT(err, "page %llu (version %llu) does not authenticate: it is damaged, was "
+                        "moved or rolled back, or was written with another key",
+                        (unsigned long long)pgno, (unsigned long long)version);
+        goto done;
+    }
+    atomic_store_explicit(&db->trust[pgno], stamp_of(version), memory_order_release);
+done:
+    pthread_mutex_unlock(lock);
+    return rc;
+}
+
 int st_trust_check(strata_db_t *db, const uint8_t *p, pgno_t pgno, uint64_t page_count,
                    uint64_t snapshot, strata_error *err) {
     if (st_page_trusted(db, p, pgno, snapshot)) return STRATA_OK; /* the same stamp as checked */
+    if (db->cipher) return open_sealed(db, p, pgno, page_count, snapshot, err);
     uint64_t version = st_rd64(p + PH_VERSION);
     if (st_rd64(p + PH_PGNO) != pgno)
         return ST_CORRUPT(err, "page %llu: header says it is page %llu", (unsigned long long)pgno,
@@ -70,11 +127,11 @@ int st_trust_check(strata_db_t *db, const uint8_t *p, pgno_t pgno, uint64_t page
         return ST_CORRUPT(err, "page %llu (kind %u, version %llu%s): checksum mismatch",
                           (unsigned long long)pgno, pg_kind(p), (unsigned long long)version,
                           run > 1 ? ", an overflow run" : "");
-    atomic_store_explicit(&db->trust[pgno], stamp_of(version), memory_order_relaxed);
+    atomic_store_explicit(&db->trust[pgno], stamp_of(version), memory_order_release);
     return STRATA_OK;
 }
 
 void st_trust_mark(strata_db_t *db, pgno_t pgno, uint64_t version) {
     if (db->trust && pgno < db->trust_pages)
-        atomic_store_explicit(&db->trust[pgno], stamp_of(version), memory_order_relaxed);
+        atomic_store_explicit(&db->trust[pgno], stamp_of(version), memory_order_release);
 }

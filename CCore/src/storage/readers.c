@@ -11,7 +11,13 @@
  *   24      4     commit counter (atomic): bumped by every publish, the futex word waiters of
  *                 strata_db_wait_commit sleep on in any process (strata_db_stop_waits bumps it
  *                 too, to wake this handle's waiters)
- *   28      36    reserved, zero
+ *   28      4     reserved, zero
+ *   32      8     encrypted files: the version a commit is writing sealed bytes for (0: none);
+ *                 left set by a commit that failed or died (its number is spent)
+ *   40      8     encrypted files: the version the file was last renumbered to (0: not since
+ *                 the table was set up; pager.c: renumber)
+ *   48      8     encrypted files: the version that renumbering started from
+ *   56      8     reserved, zero
  *   64      64*N  reader slots: u32 pid (atomic, 0 = free), u32 reserved,
  *                 u64 version (atomic, UINT64_MAX = none), u64 since (atomic: wall-clock
  *                 milliseconds when the slot began holding its version; 0 = unknown, as an
@@ -67,7 +73,9 @@ typedef struct lock_header {
                                    process wake (a lock file of an older library leaves it 0:
                                    its commits wake nobody, a waiter's timeout still ends) */
     uint32_t reserved0;
-    uint64_t reserved[4];
+    _Atomic uint64_t attempt;     /* encrypted files: the commit writing sealed bytes (0: none) */
+    _Atomic uint64_t renumbered_to, renumbered_from; /* the last renumbering (0: none yet) */
+    uint64_t reserved;
 } lock_header;
 _Static_assert(sizeof(lock_header) == 64, "lock header is 64 bytes");
 
@@ -279,6 +287,31 @@ void st_readers_publish(strata_db_t *db, uint64_t version) {
     atomic_fetch_add(&h->commits, 1);
     /* Not FUTEX_PRIVATE: waiters in other processes map the same lock file. */
     syscall(SYS_futex, &h->commits, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+void st_readers_attempt(strata_db_t *db, uint64_t version) {
+    atomic_store(&db->readers->hdr->attempt, version);
+}
+
+uint64_t st_readers_attempted(strata_db_t *db) { return atomic_load(&db->readers->hdr->attempt); }
+
+bool st_readers_must_renumber(strata_db_t *db) {
+    lock_header *h = db->readers->hdr;
+    return atomic_load(&h->renumbered_to) == 0 || atomic_load(&h->attempt) != 0;
+}
+
+void st_readers_renumbered(strata_db_t *db, uint64_t from, uint64_t to) {
+    lock_header *h = db->readers->hdr;
+    atomic_store(&h->renumbered_from, from);
+    atomic_store(&h->renumbered_to, to);
+    atomic_store(&h->attempt, 0);
+}
+
+bool st_readers_gap(strata_db_t *db, uint64_t *from, uint64_t *to) {
+    lock_header *h = db->readers->hdr;
+    *from = atomic_load(&h->renumbered_from);
+    *to = atomic_load(&h->renumbered_to);
+    return *to != 0;
 }
 
 void st_readers_stop_waits(strata_db_t *db) {

@@ -29,6 +29,16 @@ void st_readers_stop_waits(strata_db_t *db);
 int st_readers_wait(strata_db_t *db, uint64_t after, uint32_t timeout_ms, uint64_t *version,
                     strata_error *err);
 
+/* Encrypted files' version numbers (pager.c: renumber). The writer marks the version whose
+ * sealed bytes it is about to write (0 once published); a mark left behind spends the number. */
+void st_readers_attempt(strata_db_t *db, uint64_t version);
+uint64_t st_readers_attempted(strata_db_t *db);
+/* No renumbering since the table was set up, or a number spent since. */
+bool st_readers_must_renumber(strata_db_t *db);
+void st_readers_renumbered(strata_db_t *db, uint64_t from, uint64_t to);
+/* The last renumbering's jump (false: none since the table was set up). */
+bool st_readers_gap(strata_db_t *db, uint64_t *from, uint64_t *to);
+
 /* Take a free slot for a read transaction (freeing slots of dead processes if needed). */
 int st_readers_acquire(strata_db_t *db, int *slot, strata_error *err);
 /* Record that `slot` holds `version` (sequentially consistent: see pager's reader protocol). */

@@ -18,7 +18,9 @@
 #include "os/os.h"
 #include "storage/page.h"
 
-#define ST_FORMAT_VERSION 8u         /* written by every commit; 4 adds the commit log, 5 packed pages, 6 mixed indexes, 7 maps, 8 full-text indexes */
+#define ST_FORMAT_VERSION 9u         /* the newest format read; 4 adds the commit log, 5 packed pages, 6 mixed indexes, 7 maps, 8 full-text indexes, 9 encryption */
+#define ST_FORMAT_PLAIN 8u           /* written by every commit of a file without encryption */
+#define ST_FORMAT_ENCRYPTED 9u       /* written by every commit of an encrypted file (cipher.c) */
 #define ST_FORMAT_OLDEST_READ 1u
 #define ST_MAP_SIZE_MAX (1ull << 46) /* 64 TiB: the most a 47-bit user address space can map */     /* read: 1 lacks direct primary keys, 1 and 2 key heads */
 
@@ -209,6 +211,13 @@ struct strata_db {
     _Atomic int log_syncers;
     _Atomic bool log_closing;
     struct st_unpacked *unpacked; /* packed pages unpacked for this handle's readers (packed.c) */
+    /* Encryption (cipher.c): the file's keys, NULL for a plain file. Pages are read from
+     * `view`: the map itself for a plain file; for an encrypted one, memory of the same size
+     * that this process owns, where each page is opened (decrypted) the first time it is
+     * read with a given version stamp (pagetrust.c). open_locks: one opener of a page at once. */
+    struct st_cipher *cipher;
+    uint8_t *view;
+    pthread_mutex_t open_locks[16];
 };
 
 enum { ST_TXN_ACTIVE = 1, ST_TXN_ENDED = 2, ST_TXN_FAILED = 3 };
@@ -284,8 +293,14 @@ static inline bool st_page_trusted(const strata_db_t *db, const uint8_t *p, pgno
                                    uint64_t snapshot) {
     uint64_t v = st_rd64(p + PH_VERSION);
     return !db->trust ||
-           (atomic_load_explicit(&db->trust[pgno], memory_order_relaxed) == (uint32_t)v &&
+           (atomic_load_explicit(&db->trust[pgno], memory_order_acquire) == (uint32_t)v &&
             (uint32_t)v != 0 && v <= snapshot);
+}
+/* Whether bytes lie in committed pages as this process reads them (the view), which stay put
+ * while a version reaching them lives (a write transaction's own pages do not). */
+static inline bool st_bytes_committed(const strata_db_t *db, const void *b) {
+    const uint8_t *p = b;
+    return p >= db->view && p < db->view + db->file.map_size;
 }
 
 /* st_page_get_ahead without asking ahead; a read transaction's trusted page is found inline. */
@@ -294,7 +309,7 @@ static inline int st_page_get(strata_txn_t *txn, pgno_t pgno, const uint8_t **pa
     if (!txn->write && pgno >= 2 && pgno < txn->meta.page_count) {
         const uint8_t *p = txn->db->file.map + pgno * ST_PAGE_SIZE;
         if (st_page_trusted(txn->db, p, pgno, txn->meta.version)) {
-            *page = p;
+            *page = txn->db->view + pgno * ST_PAGE_SIZE;
             return STRATA_OK;
         }
     }

@@ -50,6 +50,9 @@ public struct StrataError: Error, CustomStringConvertible, Equatable, LocalizedE
         public static let tooLarge = Code(rawValue: Int32(STRATA_ERR_TOO_LARGE.rawValue))
         /// No commit came in the time given.
         public static let timeout = Code(rawValue: Int32(STRATA_ERR_TIMEOUT.rawValue))
+        /// The file is encrypted and no key was given, the key does not open it, or a key was
+        /// given for a file that is not encrypted.
+        public static let encryption = Code(rawValue: Int32(STRATA_ERR_ENCRYPTION.rawValue))
     }
 
     /// What failed.

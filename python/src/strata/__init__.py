@@ -14,7 +14,7 @@ from .errors import (Error, InvalidArgumentError, NotFoundError, ExistsError, IO
                      NoSpaceError, CorruptError, NotStrataError, FormatVersionError, BusyError,
                      ReadOnlyError, TransactionError, TooManyVersionsError, ReadersFullError,
                      MapFullError, NoMemoryError, TooLargeError, WrongTypeError,
-                     TimeoutError_ as TimeoutError, ThreadError, InvalidObjectError)
+                     TimeoutError_ as TimeoutError, EncryptionError, ThreadError, InvalidObjectError)
 from .values import ObjectId
 from .schema import (Property, Int, Bool, Float, Double, String, Bytes, Date, Decimal, UUID, Oid,
                      Mixed, Link, List, Set, Map, PropertyInfo)
@@ -24,4 +24,4 @@ from .table import Table
 from .objects import Object, ListProxy, SetProxy, MapProxy
 from .results import Results, Changes, changes
 
-__version__ = "0.9.0"
+__version__ = "0.10.0"

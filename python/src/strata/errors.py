@@ -105,6 +105,12 @@ class TimeoutError_(Error, TimeoutError):
     code = lib.STRATA_ERR_TIMEOUT
 
 
+class EncryptionError(Error):
+    """The file is encrypted and no key was given, the key does not open it, or a key was given
+    for a file that is not encrypted."""
+    code = lib.STRATA_ERR_ENCRYPTION
+
+
 class ThreadError(Error):
     """A transaction (or what it handed out) used from a thread other than the one that began it."""
 
@@ -117,7 +123,7 @@ _BY_CODE = {c.code: c for c in (
     InvalidArgumentError, NotFoundError, ExistsError, IOError_, NoSpaceError, CorruptError,
     NotStrataError, FormatVersionError, BusyError, ReadOnlyError, TransactionError,
     TooManyVersionsError, ReadersFullError, MapFullError, NoMemoryError, TooLargeError,
-    WrongTypeError, TimeoutError_)}
+    WrongTypeError, TimeoutError_, EncryptionError)}
 
 
 def raise_for(code, err):
