@@ -40,7 +40,7 @@ N ?= 1000000
 # ENCRYPTED=1: crashtest, powerloss, faults and stress on encrypted files
 ENCRYPTED ?= 0
 
-DEB_PACKAGES := liblz4-dev libxxhash-dev libutf8proc-dev libssl-dev libsqlite3-dev liblmdb-dev pkg-config
+DEB_PACKAGES := liblz4-dev libxxhash-dev libutf8proc-dev libssl-dev libsqlite3-dev libsqlcipher-dev liblmdb-dev pkg-config
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
 CFLAGS_BASE := -std=c11 -D_GNU_SOURCE $(WARN) -ICCore/include -ICCore/src -g
@@ -89,7 +89,7 @@ deps:
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
 	fi
 
-build: lib $(TEST_BIN) $(EXAMPLES) $(B)/bench $(B)/engine_bench $(B)/space_bench $(B)/search_bench
+build: lib $(TEST_BIN) $(EXAMPLES) $(B)/bench $(B)/crypt_bench $(B)/engine_bench $(B)/space_bench $(B)/search_bench
 
 # ---------------------------------------------------------------- the library
 
@@ -252,12 +252,18 @@ $(B)/search_bench: Benchmarks/search_bench.c Benchmarks/benchlib.h $(B)/libstrat
 $(B)/bench: Benchmarks/bench.c $(B)/libstrata.a
 	$(CC) $(CFLAGS_BASE) $(CFLAGS) $< -o $@ $(B)/libstrata.a $(LIBS) -lsqlite3 -llmdb
 
+# bench.c again, on encrypted Strata beside plain Strata and SQLCipher (which replaces SQLite's
+# symbols: a program of its own).
+$(B)/crypt_bench: Benchmarks/bench.c $(B)/libstrata.a
+	$(CC) $(CFLAGS_BASE) $(CFLAGS) -DBENCH_CRYPT $< -o $@ $(B)/libstrata.a $(LIBS) -lsqlcipher
+
 # The side-by-side run (N objects, REPS repetitions), then the engine's own numbers.
 REPS ?= 3
 SEARCH_N ?= 200000
-bench: deps $(B)/bench $(B)/engine_bench $(B)/space_bench $(B)/search_bench
+bench: deps $(B)/bench $(B)/crypt_bench $(B)/engine_bench $(B)/space_bench $(B)/search_bench
 	@mkdir -p $(B)/bench-data
 	$(B)/bench -n $(N) -r $(REPS) -d $(B)/bench-data
+	$(B)/crypt_bench -n $(N) -r $(REPS) -d $(B)/bench-data
 	$(B)/engine_bench $(B)/bench-data
 	$(B)/space_bench -n $(N) -d $(B)/bench-data
 	$(B)/search_bench -n $(SEARCH_N) -d $(B)/bench-data

@@ -108,6 +108,7 @@ one "stress on encrypted files (5 s)" env STRATA_TEST_ENCRYPTED=1 "$B/stress" 5
 one "demo (objects)" "$B/examples/demo" "$B/demo.db"
 one "demo (key-value trees)" "$B/examples/kv_demo" "$B/kv_demo.db"
 one "bench (tiny N, builds and runs)" "$B/bench" -n 2000 -r 1 -c 50 -d "$B/bench-data"
+one "encryption bench (tiny N: encrypted Strata, plain Strata, SQLCipher)" "$B/crypt_bench" -n 2000 -r 1 -c 50 -d "$B/bench-data"
 one "space bench (tiny N: plain, compacted, packed, SQLite after VACUUM)" "$B/space_bench" -n 3000 -d "$B/bench-data"
 
 install_check() {

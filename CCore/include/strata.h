@@ -256,6 +256,12 @@ typedef struct strata_copy_options {
                                 rewritten plain when changed); default true */
     int pack_level;          /* 0: LZ4's fast mode; 1..12: LZ4HC's levels (smaller files, slower
                                 to write, read as fast); default 1 */
+    bool set_encryption;     /* false (default): the copy is encrypted as the file is, with its
+                                key; true: with encryption_key, or not encrypted when that is
+                                NULL — to encrypt, decrypt or re-key (strata_db_compact does it
+                                to the file in place). An encrypted copy is not packed */
+    const void *encryption_key; /* with set_encryption: 64 bytes, or NULL */
+    size_t encryption_key_len;
 } strata_copy_options;
 
 /** The defaults for the first `size` bytes (the growth rule above); called through the macro

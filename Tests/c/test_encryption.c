@@ -424,6 +424,60 @@ static void copies_stay_encrypted(void) {
     OK(strata_db_close(db, E));
 }
 
+/* Copies and compaction with another key, without one, or with one for a plain file:
+ * encrypt, decrypt and re-key, the file in place included. */
+static void copies_change_keys(void) {
+    const char *path = tl_path("rekey.db"), *other = tl_path("rekey-other.db"),
+               *plain = tl_path("rekey-plain.db");
+    strata_db_t *db;
+    cols c;
+    OK(open_enc(path, KEY, STRATA_DURABILITY_FULL, &db));
+    for (int v = 1; v <= 3; v++) OK(commit_version(db, v, &c));
+    OK(write_marked(db, 2));
+    uint64_t fp, got;
+    OK(fingerprint(db, &fp));
+    strata_copy_options co;
+    strata_copy_options_init(&co);
+    co.set_encryption = true;
+    co.encryption_key = OTHER;
+    co.encryption_key_len = 32;
+    EXPECT_CODE(strata_db_write_copy(db, other, &co, E), STRATA_ERR_INVALID_ARGUMENT);
+    co.encryption_key_len = 64;
+    OK(strata_db_write_copy(db, other, &co, E));  /* re-keyed */
+    co.encryption_key = NULL;
+    OK(strata_db_write_copy(db, plain, &co, E));  /* decrypted */
+    co.encryption_key = OTHER;
+    OK(strata_db_compact(db, &co, E));            /* re-keyed in place: the handle goes on */
+    OK(fingerprint(db, &got));
+    CHECK(got == fp);
+    OK(commit_version(db, 4, &c));
+    OK(fingerprint(db, &fp));
+    OK(strata_db_verify(db, E));
+    OK(strata_db_close(db, E));
+    CHECK(!marker_on_disk(path, MARKER, strlen(MARKER)) && !marker_on_disk(other, MARKER, strlen(MARKER)));
+    CHECK(marker_on_disk(plain, MARKER, strlen(MARKER)));
+    EXPECT_CODE(open_enc(path, KEY, STRATA_DURABILITY_FULL, &db), STRATA_ERR_ENCRYPTION);
+    OK(open_enc(path, OTHER, STRATA_DURABILITY_FULL, &db));
+    OK(fingerprint(db, &got));
+    CHECK(got == fp);
+    OK(strata_db_close(db, E));
+    OK(open_enc(other, OTHER, STRATA_DURABILITY_FULL, &db));
+    OK(strata_db_verify(db, E));
+    OK(strata_db_close(db, E));
+    /* the plain copy, encrypted in place */
+    OK(open_enc(plain, NULL, STRATA_DURABILITY_FULL, &db));
+    OK(fingerprint(db, &fp));
+    co.encryption_key = KEY;
+    OK(strata_db_compact(db, &co, E));
+    OK(fingerprint(db, &got));
+    CHECK(got == fp);
+    OK(strata_db_close(db, E));
+    CHECK(!marker_on_disk(plain, MARKER, strlen(MARKER)));
+    OK(open_enc(plain, KEY, STRATA_DURABILITY_FULL, &db));
+    OK(strata_db_verify(db, E));
+    OK(strata_db_close(db, E));
+}
+
 typedef struct reader_arg {
     strata_db_t *db;
     uint64_t fp;
@@ -479,6 +533,7 @@ int main(int argc, char **argv) {
         TL_TEST(logged_commits_replay),
         TL_TEST(versions_are_never_reused),
         TL_TEST(copies_stay_encrypted),
+        TL_TEST(copies_change_keys),
         TL_TEST(threads_open_pages_together),
     };
     return tl_run("encryption", tests, (int)(sizeof tests / sizeof *tests), argc, argv);

@@ -16,7 +16,7 @@
 
 static int tl_failed_checks;
 /* The shared error out-parameter the OK macro prints. */
-static strata_error tl_err;
+static _Thread_local strata_error tl_err; /* per thread: tests read it from threads too */
 #define E (&tl_err)
 static char tl_dir[256];
 

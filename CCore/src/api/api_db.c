@@ -297,6 +297,9 @@ static int copy_options(const strata_copy_options *opts, strata_copy_options *o,
     if (o->pack_level < 0 || o->pack_level > 12)
         return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "%s: pack_level %d is outside 0..12", fn,
                       o->pack_level);
+    if (o->set_encryption && o->encryption_key && o->encryption_key_len != 64)
+        return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "%s: an encryption key is 64 bytes; this "
+                      "one is %zu", fn, o->encryption_key_len);
     return STRATA_OK;
 }
 
@@ -310,7 +313,8 @@ int strata_db_write_copy(strata_db_t *db, const char *path, const strata_copy_op
     strata_copy_options o;
     int rc = copy_options(opts, &o, "strata_db_write_copy", err);
     if (rc) return rc;
-    return st_db_write_copy(db, path, o.pack ? o.pack_level : -1, st_copy_objects, err);
+    st_copy_key key = {o.set_encryption, o.encryption_key, o.encryption_key_len};
+    return st_db_write_copy(db, path, o.pack ? o.pack_level : -1, &key, st_copy_objects, err);
 }
 
 int strata_db_compact(strata_db_t *db, const strata_copy_options *opts, strata_error *err) {
@@ -320,7 +324,8 @@ int strata_db_compact(strata_db_t *db, const strata_copy_options *opts, strata_e
     strata_copy_options o;
     int rc = copy_options(opts, &o, "strata_db_compact", err);
     if (rc) return rc;
-    return st_db_compact(db, o.pack ? o.pack_level : -1, st_copy_objects, err);
+    st_copy_key key = {o.set_encryption, o.encryption_key, o.encryption_key_len};
+    return st_db_compact(db, o.pack ? o.pack_level : -1, &key, st_copy_objects, err);
 }
 
 int strata_db_live_versions(strata_db_t *db, uint64_t *versions, size_t cap, size_t *count,

@@ -16,9 +16,11 @@
  * name, synced, and renamed into place (os.c, st_os_newfile_*), so a crash at any point leaves
  * either no copy or a whole one, and never touches the source.
  *
- * An encrypted file's copy is encrypted with the same key (keys of its own: its database id is
- * new) and written without packing (packed pages are not encrypted yet); each page is sealed as
- * it is placed (cipher.c), and its meta pages carry the encryption header.
+ * A copy is encrypted as its file is (same key; keys of its own, as its database id is new), or
+ * with the key the caller gives, or not at all (encrypt, decrypt, re-key: compaction does it in
+ * place, and the handle goes on with the copy's key). An encrypted copy is written without
+ * packing (packed pages are not encrypted yet); each page is sealed as it is placed (cipher.c),
+ * and its meta pages carry the encryption header.
  *
  * Compaction (st_db_compact) takes, in order: the open lock (byte 2 of the lock file: handles
  * opening meanwhile wait for it), the alive lock exclusively (byte 1: refused if any other
@@ -218,19 +220,37 @@ static void pack_end(st_copier *c) {
     free(c->frags);
 }
 
+/* The keys a copy is written with (*out NULL: a plain copy), bound to its database id. */
+static int copy_cipher(strata_db_t *db, const st_copy_key *key, uint64_t id, st_cipher **out,
+                       strata_error *err) {
+    *out = NULL;
+    int rc = STRATA_OK;
+    if (key && key->set) {
+        if (key->key) rc = st_cipher_new(key->key, key->len, out, err);
+    } else if (db->cipher) {
+        rc = st_cipher_clone(db->cipher, out, err);
+    }
+    if (rc == STRATA_OK && *out && (rc = st_cipher_bind(*out, id, err))) {
+        st_cipher_free(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
 /* The copy's pages through fn, then its packed region and its two meta slots; nothing synced.
- * An encrypted source gives an encrypted copy (same key, keys of its own), not packed. */
-static int write_copy(strata_txn_t *src, st_newfile *out, int pack, st_copy_fn fn, strata_error *err) {
+ * *keys: the copy's keys (the caller's to free), NULL for a plain copy. */
+static int write_copy(strata_txn_t *src, st_newfile *out, int pack, const st_copy_key *key,
+                      st_copy_fn fn, st_cipher **keys, strata_error *err) {
     strata_db_t *db = src->db;
-    st_copier c = {.src = src, .io = &db->file, .out = out, .version = src->meta.version,
-                   .next = 2, .batch_first = 2, .pack = pack >= 0 && !db->cipher, .level = pack,
-                   .scratch_fd = -1};
     uint64_t id = st_random_id(src->meta.db_id);
+    int rc = copy_cipher(db, key, id, keys, err);
+    if (rc) return rc;
+    st_copier c = {.src = src, .io = &db->file, .out = out, .version = src->meta.version,
+                   .next = 2, .batch_first = 2, .pack = pack >= 0 && !*keys, .level = pack,
+                   .scratch_fd = -1, .cipher = *keys};
     c.batch = malloc((size_t)COPY_BATCH * ST_PAGE_SIZE);
-    int rc = c.batch ? STRATA_OK
-                     : st_err(err, STRATA_ERR_NO_MEMORY, "out of memory copying '%s'", db->file.shown);
-    if (rc == STRATA_OK && db->cipher && (rc = st_cipher_clone(db->cipher, &c.cipher, err)) == STRATA_OK)
-        rc = st_cipher_bind(c.cipher, id, err);
+    rc = c.batch ? STRATA_OK
+                 : st_err(err, STRATA_ERR_NO_MEMORY, "out of memory copying '%s'", db->file.shown);
     if (rc == STRATA_OK && c.pack) rc = pack_begin(&c, err);
     pgno_t root = 0;
     uint64_t count = 0;
@@ -242,10 +262,7 @@ static int write_copy(strata_txn_t *src, st_newfile *out, int pack, st_copy_fn f
     pack_end(&c);
     free(c.batch);
     free(c.sealed);
-    if (rc) {
-        st_cipher_free(c.cipher);
-        return rc;
-    }
+    if (rc) return rc;
     st_meta m = src->meta;
     m.page_count = c.next + run;
     m.packed_region = region;
@@ -256,7 +273,7 @@ static int write_copy(strata_txn_t *src, st_newfile *out, int pack, st_copy_fn f
     m.free_count = 0;
     m.durable_version = m.version;
     m.flags = ST_META_DURABLE;
-    m.format_version = st_format_of(db);
+    m.format_version = c.cipher ? ST_FORMAT_ENCRYPTED : ST_FORMAT_PLAIN;
     m.log_salt = m.log_end = m.log_base = 0;
     m.db_id = id;
     st_meta_seal(&m);
@@ -264,21 +281,23 @@ static int write_copy(strata_txn_t *src, st_newfile *out, int pack, st_copy_fn f
     memset(page, 0, sizeof page);
     memcpy(page, &m, sizeof m);
     if (c.cipher) st_cipher_meta_seal(c.cipher, page);
-    st_cipher_free(c.cipher);
     for (int slot = 0; slot < 2 && rc == STRATA_OK; slot++)
         rc = st_os_write_fd(&src->db->file, out->fd, out->shown, (uint64_t)slot * ST_PAGE_SIZE,
                             page, sizeof page, err);
     return rc;
 }
 
-int st_db_write_copy(strata_db_t *db, const char *path, int pack, st_copy_fn fn, strata_error *err) {
+int st_db_write_copy(strata_db_t *db, const char *path, int pack, const st_copy_key *key,
+                     st_copy_fn fn, strata_error *err) {
     strata_txn_t *txn;
     int rc = st_txn_begin(db, false, true, false, &txn, err);
     if (rc) return rc;
     st_newfile nf;
+    st_cipher *keys = NULL;
     if ((rc = st_os_newfile_begin(path, ".copying", &nf, err)) == STRATA_OK &&
-        (rc = write_copy(txn, &nf, pack, fn, err)) == STRATA_OK)
+        (rc = write_copy(txn, &nf, pack, key, fn, &keys, err)) == STRATA_OK)
         rc = st_os_newfile_commit(&db->file, &nf, false, err);
+    st_cipher_free(keys);
     st_os_newfile_abandon(&nf);
     st_txn_free(txn);
     return rc;
@@ -286,8 +305,9 @@ int st_db_write_copy(strata_db_t *db, const char *path, int pack, st_copy_fn fn,
 
 /* ------------------------------------------------------------------ compaction */
 
-/* The handle after its file was replaced: what it knew of the old file goes. */
-static int adopt_new_file(strata_db_t *db, strata_error *err) {
+/* The handle after its file was replaced: what it knew of the old file goes, and it reads the
+ * new one with the new file's keys (keys: taken over, NULL for a plain file). */
+static int adopt_new_file(strata_db_t *db, st_cipher *keys, strata_error *err) {
     st_freelist_clear(&db->free_cache);
     db->free_cache_valid = false;
     st_reuse_map_clear(&db->reuse_map);
@@ -297,8 +317,10 @@ static int adopt_new_file(strata_db_t *db, strata_error *err) {
     db->log_tail_version = db->log_tail_salt = db->log_tail_end = 0;
     db->log_header_salt = db->log_header_base = db->log_header_id = 0;
     db->log_retry_version = 0;
-    st_trust_free(db);
+    st_trust_free(db); /* (the view goes with the old keys) */
     st_unpacked_clear(db);
+    st_cipher_free(db->cipher);
+    db->cipher = keys;
     /* the log's descriptor closes here: syncs of it in progress (strata_db_sync_commits) first */
     atomic_store(&db->log_closing, true);
     while (atomic_load(&db->log_syncers) > 0) usleep(200);
@@ -315,7 +337,8 @@ static int adopt_new_file(strata_db_t *db, strata_error *err) {
     return rc;
 }
 
-int st_db_compact(strata_db_t *db, int pack, st_copy_fn fn, strata_error *err) {
+int st_db_compact(strata_db_t *db, int pack, const st_copy_key *key, st_copy_fn fn,
+                  strata_error *err) {
     if (db->file.mem)
         return st_err(err, STRATA_ERR_INVALID_ARGUMENT,
                       "'%s' is an in-memory database: there is no file to compact", db->file.shown);
@@ -339,10 +362,11 @@ int st_db_compact(strata_db_t *db, int pack, st_copy_fn fn, strata_error *err) {
             strata_txn_t *txn = NULL;
             st_newfile nf = {.fd = -1};
             st_meta m;
+            st_cipher *keys = NULL;
             if ((rc = st_pager_latest_meta(db, &m, err)) == STRATA_OK &&
                 (rc = st_txn_view(db, &m, &txn, err)) == STRATA_OK &&
                 (rc = st_os_newfile_begin(db->file.path, ".compacting", &nf, err)) == STRATA_OK &&
-                (rc = write_copy(txn, &nf, pack, fn, err)) == STRATA_OK)
+                (rc = write_copy(txn, &nf, pack, key, fn, &keys, err)) == STRATA_OK)
                 rc = st_os_newfile_commit(&db->file, &nf, true, err);
             st_os_newfile_abandon(&nf);
             if (txn) st_txn_free(txn);
@@ -350,8 +374,10 @@ int st_db_compact(strata_db_t *db, int pack, st_copy_fn fn, strata_error *err) {
                 char log[4200];
                 st_os_log_path(&db->file, log, sizeof log);
                 unlink(log);
-                rc = adopt_new_file(db, err);
+                rc = adopt_new_file(db, keys, err);
+                keys = NULL;
             }
+            st_cipher_free(keys);
             st_readers_writer_unlock(db);
         }
         st_readers_shared(db);

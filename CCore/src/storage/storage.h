@@ -412,13 +412,22 @@ int st_copier_place(st_copier *c, uint8_t *buf, uint32_t npages, pgno_t *pgno, s
 /* The walk: every tree of the source version into the copy; the new catalog's root and count. */
 typedef int (*st_copy_fn)(st_copier *c, pgno_t *catalog_root, uint64_t *catalog_count,
                           strata_error *err);
+/* How a copy is encrypted: as the file is (set false), or with key (set; NULL: not at all). */
+typedef struct st_copy_key {
+    bool set;
+    const uint8_t *key;
+    size_t len;
+} st_copy_key;
 /* The latest version into a new file at path (STRATA_ERR_EXISTS if there is one), synced;
  * pack >= 0: tree and column pages LZ4-compressed where that pays (packed.c), at that LZ4HC
- * level (0: LZ4's fast mode); -1: none. */
-int st_db_write_copy(strata_db_t *db, const char *path, int pack, st_copy_fn fn, strata_error *err);
-/* The file replaced by a copy of its latest version; the handle continues on it. Refused
- * (BUSY) while this handle has transactions or another handle or process has the file open. */
-int st_db_compact(strata_db_t *db, int pack, st_copy_fn fn, strata_error *err);
+ * level (0: LZ4's fast mode); -1: none (an encrypted copy is never packed). */
+int st_db_write_copy(strata_db_t *db, const char *path, int pack, const st_copy_key *key,
+                     st_copy_fn fn, strata_error *err);
+/* The file replaced by a copy of its latest version; the handle continues on it (with the
+ * copy's key). Refused (BUSY) while this handle has transactions or another handle or process
+ * has the file open. */
+int st_db_compact(strata_db_t *db, int pack, const st_copy_key *key, st_copy_fn fn,
+                  strata_error *err);
 
 /* ------------------------------------------------------------------ page accounting (pagecheck.c) */
 

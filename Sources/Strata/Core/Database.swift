@@ -26,9 +26,11 @@ public final class Database: @unchecked Sendable { // (the core handle is safe a
     public let path: String
 
     /// Opens (creating it when missing) the database at `path`. Throws a StrataError naming the file when it cannot: not a Strata file, damaged, locked past the open timeout, a full disk.
+    /// With `encryptionKey` (64 bytes) the file is encrypted: a new one is made encrypted, an
+    /// existing one must have been encrypted with that key (else `.encryption`).
     public convenience init(path: String, durability: Durability = .full, readOnly: Bool = false,
-                            maxVersions: UInt64 = 0) throws {
-        try self.init(path: path) { opts in
+                            maxVersions: UInt64 = 0, encryptionKey: [UInt8]? = nil) throws {
+        try self.init(path: path, encryptionKey: encryptionKey) { opts in
             switch durability {
             case .full: opts.durability = STRATA_DURABILITY_FULL
             case .noSync: opts.durability = STRATA_DURABILITY_NO_SYNC
@@ -40,12 +42,21 @@ public final class Database: @unchecked Sendable { // (the core handle is safe a
     }
 
     /// Open with the core's defaults changed by `configure` (the `strata` tool: no create, ...).
-    @_spi(StrataCore) public init(path: String, configure: (inout strata_options) -> Void) throws {
+    @_spi(StrataCore) public init(path: String, encryptionKey: [UInt8]? = nil,
+                                  configure: (inout strata_options) -> Void) throws {
         var opts = strata_options()
         strata_options_init_sized(&opts, MemoryLayout<strata_options>.size)
         configure(&opts)
         var db: OpaquePointer?
-        try StrataError.check { strata_db_open(path, &opts, &db, $0) }
+        if let key = encryptionKey {
+            try key.withUnsafeBytes { raw in // (the core keeps a copy of the key)
+                opts.encryption_key = raw.baseAddress
+                opts.encryption_key_len = raw.count
+                try StrataError.check { strata_db_open(path, &opts, &db, $0) }
+            }
+        } else {
+            try StrataError.check { strata_db_open(path, &opts, &db, $0) }
+        }
         self.handle = db!
         self.path = path
     }
@@ -108,26 +119,52 @@ public final class Database: @unchecked Sendable { // (the core handle is safe a
                      packedBytes: s.packed_bytes)
     }
 
-    private func copyOptions(pack: Bool) -> strata_copy_options {
+    /// How a copy is encrypted.
+    public enum CopyEncryption: Sendable {
+        /// As the file is, with its key.
+        case same
+        /// Not encrypted.
+        case none
+        /// With this 64-byte key.
+        case key([UInt8])
+    }
+
+    private func withCopyOptions(pack: Bool, encryption: CopyEncryption,
+                                 _ body: (inout strata_copy_options) throws -> Void) rethrows {
         var o = strata_copy_options()
         strata_copy_options_init_sized(&o, MemoryLayout<strata_copy_options>.size)
         o.pack = pack
-        return o
+        switch encryption {
+        case .same: try body(&o)
+        case .none:
+            o.set_encryption = true
+            try body(&o)
+        case .key(let key):
+            o.set_encryption = true
+            try key.withUnsafeBytes { raw in
+                o.encryption_key = raw.baseAddress
+                o.encryption_key_len = raw.count
+                try body(&o)
+            }
+        }
     }
 
     /// Write a copy of the latest version to a new file at `path` (it must not exist): pages in
-    /// tree order, no free space, tree and column pages LZ4-compressed when `pack`; synced, a
-    /// database of its own.
-    public func writeCopy(to path: String, pack: Bool = true) throws {
-        var o = copyOptions(pack: pack)
-        try StrataError.check { strata_db_write_copy(handle, path, &o, $0) }
+    /// tree order, no free space, tree and column pages LZ4-compressed when `pack` (an encrypted
+    /// copy is not packed); synced, a database of its own, encrypted as `encryption` says.
+    public func writeCopy(to path: String, pack: Bool = true, encryption: CopyEncryption = .same) throws {
+        try withCopyOptions(pack: pack, encryption: encryption) { o in
+            try StrataError.check { strata_db_write_copy(handle, path, &o, $0) }
+        }
     }
 
-    /// Rewrite the file, in place, as such a copy of its latest version. Throws `.busy` while
-    /// this handle has a transaction or another handle or process has the file open.
-    public func compact(pack: Bool = true) throws {
-        var o = copyOptions(pack: pack)
-        try StrataError.check { strata_db_compact(handle, &o, $0) }
+    /// Rewrite the file, in place, as such a copy of its latest version (encrypting, decrypting
+    /// or re-keying it as `encryption` says; the handle goes on with the new key). Throws
+    /// `.busy` while this handle has a transaction or another handle or process has the file open.
+    public func compact(pack: Bool = true, encryption: CopyEncryption = .same) throws {
+        try withCopyOptions(pack: pack, encryption: encryption) { o in
+            try StrataError.check { strata_db_compact(handle, &o, $0) }
+        }
     }
 
     /// The latest version, page counts and readers.

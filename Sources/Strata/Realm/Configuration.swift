@@ -44,7 +44,11 @@ extension Realm {
         /// The classes of this Realm's schema; nil: every `Object` subclass linked into the
         /// program.
         public var objectTypes: [ObjectBase.Type]?
-        /// Strata files are not encrypted: a key is refused when the Realm opens.
+        /// 64 bytes: the Realm's file is encrypted with this key (a new file), or must have been
+        /// (an existing one); its pages, commit log and copies are sealed with
+        /// ChaCha20-Poly1305. A missing, wrong or unexpected key fails the open with
+        /// `Realm.Error.invalidDatabase`; another length throws `.invalidArgument`. Not used by
+        /// an in-memory Realm.
         public var encryptionKey: Data?
         /// A commit fails (throws) rather than let more versions than this be pinned by
         /// readers; 0 or nil: no limit.

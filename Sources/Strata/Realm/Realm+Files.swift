@@ -1,20 +1,23 @@
 import Foundation
 
 extension Realm {
-    /// Write a packed copy of the Realm's latest committed version to a new file (which must
-    /// not exist), synced before it appears: a Realm file of its own, opened with a
-    /// configuration naming it. Writers may go on meanwhile. An `encryptionKey` is refused
-    /// (Strata files are not encrypted).
+    /// Write a copy of the Realm's latest committed version to a new file (which must not
+    /// exist), synced before it appears: a Realm file of its own, opened with a configuration
+    /// naming it (and `encryptionKey`). Writers may go on meanwhile. The copy is encrypted with
+    /// `encryptionKey` (64 bytes), or not encrypted when it is nil, as in RealmSwift; a plain
+    /// copy is packed.
     public func writeCopy(toFile fileURL: URL, encryptionKey: Data? = nil) throws {
         instance.checkThread("writeCopy")
-        if encryptionKey != nil {
-            throw StrataError(code: .invalidArgument, message: "'\(fileURL.path)': Strata files are not encrypted; encryptionKey must be nil")
+        if let key = encryptionKey, key.count != 64 {
+            throw StrataError(code: .invalidArgument, message: "'\(fileURL.path)': an encryption key is "
+                              + "64 bytes; this one is \(key.count)")
         }
-        try instance.shared.db.writeCopy(to: fileURL.standardizedFileURL.path)
+        try instance.shared.db.writeCopy(to: fileURL.standardizedFileURL.path,
+                                         encryption: encryptionKey.map { .key([UInt8]($0)) } ?? .none)
     }
 
-    /// Write a packed copy to the file of `configuration` (its `fileURL`; an in-memory or
-    /// encrypted configuration is refused naming why).
+    /// Write a copy to the file of `configuration` (its `fileURL`, encrypted with its
+    /// `encryptionKey`; an in-memory configuration is refused naming why).
     public func writeCopy(configuration: Realm.Configuration) throws {
         guard configuration.inMemoryIdentifier == nil, let url = configuration.fileURL else {
             throw StrataError(code: .invalidArgument, message: "writeCopy(configuration:): the configuration names no file "
@@ -58,9 +61,6 @@ extension Realm {
 /// The schema version of the Realm file at `fileURL` (it is opened read-only). Throws when
 /// there is no such file or it is not a Strata database.
 public func schemaVersionAtURL(_ fileURL: URL, encryptionKey: Data? = nil) throws -> UInt64 {
-    if encryptionKey != nil {
-        throw StrataError(code: .invalidArgument, message: "'\(fileURL.path)': Strata files are not encrypted; encryptionKey must be nil")
-    }
     let path = fileURL.standardizedFileURL.path
     guard FileManager.default.fileExists(atPath: path) else { // RealmSwift's code and wording
         var e = StrataError(code: .invalidDatabase, message: "Realm at path '\(path)' has not been initialized.")
@@ -68,7 +68,7 @@ public func schemaVersionAtURL(_ fileURL: URL, encryptionKey: Data? = nil) throw
         throw e
     }
     do {
-        let db = try Database(path: path, readOnly: true)
+        let db = try Database(path: path, readOnly: true, encryptionKey: encryptionKey.map { [UInt8]($0) })
         let txn = try CoreTxn(db: db, write: false)
         defer { txn.free() }
         return try txn.schemaVersion()

@@ -757,6 +757,7 @@ enum RealmCache {
     /// differs.
     private static func reuse(_ r: RealmInstance, for config: Realm.Configuration) throws -> Bool {
         if r.isInvalidated { return false } // invalidate(): a new one takes its place
+        try refuseOtherKey(r, config)
         if r.configuration.schemaVersion != config.schemaVersion {
             throw StrataError(code: .invalidArgument, message: "'\(config.path)' is already open with "
                 + "schema version \(r.configuration.schemaVersion), not \(config.schemaVersion)")
@@ -764,6 +765,14 @@ enum RealmCache {
         let wanted = (config.objectTypes ?? []).map(ObjectIdentifier.init)
         let have = r.classes.map { ObjectIdentifier($0.type) }
         return config.objectTypes == nil || Set(wanted) == Set(have)
+    }
+
+    /// A file is open with one encryption key at a time (RealmSwift's wording).
+    static func refuseOtherKey(_ r: RealmInstance, _ config: Realm.Configuration) throws {
+        if config.inMemoryIdentifier == nil, r.configuration.encryptionKey != config.encryptionKey {
+            throw StrataError(code: .invalidArgument, message: "Realm at path '\(config.path)' already "
+                              + "opened with different encryption key")
+        }
     }
 
     /// A thread sees a file one way: read-only or not (RealmSwift refuses the other too).
@@ -780,7 +789,10 @@ enum RealmCache {
         queueLock.lock()
         defer { queueLock.unlock() }
         queueRealms = queueRealms.filter { $0.value.instance != nil }
-        if let r = queueRealms[key]?.instance, !r.isInvalidated { return r }
+        if let r = queueRealms[key]?.instance, !r.isInvalidated {
+            try refuseOtherKey(r, config)
+            return r
+        }
         let r = try RealmInstance(opening: config, queue: queue)
         queueRealms[key] = WeakInstance(instance: r)
         return r

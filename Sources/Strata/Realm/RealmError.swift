@@ -113,7 +113,7 @@ extension StrataError {
             let size = e.message.split(separator: "(").last?.split(separator: " ").first ?? "?"
             return StrataError(code: .invalidDatabase, message: "\(failed): file is non-empty but too small (\(size) bytes) "
                                + "to be a valid Realm.").at(path)
-        case .notStrata, .corrupt:
+        case .notStrata, .corrupt, .encryption:
             return StrataError(code: .invalidDatabase, message: "\(failed): \(e.message)").at(path)
         case .formatVersion:
             return StrataError(code: .unsupportedFileFormatVersion, message: "\(failed): \(e.message)").at(path)

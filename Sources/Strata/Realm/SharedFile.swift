@@ -39,8 +39,12 @@ final class SharedFile: @unchecked Sendable { // (its state is guarded by its lo
         let version: UInt64
     }
 
-    private init(db: Database) {
+    /// The encryption key the file was opened with (nil: not encrypted).
+    private let encryptionKey: Data?
+
+    private init(db: Database, encryptionKey: Data?) {
         self.db = db
+        self.encryptionKey = encryptionKey
         watcher = CommitWatcher(db: db)
     }
 
@@ -92,16 +96,24 @@ final class SharedFile: @unchecked Sendable { // (its state is guarded by its lo
     private struct WeakShared { weak var file: SharedFile? }
 
     static func open(_ config: Realm.Configuration) throws -> SharedFile {
-        if config.encryptionKey != nil {
-            throw StrataError(code: .invalidArgument,
-                              message: "'\(config.path)': Strata files are not encrypted; encryptionKey must be nil")
+        let key = config.encryptionKey
+        if let key, key.count != 64 {
+            throw StrataError(code: .invalidArgument, message: "'\(config.path)': an encryption key is "
+                              + "64 bytes; this one is \(key.count)")
         }
         registryLock.lock()
         defer { registryLock.unlock() }
-        if let f = registry[config.storeKey]?.file { return f }
+        if let f = registry[config.storeKey]?.file {
+            if f.encryptionKey != key, config.inMemoryIdentifier == nil { // RealmSwift's wording
+                throw StrataError(code: .invalidArgument, message: "Realm at path '\(config.path)' "
+                                  + "already opened with different encryption key")
+            }
+            return f
+        }
         let durability: Database.Durability = config.inMemoryIdentifier != nil ? .memory : .full
         let db = try Database(path: config.path, durability: durability, readOnly: config.readOnly,
-                              maxVersions: UInt64(config.maximumNumberOfActiveVersions ?? 0))
+                              maxVersions: UInt64(config.maximumNumberOfActiveVersions ?? 0),
+                              encryptionKey: key.map { [UInt8]($0) })
         if durability != .memory, !config.readOnly, let ask = config.shouldCompactOnLaunch {
             let space = try db.space()
             if ask(Int(space.fileBytes), Int(space.usedBytes)) {
@@ -110,7 +122,7 @@ final class SharedFile: @unchecked Sendable { // (its state is guarded by its lo
                 }
             }
         }
-        let f = SharedFile(db: db)
+        let f = SharedFile(db: db, encryptionKey: key)
         registry[config.storeKey] = WeakShared(file: f)
         return f
     }
