@@ -27,6 +27,7 @@ static void db_free(strata_db_t *db) {
     st_cipher_free(db->cipher);
     for (size_t i = 0; i < sizeof db->open_locks / sizeof *db->open_locks; i++)
         pthread_mutex_destroy(&db->open_locks[i]);
+    pthread_mutex_destroy(&db->meta_auth_lock);
     pthread_mutex_destroy(&db->write_mutex);
     pthread_mutex_destroy(&db->state_mutex);
     free(db->file.path);
@@ -72,6 +73,7 @@ int st_db_open(const char *path, const strata_options *opts, st_check_unsynced_f
     pthread_mutex_init(&db->state_mutex, NULL);
     for (size_t i = 0; i < sizeof db->open_locks / sizeof *db->open_locks; i++)
         pthread_mutex_init(&db->open_locks[i], NULL);
+    pthread_mutex_init(&db->meta_auth_lock, NULL);
     db->file.opts.encryption_key = NULL; /* the handle keeps the keys, not the caller's pointer */
 
     bool missing;
@@ -117,7 +119,7 @@ int st_db_open(const char *path, const strata_options *opts, st_check_unsynced_f
             unlink(leftover);
         }
         rc = st_pager_recover(db, check, &m, err);
-        if (rc == STRATA_OK) st_readers_publish(db, m.version);
+        if (rc == STRATA_OK) st_readers_publish(db, m.version, true);
         st_readers_writer_unlock(db);
         if (rc) goto fail;
         if (emptied) { /* accepted: an empty database instead of the versions the log knew */
@@ -131,6 +133,7 @@ int st_db_open(const char *path, const strata_options *opts, st_check_unsynced_f
     } else if ((rc = st_pager_latest_meta(db, &m, err))) { /* others keep it current */
         goto fail;
     }
+    st_readers_baseline(db);
     st_readers_opened(db);
     *out = db;
     return STRATA_OK;

@@ -274,6 +274,24 @@ static const char *meta_problem_name(meta_problem_t p) {
     return names[p];
 }
 
+/* Encrypted files: whether these slot bytes were authenticated before (the two last ones are
+ * kept: a snapshot compares 192 bytes rather than computing an HMAC per slot). */
+static bool meta_authentic(strata_db_t *db, const meta_slot *slot) {
+    _Static_assert(sizeof(meta_slot) == sizeof db->meta_auth[0], "a slot's bytes");
+    pthread_mutex_lock(&db->meta_auth_lock);
+    bool yes = memcmp(db->meta_auth[0], slot, sizeof *slot) == 0 ||
+               memcmp(db->meta_auth[1], slot, sizeof *slot) == 0;
+    pthread_mutex_unlock(&db->meta_auth_lock);
+    return yes;
+}
+
+static void meta_authenticated(strata_db_t *db, const meta_slot *slot) {
+    pthread_mutex_lock(&db->meta_auth_lock);
+    memcpy(db->meta_auth[1], db->meta_auth[0], sizeof *slot);
+    memcpy(db->meta_auth[0], slot, sizeof *slot);
+    pthread_mutex_unlock(&db->meta_auth_lock);
+}
+
 static meta_problem_t meta_problem(strata_db_t *db, const meta_slot *slot) {
     const st_meta *m = &slot->m;
     if (memcmp(m->magic, META_MAGIC, 8) != 0) return META_NO_MAGIC;
@@ -287,10 +305,11 @@ static meta_problem_t meta_problem(strata_db_t *db, const meta_slot *slot) {
     if (encrypted != (m->format_version == ST_FORMAT_ENCRYPTED)) return META_FLAGS;
     if (encrypted && !db->cipher) return META_ENCRYPTED;
     if (!encrypted && db->cipher) return META_NOT_ENCRYPTED;
-    if (encrypted) {
+    if (encrypted && !meta_authentic(db, slot)) {
         st_meta_auth a = st_cipher_meta_check(db->cipher, (const uint8_t *)slot);
         if (a == ST_META_AUTH_WRONG_KEY) return META_WRONG_KEY;
         if (a != ST_META_AUTH_OK) return META_NOT_AUTHENTIC;
+        meta_authenticated(db, slot);
     }
     if (m->durable_version > m->version || (m->flags & ~(ST_META_DURABLE | ST_META_SYNCED | ST_META_LOGGED | ST_META_LOG_PENDING)))
         return META_FLAGS;
@@ -400,11 +419,13 @@ int st_pager_snapshot(strata_db_t *db, int slot, st_meta *out, strata_error *err
         uint64_t v = st_readers_current(db);
         st_readers_hold(db, slot, v);
         if (st_readers_current(db) != v) continue; /* a writer published meanwhile */
-        if (find_slot(db, v, out) >= 0) return STRATA_OK;
         /* A NO_SYNC commit overwrites the slot of the version it replaces, just before it
          * publishes (or its writer died just before): the next version is complete, and the
          * hold on v protects it too. */
-        if (find_slot(db, v + 1, out) >= 0) return STRATA_OK;
+        if (find_slot(db, v, out) >= 0 || find_slot(db, v + 1, out) >= 0) {
+            if (db->cipher) st_readers_note_foreign(db); /* pages may have changed under the view */
+            return STRATA_OK;
+        }
         if (attempt > 8) sched_yield();
     }
     st_readers_hold(db, slot, UINT64_MAX);
@@ -826,7 +847,7 @@ static int renumber(strata_txn_t *txn, int *slot, strata_error *err) {
     if ((rc = st_os_sync(&db->file, err)) || (rc = meta_write(db, 1 - *slot, &n, err)) ||
         (rc = st_os_sync(&db->file, err)))
         return rc;
-    st_readers_publish(db, n.version);
+    st_readers_publish(db, n.version, true);
     st_readers_renumbered(db, txn->meta.version, n.version);
     db->unsynced = false;
     txn->meta = n;
@@ -842,10 +863,11 @@ int st_pager_begin_write(strata_txn_t *txn, strata_error *err) {
     uint64_t v = st_readers_current(db);
     int slot = find_slot(db, v, &txn->meta);
     if (slot < 0 && (slot = find_slot(db, v + 1, &txn->meta)) >= 0)
-        st_readers_publish(db, v + 1); /* its writer died between meta and publish */
+        st_readers_publish(db, v + 1, false); /* its writer died between meta and publish */
     if (slot < 0)
         return ST_CORRUPT(err, "'%s': the lock file's current version %llu has no valid meta slot",
                           db->file.shown, (unsigned long long)v);
+    if (db->cipher) st_readers_note_foreign(db);
     /* (a STRATA_TXN_NO_SYNC write commits as a NO_SYNC handle's does) */
     bool full = db->file.opts.durability != STRATA_DURABILITY_NO_SYNC && !txn->no_sync; /* memory: nothing to lose */
     txn->logged = db->file.opts.durability == STRATA_DURABILITY_FULL && !db->file.mem && !txn->no_sync;
@@ -1116,7 +1138,7 @@ int st_pager_commit(strata_txn_t *txn, pgno_t catalog_root, uint64_t catalog_cou
         }
         if (txn->logged) db->reuse_hints.valid = false; /* synced: the durable version moved */
     }
-    st_readers_publish(db, m.version);
+    st_readers_publish(db, m.version, true);
     if (db->cipher) st_readers_attempt(db, 0); /* published: the number was used once */
     shrink_file(txn, &m);
     for (size_t i = 0; db->trust && !db->cipher && i < txn->dirty.cap; i++) /* the bytes this process wrote */

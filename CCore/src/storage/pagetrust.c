@@ -82,15 +82,18 @@ static int open_sealed(strata_db_t *db, const uint8_t *p, pgno_t pgno, uint64_t 
                         (unsigned long long)snapshot);
         goto done;
     }
-    if (pgno >= ST_ENC_MAX_PAGES || st_cipher_peek_page(db->cipher, p, pgno, head)) {
-        rc = ST_CORRUPT(err, "page %llu: cannot be opened", (unsigned long long)pgno);
-        goto done;
+    uint8_t *into = db->view + pgno * ST_PAGE_SIZE;
+    /* Most pages are single pages; an overflow run's first page opens only as the whole run,
+     * whose length (read before it is authenticated) only sizes the opening: a damaged one
+     * fails the tag like any damage. */
+    bool opened = pgno < ST_ENC_MAX_PAGES && st_cipher_open_page(db->cipher, p, ST_PAGE_SIZE, pgno, into) == 0;
+    if (!opened && pgno < ST_ENC_MAX_PAGES && st_cipher_peek_page(db->cipher, p, pgno, head) == 0 &&
+        head[0] == ST_PAGE_OVERFLOW) {
+        run = st_rd32(head + 4);
+        opened = run > 1 && run <= page_count - pgno &&
+                 st_cipher_open_page(db->cipher, p, run * ST_PAGE_SIZE, pgno, into) == 0;
     }
-    /* The run's length, read before it is authenticated, only sizes the opening: a damaged
-     * one fails the tag like any damage. */
-    if (head[0] == ST_PAGE_OVERFLOW) run = st_rd32(head + 4);
-    if (run == 0 || run > page_count - pgno) run = 1;
-    if (st_cipher_open_page(db->cipher, p, run * ST_PAGE_SIZE, pgno, db->view + pgno * ST_PAGE_SIZE)) {
+    if (!opened) {
         rc = ST_CORRUPT(err, "page %llu (version %llu) does not authenticate: it is damaged, was "
                         "moved or rolled back, or was written with another key",
                         (unsigned long long)pgno, (unsigned long long)version);

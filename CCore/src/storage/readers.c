@@ -17,7 +17,8 @@
  *   40      8     encrypted files: the version the file was last renumbered to (0: not since
  *                 the table was set up; pager.c: renumber)
  *   48      8     encrypted files: the version that renumbering started from
- *   56      8     reserved, zero
+ *   56      8     publishes (atomic, since 0.10.0): bumped by every publish before the current
+ *                 version moves, so that a handle can tell whether anyone else committed
  *   64      64*N  reader slots: u32 pid (atomic, 0 = free), u32 reserved,
  *                 u64 version (atomic, UINT64_MAX = none), u64 since (atomic: wall-clock
  *                 milliseconds when the slot began holding its version; 0 = unknown, as an
@@ -75,7 +76,7 @@ typedef struct lock_header {
     uint32_t reserved0;
     _Atomic uint64_t attempt;     /* encrypted files: the commit writing sealed bytes (0: none) */
     _Atomic uint64_t renumbered_to, renumbered_from; /* the last renumbering (0: none yet) */
-    uint64_t reserved;
+    _Atomic uint64_t publishes;   /* every publish, before the current version moves */
 } lock_header;
 _Static_assert(sizeof(lock_header) == 64, "lock header is 64 bytes");
 
@@ -281,12 +282,25 @@ void st_readers_close(strata_db_t *db) {
 
 uint64_t st_readers_current(strata_db_t *db) { return atomic_load(&db->readers->hdr->current); }
 
-void st_readers_publish(strata_db_t *db, uint64_t version) {
+void st_readers_publish(strata_db_t *db, uint64_t version, bool own) {
     lock_header *h = db->readers->hdr;
+    if (own) atomic_fetch_add(&db->own_publishes, 1); /* first: see st_readers_note_foreign */
+    atomic_fetch_add(&h->publishes, 1);
     atomic_store(&h->current, version);
     atomic_fetch_add(&h->commits, 1);
     /* Not FUTEX_PRIVATE: waiters in other processes map the same lock file. */
     syscall(SYS_futex, &h->commits, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+void st_readers_baseline(strata_db_t *db) {
+    db->publishes_base = atomic_load(&db->readers->hdr->publishes) - atomic_load(&db->own_publishes);
+}
+
+void st_readers_note_foreign(strata_db_t *db) {
+    if (atomic_load_explicit(&db->foreign_writes, memory_order_relaxed)) return;
+    /* own publishes are counted before the file's: more here than both is someone else's */
+    if (atomic_load(&db->readers->hdr->publishes) > db->publishes_base + atomic_load(&db->own_publishes))
+        atomic_store(&db->foreign_writes, true);
 }
 
 void st_readers_attempt(strata_db_t *db, uint64_t version) {

@@ -22,7 +22,13 @@ void st_readers_close(strata_db_t *db);
 uint64_t st_readers_current(strata_db_t *db);
 /* Publish a new latest version (the writer, after its meta is durable), and wake every waiter
  * of every process (a futex word in the lock file). */
-void st_readers_publish(strata_db_t *db, uint64_t version);
+void st_readers_publish(strata_db_t *db, uint64_t version, bool own);
+/* own: this handle wrote the version's pages (else another handle, say a writer that died
+ * between its meta and its publish). Publishes are counted so that a handle knows whether
+ * pages changed under it: st_readers_baseline at open, then st_readers_note_foreign once a
+ * snapshot is held sets db->foreign_writes (for good) when another handle has published. */
+void st_readers_baseline(strata_db_t *db);
+void st_readers_note_foreign(strata_db_t *db);
 /* Until the latest version is past `after` (*version: it), or timeout_ms (STRATA_ERR_TIMEOUT). */
 /* Waits of this handle, those in progress too, return STRATA_ERR_TIMEOUT at once from now on. */
 void st_readers_stop_waits(strata_db_t *db);

@@ -218,6 +218,16 @@ struct strata_db {
     struct st_cipher *cipher;
     uint8_t *view;
     pthread_mutex_t open_locks[16];
+    /* The meta slots' bytes (meta and encryption header) last authenticated, so that a snapshot
+     * compares bytes instead of computing two HMACs (pager.c). */
+    pthread_mutex_t meta_auth_lock;
+    uint8_t meta_auth[2][192];
+    /* Whether another handle (of any process) has published since this one opened
+     * (readers.c): until then, an encrypted file's view is current for every page it trusts,
+     * and a read checks the view's stamp instead of the file's (one cache line, not two). */
+    uint64_t publishes_base;
+    _Atomic uint64_t own_publishes;
+    _Atomic bool foreign_writes;
 };
 
 enum { ST_TXN_ACTIVE = 1, ST_TXN_ENDED = 2, ST_TXN_FAILED = 3 };
@@ -291,6 +301,9 @@ int st_packed_get_part(strata_txn_t *txn, pgno_t ref, size_t need, const uint8_t
 /* The check's fast path: page p was checked before with the version stamp it has now. */
 static inline bool st_page_trusted(const strata_db_t *db, const uint8_t *p, pgno_t pgno,
                                    uint64_t snapshot) {
+    /* An encrypted file nobody else wrote since this handle opened: the view's stamp. */
+    if (db->cipher && !atomic_load_explicit(&db->foreign_writes, memory_order_relaxed))
+        p = db->view + pgno * ST_PAGE_SIZE;
     uint64_t v = st_rd64(p + PH_VERSION);
     return !db->trust ||
            (atomic_load_explicit(&db->trust[pgno], memory_order_acquire) == (uint32_t)v &&
