@@ -18,7 +18,7 @@ import strata
 
 UTC = dt.timezone.utc
 COMMANDS = ["info", "schema", "query", "export", "import", "dump", "load", "check", "compact", "copy",
-            "readers", "watch", "recover"]
+            "readers", "watch", "recover", "encrypt", "decrypt", "rekey"]
 
 
 # ------------------------------------------------------------------ help, info, schema, query

@@ -19,6 +19,7 @@ struct StrataTool: ParsableCommand {
         subcommands: [
             Info.self, Schema.self, Query.self, Export.self, Import.self, Dump.self, Load.self,
             Check.self, Compact.self, Copy.self, Readers.self, Watch.self, Recover.self,
+            Encrypt.self, Decrypt.self, Rekey.self,
         ]
     )
 

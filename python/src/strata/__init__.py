@@ -18,7 +18,7 @@ from .errors import (Error, InvalidArgumentError, NotFoundError, ExistsError, IO
 from .values import ObjectId
 from .schema import (Property, Int, Bool, Float, Double, String, Bytes, Date, Decimal, UUID, Oid,
                      Mixed, Link, List, Set, Map, PropertyInfo)
-from .database import open, Database, library_version
+from .database import open, Database, library_version, SAME_KEY
 from .transaction import Transaction
 from .table import Table
 from .objects import Object, ListProxy, SetProxy, MapProxy

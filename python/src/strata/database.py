@@ -23,22 +23,43 @@ def library_version():
 
 
 def open(path, durability="full", read_only=False, create=True, map_size=None, max_readers=None,
-         open_timeout=None, accept_rollback=False):
+         open_timeout=None, accept_rollback=False, encryption_key=None):
     """Open (or create) the database at `path`; use it in a `with` block or `close()` it.
 
     durability: "full" (a commit is on disk when it returns), "no_sync" (survives a crash of the
     process, a power loss may drop the last commits, never half of one) or "memory" (no file;
     `path` names it within the process). map_size: bytes of address space reserved (the file
     cannot outgrow it). open_timeout: seconds to wait while another process recovers the file.
+    encryption_key: 64 bytes: a new file is encrypted with it, an existing one must have been
+    (EncryptionError when it was not, or with another key, or when a key is missing).
     """
-    return Database(path, durability, read_only, create, map_size, max_readers, open_timeout, accept_rollback)
+    return Database(path, durability, read_only, create, map_size, max_readers, open_timeout,
+                    accept_rollback, encryption_key)
+
+
+class _SameKey:
+    def __repr__(self):
+        return "strata.SAME_KEY"
+
+
+SAME_KEY = _SameKey()
+"""write_copy/compact: the copy is encrypted as the file is (the default)."""
+
+
+def _key_buffer(key, what):
+    """The key as a buffer the C call may read (kept alive by the caller), or NULL for None."""
+    if key is None:
+        return ffi.NULL
+    if not isinstance(key, (bytes, bytearray, memoryview)):
+        raise InvalidArgumentError(f"{what}: an encryption key is 64 bytes, not {type(key).__name__}")
+    return ffi.from_buffer(key)
 
 
 class Database:
     """An open database. Shared by threads; each transaction belongs to the thread that began it."""
 
     def __init__(self, path, durability="full", read_only=False, create=True, map_size=None,
-                 max_readers=None, open_timeout=None, accept_rollback=False):
+                 max_readers=None, open_timeout=None, accept_rollback=False, encryption_key=None):
         if durability not in _DURABILITY:
             raise InvalidArgumentError(f"durability {durability!r}: give 'full', 'no_sync' or 'memory'")
         self.path = os.fspath(path)
@@ -54,6 +75,9 @@ class Database:
         if open_timeout is not None:
             opts.open_timeout_ms = int(open_timeout * 1000)
         opts.accept_rollback = accept_rollback
+        key = _key_buffer(encryption_key, "open")
+        opts.encryption_key = key
+        opts.encryption_key_len = len(key) if key != ffi.NULL else 0
         out = ffi.new("strata_db_t **")
         err = new_error()
         check(lib.strata_db_open(self.path.encode(), opts, out, err), err)
@@ -190,22 +214,35 @@ class Database:
         err = new_error()
         check(lib.strata_db_verify(self._handle(), err), err)
 
-    def _copy_options(self, pack, pack_level):
+    def _copy_options(self, pack, pack_level, encryption_key, what):
+        """The options and the key's buffer (to keep alive through the call)."""
         o = ffi.new("strata_copy_options *")
         lib.strata_copy_options_init_sized(o, ffi.sizeof("strata_copy_options"))
         o.pack = pack
         o.pack_level = pack_level
-        return o
+        key = ffi.NULL
+        if encryption_key is not SAME_KEY:
+            key = _key_buffer(encryption_key, what)
+            o.set_encryption = True
+            o.encryption_key = key
+            o.encryption_key_len = len(key) if key != ffi.NULL else 0
+        return o, key
 
-    def write_copy(self, path, pack=True, pack_level=1):
+    def write_copy(self, path, pack=True, pack_level=1, encryption_key=SAME_KEY):
         """Write a compact copy of the latest version to a new file at `path` (ExistsError if
-        there is one); the copy appears whole or not at all."""
+        there is one); the copy appears whole or not at all. encryption_key: SAME_KEY (the
+        file's, if it is encrypted), None (a plain copy) or 64 bytes (encrypted with them); an
+        encrypted copy is not packed."""
         err = new_error()
-        check(lib.strata_db_write_copy(self._handle(), os.fspath(path).encode(),
-                                       self._copy_options(pack, pack_level), err), err)
+        o, key = self._copy_options(pack, pack_level, encryption_key, "write_copy")
+        check(lib.strata_db_write_copy(self._handle(), os.fspath(path).encode(), o, err), err)
+        del key
 
-    def compact(self, pack=True, pack_level=1):
+    def compact(self, pack=True, pack_level=1, encryption_key=SAME_KEY):
         """Rewrite the file without free space (cold pages LZ4-packed); BusyError while another
-        handle has it open or a transaction of this one is open."""
+        handle has it open or a transaction of this one is open. encryption_key as for
+        write_copy: compaction encrypts, decrypts or re-keys the file in place."""
         err = new_error()
-        check(lib.strata_db_compact(self._handle(), self._copy_options(pack, pack_level), err), err)
+        o, key = self._copy_options(pack, pack_level, encryption_key, "compact")
+        check(lib.strata_db_compact(self._handle(), o, err), err)
+        del key

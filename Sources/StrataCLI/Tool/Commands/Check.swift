@@ -16,7 +16,7 @@ struct Check: ParsableCommand {
         var problem: String?
         var summary: [(String, JSON)] = [("file", .string(file.file))]
         do {
-            let db = try openDatabase(file.file)
+            let db = try file.open()
             var info = strata_db_info()
             try StrataError.check { strata_db_info_get(db.handle, &info, $0) }
             summary += [("version", .int(Int64(info.version))), ("pages", .int(Int64(info.page_count))),

@@ -28,9 +28,9 @@ struct Compact: ParsableCommand {
     @OptionGroup var output: JSONFlag
 
     func run() throws {
-        if let out { return try copyFile(file.file, to: out, pack: pack, json: output.json) }
+        if let out { return try copyFile(file, to: out, pack: pack, json: output.json) }
         let before = fileSize(file.file)
-        let db = try openDatabase(file.file, readOnly: false)
+        let db = try file.open(readOnly: false)
         let progress = Progress("compacting", total: 0)
         var opts = pack.options
         do {
@@ -53,11 +53,12 @@ struct Copy: ParsableCommand {
     @OptionGroup var pack: PackOptions
     @OptionGroup var output: JSONFlag
 
-    func run() throws { try copyFile(file.file, to: out, pack: pack, json: output.json) }
+    func run() throws { try copyFile(file, to: out, pack: pack, json: output.json) }
 }
 
-private func copyFile(_ path: String, to out: String, pack: PackOptions, json: Bool) throws {
-    let db = try openDatabase(path)
+private func copyFile(_ file: FileArgument, to out: String, pack: PackOptions, json: Bool) throws {
+    let path = file.file
+    let db = try file.open()
     let progress = Progress("copying", total: 0)
     var opts = pack.options
     do {

@@ -19,7 +19,7 @@ struct Dump: ParsableCommand {
     @Option(name: [.short, .customLong("output")], help: "Write here instead of stdout.") var output: String?
 
     func run() throws {
-        let db = try openDatabase(file.file)
+        let db = try file.open()
         let sink = try Sink(path: output)
         do {
             try reading(db) { txn in
@@ -70,7 +70,7 @@ struct Load: ParsableCommand {
             throw ToolFailure("cannot read '\(input ?? "stdin")'")
         }
         do {
-            let db = try openDatabase(file.file, readOnly: false, create: true)
+            let db = try file.open(readOnly: false, create: true)
             let n = try writing(db) { txn in try load(LineReader(handle), txn) }
             print(output.json ? JSON.object([("loaded", .int(Int64(n)))]).text : "loaded \(n) objects into '\(file.file)'")
         } catch {

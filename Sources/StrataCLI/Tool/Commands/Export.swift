@@ -19,7 +19,7 @@ struct Export: ParsableCommand {
     var output: String?
 
     func run() throws {
-        let db = try openDatabase(file.file)
+        let db = try file.open()
         let sink = try Sink(path: output)
         do {
             try reading(db) { txn in

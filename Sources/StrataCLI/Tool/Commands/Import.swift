@@ -22,7 +22,7 @@ struct Import: ParsableCommand {
         let created = !FileManager.default.fileExists(atPath: file.file)
         if created && fmt == .csv { throw ToolFailure("no such file: '\(file.file)' (a CSV file has no schema: import JSON first, or make the class)") }
         do {
-            let db = try openDatabase(file.file, readOnly: false, create: created)
+            let db = try file.open(readOnly: false, create: created)
             let n = try writing(db) { txn -> Int in
                 fmt == .json ? try importJSON(data, txn, created: created) : try importCSV(data, txn)
             }

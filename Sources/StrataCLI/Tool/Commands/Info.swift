@@ -12,7 +12,7 @@ struct Info: ParsableCommand {
     @OptionGroup var output: JSONFlag
 
     func run() throws {
-        let db = try openDatabase(file.file)
+        let db = try file.open()
         var info = strata_db_info()
         try StrataError.check { strata_db_info_get(db.handle, &info, $0) }
         var space = strata_space()
@@ -28,7 +28,7 @@ struct Info: ParsableCommand {
             for name in names { n += try txn.table(name)?.count() ?? 0 }
             return (try txn.schemaVersion(), names.count, n)
         }
-        let writer = try writerState(file.file)
+        let writer = try writerState(file)
         let why = withUnsafeBytes(of: rec.why) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
         let pairs: [(String, JSON)] = [
             ("file", .string(file.file)),
@@ -108,8 +108,8 @@ func readerSlots(_ db: Database) throws -> [strata_reader] {
 }
 
 /// Whether a writer holds the file now: a try-lock write transaction on a second handle.
-func writerState(_ path: String) throws -> String {
-    guard let db = try? openDatabase(path, readOnly: false) else { return "unknown (the file cannot be opened for writing)" }
+func writerState(_ file: FileArgument) throws -> String {
+    guard let db = try? file.open(readOnly: false) else { return "unknown (the file cannot be opened for writing)" }
     do {
         let txn = try CoreTxn(db: db, write: true, wait: false)
         txn.free()

@@ -27,7 +27,7 @@ struct Query: ParsableCommand {
     @Flag(name: .long, help: "Print only how many objects match.") var count = false
 
     func run() throws {
-        let db = try openDatabase(file.file)
+        let db = try file.open()
         try reading(db) { txn in
             let classes = FileClasses(txn: txn, schema: try readSchema(txn))
             let cls = try classes.cls(className)

@@ -14,7 +14,7 @@ struct Readers: ParsableCommand {
     @OptionGroup var output: JSONFlag
 
     func run() throws {
-        let db = try openDatabase(file.file)
+        let db = try file.open()
         var cleared = 0
         if clearStale { try StrataError.check { strata_db_clear_stale_readers(db.handle, &cleared, $0) } }
         let slots = try readerSlots(db)

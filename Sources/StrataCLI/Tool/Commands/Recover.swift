@@ -20,7 +20,7 @@ struct Recover: ParsableCommand {
         let src: Database
         do {
             // Past a damaged commit log: open at the last version the file holds on its own.
-            src = try Database(path: file.file) { o in
+            src = try Database(path: file.file, encryptionKey: file.key) { o in
                 o.read_only = true
                 o.create = false
                 o.accept_rollback = true
@@ -30,7 +30,7 @@ struct Recover: ParsableCommand {
         }
         var lost: [String] = []
         var copied: [(String, Int)] = []
-        let dst = try openDatabase(out, readOnly: false, create: true)
+        let dst = try openDatabase(out, readOnly: false, create: true, key: file.key) /* as the source */
         do {
             try reading(src) { txn in
                 let schema: [ClassSchema]

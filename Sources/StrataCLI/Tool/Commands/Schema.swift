@@ -14,7 +14,7 @@ struct Schema: ParsableCommand {
     var swift = false
 
     func run() throws {
-        let db = try openDatabase(file.file)
+        let db = try file.open()
         let (classes, version) = try reading(db) { txn in (try readSchema(txn), try txn.schemaVersion()) }
         if output.json {
             print(JSON.object([("schemaVersion", .int(Int64(version))), ("classes", .array(classes.map(\.json)))]).text)

@@ -18,7 +18,7 @@ struct Watch: ParsableCommand {
     @OptionGroup var output: JSONFlag
 
     func run() throws {
-        let db = try openDatabase(file.file)
+        let db = try file.open()
         var old = try CoreTxn(db: db, write: false)
         if let className, try old.table(className) == nil { throw ToolFailure("no class '\(className)' in '\(file.file)'") }
         if output.json {
