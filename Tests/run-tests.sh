@@ -80,6 +80,10 @@ echo "== damaged files: every page, the file's length, the commit log"
 "$B/test_damage" > "$log" 2>&1; grep -E "^  [a-z].*variants" "$log"; tail -n 1 "$log"; count_line damage
 grep -q "FAIL" "$log" && grep "FAIL" "$log"
 
+echo "== the damage sweep on an encrypted file"
+env STRATA_TEST_ENCRYPTED=1 "$B/test_damage" > "$log" 2>&1; grep -E "^  [a-z].*variants" "$log"; tail -n 1 "$log"; count_line damage
+grep -q "FAIL" "$log" && grep "FAIL" "$log"
+
 echo "== full disks, big values, opens racing a recovery"
 "$B/test_disk_full" > "$log" 2>&1; grep -E "^  [A-Z_]+: |rounds|no tmpfs" "$log"; tail -n 1 "$log"; count_line disk-full
 grep -q "FAIL" "$log" && grep "FAIL" "$log"

@@ -14,11 +14,15 @@
  * checksums are tried too), and the page zeroed; the file truncated at every page boundary; the
  * commit log removed, zeroed, cut, older, flipped, and from another database.
  *
+ * With STRATA_TEST_ENCRYPTED=1 the database is encrypted (testkey.h): any changed byte of a page
+ * then fails its tag.
+ *
  * A variant's child exits 0 (read a committed version), 10 (clear error at open), 11 (clear
  * error reading); 3 is a wrong answer, 4 an error without a message; a signal is a crash.
  */
 #include "testlib.h"
 #include "sampledb.h"
+#include "testkey.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -33,6 +37,7 @@ static strata_options opts(void) {
     strata_options o;
     strata_options_init(&o);
     o.map_size = 1ull << 30;
+    tk_options(&o); /* STRATA_TEST_ENCRYPTED=1: the sweep on an encrypted file */
     return o;
 }
 

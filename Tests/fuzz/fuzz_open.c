@@ -11,8 +11,14 @@
  * inputs (chosen by their hash, so a finding replays) have every page's and meta slot's
  * checksum recomputed before the open, as a crafted file would: then the mutated bytes reach the
  * structure checks behind the checksums (counts, offsets, lengths, page numbers).
+ *
+ * A third of the inputs (again by hash) are then encrypted with a key this target knows, as one
+ * who holds the key could craft a file: every page (an overflow run as one) sealed as its
+ * version and number say, the meta slots given format 9 and their header (storage/cipher.c),
+ * and the file opened with the key: the mutations reach the same checks behind the tags.
  */
 #include "objops.h"
+#include "storage/cipher.h"
 
 #include <fcntl.h>
 #include <stdint.h>
@@ -37,6 +43,42 @@ static void reseal(uint8_t *buf, size_t size) {
         uint64_t h = XXH3_64bits(p + 8, len - 8);
         memcpy(p, &h, 8);
     }
+}
+
+static const uint8_t fuzz_key[64] = {9, 8, 7, 6, 5, 4, 3, 2, 1};
+
+/* The plain file at buf sealed in place with fuzz_key (keys of slot 0's database id). */
+static void encrypt_file(uint8_t *buf, size_t size) {
+    enum { PAGE = 4096 };
+    size_t pages = size / PAGE;
+    st_cipher *c;
+    if (pages < 2 || st_cipher_new(fuzz_key, sizeof fuzz_key, &c, NULL)) return;
+    uint64_t id;
+    memcpy(&id, buf + 112, 8);
+    uint8_t *sealed = malloc(size);
+    if (sealed && st_cipher_bind(c, id, NULL) == STRATA_OK) {
+        for (size_t pg = 2; pg < pages; pg++) {
+            uint8_t *p = buf + pg * PAGE;
+            size_t len = PAGE;
+            if (p[24] == 3) { /* an overflow run */
+                uint32_t run;
+                memcpy(&run, p + 28, 4);
+                if (run && run <= pages - pg) len = (size_t)run * PAGE;
+            }
+            if (st_cipher_seal_page(c, p, len, pg, sealed) == 0) memcpy(p, sealed, len);
+            pg += len / PAGE - 1;
+        }
+        for (int slot = 0; slot < 2; slot++) {
+            uint8_t *m = buf + slot * PAGE;
+            uint32_t format = 9;
+            memcpy(m + 16, &format, 4);
+            uint64_t h = XXH3_64bits(m + 8, 120);
+            memcpy(m, &h, 8);
+            st_cipher_meta_seal(c, m);
+        }
+    }
+    free(sealed);
+    st_cipher_free(c);
 }
 
 static char path[256];
@@ -73,7 +115,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     uint8_t *buf = malloc(size ? size : 1);
     if (!buf) return 0;
     if (size) memcpy(buf, data, size);
-    if (XXH3_64bits(data, size) & 1) reseal(buf, size);
+    uint64_t hash = XXH3_64bits(data, size);
+    if (hash & 1) reseal(buf, size);
+    bool encrypted = (hash >> 5) % 3 == 0;
+    if (encrypted) encrypt_file(buf, size);
     int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
     bool written = fd >= 0 && (!size || write(fd, buf, size) == (ssize_t)size);
     if (fd >= 0) close(fd);
@@ -86,6 +131,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     strata_options_init(&o);
     o.create = false;
     o.map_size = 1ull << 30;
+    o.encryption_key = encrypted ? fuzz_key : NULL;
+    o.encryption_key_len = encrypted ? sizeof fuzz_key : 0;
     strata_db_t *db;
     if (strata_db_open(path, &o, &db, NULL) == STRATA_OK) {
         strata_db_verify(db, NULL);

@@ -12,6 +12,7 @@
  *   meta key   salt "" (no salt)        info "strata meta"   (key check and meta MACs)
  *   page key   salt the database id     info "strata pages"
  *   log key    salt the database id     info "strata log"
+ *   packed key salt the database id     info "strata packed"
  * A copy or a compaction writes a file with a new database id: its pages have keys of their own.
  *
  * Page (a run of pages: an overflow run is one message), sealed in place of its plain bytes:
@@ -29,6 +30,11 @@
  * after every process closed the file (a power cut may have lost commits whose pages reached
  * the disk). A replay of the commit log writes the very bytes the commit wrote (same nonce, same
  * plain bytes, same ciphertext).
+ *
+ * Packed pages (packed.c: compressed, then sealed): tag | ciphertext of the compressed bytes,
+ * nonce = u64 offset in the region | u32 0 under the packed key (a region is written once, by
+ * the copy that makes the file). The region's first page, up to its packed pages (header and
+ * dictionary), is sealed as a page of that length.
  *
  * Log record: its 32-byte head in clear (checksum, salt, version, length, entries), its body
  * sealed with nonce = u64 version | u32 0 under the log key, the tag after the body.
@@ -54,7 +60,7 @@ struct st_cipher {
     uint8_t master[ST_KEY_BYTES];
     uint8_t meta[SUBKEY];
     uint8_t check[16];       /* the key check value of this key */
-    uint8_t page[SUBKEY], log[SUBKEY];
+    uint8_t page[SUBKEY], log[SUBKEY], packed[SUBKEY];
     uint64_t db_id;          /* the file the page and log keys are for (0: none yet) */
 };
 
@@ -160,7 +166,8 @@ int st_cipher_bind(st_cipher *c, uint64_t db_id, strata_error *err) {
     uint8_t salt[8];
     st_wr64(salt, db_id);
     if (hkdf(c->master, ST_KEY_BYTES, salt, 8, "strata pages", c->page, SUBKEY) ||
-        hkdf(c->master, ST_KEY_BYTES, salt, 8, "strata log", c->log, SUBKEY))
+        hkdf(c->master, ST_KEY_BYTES, salt, 8, "strata log", c->log, SUBKEY) ||
+        hkdf(c->master, ST_KEY_BYTES, salt, 8, "strata packed", c->packed, SUBKEY))
         return st_err(err, STRATA_ERR_NO_MEMORY, "cannot derive the encryption keys (HKDF)");
     c->db_id = db_id;
     return STRATA_OK;
@@ -253,7 +260,8 @@ int st_cipher_open_page(const st_cipher *c, const uint8_t *sealed, size_t bytes,
     return 0;
 }
 
-int st_cipher_peek_page(const st_cipher *c, const uint8_t *sealed, uint64_t pgno, uint8_t out[8]) {
+int st_cipher_peek_page(const st_cipher *c, const uint8_t *sealed, uint64_t pgno, uint8_t *out,
+                        size_t len) {
     thread_ctx *t = thread_contexts();
     if (!t) return -1;
     uint8_t iv[16], ad[16];
@@ -261,9 +269,29 @@ int st_cipher_peek_page(const st_cipher *c, const uint8_t *sealed, uint64_t pgno
     page_nonce(st_rd64(sealed + 8), pgno, iv + 4, ad);
     int n = 0;
     if (EVP_CipherInit_ex2(t->stream, stream_cipher, c->page, iv, 0, NULL) != 1 ||
-        EVP_CipherUpdate(t->stream, out, &n, sealed + 24, 8) != 1)
+        EVP_CipherUpdate(t->stream, out, &n, sealed + 24, (int)len) != 1)
         return -1;
     return 0;
+}
+
+/* ------------------------------------------------------------------ packed pages */
+
+int st_cipher_seal_packed(const st_cipher *c, uint64_t off, const uint8_t *in, size_t len, uint8_t *out) {
+    uint8_t nonce[12], ad[8];
+    st_wr64(nonce, off);
+    st_wr32(nonce + 8, 0);
+    st_wr64(ad, off);
+    return aead(c->packed, nonce, ad, sizeof ad, in, out + ST_TAG_BYTES, len, out, true);
+}
+
+int st_cipher_open_packed(const st_cipher *c, uint64_t off, const uint8_t *in, size_t len, uint8_t *out) {
+    if (len < ST_TAG_BYTES) return -1;
+    uint8_t nonce[12], ad[8], tag[ST_TAG_BYTES];
+    st_wr64(nonce, off);
+    st_wr32(nonce + 8, 0);
+    st_wr64(ad, off);
+    memcpy(tag, in, sizeof tag);
+    return aead(c->packed, nonce, ad, sizeof ad, in + ST_TAG_BYTES, out, len - ST_TAG_BYTES, tag, false);
 }
 
 /* ------------------------------------------------------------------ log records */

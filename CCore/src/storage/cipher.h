@@ -45,9 +45,19 @@ int st_cipher_seal_page(const st_cipher *c, const uint8_t *plain, size_t bytes, 
                         uint8_t *sealed);
 int st_cipher_open_page(const st_cipher *c, const uint8_t *sealed, size_t bytes, uint64_t pgno,
                         uint8_t *plain);
-/* Plain bytes 24..31 of a sealed page, unauthenticated (the kind, and an overflow run's length,
- * to know how much to open): only ever used to size the authenticated open. */
-int st_cipher_peek_page(const st_cipher *c, const uint8_t *sealed, uint64_t pgno, uint8_t out[8]);
+/* Plain bytes 24 .. 24+len (len <= 16) of a sealed page, unauthenticated (the kind, an overflow
+ * run's length, a packed region's dictionary length): only ever used to size the authenticated
+ * open. */
+int st_cipher_peek_page(const st_cipher *c, const uint8_t *sealed, uint64_t pgno, uint8_t *out,
+                        size_t len);
+
+/* A packed page's compressed bytes (packed.c) sealed: out = tag | ciphertext (len + 16 bytes),
+ * nonce = its offset in the packed region (written once per file) under the packed key, which
+ * the tag also covers. Open: `in` of `len` bytes (tag included) into out (len - 16); -1 when the
+ * tag does not match. */
+#define ST_PACKED_TAG ST_TAG_BYTES
+int st_cipher_seal_packed(const st_cipher *c, uint64_t off, const uint8_t *in, size_t len, uint8_t *out);
+int st_cipher_open_packed(const st_cipher *c, uint64_t off, const uint8_t *in, size_t len, uint8_t *out);
 
 /* A commit log record's body (after its 32-byte head, which the tag covers) sealed in place
  * with the record's version as nonce; the tag goes to `tag`. Open: -1 when it does not match. */

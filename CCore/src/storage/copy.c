@@ -18,9 +18,9 @@
  *
  * A copy is encrypted as its file is (same key; keys of its own, as its database id is new), or
  * with the key the caller gives, or not at all (encrypt, decrypt, re-key: compaction does it in
- * place, and the handle goes on with the copy's key). An encrypted copy is written without
- * packing (packed pages are not encrypted yet); each page is sealed as it is placed (cipher.c),
- * and its meta pages carry the encryption header.
+ * place, and the handle goes on with the copy's key). Each page of an encrypted copy is sealed
+ * as it is placed (cipher.c), a packed one after it is compressed, and its meta pages carry the
+ * encryption header.
  *
  * Compaction (st_db_compact) takes, in order: the open lock (byte 2 of the lock file: handles
  * opening meanwhile wait for it), the alive lock exclusively (byte 1: refused if any other
@@ -61,6 +61,7 @@ struct st_copier {
     st_packer *packer;
     int scratch_fd;         /* the region's bytes so far (an unlinked file beside the copy) */
     uint64_t region_end;    /* the next packed page's offset in the region (starts at 32) */
+    uint64_t region_first;  /* where the packed pages start (after the dictionary) */
     uint32_t npacked;
     uint8_t *zbuf;          /* one compressed page */
     uint8_t *frags;         /* bytes [frags_at, region_end) not yet in the scratch file */
@@ -110,8 +111,13 @@ static int try_pack(st_copier *c, uint8_t *buf, pgno_t *ref, strata_error *err) 
     uint32_t n = st_pack_page(c->packer, buf, c->zbuf);
     if (!n) return STRATA_OK;
     int rc;
-    if (c->region_end + n - c->frags_at > FRAG_BATCH && (rc = frags_flush(c, err))) return rc;
-    memcpy(c->frags + (c->region_end - c->frags_at), c->zbuf, n);
+    uint32_t stored = n + (c->cipher ? ST_PACKED_TAG : 0); /* compressed, then sealed */
+    if (c->region_end + stored - c->frags_at > FRAG_BATCH && (rc = frags_flush(c, err))) return rc;
+    uint8_t *to = c->frags + (c->region_end - c->frags_at);
+    if (!c->cipher) memcpy(to, c->zbuf, n);
+    else if (st_cipher_seal_packed(c->cipher, c->region_end, c->zbuf, n, to))
+        return st_err(err, STRATA_ERR_NO_MEMORY, "cannot seal a packed page (libcrypto)");
+    n = stored;
     c->region_end += n;
     c->npacked++;
     *ref = at | n;
@@ -187,6 +193,13 @@ static int write_region(st_copier *c, uint32_t *run, strata_error *err) {
             c->batch[PH_KIND] = ST_PAGE_PACKED;
             st_wr32(c->batch + PH_RUN, *run);
             st_wr64(c->batch + PH_CHECKSUM, st_checksum(c->batch + 8, ST_PAGE_SIZE - 8));
+            /* encrypted: the header and dictionary sealed as a page of that length */
+            uint8_t *head = c->cipher ? malloc(c->region_first) : NULL;
+            if (c->cipher && (!head || st_cipher_seal_page(c->cipher, c->batch, c->region_first, c->next, head)))
+                rc = st_err(err, STRATA_ERR_NO_MEMORY, "cannot seal the packed region's head");
+            if (head && rc == STRATA_OK) memcpy(c->batch, head, c->region_first);
+            free(head);
+            if (rc) return rc;
         }
         rc = st_os_write_fd(c->io, c->out->fd, c->out->shown, (c->next + i) * ST_PAGE_SIZE,
                             c->batch, bytes, err);
@@ -209,7 +222,7 @@ static int pack_begin(st_copier *c, strata_error *err) {
     uint32_t dict_len;
     const uint8_t *dict = st_packer_dict(c->packer, &dict_len);
     if (dict_len && (rc = scratch_write(c, dict, dict_len, ST_REGION_DICT, err))) return rc;
-    c->region_end = c->frags_at = (ST_REGION_DICT + dict_len + 7) & ~7ull;
+    c->region_end = c->frags_at = c->region_first = (ST_REGION_DICT + dict_len + 7) & ~7ull;
     return STRATA_OK;
 }
 
@@ -246,7 +259,7 @@ static int write_copy(strata_txn_t *src, st_newfile *out, int pack, const st_cop
     int rc = copy_cipher(db, key, id, keys, err);
     if (rc) return rc;
     st_copier c = {.src = src, .io = &db->file, .out = out, .version = src->meta.version,
-                   .next = 2, .batch_first = 2, .pack = pack >= 0 && !*keys, .level = pack,
+                   .next = 2, .batch_first = 2, .pack = pack >= 0, .level = pack,
                    .scratch_fd = -1, .cipher = *keys};
     c.batch = malloc((size_t)COPY_BATCH * ST_PAGE_SIZE);
     rc = c.batch ? STRATA_OK

@@ -42,8 +42,15 @@
  * the cache's bound counts bytes): a count over a small property keeps a few dozen unpacked
  * bytes a page, and a second count finds them. The compressed bytes never change while the
  * file lives, so what was checked stays checked (as pages checked once by pagetrust.c).
+ *
+ * Encrypted files (cipher.c): compressed, then sealed. A packed page's bytes are its tag and the
+ * ciphertext of its compressed bytes (the reference's length counts the tag); the region's first
+ * page up to its packed pages (header and dictionary) is sealed as a page of that length, opened
+ * once per handle and kept (region_head). Unpacking opens the packed bytes first.
  */
 #include "storage/packed.h"
+
+#include "storage/cipher.h"
 
 #include <lz4.h>
 #include <lz4hc.h>
@@ -69,6 +76,12 @@ struct st_unpacked {
     st_upage lru, lru_part;          /* sentinels of the unpinned lists: whole pages, parts */
     st_upage *spare;                 /* evicted whole-page entries (and their pages), for reuse */
     size_t nspare;
+    /* Encrypted files: the packed region's first bytes (header and dictionary), opened; the
+     * one they replaced is kept until the cache is emptied (a reader may still point into it). */
+    pthread_mutex_t head_mu;         /* (unpacking holds mu, and reads the head) */
+    uint8_t *head, *old_head;
+    pgno_t head_page;
+    uint64_t head_stamp;
 };
 
 enum { SPARE_MAX = 256 };
@@ -92,6 +105,7 @@ int st_unpacked_init(strata_db_t *db, strata_error *err) {
         return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory opening '%s'", db->file.shown);
     }
     pthread_mutex_init(&u->mu, NULL);
+    pthread_mutex_init(&u->head_mu, NULL);
     u->lru.lnext = u->lru.lprev = &u->lru;
     u->lru_part.lnext = u->lru_part.lprev = &u->lru_part;
     db->unpacked = u;
@@ -118,6 +132,10 @@ static void drop_all(struct st_unpacked *u) {
     }
     u->spare = NULL;
     u->nspare = 0;
+    free(u->head);
+    free(u->old_head);
+    u->head = u->old_head = NULL;
+    u->head_page = 0;
     memset(u->table, 0, u->cap * sizeof *u->table);
     u->count = u->unpinned_bytes = 0;
     u->lru.lnext = u->lru.lprev = &u->lru;
@@ -136,6 +154,7 @@ void st_unpacked_free(strata_db_t *db) {
     if (!u) return;
     drop_all(u);
     pthread_mutex_destroy(&u->mu);
+    pthread_mutex_destroy(&u->head_mu);
     free(u->table);
     free(u);
     db->unpacked = NULL;
@@ -313,9 +332,49 @@ static void checked_add(struct st_unpacked *u, pgno_t ref) {
 
 /* ------------------------------------------------------------------ reading */
 
+/* An encrypted file's region head, opened (cached per handle): *hdr its plain bytes. */
+static int sealed_region_head(strata_txn_t *txn, const st_meta *m, const uint8_t **hdr, strata_error *err) {
+    strata_db_t *db = txn->db;
+    struct st_unpacked *u = db->unpacked;
+    pgno_t pg = m->packed_region;
+    const uint8_t *p = db->file.map + pg * ST_PAGE_SIZE;
+    uint64_t stamp = st_rd64(p + PH_VERSION);
+    int rc = STRATA_OK;
+    pthread_mutex_lock(&u->head_mu);
+    if (u->head && u->head_page == pg && u->head_stamp == stamp) goto done;
+    uint8_t peek[16];
+    if (stamp > m->version || pg >= ST_ENC_MAX_PAGES || st_cipher_peek_page(db->cipher, p, pg, peek, 16)) {
+        rc = ST_CORRUPT(err, "packed region at page %llu: version %llu, newer than the snapshot %llu",
+                        (unsigned long long)pg, (unsigned long long)stamp, (unsigned long long)m->version);
+        goto done;
+    }
+    /* The sizes, read before they are authenticated, only size the opening. */
+    uint64_t run = st_rd32(peek + (PH_RUN - 24)), dict = st_rd32(peek + (ST_REGION_DICT_LEN - 24));
+    uint64_t first = (ST_REGION_DICT + dict + 7) & ~7ull;
+    uint8_t *head = NULL;
+    if (peek[0] != ST_PAGE_PACKED || run == 0 || run > m->page_count - pg || dict > ST_DICT_MAX ||
+        first > run * ST_PAGE_SIZE || !(head = malloc(first)) ||
+        st_cipher_open_page(db->cipher, p, first, pg, head)) {
+        free(head);
+        rc = ST_CORRUPT(err, "packed region at page %llu does not authenticate: damaged, moved or "
+                        "written with another key", (unsigned long long)pg);
+        goto done;
+    }
+    free(u->old_head);
+    u->old_head = u->head;
+    u->head = head;
+    u->head_page = pg;
+    u->head_stamp = stamp;
+done:
+    *hdr = u->head;
+    pthread_mutex_unlock(&u->head_mu);
+    return rc;
+}
+
 int st_packed_region(strata_txn_t *txn, const st_meta *m, st_region *r, strata_error *err) {
     const uint8_t *hdr;
-    int rc = st_page_get(txn, m->packed_region, &hdr, err);
+    int rc = txn->db->cipher ? sealed_region_head(txn, m, &hdr, err)
+                             : st_page_get(txn, m->packed_region, &hdr, err);
     if (rc) return rc;
     if (pg_kind(hdr) != ST_PAGE_PACKED)
         return ST_CORRUPT(err, "page %llu: expected the packed region, found kind %u",
@@ -351,6 +410,14 @@ static int unpack(strata_txn_t *txn, pgno_t ref, uint8_t *page, size_t want, str
         return ST_CORRUPT(err, "packed page %#llx: %llu bytes at %llu lie outside the region's %u pages",
                           shown, (unsigned long long)len, (unsigned long long)off, r.run);
     const char *src = (const char *)txn->db->file.map + m->packed_region * ST_PAGE_SIZE + off;
+    uint8_t opened[ST_PAGE_SIZE];
+    if (txn->db->cipher) { /* sealed after it was compressed */
+        if (st_cipher_open_packed(txn->db->cipher, off, (const uint8_t *)src, len, opened))
+            return ST_CORRUPT(err, "packed page %#llx does not authenticate: damaged, moved or "
+                              "written with another key", shown);
+        src = (const char *)opened;
+        len -= ST_PACKED_TAG;
+    }
     int n = want < ST_PAGE_SIZE
                 ? LZ4_decompress_safe_partial_usingDict(src, (char *)page, (int)len, (int)want, (int)want,
                                                         (const char *)r.dict, (int)r.dict_len)
@@ -467,8 +534,14 @@ static uint32_t sample(strata_txn_t *src, uint8_t *dict) {
     uint64_t pages = src->meta.page_count, len = 0;
     uint64_t samples = pages / 64 < SAMPLES ? pages / 64 : SAMPLES; /* at most 1/64 of the file */
     const uint8_t *map = src->db->file.map;
+    uint8_t opened[ST_PAGE_SIZE];
     for (uint64_t i = 0; i < samples; i++) {
-        const uint8_t *p = map + (2 + (pages - 2) * i / samples) * ST_PAGE_SIZE;
+        pgno_t pg = 2 + (pages - 2) * i / samples;
+        const uint8_t *p = map + pg * ST_PAGE_SIZE;
+        if (src->db->cipher) { /* an encrypted file's page, opened here (a free one may not) */
+            if (st_cipher_open_page(src->db->cipher, p, ST_PAGE_SIZE, pg, opened)) continue;
+            p = opened;
+        }
         uint8_t kind = pg_kind(p);
         if (kind == ST_PAGE_COLUMN) memcpy(dict + len, p + PH_SIZE, CHUNK);
         else if (kind == ST_PAGE_LEAF || kind == ST_PAGE_BRANCH) memcpy(dict + len, p + ST_PAGE_SIZE - CHUNK, CHUNK);

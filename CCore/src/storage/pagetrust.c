@@ -87,7 +87,7 @@ static int open_sealed(strata_db_t *db, const uint8_t *p, pgno_t pgno, uint64_t 
      * whose length (read before it is authenticated) only sizes the opening: a damaged one
      * fails the tag like any damage. */
     bool opened = pgno < ST_ENC_MAX_PAGES && st_cipher_open_page(db->cipher, p, ST_PAGE_SIZE, pgno, into) == 0;
-    if (!opened && pgno < ST_ENC_MAX_PAGES && st_cipher_peek_page(db->cipher, p, pgno, head) == 0 &&
+    if (!opened && pgno < ST_ENC_MAX_PAGES && st_cipher_peek_page(db->cipher, p, pgno, head, 8) == 0 &&
         head[0] == ST_PAGE_OVERFLOW) {
         run = st_rd32(head + 4);
         opened = run > 1 && run <= page_count - pgno &&

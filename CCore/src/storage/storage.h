@@ -301,13 +301,15 @@ int st_packed_get_part(strata_txn_t *txn, pgno_t ref, size_t need, const uint8_t
 /* The check's fast path: page p was checked before with the version stamp it has now. */
 static inline bool st_page_trusted(const strata_db_t *db, const uint8_t *p, pgno_t pgno,
                                    uint64_t snapshot) {
-    /* An encrypted file nobody else wrote since this handle opened: the view's stamp. */
+    if (!db->trust) return true;
+    uint32_t stamp = atomic_load_explicit(&db->trust[pgno], memory_order_acquire);
+    if (stamp == 0) return false;
+    /* An encrypted file nobody else wrote since this handle opened: the view's stamp (read
+     * after the entry: the bytes it guards were written before it was set). */
     if (db->cipher && !atomic_load_explicit(&db->foreign_writes, memory_order_relaxed))
         p = db->view + pgno * ST_PAGE_SIZE;
     uint64_t v = st_rd64(p + PH_VERSION);
-    return !db->trust ||
-           (atomic_load_explicit(&db->trust[pgno], memory_order_acquire) == (uint32_t)v &&
-            (uint32_t)v != 0 && v <= snapshot);
+    return stamp == (uint32_t)v && v <= snapshot;
 }
 /* Whether bytes lie in committed pages as this process reads them (the view), which stay put
  * while a version reaching them lives (a write transaction's own pages do not). */
