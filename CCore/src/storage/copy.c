@@ -185,7 +185,8 @@ static int write_region(st_copier *c, uint32_t *run, strata_error *err) {
         }
         if (i == 0) {
             uint32_t dict_len;
-            st_packer_dict(c->packer, &dict_len);
+            const uint8_t *dict = st_packer_dict(c->packer, &dict_len);
+            if (c->cipher) memcpy(c->batch + ST_REGION_DICT, dict, dict_len);
             memset(c->batch, 0, PH_SIZE);
             st_wr32(c->batch + ST_REGION_DICT_LEN, dict_len);
             st_wr64(c->batch + PH_VERSION, c->version);
@@ -221,7 +222,9 @@ static int pack_begin(st_copier *c, strata_error *err) {
     if (rc) return rc;
     uint32_t dict_len;
     const uint8_t *dict = st_packer_dict(c->packer, &dict_len);
-    if (dict_len && (rc = scratch_write(c, dict, dict_len, ST_REGION_DICT, err))) return rc;
+    /* (an encrypted copy's dictionary, samples of the data, never goes to the scratch file:
+     * write_region takes it from the packer and seals it) */
+    if (dict_len && !c->cipher && (rc = scratch_write(c, dict, dict_len, ST_REGION_DICT, err))) return rc;
     c->region_end = c->frags_at = c->region_first = (ST_REGION_DICT + dict_len + 7) & ~7ull;
     return STRATA_OK;
 }
