@@ -80,6 +80,12 @@ echo "== damaged files: every page, the file's length, the commit log"
 "$B/test_damage" > "$log" 2>&1; grep -E "^  [a-z].*variants" "$log"; tail -n 1 "$log"; count_line damage
 grep -q "FAIL" "$log" && grep "FAIL" "$log"
 
+echo "== objects, queries, full-text search and changes again, on encrypted files"
+for t in objects query fulltext changes; do
+  env STRATA_TEST_ENCRYPTED=1 "$B/test_$t" > "$log" 2>&1; tail -n 1 "$log"; count_line "$t"
+  grep -q "FAIL" "$log" && grep "FAIL" "$log"
+done
+
 echo "== the damage sweep on an encrypted file"
 env STRATA_TEST_ENCRYPTED=1 "$B/test_damage" > "$log" 2>&1; grep -E "^  [a-z].*variants" "$log"; tail -n 1 "$log"; count_line damage
 grep -q "FAIL" "$log" && grep "FAIL" "$log"

@@ -34,7 +34,7 @@ static int count_of(strata_txn_t *txn, const char *table, const char *pred, cons
 
 static strata_db_t *open_db(const char *name) {
     strata_db_t *db;
-    return strata_db_open(tl_path(name), NULL, &db, E) == STRATA_OK ? db : NULL;
+    return tl_db_open(tl_path(name), &db) == STRATA_OK ? db : NULL;
 }
 
 /* ------------------------------------------------------------------ words */

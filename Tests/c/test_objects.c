@@ -23,7 +23,7 @@ static bool str_is(const strata_value *v, const char *s) {
 
 static strata_db_t *open_db(const char *path) {
     strata_db_t *db = NULL;
-    if (strata_db_open(path, NULL, &db, E) != STRATA_OK) {
+    if (tl_db_open(path, &db) != STRATA_OK) {
         fprintf(stderr, "  open %s: %s\n", path, tl_err.message);
         return NULL;
     }

@@ -34,7 +34,7 @@ static int build(fixture *f, const char *file) {
     strata_table_t *p, *d, *c;
     strata_col_t pn, nick, age, score, comp, pdogs, dn, dc, da, cn;
     int rc;
-    if ((rc = strata_db_open(tl_path(file), NULL, &f->db, E)) ||
+    if ((rc = tl_db_open(tl_path(file), &f->db)) ||
         (rc = strata_txn_begin(f->db, STRATA_TXN_WRITE, &w, E)) ||
         (rc = strata_table_create(w, "Company", &c, E)) || (rc = strata_table_create(w, "Dog", &d, E)) ||
         (rc = strata_table_create(w, "Person", &p, E)) ||
@@ -367,7 +367,7 @@ static void a_query_gives_the_newer_answer_on_a_newer_version(void) {
 
 static void literals_of_every_kind(void) {
     strata_db_t *db;
-    OK(strata_db_open(tl_path("q6.db"), NULL, &db, E));
+    OK(tl_db_open(tl_path("q6.db"), &db));
     strata_txn_t *w;
     strata_table_t *t;
     strata_col_t at, oid, uuid, bin, flag, dbl;
@@ -676,7 +676,7 @@ static int64_t sort_key_a(int i) { return data[i].a_null ? INT64_MIN : data[i].a
 static void random_predicates_match_brute_force(void) {
     for (int indexed = 0; indexed < 2; indexed++) {
         strata_db_t *db;
-        OK(strata_db_open(tl_path(indexed ? "rand-ix.db" : "rand.db"), NULL, &db, E));
+        OK(tl_db_open(tl_path(indexed ? "rand-ix.db" : "rand.db"), &db));
         strata_txn_t *w;
         strata_table_t *t;
         strata_col_t ca, cb, cc, cf, cs;
@@ -783,7 +783,7 @@ static void unicode_folding_and_like(void) {
     strata_txn_t *w;
     strata_table_t *t;
     strata_col_t name;
-    OK(strata_db_open(tl_path("fold.db"), NULL, &f.db, E));
+    OK(tl_db_open(tl_path("fold.db"), &f.db));
     OK(strata_txn_begin(f.db, STRATA_TXN_WRITE, &w, E));
     OK(strata_table_create(w, "Word", &t, E));
     OK(strata_table_add_property(t, "name", STRATA_TYPE_STRING, 0, NULL, &name, E));
@@ -836,7 +836,7 @@ static void literals_and_names_realm_accepts(void) {
     strata_txn_t *w;
     strata_table_t *t;
     strata_col_t name, nr, dash, score, when;
-    OK(strata_db_open(tl_path("names.db"), NULL, &f.db, E));
+    OK(tl_db_open(tl_path("names.db"), &f.db));
     OK(strata_txn_begin(f.db, STRATA_TXN_WRITE, &w, E));
     OK(strata_table_create(w, "Runner", &t, E));
     OK(strata_table_add_property(t, "name", STRATA_TYPE_STRING, 0, NULL, &name, E));
@@ -1067,7 +1067,7 @@ static void decimal_and_date_aggregates(void) {
     strata_txn_t *w;
     strata_table_t *l, *e;
     strata_col_t amounts, days, entries, ea, et, name;
-    OK(strata_db_open(tl_path("decagg.db"), NULL, &db, E));
+    OK(tl_db_open(tl_path("decagg.db"), &db));
     OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
     OK(strata_table_create(w, "Entry", &e, E));
     OK(strata_table_create(w, "Ledger", &l, E));
@@ -1325,7 +1325,7 @@ static void geo_regions(void) {
 static void one_object_matched_and_placed(void) {
     tl_seed(0xFACADE);
     strata_db_t *db;
-    OK(strata_db_open(tl_path("place.db"), NULL, &db, E));
+    OK(tl_db_open(tl_path("place.db"), &db));
     strata_txn_t *w;
     strata_table_t *t, *o;
     strata_col_t a, b, s, l, on;

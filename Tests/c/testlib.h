@@ -7,6 +7,7 @@
 #define STRATA_TESTLIB_H
 
 #include "strata.h"
+#include "testkey.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -82,11 +83,21 @@ __attribute__((unused)) static void tl_remove_db(const char *path) {
     unlink(lock);
 }
 
+/* strata_db_open with the default options, encrypted with the test key when
+ * STRATA_TEST_ENCRYPTED=1 (testkey.h): the suites that use it run on encrypted files too. */
+__attribute__((unused)) static int tl_db_open(const char *path, strata_db_t **db) {
+    strata_options o;
+    strata_options_init(&o);
+    tk_options(&o);
+    return strata_db_open(path, &o, db, E);
+}
+
 /* A database at `path` with the given durability (4 GiB map); NULL, with the error printed, when
  * it does not open. */
 __attribute__((unused)) static strata_db_t *tl_open_db(const char *path, strata_durability d) {
     strata_options o;
     strata_options_init(&o);
+    tk_options(&o);
     o.durability = d;
     o.map_size = 1ull << 32;
     strata_db_t *db = NULL;
