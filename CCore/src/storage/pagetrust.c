@@ -93,7 +93,8 @@ static int open_sealed(strata_db_t *db, const uint8_t *p, pgno_t pgno, uint64_t 
         opened = run > 1 && run <= page_count - pgno &&
                  st_cipher_open_page(db->cipher, p, run * ST_PAGE_SIZE, pgno, into) == 0;
     }
-    if (!opened) {
+    if (!opened) { /* (the view's bytes there were cleared: nothing vouches for them) */
+        atomic_store_explicit(&db->trust[pgno], 0, memory_order_release);
         rc = ST_CORRUPT(err, "page %llu (version %llu) does not authenticate: it is damaged, was "
                         "moved or rolled back, or was written with another key",
                         (unsigned long long)pgno, (unsigned long long)version);
