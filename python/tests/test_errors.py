@@ -14,6 +14,7 @@ CLASSES = {
     "STRATA_ERR_READERS_FULL": strata.ReadersFullError, "STRATA_ERR_MAP_FULL": strata.MapFullError,
     "STRATA_ERR_NO_MEMORY": strata.NoMemoryError, "STRATA_ERR_TOO_LARGE": strata.TooLargeError,
     "STRATA_ERR_WRONG_TYPE": strata.WrongTypeError, "STRATA_ERR_TIMEOUT": strata.TimeoutError,
+    "STRATA_ERR_ENCRYPTION": strata.EncryptionError,
 }
 
 
