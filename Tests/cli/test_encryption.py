@@ -43,6 +43,8 @@ def test_commands_open_an_encrypted_file_with_its_key(run, tmp_path, keys):
     p = run("info", path, "--key-file", bad, ok=False)
     assert "64 bytes or 128 hex digits" in p.stderr
     assert run.json("query", path, "Secret", "n < 3", "--key-file", raw)
+    assert run.json("info", path, "--key-file", raw)["encrypted"] is True
+    assert "ChaCha20-Poly1305" in run("info", path, "--key-file", raw).stdout
     env = dict(os.environ, STRATA_KEY=KEY.hex())
     import subprocess
     out = subprocess.run([run.tool, "check", str(path)], capture_output=True, text=True, env=env)

@@ -29,11 +29,13 @@ struct Info: ParsableCommand {
             return (try txn.schemaVersion(), names.count, n)
         }
         let writer = try writerState(file)
+        let encrypted = try file.key != nil // (an encrypted file opens only with its key)
         let why = withUnsafeBytes(of: rec.why) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
         let pairs: [(String, JSON)] = [
             ("file", .string(file.file)),
             ("library", .string(String(cString: strata_version()))),
             ("formatVersion", .int(Int64(strata_format_version()))),
+            ("encrypted", .bool(encrypted)),
             ("version", .int(Int64(info.version))),
             ("schemaVersion", .int(Int64(schemaVersion))),
             ("classes", .int(Int64(classes))),
@@ -67,6 +69,7 @@ struct Info: ParsableCommand {
         print(TableOutput.pairs([
             ("file", file.file),
             ("format", "\(strata_format_version()) (library \(String(cString: strata_version())))"),
+            ("encrypted", encrypted ? "yes: ChaCha20-Poly1305 (the key given opens it)" : "no"),
             ("version", "\(info.version) (schema version \(schemaVersion))"),
             ("objects", "\(objects) in \(classes) classes"),
             ("file size", bytes(space.file_bytes)),
