@@ -259,7 +259,8 @@ typedef struct strata_copy_options {
     bool set_encryption;     /* false (default): the copy is encrypted as the file is, with its
                                 key; true: with encryption_key, or not encrypted when that is
                                 NULL — to encrypt, decrypt or re-key (strata_db_compact does it
-                                to the file in place). An encrypted copy is not packed */
+                                to the file in place). Packed pages of an encrypted copy are
+                                compressed, then sealed */
     const void *encryption_key; /* with set_encryption: 64 bytes, or NULL */
     size_t encryption_key_len;
 } strata_copy_options;

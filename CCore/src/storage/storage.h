@@ -435,7 +435,7 @@ typedef struct st_copy_key {
 } st_copy_key;
 /* The latest version into a new file at path (STRATA_ERR_EXISTS if there is one), synced;
  * pack >= 0: tree and column pages LZ4-compressed where that pays (packed.c), at that LZ4HC
- * level (0: LZ4's fast mode); -1: none (an encrypted copy is never packed). */
+ * level (0: LZ4's fast mode); -1: none. An encrypted copy's packed pages are sealed too. */
 int st_db_write_copy(strata_db_t *db, const char *path, int pack, const st_copy_key *key,
                      st_copy_fn fn, strata_error *err);
 /* The file replaced by a copy of its latest version; the handle continues on it (with the

@@ -150,8 +150,8 @@ public final class Database: @unchecked Sendable { // (the core handle is safe a
     }
 
     /// Write a copy of the latest version to a new file at `path` (it must not exist): pages in
-    /// tree order, no free space, tree and column pages LZ4-compressed when `pack` (an encrypted
-    /// copy is not packed); synced, a database of its own, encrypted as `encryption` says.
+    /// tree order, no free space, tree and column pages LZ4-compressed when `pack` (then sealed,
+    /// in an encrypted copy); synced, a database of its own, encrypted as `encryption` says.
     public func writeCopy(to path: String, pack: Bool = true, encryption: CopyEncryption = .same) throws {
         try withCopyOptions(pack: pack, encryption: encryption) { o in
             try StrataError.check { strata_db_write_copy(handle, path, &o, $0) }

@@ -232,7 +232,7 @@ class Database:
         """Write a compact copy of the latest version to a new file at `path` (ExistsError if
         there is one); the copy appears whole or not at all. encryption_key: SAME_KEY (the
         file's, if it is encrypted), None (a plain copy) or 64 bytes (encrypted with them); an
-        encrypted copy is not packed."""
+        encrypted copy's packed pages are compressed, then sealed."""
         err = new_error()
         o, key = self._copy_options(pack, pack_level, encryption_key, "write_copy")
         check(lib.strata_db_write_copy(self._handle(), os.fspath(path).encode(), o, err), err)
