@@ -4,8 +4,8 @@ extension Realm {
     /// Write a copy of the Realm's latest committed version to a new file (which must not
     /// exist), synced before it appears: a Realm file of its own, opened with a configuration
     /// naming it (and `encryptionKey`). Writers may go on meanwhile. The copy is encrypted with
-    /// `encryptionKey` (64 bytes), or not encrypted when it is nil, as in RealmSwift; a plain
-    /// copy is packed.
+    /// `encryptionKey` (64 bytes), or not encrypted when it is nil, as in RealmSwift; its pages
+    /// are packed (LZ4) where that pays.
     public func writeCopy(toFile fileURL: URL, encryptionKey: Data? = nil) throws {
         instance.checkThread("writeCopy")
         if let key = encryptionKey, key.count != 64 {
