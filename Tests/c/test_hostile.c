@@ -185,6 +185,13 @@ static void long_chains_compile_and_run(void) {
     o += sprintf(o, " && age >= 48");
     OK(count_where(&f, q, &n));
     CHECK(n == 8); /* ages 48, 49 four times each */
+    /* 20,000 string literals: each sized by itself (it was sized by the rest of the query:
+     * quadratic time and memory) */
+    o = q;
+    for (int i = 0; i < 20000; i++) o += sprintf(o, "%sname != 'x%d\\'\\u00e9'", i ? " AND " : "", i);
+    o += sprintf(o, " AND age == 7");
+    OK(count_where(&f, q, &n));
+    CHECK(n == 4);
     /* mixed: AND binds tighter than OR */
     OK(count_where(&f, "age == 1 OR age == 2 AND name == 'p2' OR age == 3 AND age == 4", &n));
     CHECK(n == 4 + 1);

@@ -148,7 +148,11 @@ static void put_utf8(char *o, size_t *n, uint32_t cp) {
 
 static int lex_string(parser *ps, const char *s, int col) {
     char quote = *s++;
-    char *out = own(ps, strlen(s) + 1);
+    /* Room for the literal only (an escape never grows: \uXXXX is at most 3 bytes), not for the
+     * rest of the query: sized by the rest, 50,000 literals took 1.3 s and 500 MB to compile. */
+    size_t span = 0;
+    while (s[span] && s[span] != quote) span += s[span] == '\\' && s[span + 1] ? 2 : 1;
+    char *out = own(ps, span + 1);
     if (!out) return perr(ps, col, "out of memory");
     size_t n = 0;
     while (*s && *s != quote) {
