@@ -443,6 +443,98 @@ static void literals_of_every_kind(void) {
     OK(strata_db_close(db, E));
 }
 
+/* ------------------------------------------------------------------ chains folded into sets */
+
+/* Long chains of one property's == (OR) or != (AND) with constants run as one sorted set:
+ * random chains over nullable int and string properties (indexed or not), with repeats, mixed
+ * with other terms, as literals and as arguments, against a brute force; and the same chains
+ * with [c], which are not folded. */
+static void chains_fold_into_sets(void) {
+    enum { N = 3000 };
+    static int64_t iv[N];
+    static int sv[N];   /* index into names, -1 null */
+    static bool inull[N];
+    char names[40][8];
+    for (int i = 0; i < 40; i++) snprintf(names[i], sizeof names[i], "n%02d", i);
+    for (int indexed = 0; indexed < 2; indexed++) {
+        strata_db_t *db;
+        OK(tl_db_open(tl_path(indexed ? "chains-ix.db" : "chains.db"), &db));
+        strata_txn_t *w;
+        strata_table_t *t;
+        strata_col_t ci, cs;
+        unsigned ix = indexed ? STRATA_PROP_INDEXED : 0;
+        OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
+        OK(strata_table_create(w, "C", &t, E));
+        OK(strata_table_add_property(t, "i", STRATA_TYPE_INT, STRATA_PROP_NULLABLE | ix, NULL, &ci, E));
+        OK(strata_table_add_property(t, "s", STRATA_TYPE_STRING, STRATA_PROP_NULLABLE | ix, NULL, &cs, E));
+        tl_seed(0x9e3779b97f4a7c15ull);
+        for (int k = 0; k < N; k++) {
+            strata_key_t key;
+            OK(strata_obj_create(t, &key, E));
+            inull[k] = rnd() % 10 == 0;
+            iv[k] = (int64_t)(rnd() % 60) - 10;
+            sv[k] = rnd() % 10 == 0 ? -1 : (int)(rnd() % 40);
+            strata_value v = inull[k] ? vnull() : vint(iv[k]);
+            OK(strata_obj_set(t, key, ci, &v, E));
+            v = sv[k] < 0 ? vnull() : vstr(names[sv[k]]);
+            OK(strata_obj_set(t, key, cs, &v, E));
+        }
+        OK(strata_txn_commit(w, E));
+        strata_txn_free(w);
+        strata_txn_t *r;
+        OK(strata_txn_begin(db, 0, &r, E));
+        static char q[8192];
+        for (int round = 0; round < 120; round++) {
+            bool ors = round % 2, strs = round % 4 >= 2, args = round % 8 >= 4, cflag = round % 16 >= 12;
+            int nterms = 8 + (int)(rnd() % 40);
+            int64_t ks[64];
+            int kn[64];
+            strata_value av[64];
+            size_t at = 0;
+            for (int j = 0; j < nterms; j++) {
+                ks[j] = (int64_t)(rnd() % 70) - 15;
+                kn[j] = (int)(rnd() % 45); /* 40..44: names nobody has */
+                const char *op = ors ? "==" : "!=";
+                if (args) {
+                    av[j] = strs ? vstr(kn[j] < 40 ? names[kn[j]] : "zz") : vint(ks[j]);
+                    at += (size_t)snprintf(q + at, sizeof q - at, "%s%s %s%s $%d", j ? (ors ? " OR " : " AND ") : "",
+                                           strs ? "s" : "i", op, cflag && strs ? "[c]" : "", j);
+                } else if (strs) {
+                    at += (size_t)snprintf(q + at, sizeof q - at, "%ss %s%s '%s'", j ? (ors ? " OR " : " AND ") : "",
+                                           op, cflag ? "[c]" : "", kn[j] < 40 ? names[kn[j]] : "zz");
+                } else {
+                    at += (size_t)snprintf(q + at, sizeof q - at, "%si %s %lld", j ? (ors ? " OR " : " AND ") : "",
+                                           op, (long long)ks[j]);
+                }
+            }
+            bool extra = round % 3 == 0; /* another property's term beside the chain */
+            char full[8400];
+            snprintf(full, sizeof full, extra ? "(%s) AND %s" : "%s", q, strs ? "i >= 0" : "s != 'n01'");
+            uint64_t want = 0;
+            for (int k = 0; k < N; k++) {
+                bool m = !ors;
+                for (int j = 0; j < nterms; j++) {
+                    bool eq = strs ? (sv[k] >= 0 && kn[j] < 40 && sv[k] == kn[j]) : (!inull[k] && iv[k] == ks[j]);
+                    if (ors && eq) m = true;
+                    if (!ors && eq) m = false;
+                }
+                if (extra) m = m && (strs ? (!inull[k] && iv[k] >= 0) : sv[k] != 1);
+                want += m;
+            }
+            strata_query_t *cq;
+            uint64_t got;
+            OK(strata_query_compile(r, "C", full, &cq, E));
+            OK(strata_query_count(cq, r, args ? av : NULL, args ? (size_t)nterms : 0, &got, E));
+            strata_query_free(cq);
+            if (got != want) fprintf(stderr, "  round %d: %s: %llu, brute force %llu\n", round, full,
+                                     (unsigned long long)got, (unsigned long long)want);
+            CHECK(got == want);
+        }
+        strata_txn_free(r);
+        OK(strata_db_close(db, E));
+    }
+}
+
 /* ------------------------------------------------------------------ random against brute force */
 
 
@@ -1420,6 +1512,7 @@ static const tl_test tests[] = {
     TL_TEST(random_predicates_match_brute_force),
     TL_TEST(public_names_stand_for_columns),
     TL_TEST(decimal_and_date_aggregates),
+    TL_TEST(chains_fold_into_sets),
 };
 
 int main(int argc, char **argv) {

@@ -38,7 +38,10 @@
 typedef struct rnode {
     const q_node *q;
     struct rnode *a;         /* NOT */
-    struct rnode **kids;     /* AND/OR: q->nkids bound terms */
+    struct rnode **kids;     /* AND/OR: the bound terms (fewer than q's when some were folded) */
+    int nkids;
+    q_node *own_q;           /* a node made when binding (folded terms: IN, or NOT over it) */
+    bool sorted;             /* IN: vals are sorted and all of the property's type (bsearch) */
     strata_value *vals;      /* the right side: 1 value, or the IN/BETWEEN list */
     int nvals;
     st_text *folded;         /* string right sides under [c]/[d] or LIKE: folded code points */
@@ -69,7 +72,7 @@ typedef struct exec {
 static void rnode_free(rnode *r) {
     if (!r) return;
     rnode_free(r->a);
-    for (int i = 0; r->kids && i < r->q->nkids; i++) rnode_free(r->kids[i]);
+    for (int i = 0; r->kids && i < r->nkids; i++) rnode_free(r->kids[i]);
     free(r->kids);
     rnode_free(r->sub);
     rnode_free(r->rsub);
@@ -78,6 +81,7 @@ static void rnode_free(rnode *r) {
         free(r->folded);
     }
     free(r->vals);
+    free(r->own_q);
     st_geo_free(r->geo);
     st_fts_free(r->fts);
     free(r);
@@ -172,6 +176,107 @@ static int bind_text(exec *x, const q_node *q, const strata_value *args, size_t 
     return STRATA_OK;
 }
 
+/* ------------------------------------------------------------------ sets of constants */
+
+/* The type an IN set of a property of type t is sorted in (NULL: none): strings by bytes,
+ * integers by value. */
+static strata_type set_type(strata_type t) {
+    return t == STRATA_TYPE_STRING || t == STRATA_TYPE_INT ? t : STRATA_TYPE_NULL;
+}
+
+static int cmp_set_value(const void *a, const void *b) {
+    return st_value_cmp((const strata_value *)a, (const strata_value *)b);
+}
+
+/* IN with many constants, all of a plain string or integer property's type: sorted, so that a
+ * value is looked up (bsearch) rather than compared with each. */
+static void sort_set(rnode *r) {
+    const q_node *q = r->q;
+    enum { SET_MIN = 8 };
+    if (r->nvals < SET_MIN || r->folded || r->any_val || q->flags || q->reversed ||
+        q->lhs.kind != QE_PATH || q->lhs.agg != QA_NONE)
+        return;
+    strata_type t = set_type(q_expr_type(&q->lhs));
+    if (t == STRATA_TYPE_NULL) return;
+    for (int i = 0; i < r->nvals; i++)
+        if (r->vals[i].type != t) return;
+    qsort(r->vals, (size_t)r->nvals, sizeof *r->vals, cmp_set_value);
+    r->sorted = true;
+}
+
+static bool in_set(const rnode *r, const strata_value *v) {
+    return v->type == r->vals[0].type &&
+           bsearch(v, r->vals, (size_t)r->nvals, sizeof *r->vals, cmp_set_value) != NULL;
+}
+
+/* A term that folds into a set: prop == constant (OR) or prop != constant (AND) on one plain
+ * string or integer property, without [c]/[d]. */
+static bool foldable(const rnode *k, q_op op) {
+    const q_node *q = k->q;
+    return q->kind == QN_CMP && q->op == op && !q->flags && !q->reversed && q->quant == QQ_ANY &&
+           q->lhs.kind == QE_PATH && q->lhs.nsteps == 1 && q->lhs.agg == QA_NONE &&
+           !(q->lhs.steps[0].flags & STRATA_PROP_LIST) && !q->lhs.steps[0].back &&
+           (q->rhs.kind == QE_CONST || q->rhs.kind == QE_ARG) && k->nvals == 1 && !k->any_val &&
+           !k->folded && !k->fts && !k->geo && !k->sub &&
+           set_type(q->lhs.steps[0].type) != STRATA_TYPE_NULL &&
+           k->vals[0].type == set_type(q->lhs.steps[0].type);
+}
+
+/* Long chains of one property's comparisons with constants — `p == a OR p == b OR ...`,
+ * `p != a AND p != b AND ...` (programs write them: 50,000 such terms over 2,000 objects took
+ * 9 s, each term read each object) — become one term, `p IN {a, b, ...}` (for AND: NOT of it:
+ * a null or any other value is not in the set either way), whose set is sorted. Terms of other
+ * properties, or fewer than 8 of one, stay as they are. */
+static int fold_terms(exec *x, rnode *r) {
+    enum { FOLD_MIN = 8 };
+    q_op op = r->q->kind == QN_OR ? QO_EQ : QO_NE;
+    int n = r->nkids;
+    for (int i = 0; i < n; i++) {
+        if (!foldable(r->kids[i], op)) continue;
+        uint32_t col = r->kids[i]->q->lhs.steps[0].col;
+        int count = 0;
+        for (int j = i; j < n; j++)
+            count += foldable(r->kids[j], op) && r->kids[j]->q->lhs.steps[0].col == col;
+        if (count < FOLD_MIN) continue;
+        rnode *in = calloc(1, sizeof *in), *top = in;
+        if (in) in->own_q = malloc(sizeof *in->own_q);
+        if (in && in->own_q) in->vals = calloc((size_t)count + 1, sizeof *in->vals);
+        if (in && in->vals && op == QO_NE && (top = calloc(1, sizeof *top)) && !(top->own_q = calloc(1, sizeof *top->own_q))) {
+            free(top);
+            top = NULL;
+        }
+        if (!in || !in->own_q || !in->vals || !top) {
+            if (top != in) free(top);
+            rnode_free(in);
+            return x->rc = st_err(x->err, STRATA_ERR_NO_MEMORY, "out of memory");
+        }
+        *in->own_q = *r->kids[i]->q; /* (its paths and constants stay the query's) */
+        in->own_q->op = QO_IN;
+        in->q = in->own_q;
+        in->fast = r->kids[i]->fast;
+        int kept = 0;
+        for (int j = 0; j < n; j++) {
+            rnode *k = r->kids[j];
+            if (j >= i && foldable(k, op) && k->q->lhs.steps[0].col == col) {
+                in->vals[in->nvals++] = k->vals[0];
+                rnode_free(k);
+            } else {
+                r->kids[kept++] = k;
+            }
+        }
+        sort_set(in);
+        if (top != in) {
+            top->own_q->kind = QN_NOT;
+            top->q = top->own_q;
+            top->a = in;
+        }
+        r->kids[kept++] = top;
+        r->nkids = n = kept;
+        i = -1; /* again, for another property's chain */
+    }
+    return STRATA_OK;
+}
+
 static int bind(exec *x, const q_node *q, const strata_value *args, size_t nargs, rnode **out) {
     rnode *r = calloc(1, sizeof *r);
     if (!r) return x->rc = st_err(x->err, STRATA_ERR_NO_MEMORY, "out of memory");
@@ -180,9 +285,10 @@ static int bind(exec *x, const q_node *q, const strata_value *args, size_t nargs
     if (q->kind == QN_AND || q->kind == QN_OR) {
         r->kids = calloc((size_t)q->nkids, sizeof *r->kids);
         if (!r->kids) return x->rc = st_err(x->err, STRATA_ERR_NO_MEMORY, "out of memory");
+        r->nkids = q->nkids;
         for (int i = 0; i < q->nkids; i++)
             if (bind(x, q->kids[i], args, nargs, &r->kids[i])) return x->rc;
-        return STRATA_OK;
+        return fold_terms(x, r);
     }
     if (q->kind == QN_NOT) return bind(x, q->a, args, nargs, &r->a);
     if (q->kind != QN_CMP) return STRATA_OK;
@@ -264,6 +370,7 @@ static int bind(exec *x, const q_node *q, const strata_value *args, size_t nargs
               q->op != QO_BEGINS && q->op != QO_ENDS && q->op != QO_CONTAINS && q->op != QO_LIKE;
     for (int i = 0; r->fast && i < r->nvals; i++)
         r->fast = r->vals[i].type == (s0->type == STRATA_TYPE_BOOL ? STRATA_TYPE_BOOL : STRATA_TYPE_INT);
+    if (q->op == QO_IN) sort_set(r);
     return STRATA_OK;
 }
 
@@ -390,6 +497,7 @@ static bool matches(const rnode *r, const strata_value *v) {
     }
     switch (r->q->op) {
     case QO_IN:
+        if (r->sorted && (v->type == r->vals[0].type || v->type == STRATA_TYPE_NULL)) return in_set(r, v);
         for (int i = 0; i < r->nvals; i++)
             if (match_one(r, v, i)) return true;
         return false;
@@ -900,7 +1008,7 @@ static int eval_object(exec *x, const rnode *r, strata_table_t *t, int64_t key,
     case QN_AND:
     case QN_OR: /* the first term that decides it ends the loop */
         a = r->q->kind == QN_AND;
-        for (int i = 0; i < r->q->nkids; i++) {
+        for (int i = 0; i < r->nkids; i++) {
             if (eval_object(x, r->kids[i], t, key, ref, &a)) return x->rc;
             if (a == (r->q->kind == QN_OR)) break;
         }
@@ -968,6 +1076,13 @@ __attribute__((noinline)) static int cmp_fast(exec *x, const rnode *r, const clu
     case QO_GE: for (uint32_t i = 0; i < n; i++) hit[i] = v[i] >= k0; break;
     case QO_BETWEEN: for (uint32_t i = 0; i < n; i++) hit[i] = v[i] >= k0 && v[i] <= k1; break;
     case QO_IN:
+        if (r->sorted) { /* integers, sorted */
+            for (uint32_t i = 0; i < n; i++) {
+                strata_value w = {.type = STRATA_TYPE_INT, .u.i = v[i]};
+                hit[i] = in_set(r, &w);
+            }
+            break;
+        }
         for (uint32_t i = 0; i < n; i++) {
             bool any = false;
             for (int j = 0; j < r->nvals; j++) any |= v[i] == packed_const(&r->vals[j]);
@@ -1011,7 +1126,7 @@ static int eval_cluster(exec *x, const rnode *r, const cluster_ctx *c, const st_
         return STRATA_OK;
     case QN_AND: /* each term only on the rows the terms before it kept */
         a = *in;
-        for (int i = 0; i < r->q->nkids && st_mask_any(a); i++) {
+        for (int i = 0; i < r->nkids && st_mask_any(a); i++) {
             if (eval_cluster(x, r->kids[i], c, &a, &b)) return x->rc;
             a = b;
         }
@@ -1020,7 +1135,7 @@ static int eval_cluster(exec *x, const rnode *r, const cluster_ctx *c, const st_
     case QN_OR: { /* each term only on the rows no term before it kept */
         st_rowmask rest = *in;
         a = st_mask_none();
-        for (int i = 0; i < r->q->nkids && st_mask_any(rest); i++) {
+        for (int i = 0; i < r->nkids && st_mask_any(rest); i++) {
             if (eval_cluster(x, r->kids[i], c, &rest, &b)) return x->rc;
             a = st_mask_or(a, b);
             rest = st_mask_andnot(rest, b);
@@ -1040,7 +1155,7 @@ static int visit_push(void *arg, int64_t key) { return st_keyvec_push(arg, key);
 /* A comparison the index can answer (candidates that then face the whole predicate). */
 static const rnode *index_node(exec *x, const rnode *r) {
     if (r->q->kind == QN_AND) {
-        for (int i = 0; i < r->q->nkids; i++) {
+        for (int i = 0; i < r->nkids; i++) {
             const rnode *a = index_node(x, r->kids[i]);
             if (a) return a;
         }
@@ -1121,7 +1236,7 @@ static bool reads_rows(const rnode *r) {
     if (!r) return false;
     if (r->q->kind == QN_CMP) return !r->fast;
     if (r->q->kind == QN_NOT) return reads_rows(r->a);
-    for (int i = 0; r->kids && i < r->q->nkids; i++)
+    for (int i = 0; r->kids && i < r->nkids; i++)
         if (reads_rows(r->kids[i])) return true;
     return false;
 }
