@@ -274,6 +274,12 @@ static int fold_terms(exec *x, rnode *r) {
         r->nkids = n = kept;
         i = -1; /* again, for another property's chain */
     }
+    if (r->nkids == 1 && r->kids[0]->q->kind != r->q->kind) { /* the chain was all of it: r is */
+        rnode *k = r->kids[0];                                   /* its one term (an index may */
+        free(r->kids);                                           /* answer an IN) */
+        *r = *k;
+        free(k);
+    }
     return STRATA_OK;
 }
 
