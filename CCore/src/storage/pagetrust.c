@@ -10,7 +10,7 @@
  * is checked again.
  *
  * Table: one u32 per page the map can hold, the low 32 bits of the version stamp the page had
- * when checked (0: never checked). Anonymous memory reserved for map_size / page size entries
+ * when checked (st_stamp_of: never 0; 0 means never checked). Anonymous memory reserved for map_size / page size entries
  * and backed only where touched (4 KiB of table per 1,024 pages read). Entries are read and
  * written with relaxed atomics: two threads checking one page at once both check it, and both
  * store the same stamp.
@@ -65,7 +65,6 @@ void st_trust_free(strata_db_t *db) {
     db->view = NULL;
 }
 
-static inline uint32_t stamp_of(uint64_t version) { return (uint32_t)version; }
 
 /* An encrypted file's page p (sealed, in the map): opened into the view (above). */
 static int open_sealed(strata_db_t *db, const uint8_t *p, pgno_t pgno, uint64_t page_count,
@@ -100,7 +99,7 @@ static int open_sealed(strata_db_t *db, const uint8_t *p, pgno_t pgno, uint64_t 
                         (unsigned long long)pgno, (unsigned long long)version);
         goto done;
     }
-    atomic_store_explicit(&db->trust[pgno], stamp_of(version), memory_order_release);
+    atomic_store_explicit(&db->trust[pgno], st_stamp_of(version), memory_order_release);
 done:
     pthread_mutex_unlock(lock);
     return rc;
@@ -131,11 +130,11 @@ int st_trust_check(strata_db_t *db, const uint8_t *p, pgno_t pgno, uint64_t page
         return ST_CORRUPT(err, "page %llu (kind %u, version %llu%s): checksum mismatch",
                           (unsigned long long)pgno, pg_kind(p), (unsigned long long)version,
                           run > 1 ? ", an overflow run" : "");
-    atomic_store_explicit(&db->trust[pgno], stamp_of(version), memory_order_release);
+    atomic_store_explicit(&db->trust[pgno], st_stamp_of(version), memory_order_release);
     return STRATA_OK;
 }
 
 void st_trust_mark(strata_db_t *db, pgno_t pgno, uint64_t version) {
     if (db->trust && pgno < db->trust_pages)
-        atomic_store_explicit(&db->trust[pgno], stamp_of(version), memory_order_release);
+        atomic_store_explicit(&db->trust[pgno], st_stamp_of(version), memory_order_release);
 }

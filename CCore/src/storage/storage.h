@@ -298,6 +298,12 @@ int st_packed_get(strata_txn_t *txn, pgno_t ref, const uint8_t **page, strata_er
 int st_packed_get_part(strata_txn_t *txn, pgno_t ref, size_t need, const uint8_t **page,
                        strata_error *err);
 
+/* A page-trust entry for a version stamp: its low 32 bits, never 0 (0 is "not checked": a
+ * version whose low bits are 0 shares its entry with the one after it, 2^32 versions apart). */
+static inline uint32_t st_stamp_of(uint64_t version) {
+    return (uint32_t)version | ((uint32_t)version == 0);
+}
+
 /* The check's fast path: page p was checked before with the version stamp it has now. */
 static inline bool st_page_trusted(const strata_db_t *db, const uint8_t *p, pgno_t pgno,
                                    uint64_t snapshot) {
@@ -309,7 +315,7 @@ static inline bool st_page_trusted(const strata_db_t *db, const uint8_t *p, pgno
     if (db->cipher && !atomic_load_explicit(&db->foreign_writes, memory_order_relaxed))
         p = db->view + pgno * ST_PAGE_SIZE;
     uint64_t v = st_rd64(p + PH_VERSION);
-    return stamp == (uint32_t)v && v <= snapshot;
+    return stamp == st_stamp_of(v) && v <= snapshot;
 }
 /* Whether bytes lie in committed pages as this process reads them (the view), which stay put
  * while a version reaching them lives (a write transaction's own pages do not). */
