@@ -1,6 +1,10 @@
 /*
  * query_exec.c — running a compiled query on one snapshot.
  *
+ * Binding: 8 or more of one plain property's == terms under OR (!= under AND) fold into one
+ * IN term (NOT IN) whose constants are sorted, as are IN's when 8 or more (fold_terms, sort_set):
+ * a value is looked up, not compared with each.
+ *
  * Plan:
  *  1. If the predicate is (or is ANDed with) a comparison on an indexed property — ==, IN,
  *     BEGINSWITH without [c]/[d], or a range — the index gives the candidates and the whole

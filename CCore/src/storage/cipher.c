@@ -276,20 +276,22 @@ int st_cipher_peek_page(const st_cipher *c, const uint8_t *sealed, uint64_t pgno
 
 /* ------------------------------------------------------------------ packed pages */
 
-int st_cipher_seal_packed(const st_cipher *c, uint64_t off, const uint8_t *in, size_t len, uint8_t *out) {
-    uint8_t nonce[12], ad[8];
+static void packed_nonce(uint64_t off, uint8_t nonce[12], uint8_t ad[8]) {
     st_wr64(nonce, off);
     st_wr32(nonce + 8, 0);
     st_wr64(ad, off);
+}
+
+int st_cipher_seal_packed(const st_cipher *c, uint64_t off, const uint8_t *in, size_t len, uint8_t *out) {
+    uint8_t nonce[12], ad[8];
+    packed_nonce(off, nonce, ad);
     return aead(c->packed, nonce, ad, sizeof ad, in, out + ST_TAG_BYTES, len, out, true);
 }
 
 int st_cipher_open_packed(const st_cipher *c, uint64_t off, const uint8_t *in, size_t len, uint8_t *out) {
     if (len < ST_TAG_BYTES) return -1;
     uint8_t nonce[12], ad[8], tag[ST_TAG_BYTES];
-    st_wr64(nonce, off);
-    st_wr32(nonce + 8, 0);
-    st_wr64(ad, off);
+    packed_nonce(off, nonce, ad);
     memcpy(tag, in, sizeof tag);
     return aead(c->packed, nonce, ad, sizeof ad, in + ST_TAG_BYTES, out, len - ST_TAG_BYTES, tag, false);
 }

@@ -44,8 +44,10 @@
  *      directory are rewritten, in pages taken from the free space itself;
  *   b. checksum every dirty page (the file already holds them: it grows when a transaction
  *      takes a page past its end, keeping a reserve for commits that free what they take; on a
- *      full disk see room_at_end);
- *   c. pwrite every dirty page, in page order (adjacent ones together), without sync;
+ *      full disk see room_at_end); an encrypted file's pages are then sealed (cipher.c) and the
+ *      lock file marks the version as being written (a failure spends it: renumber, below);
+ *   c. pwrite every dirty page, in page order (adjacent ones together), without sync (an
+ *      encrypted file's view gets their plain bytes, trusted with the new stamp);
  *   d. logged: append the record and fdatasync the log (unsynced: not now, the meta flagged
  *      ST_META_LOG_PENDING), then pwrite the meta into txn->meta_slot; else pwrite the meta and
  *      (FULL, synced) fdatasync the file;
@@ -201,9 +203,9 @@ static void meta_read(strata_db_t *db, int slot, meta_slot *out) {
 }
 
 static void meta_copy(strata_db_t *db, int slot, st_meta *out) {
-    st_os_meta_lock(&db->file);
-    memcpy(out, db->file.map + (size_t)slot * ST_PAGE_SIZE, sizeof *out);
-    st_os_meta_unlock(&db->file);
+    meta_slot ms;
+    meta_read(db, slot, &ms);
+    *out = ms.m;
 }
 
 uint32_t st_format_of(const strata_db_t *db) {

@@ -3,10 +3,12 @@
  * owns the meta slots and the commit protocol (pager.c), free space tagged by version
  * (freelist.c), the commit log (commitlog.c), the lock file's reader slots and writer lock
  * (readers.c), the life of a database handle (db.c) and of a transaction (txn.c), the page
- * accounting of an integrity walk (pagecheck.c), copies and compaction (copy.c) and packed
- * (LZ4) pages with their cache (packed.c). The page format it exports is in page.h.
+ * accounting of an integrity walk (pagecheck.c), each page checked (an encrypted file's opened
+ * into the view) before first use (pagetrust.c), copies and compaction (copy.c), packed (LZ4)
+ * pages with their cache (packed.c) and encryption: keys, sealing and opening (cipher.c). The
+ * page format it exports is in page.h.
  *
- * Private to the folder: pager.h, freelist.h, commitlog.h, readers.h, packed.h.
+ * Private to the folder: pager.h, freelist.h, commitlog.h, readers.h, packed.h, cipher.h.
  *
  * The transaction handle is defined here; the layers above keep their state in it behind the
  * pointers at its end (storage never looks inside them).
