@@ -12,20 +12,25 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <time.h>
 #include <unistd.h>
 
-/* One write transaction: key `key` of tree "t" holds `val`. */
-static int put_one(strata_db_t *db, uint64_t key, uint64_t val) {
+/* One write transaction: key `key` of tree "t" holds `val`; committed with a sync, or (unsynced)
+ * with strata_txn_commit_unsynced. */
+static int put(strata_db_t *db, uint64_t key, uint64_t val, bool unsynced) {
     strata_txn_t *txn;
     strata_tree_t *t;
     int rc = strata_txn_begin(db, STRATA_TXN_WRITE, &txn, E);
     if (rc) return rc;
     rc = strata_tree_open(txn, "t", STRATA_KEY_INT, STRATA_TREE_CREATE, &t, E);
     if (rc == STRATA_OK) rc = strata_tree_put_int(t, key, &val, sizeof val, E);
-    if (rc == STRATA_OK) rc = strata_txn_commit(txn, E);
+    if (rc == STRATA_OK) rc = unsynced ? strata_txn_commit_unsynced(txn, E) : strata_txn_commit(txn, E);
     strata_txn_free(txn);
     return rc;
 }
+
+static int put_one(strata_db_t *db, uint64_t key, uint64_t val) { return put(db, key, val, false); }
 
 static bool holds(strata_txn_t *r, uint64_t key, uint64_t val) {
     strata_tree_t *t;
@@ -111,9 +116,109 @@ static void test_a_refused_direct_log_write_goes_through_the_page_cache(void) {
     OK(strata_db_close(l, E));
 }
 
+/* Unsynced records (group commit) go through the page cache, synced ones direct, into the same
+ * blocks (a record's first block is the last one's): a copy of the file from before them all and
+ * of the log after the syncs is rebuilt to the latest version with every value — the direct
+ * writes and the syncs saw the cached records. */
+static void test_unsynced_records_go_through_the_page_cache(void) {
+    if (!direct_io_supported_here()) {
+        fprintf(stderr, "  (no direct I/O in %s; skipped)\n", tl_dir);
+        return;
+    }
+    const char *path = tl_path("cached.db"), *cut = tl_path("cached_cut.db");
+    char log[600], cut_log[600];
+    snprintf(log, sizeof log, "%s.log", path);
+    snprintf(cut_log, sizeof cut_log, "%s.log", cut);
+    strata_db_t *db = tl_open_db(path, STRATA_DURABILITY_FULL);
+    CHECK(db);
+    OK(put_one(db, 0, 100));
+    OK(strata_db_close(db, E));
+    CHECK(tl_copy_file(path, cut));
+
+    db = tl_open_db(path, STRATA_DURABILITY_FULL);
+    CHECK(db);
+    OK(put_one(db, 1, 101));
+    CHECK(db->file.log_direct && db->file.log_cached_fd < 0); /* synced records: direct */
+    uint64_t covered = 0;
+    for (uint64_t k = 2; k < 60; k++) {
+        OK(put(db, k, 100 + k, k % 3 != 0));
+        if (k % 7 == 0) OK(strata_db_sync_commits(db, &covered, E));
+    }
+    CHECK(db->file.log_cached_fd >= 0 && db->file.log_cached_fd != db->file.log_fd);
+    int fl = fcntl(db->file.log_cached_fd, F_GETFL), dfl = fcntl(db->file.log_fd, F_GETFL);
+    CHECK(fl >= 0 && !(fl & O_DIRECT) && dfl >= 0 && (dfl & O_DIRECT));
+    OK(put(db, 60, 160, true)); /* the last one unsynced, then one sync covers the rest */
+    OK(strata_db_sync_commits(db, &covered, E));
+    strata_txn_t *rd;
+    OK(strata_txn_begin(db, STRATA_TXN_READ, &rd, E));
+    uint64_t version = strata_txn_version(rd);
+    strata_txn_free(rd);
+    CHECK(covered == version);
+    CHECK(tl_copy_file(log, cut_log));
+    OK(strata_db_close(db, E));
+
+    strata_db_t *l = tl_open_db(cut, STRATA_DURABILITY_FULL);
+    CHECK(l);
+    OK(strata_txn_begin(l, STRATA_TXN_READ, &rd, E));
+    CHECK(strata_txn_version(rd) == version);
+    for (uint64_t k = 0; k <= 60; k++) CHECK(holds(rd, k, 100 + k));
+    strata_txn_free(rd);
+    OK(strata_db_verify(l, E));
+    OK(strata_db_close(l, E));
+}
+
+typedef struct syncing {
+    strata_db_t *db;
+    uint64_t covered;
+    int rc;
+    _Atomic bool done;
+} syncing;
+
+static void *sync_commits_thread(void *arg) {
+    syncing *s = arg;
+    strata_error e;
+    s->rc = strata_db_sync_commits(s->db, &s->covered, &e);
+    atomic_store(&s->done, true);
+    return NULL;
+}
+
+/* strata_db_sync_commits while another thread holds the writer lock (in the middle of a write
+ * transaction) returns without waiting for it when there is nothing to sync, or only the log:
+ * after the file's creation (its version durable), after a synced commit, and after a log sync
+ * already covering the latest version. Only an unlogged latest version takes the writer lock. */
+static void test_sync_commits_does_not_wait_for_the_writer(void) {
+    strata_db_t *db = tl_open_db(tl_path("nowait.db"), STRATA_DURABILITY_FULL);
+    CHECK(db);
+    for (int step = 0; step < 4; step++) {
+        if (step == 1) OK(put_one(db, 1, 1));   /* synced (logged) */
+        if (step == 2) OK(put(db, 2, 2, true)); /* pending: one log sync, without the lock */
+        /* step 3: that sync covers it: nothing to do */
+        strata_txn_t *w;
+        OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
+        syncing s = {.db = db};
+        pthread_t t;
+        CHECK(pthread_create(&t, NULL, sync_commits_thread, &s) == 0);
+        for (int i = 0; i < 500 && !atomic_load(&s.done); i++) usleep(10000);
+        bool returned = atomic_load(&s.done);
+        strata_txn_abort(w); /* (lets a waiting one finish) */
+        pthread_join(t, NULL);
+        strata_txn_free(w);
+        if (!returned) fprintf(stderr, "  step %d: sync_commits waited for the writer\n", step);
+        CHECK(returned);
+        CHECK(s.rc == STRATA_OK);
+        strata_txn_t *rd;
+        OK(strata_txn_begin(db, STRATA_TXN_READ, &rd, E));
+        CHECK(s.covered == strata_txn_version(rd));
+        strata_txn_free(rd);
+    }
+    OK(strata_db_close(db, E));
+}
+
 int main(int argc, char **argv) {
     static const tl_test tests[] = {
         TL_TEST(test_a_refused_direct_log_write_goes_through_the_page_cache),
+        TL_TEST(test_unsynced_records_go_through_the_page_cache),
+        TL_TEST(test_sync_commits_does_not_wait_for_the_writer),
     };
     return tl_run("commitlog-io", tests, (int)(sizeof tests / sizeof tests[0]), argc, argv);
 }

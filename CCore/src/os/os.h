@@ -32,6 +32,8 @@ typedef struct st_file {
     st_memstore *mem;        /* memory mode only */
     int log_fd;              /* the commit log (<path>.log), opened by the first logged commit */
     bool log_direct;         /* log_fd bypasses the page cache */
+    int log_cached_fd;       /* when log_direct: the log again, through the page cache, for records
+                              * written without a sync (group commit); -1 until one is */
     uint64_t log_bytes;      /* the open log file's size */
     bool found_empty;        /* st_os_open found the file there but empty (set with *missing) */
 } st_file;
@@ -92,6 +94,10 @@ void st_os_log_shown(const st_file *f, char *buf, size_t len);
  * -1) unless create_size: then it is made that many bytes of zeros, synced, and renamed into
  * place (so appending to it never changes its size). */
 int st_os_open_log(st_file *f, uint64_t min_size, uint64_t create_size, strata_error *err);
+/* The descriptor to write a log record with: log_fd, or for a record not synced now
+ * (`deferred`) of a direct log, one through the page cache — a direct write waits for the
+ * device, which a record whose sync comes later (shared by a group of them) need not. */
+int st_os_log_write_fd(st_file *f, bool deferred);
 
 /* Grow the file in chunks so that it holds at least `needed` bytes. */
 int st_os_ensure_size(st_file *f, uint64_t needed, strata_error *err);

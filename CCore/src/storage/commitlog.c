@@ -26,7 +26,9 @@
  * cache, os.c): a record is written with the blocks it covers, the bytes before it in its first
  * block rewritten as they are (the handle keeps the block its last record ended in; else it reads
  * it), the rest of its last block zeros; a new generation's header is written with its first
- * record.
+ * record. A record synced at once is written direct (when the log is, os.c); one whose sync comes
+ * later (group commit) goes through the page cache — a direct write would wait for the device,
+ * which the shared sync does once for the whole group.
  *
  * Commit (pager.c): write the pages without sync, append the record, fdatasync the log, write
  * the meta without sync, publish. The record is durable before the meta exists anywhere, so every
@@ -292,7 +294,8 @@ int st_log_commit(strata_txn_t *txn, st_dirty *const *list, size_t n, st_meta *m
         from = 0;
         db->log_header_salt = 0; /* unknown until written */
     }
-    if ((rc = st_os_write_fd(&db->file, db->file.log_fd, name, at - lead - (ST_LOG_BLOCK - from),
+    if ((rc = st_os_write_fd(&db->file, st_os_log_write_fd(&db->file, defer_sync), name,
+                             at - lead - (ST_LOG_BLOCK - from),
                              db->log_buf + from, stop - from, err)))
         return rc;
     if (reset) {

@@ -342,6 +342,7 @@ static int adopt_new_file(strata_db_t *db, st_cipher *keys, strata_error *err) {
     atomic_store(&db->log_closing, true);
     while (atomic_load(&db->log_syncers) > 0) usleep(200);
     int rc = st_os_reopen(&db->file, err);
+    atomic_store(&db->log_synced, 0); /* (the versions of the new file's log are its own) */
     atomic_store(&db->log_closing, false);
     if (rc == STRATA_OK) rc = st_trust_init(db, err);
     st_meta m;

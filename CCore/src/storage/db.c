@@ -68,6 +68,7 @@ int st_db_open(const char *path, const strata_options *opts, st_check_unsynced_f
     db->file.io = opts->io ? *opts->io : *strata_io_default();
     db->file.fd = -1;
     db->file.log_fd = -1;
+    db->file.log_cached_fd = -1;
     db->file.map_size = (opts->map_size + ST_PAGE_SIZE - 1) & ~(uint64_t)(ST_PAGE_SIZE - 1);
     pthread_mutex_init(&db->write_mutex, NULL);
     pthread_mutex_init(&db->state_mutex, NULL);

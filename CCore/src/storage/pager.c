@@ -592,6 +592,23 @@ int st_pager_sync_commits(strata_db_t *db, uint64_t *covered, strata_error *err)
     if (db->file.mem || db->file.opts.read_only) return STRATA_OK;
     st_meta m;
     int slot = find_slot(db, *covered, &m);
+    /* Two commits published since the version was read overwrite its slot: the latest then
+     * covers it (and is what a sync would have covered anyway). */
+    for (int tries = 0; slot < 0 && tries < 64; tries++) {
+        uint64_t v = st_readers_current(db);
+        if (v == *covered) break;
+        *covered = v;
+        slot = find_slot(db, v, &m);
+    }
+    if (slot >= 0) {
+        /* Durable already: synced at its commit (a checkpoint, a synced commit, a synced log
+         * record: every version before it is then durable too), or covered by a log sync of
+         * this handle. Nothing to sync — in particular no file sync under the writer lock. */
+        if ((m.flags & (ST_META_DURABLE | ST_META_SYNCED)) ||
+            (m.flags & (ST_META_LOGGED | ST_META_LOG_PENDING)) == ST_META_LOGGED ||
+            *covered <= atomic_load(&db->log_synced))
+            return STRATA_OK;
+    }
     /* When the latest version is logged, every version after the durable one is (a logged commit
      * after an unlogged one syncs first: begin_write): their records precede the latest's in the
      * log, written before it was published, so one sync of the log covers them all. Without the
@@ -604,6 +621,10 @@ int st_pager_sync_commits(strata_db_t *db, uint64_t *covered, strata_error *err)
             char name[ST_SHOWN_PATH + 8];
             st_os_log_shown(&db->file, name, sizeof name);
             rc = st_os_sync_fd(&db->file, fd, name, err);
+        }
+        if (rc == STRATA_OK) { /* (a later sync may have raised it already) */
+            uint64_t was = atomic_load(&db->log_synced);
+            while (was < *covered && !atomic_compare_exchange_weak(&db->log_synced, &was, *covered)) {}
         }
         atomic_fetch_sub(&db->log_syncers, 1);
         if (rc >= 0) return rc;

@@ -211,6 +211,8 @@ struct strata_db {
     /* strata_db_sync_commits syncs the log without the writer lock: how many do now, and a
      * compaction about to close the log waits for them (copy.c). */
     _Atomic int log_syncers;
+    _Atomic uint64_t log_synced; /* every version up to it made durable by a log sync of this
+                                  * handle (st_pager_sync_commits); 0 after a compaction */
     _Atomic bool log_closing;
     struct st_unpacked *unpacked; /* packed pages unpacked for this handle's readers (packed.c) */
     /* Encryption (cipher.c): the file's keys, NULL for a plain file. Pages are read from
