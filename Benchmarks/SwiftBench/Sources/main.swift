@@ -511,7 +511,7 @@ if rssObjects > 0 {
 // MARK: the run
 
 if groupedOnly { // only group commit (Grouped.swift)
-    try groupCommitBench(writers: 16, each: 40, dir: dir)
+    try groupCommitBench(writers: 16, each: 150, dir: dir)
     try? FileManager.default.removeItem(atPath: dir)
     exit(0)
 }
@@ -585,7 +585,7 @@ if only == nil {
     for size in [100, 10_000] { try keyedBench(size: size, probes: 20_000, dir: dir) } // Keyed.swift
 }
 if only == nil || only == "strata" {
-    try groupCommitBench(writers: 16, each: 40, dir: dir) // Grouped.swift
+    try groupCommitBench(writers: 16, each: 150, dir: dir) // Grouped.swift
 }
 if only == nil || only == "strata" {
     try sectionedBench(n: n, rounds: 20, dir: dir) // Sectioned.swift

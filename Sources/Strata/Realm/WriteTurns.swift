@@ -3,21 +3,24 @@ import Foundation
 /// Where async writers (`asyncWrite`, `beginAsyncWrite`) wait for one file's writer lock without
 /// holding a thread: each waiter is a continuation or a callback. When a write of this process
 /// ends (`released`) the longest waiting one is woken — its own write's end wakes the next, so
-/// waiters take turns in order instead of all retrying at once — and every 10 ms while any waits,
-/// all are (a writer of another process ends without telling; a woken one may have lost the race
-/// to a synchronous writer). A woken waiter tries the lock again (`STRATA_TXN_TRY`): a wake is a
+/// waiters take turns in order instead of all retrying at once — and after 10 ms without such a
+/// release while any waits, all are (a writer of another process ends without telling; a woken
+/// one may have lost the race to a synchronous writer that released nothing here since). A woken waiter tries the lock again (`STRATA_TXN_TRY`): a wake is a
 /// hint, never a grant, so a lost or spurious one costs a retry and nothing else.
 final class WriteTurns: @unchecked Sendable {
     private let lock = NSLock()
     private var waiters: [(id: UInt64, wake: @Sendable () -> Void)] = [] // oldest first
     private var nextId: UInt64 = 0
     private var tickScheduled = false
+    /// A release happened since the last tick: waiters are taking turns, the tick wakes nobody.
+    private var releasedSinceTick = false
     private static let tick: DispatchTimeInterval = .milliseconds(10)
 
     /// A write of this process ended: the longest waiting writer tries again.
     func released() {
         lock.lock()
         let woken = waiters.isEmpty ? nil : waiters.removeFirst()
+        releasedSinceTick = true
         lock.unlock()
         woken?.wake()
     }
@@ -73,10 +76,12 @@ final class WriteTurns: @unchecked Sendable {
             guard let self else { return }
             self.lock.lock()
             let more = !self.waiters.isEmpty
+            let quiet = !self.releasedSinceTick
+            self.releasedSinceTick = false
             self.tickScheduled = more
             self.lock.unlock()
             if more {
-                self.wakeAll()
+                if quiet { self.wakeAll() }
                 self.scheduleTick()
             }
         }
