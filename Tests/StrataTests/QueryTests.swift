@@ -276,4 +276,54 @@ struct QueryTests {
                     == "ANY @links.Person.dogs.age > 3 AND name == 'owners' AND x.owners == 1")
         _ = realm
     }
+
+    /// What a Results keeps between runs (its text, compiled query and constant arguments) and
+    /// the formats parsed before stay right: a query freed when the Realm's cache of compiled
+    /// queries filled up is compiled again, a live Results given for IN is read at each run, an
+    /// object argument is read by its key at each run, and a format with `%K` is parsed anew for
+    /// each key path.
+    @Test func keptQueriesAndParsedFormatsStayRight() throws {
+        let dir = TempDir()
+        let realm = try zoo(dir)
+        let older = realm.objects(Dog.self).filter("age > %@", 4)
+        #expect(older.count == 3)
+        for i in 0..<300 { _ = realm.objects(Dog.self).filter("age > \(i % 10) AND name != 'q\(i)'").count }
+        #expect(older.count == 3) // (its kept query was freed with the cache: compiled again)
+        try realm.write { realm.add(Dog(value: ["name": "老黄", "age": 12])) }
+        #expect(older.count == 4)
+
+        let young = realm.objects(Dog.self).filter("age < 3")
+        let ownersOfYoung = realm.objects(Person.self).filter("ANY dogs IN %@", young)
+        #expect(ownersOfYoung.count == 2)
+        try realm.write {
+            realm.objects(Person.self).filter("name == %@", "José").first!.dogs.append(Dog(value: ["name": "豆豆", "age": 1]))
+        }
+        #expect(ownersOfYoung.count == 3) // (the Results given is read again)
+        let shelf = try Realm(configuration: config(dir, "books.realm", types: [Book.self]))
+        let wanted = Book(value: ["title": "wanted", "tags": ["a"]])
+        try shelf.write {
+            shelf.add(wanted)
+            for t in ["a", "b", "c"] { shelf.add(Book(value: ["title": t])) }
+        }
+        let named = shelf.objects(Book.self).filter("title IN %@", wanted.tags)
+        #expect(named.count == 1)
+        try shelf.write { wanted.tags.append("b") }
+        #expect(named.count == 2) // (a List of values too)
+
+        let li = Person(value: ["name": "王五", "age": 50])
+        let lisDogs = realm.objects(Dog.self).filter("ANY owners == %@", li)
+        #expect(lisDogs.count == 0) // unmanaged: no object of the file
+        try realm.write {
+            realm.add(li)
+            li.dogs.append(realm.objects(Dog.self).filter("name == %@", "老黄").first!)
+        }
+        #expect(lisDogs.count == 1)
+
+        #expect(realm.objects(Person.self).filter("%K == %@", "name", "李四").count == 1)
+        #expect(realm.objects(Person.self).filter("%K == %@", "age", 19).count == 1)
+        #expect(realm.objects(Person.self).filter("%K > %@", "age", 20).filter("%K > %@", "age", 40).count == 2)
+        // the same format as a first filter and after another (its arguments numbered after)
+        #expect(realm.objects(Person.self).filter("age > %@", 20).count == 3)
+        #expect(realm.objects(Person.self).filter("name != %@", "x").filter("age > %@", 40).count == 2)
+    }
 }

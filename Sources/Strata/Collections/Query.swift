@@ -59,25 +59,34 @@ struct QuerySpec {
         return t
     }
 
-    /// Add a filter written with NSPredicate's placeholders: `%@` (the next argument), `%K` (the
-    /// next argument, a key path, pasted in) and `$0…$n` (argument n); its arguments follow
-    /// those of the filters before it. Quoted text is left as it is.
     /// The length of a value placeholder's specifier after `%` at `at` (`@`, `d`, `ld`, `lld`, …),
     /// or nil for another character.
-    private static func valuePlaceholder(_ chars: [Character], _ at: Int) -> Int? {
-        if chars[at] == "@" { return 1 }
+    private static func valuePlaceholder(_ bytes: [UInt8], _ at: Int) -> Int? {
+        if bytes[at] == UInt8(ascii: "@") { return 1 }
         var j = at
-        while j < chars.count, chars[j] == "l" || chars[j] == "h" || chars[j] == "q", j - at < 2 { j += 1 }
-        guard j < chars.count, "diufgeD".contains(chars[j]) else { return nil }
+        while j < bytes.count, bytes[j] == UInt8(ascii: "l") || bytes[j] == UInt8(ascii: "h") || bytes[j] == UInt8(ascii: "q"),
+              j - at < 2 { j += 1 }
+        guard j < bytes.count, Array("diufgeD".utf8).contains(bytes[j]) else { return nil }
         return j - at + 1
     }
 
+    /// Add a filter written with NSPredicate's placeholders: `%@` (the next argument), `%K` (the
+    /// next argument, a key path, pasted in) and `$0…$n` (argument n); its arguments follow
+    /// those of the filters before it. Quoted text is left as it is. Read as UTF-8 bytes (every
+    /// character that means something here is ASCII, and a multi-byte character's bytes never are).
     /// `isCollection(keyPath)`: whether a key path ends in a collection property (a memberwise
     /// comparison with one is a SUBQUERY over its elements).
     mutating func add(format: String, _ original: [Any], isCollection: ((String) -> Bool)? = nil) {
-        var out = ""
-        var next = 0
         let base = args.count
+        let plain = base == 0 && original.allSatisfy(Self.isPlain)
+        if plain, let known = ParsedFormats.shared[format] { // parsed before: the same text
+            predicates.append(known.text)
+            for k in 0..<max(known.used, original.count) { args.append(k < original.count ? original[k] : Optional<Int>.none as Any) }
+            return
+        }
+        var pasted = false
+        var out: [UInt8] = []
+        var next = 0
         var used = 0
         var given = original
         // the values of memberwise comparisons, numbered after the given arguments at the end
@@ -86,9 +95,11 @@ struct QuerySpec {
         /// path before it: compare each of the object's properties instead (RealmSwift's
         /// memberwise equality); true when done.
         func memberwise(_ n: Int) -> Bool {
-            guard n < given.count, let c = given[n] as? any _CustomPersistable,
+            guard n < given.count, !(given[n] is String), !(given[n] is Int), // (cheap casts first)
+                  let c = given[n] as? any _CustomPersistable,
                   let o = c._strataPersisted as? EmbeddedObject else { return false }
-            guard let (start, keyPath, any, negated) = Self.comparison(endingAt: out) else {
+            let text = String(decoding: out, as: UTF8.self)
+            guard let (start, keyPath, any, negated) = Self.comparison(endingAt: text) else {
                 strataTrap("A \(type(of: c)) (mapped to the embedded class '\(o.objectSchema.className)') can only be "
                            + "compared with == or != to a property: \(format)")
             }
@@ -100,6 +111,7 @@ struct QuerySpec {
                 path.removeLast(suffix.count)
                 collection = true
             }
+            let kept = String(text.prefix(start))
             if collection || isCollection?(path) == true {
                 // the elements of a collection: one of them equal in every member (as RealmSwift:
                 // `!=` holds when the collection has elements and none is equal)
@@ -109,49 +121,55 @@ struct QuerySpec {
                     return "\(v).\(name) == \u{1}\(members.count - 1)\u{1}"
                 }.joined(separator: " AND ")
                 let sub = "SUBQUERY(\(path), \(v), \(inner)).@count"
-                out = String(out.prefix(start)) + (negated ? "(\(path).@count > 0 AND \(sub) == 0)" : "(\(sub) > 0)")
+                out = Array((kept + (negated ? "(\(path).@count > 0 AND \(sub) == 0)" : "(\(sub) > 0)")).utf8)
                 return true
             }
             let parts = o.memberwiseValues.map { name, value in
                 members.append(value)
                 return "\(any ? "ANY " : "")\(keyPath).\(name) == \u{1}\(members.count - 1)\u{1}"
             }
-            out = String(out.prefix(start)) + (negated ? "NOT " : "") + "(" + parts.joined(separator: " AND ") + ")"
+            out = Array((kept + (negated ? "NOT " : "") + "(" + parts.joined(separator: " AND ") + ")").utf8)
             return true
         }
-        var quote: Character?
-        let chars = Array(format)
+        func argument(_ n: Int) { out += "$\(base + n)".utf8 }
+        var quote: UInt8?
+        let bytes = Array(format.utf8)
+        out.reserveCapacity(bytes.count + 8)
         var i = 0
-        while i < chars.count {
-            let c = chars[i]
+        while i < bytes.count {
+            let c = bytes[i]
             if let q = quote {
                 out.append(c)
-                if c == "\\", i + 1 < chars.count { out.append(chars[i + 1]); i += 2; continue }
+                if c == UInt8(ascii: "\\"), i + 1 < bytes.count { out.append(bytes[i + 1]); i += 2; continue }
                 if c == q { quote = nil }
                 i += 1
                 continue
             }
-            if c == "'" || c == "\"" { quote = c; out.append(c); i += 1; continue }
-            if c == "%", i + 1 < chars.count, let len = Self.valuePlaceholder(chars, i + 1) {
+            if c == UInt8(ascii: "'") || c == UInt8(ascii: "\"") { quote = c; out.append(c); i += 1; continue }
+            if c == UInt8(ascii: "%"), i + 1 < bytes.count, let len = Self.valuePlaceholder(bytes, i + 1) {
                 // %@, and NSPredicate's printf-style %d %i %u %f %ld %lld %lu %llu %lf: the next argument
-                if !memberwise(next) { out += "$\(base + next)" }
+                if !memberwise(next) { argument(next) }
                 next += 1
                 used = max(used, next)
                 i += 1 + len
                 continue
             }
-            if c == "%", i + 1 < chars.count, chars[i + 1] == "K" { /* a key path, pasted in */
-                out += next < given.count ? "\(given[next])" : ""
+            if c == UInt8(ascii: "%"), i + 1 < bytes.count, bytes[i + 1] == UInt8(ascii: "K") { /* a key path, pasted in */
+                if next < given.count { out += "\(given[next])".utf8 }
+                pasted = true
                 next += 1
                 used = max(used, next)
                 i += 2
                 continue
             }
-            if c == "$", i + 1 < chars.count, chars[i + 1].isNumber {
+            if c == UInt8(ascii: "$"), i + 1 < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[i + 1]) {
                 var j = i + 1
                 var n = 0
-                while j < chars.count, let d = chars[j].wholeNumberValue { n = n * 10 + d; j += 1 }
-                if !memberwise(n) { out += "$\(base + n)" }
+                while j < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[j]) {
+                    n = n * 10 + Int(bytes[j] - UInt8(ascii: "0"))
+                    j += 1
+                }
+                if !memberwise(n) { argument(n) }
                 used = max(used, n + 1)
                 i = j
                 continue
@@ -159,12 +177,17 @@ struct QuerySpec {
             out.append(c)
             i += 1
         }
+        var text = String(decoding: out, as: UTF8.self)
         let count = max(used, given.count)
-        for (j, _) in members.enumerated() { out = out.replacingOccurrences(of: "\u{1}\(j)\u{1}", with: "$\(base + count + j)") }
-        predicates.append(out)
+        for (j, _) in members.enumerated() { text = text.replacingOccurrences(of: "\u{1}\(j)\u{1}", with: "$\(base + count + j)") }
+        predicates.append(text)
         for k in 0..<count { args.append(k < given.count ? given[k] : Optional<Int>.none as Any) }
         args += members
+        if plain, !pasted, members.isEmpty { ParsedFormats.shared[format] = (text, used) }
     }
+
+    /// An argument that is never compared memberwise (cheap to tell: a cast to a concrete type).
+    private static func isPlain(_ a: Any) -> Bool { a is String || a is Int || a is Double || a is Bool }
 
     /// The comparison `[ANY] keyPath ==` (or `!=`, `=`, `<>`) that `text` ends with: where it
     /// starts, its key path, whether ANY was written and whether it is an inequality.
@@ -199,16 +222,44 @@ struct QuerySpec {
     }
 }
 
+/// Predicates parsed by `QuerySpec.add(format:)`, by format, for the formats that parse the same
+/// whatever their arguments (no `%K`, plain arguments) as a first filter: the core's text and how
+/// many arguments it uses. Code filters with a handful of formats again and again; bounded all
+/// the same (cleared when full).
+private final class ParsedFormats: @unchecked Sendable { // (its table is guarded by its lock)
+    static let shared = ParsedFormats()
+    private let lock = NSLock()
+    private var parsed: [String: (text: String, used: Int)] = [:]
+
+    subscript(format: String) -> (text: String, used: Int)? {
+        get {
+            lock.lock()
+            defer { lock.unlock() }
+            return parsed[format]
+        }
+        set {
+            lock.lock()
+            defer { lock.unlock() }
+            if parsed.count >= 1024 { parsed.removeAll() }
+            parsed[format] = newValue
+        }
+    }
+}
+
 /// Query arguments as `strata_value`s whose bytes live as long as this object.
 final class QueryArgs {
     private(set) var values: [strata_value] = []
     private var buffers: [UnsafeMutableRawPointer] = []
+    /// No argument reads the file (an object, by its key, or a collection other than an Array
+    /// given for IN: a List or Results is live): the values stay right for every later run.
+    private(set) var isConstant = true
 
     /// Convert each argument: a primitive of the model, nil, a managed object (for link
     /// equality), or a sequence of those (for IN). What cannot be converted is named.
-    init(_ args: [Any], what: String) throws {
+    init(_ args: [Any], what: @autoclosure () -> String) throws {
+        values.reserveCapacity(args.count)
         for (i, a) in args.enumerated() {
-            values.append(try convert(a, what: "\(what), argument \(i)", nested: false))
+            values.append(try convert(a, what: { "\(what()), argument \(i)" }, nested: false))
         }
     }
 
@@ -222,9 +273,13 @@ final class QueryArgs {
         return UnsafeRawPointer(p)
     }
 
-    private func convert(_ a: Any, what: String, nested: Bool) throws -> strata_value {
+    private func convert(_ a: Any, what: () -> String, nested: Bool) throws -> strata_value {
+        // the common arguments first: a cast to a concrete type is cheap, the ones below are not
+        if let str = a as? String { return stored(.string(str)) }
+        if let i = a as? Int { return stored(.int(Int64(i))) }
         if let any = a as? AnyRealmValue, case .object(let o) = any { return try convert(o, what: what, nested: nested) }
         if let o = a as? Object {
+            isConstant = false
             var v = strata_value()
             v.type = STRATA_TYPE_LINK
             // an unmanaged or deleted object is no object of the file: it matches no link (as in
@@ -235,6 +290,7 @@ final class QueryArgs {
         if let s = ValueConversion.storedIfPrimitive(a) { return stored(s) }
         if let region = a as? RLMGeospatial { return geo(region) }
         if !nested, let items = Self.elements(a) {
+            if !(a is [Any]) { isConstant = false } // (a List or Results is live: read at each run)
             let list = try items.map { try convert($0, what: what, nested: true) }
             let p = UnsafeMutablePointer<strata_value>.allocate(capacity: max(list.count, 1))
             p.initialize(from: list, count: list.count)
@@ -246,7 +302,7 @@ final class QueryArgs {
             return v
         }
         throw StrataError(code: .wrongType,
-                          message: "\(what): a \(type(of: a)) cannot be a query argument")
+                          message: "\(what()): a \(type(of: a)) cannot be a query argument")
     }
 
     /// A region for GEOWITHIN: its description and points copied into memory this object owns.

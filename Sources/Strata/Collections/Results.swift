@@ -58,7 +58,9 @@ public struct Results<Element: RealmCollectionValue>: RealmCollection {
     }
 
     func filter(_ predicateFormat: String, arguments args: [Any]) -> Results<Element> {
-        for case let region as RLMGeospatial in args { Self.checkRegion(region) }
+        for a in args where !(a is String) { // (a cast to a protocol costs; the common argument first)
+            if let region = a as? RLMGeospatial { Self.checkRegion(region) }
+        }
         let root = base.info.classInfo
         return with { $0.add(format: predicateFormat, args, isCollection: { Self.endsInCollection($0, from: root) }) }
     }
@@ -287,24 +289,52 @@ final class ResultsBase {
         do { try withQuery { _, _, _ in } } catch { strataTrap("Invalid query on \(info.name): \(error)") }
     }
 
-    /// Run body with the compiled query and its arguments in the Realm's transaction.
-    private func withQuery<R>(_ body: (OpaquePointer, OpaquePointer, QueryArgs) throws -> R) throws -> R {
+    /// The core's text of the query (the spec never changes).
+    private var coreText: String {
         var text = Self.linkingObjectsSpelledOut(spec.text, info)
         if let n = spec.limit, source == nil { text += " LIMIT(\(n))" } /* a source: limited after */
-        let q = try realm.compiledQuery(table: info.tableName, text: text)
-        let args = try QueryArgs(spec.args, what: "a query on \(info.name)")
+        return text
+    }
+
+    /// What `withQuery` made before, kept for the next run (results used again and again, and
+    /// `filter(…).count`, which compiles when made and runs at once): the core's text, the query
+    /// compiled in this Realm (and the generation of its cache then: a cleared cache freed it),
+    /// and the arguments converted when none reads the file (an object's key, a live List or
+    /// Results given for IN are converted at each run). Not kept for a frozen Realm's results,
+    /// which several threads may run at once.
+    private var keptText: String?
+    private var keptQuery: (query: OpaquePointer, generation: Int)?
+    private var keptArgs: QueryArgs?
+
+    /// Run body with the compiled query and its arguments in the Realm's transaction.
+    private func withQuery<R>(_ body: (OpaquePointer, OpaquePointer, QueryArgs) throws -> R) throws -> R {
+        if realm.isFrozen {
+            let q = try realm.compiledQuery(table: info.tableName, text: coreText)
+            return try body(realm.coreTxnHandle, q, try QueryArgs(spec.args, what: "a query on \(self.info.name)"))
+        }
+        let q: OpaquePointer
+        if let kept = keptQuery, kept.generation == realm.compiledQueriesGeneration {
+            q = kept.query
+        } else {
+            let text = keptText ?? coreText
+            keptText = text
+            q = try realm.compiledQuery(table: info.tableName, text: text)
+            keptQuery = (q, realm.compiledQueriesGeneration)
+        }
+        let args: QueryArgs
+        if let kept = keptArgs {
+            args = kept
+        } else {
+            args = try QueryArgs(spec.args, what: "a query on \(self.info.name)")
+            if args.isConstant { keptArgs = args }
+        }
         return try body(realm.coreTxnHandle, q, args)
     }
 
     /// A `LinkingObjects` property of the class named at the start of a key path
     /// (`owners.@count`, `ANY owners.age > 40`) becomes the core's `@links.Person.dogs`.
     static func linkingObjectsSpelledOut(_ text: String, _ info: TableInfo) -> String {
-        var links: [String: String] = [:]
-        for p in info.properties where p.kind.collection == .linkingObjects {
-            if let origin = p.kind.target, let prop = p.originProperty {
-                links[p.name] = "@links.\(origin.className()).\(prop)"
-            }
-        }
+        let links = info.linkingObjectsPaths
         if links.isEmpty { return text }
         var out = ""
         var quote: Character?

@@ -147,7 +147,14 @@ final class RealmInstance {
 
     /// Queries compiled by this Realm, by table and text (a compiled query runs in any later
     /// transaction; the core checks its properties' types each run). Bounded: cleared when full.
-    private var compiledQueries: [String: OpaquePointer] = [:]
+    private var compiledQueries: [CompiledQueryKey: OpaquePointer] = [:]
+    private struct CompiledQueryKey: Hashable {
+        let table: String
+        let text: String
+    }
+    /// Raised whenever compiled queries are freed (the cache cleared): a query kept elsewhere
+    /// (`ResultsBase`) with an older generation is gone.
+    private(set) var compiledQueriesGeneration = 0
 
     func compiledQuery(table: String, text: String) throws -> OpaquePointer {
         if let f = frozen {
@@ -159,11 +166,12 @@ final class RealmInstance {
     }
 
     private func compiledQueryUnlocked(table: String, text: String) throws -> OpaquePointer {
-        let key = table + "\u{0}" + text
+        let key = CompiledQueryKey(table: table, text: text)
         if let q = compiledQueries[key] { return q }
         if compiledQueries.count >= 256 {
             for q in compiledQueries.values { strata_query_free(q) }
             compiledQueries.removeAll()
+            compiledQueriesGeneration += 1
         }
         var q: OpaquePointer?
         let names = shared.nameMap

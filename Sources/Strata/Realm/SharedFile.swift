@@ -13,12 +13,23 @@ final class TableInfo {
     /// For messages: "Class.property", by property.
     let propertyPaths: [String]
 
+    /// The class's `LinkingObjects` properties as the core's queries spell them
+    /// (`owners` → `@links.Person.dogs`), by name.
+    let linkingObjectsPaths: [String: String]
+
     init(classInfo: ClassInfo, cols: [UInt32], ordinal: Int) {
         self.classInfo = classInfo
         self.tableName = classInfo.name
         self.cols = cols
         self.ordinal = ordinal
         propertyPaths = classInfo.properties.map { "\(classInfo.name).\($0.name)" }
+        var links: [String: String] = [:]
+        for p in classInfo.properties where p.kind.collection == .linkingObjects {
+            if let origin = p.kind.target, let prop = p.originProperty {
+                links[p.name] = "@links.\(origin.className()).\(prop)"
+            }
+        }
+        linkingObjectsPaths = links
     }
 
     var name: String { classInfo.name }
