@@ -86,6 +86,9 @@ int st_value_shape(const strata_value *v, const char *what, strata_error *err) {
             return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "%s: a list of %zu values at NULL", what,
                           v->u.list.count);
         for (size_t i = 0; i < v->u.list.count; i++) {
+            if (v->u.list.items[i].type != STRATA_TYPE_LIST &&
+                st_value_shape(&v->u.list.items[i], "", err) == STRATA_OK)
+                continue; /* (named only when it is wrong: IN lists can be long) */
             char item[160];
             snprintf(item, sizeof item, "%s, list item %zu", what, i);
             if (v->u.list.items[i].type == STRATA_TYPE_LIST)

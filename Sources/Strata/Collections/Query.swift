@@ -263,13 +263,28 @@ final class QueryArgs {
         }
     }
 
-    deinit { for b in buffers { free(b) } }
+    /// Short strings' bytes, back to back (one allocation for the usual query's arguments).
+    private var arena: UnsafeMutableRawPointer?
+    private var arenaUsed = 0
+    private static let arenaSize = 256
+
+    deinit {
+        for b in buffers { free(b) }
+        free(arena)
+    }
 
     private func copy(_ bytes: UnsafeRawBufferPointer) -> UnsafeRawPointer? {
         if bytes.count == 0 { return nil }
-        let p = malloc(bytes.count)!
+        let p: UnsafeMutableRawPointer
+        if bytes.count <= Self.arenaSize - arenaUsed {
+            if arena == nil { arena = malloc(Self.arenaSize)! }
+            p = arena! + arenaUsed
+            arenaUsed += bytes.count
+        } else {
+            p = malloc(bytes.count)!
+            buffers.append(p)
+        }
         p.copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
-        buffers.append(p)
         return UnsafeRawPointer(p)
     }
 

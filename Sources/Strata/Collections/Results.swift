@@ -252,7 +252,8 @@ final class ResultsBase {
          source: ((RealmInstance) -> [Int64])? = nil, valueList: ValueList? = nil) {
         self.realm = realm
         self.info = info
-        what = valueList.map { "Results<\($0.elementName)> of \(info.propertyPaths[$0.index])" } ?? "Results<\(info.name)>"
+        what = valueList.map { "Results<\($0.elementName)> of \(info.propertyPaths[$0.index])" } ?? info.resultsName
+        cacheLock = realm.isFrozen ? NSLock() : nil
         self.spec = spec
         self.source = source
         self.valueList = valueList
@@ -397,20 +398,20 @@ final class ResultsBase {
     func keys() -> [Int64] {
         realm.checkThread(what)
         if realm.isFrozen {
-            cacheLock.lock()
-            defer { cacheLock.unlock() }
+            cacheLock?.lock()
+            defer { cacheLock?.unlock() }
             return keysUnlocked()
         }
         return keysUnlocked()
     }
 
-    private let cacheLock = NSLock()
+    private let cacheLock: NSLock? // (a frozen Realm's results only)
 
     /// The values of a list of values' results, in their order (read with `keys()`).
     func values() -> [StoredValue] {
         if realm.isFrozen {
-            cacheLock.lock()
-            defer { cacheLock.unlock() }
+            cacheLock?.lock()
+            defer { cacheLock?.unlock() }
             _ = keysUnlocked()
             return cachedValues
         }

@@ -10,8 +10,9 @@ final class TableInfo {
     /// Its number in its file (0, 1, …): where Realms keep its table handle.
     let ordinal: Int
 
-    /// For messages: "Class.property", by property.
+    /// For messages: "Class.property", by property, and "Results<Class>".
     let propertyPaths: [String]
+    let resultsName: String
 
     /// The class's `LinkingObjects` properties as the core's queries spell them
     /// (`owners` → `@links.Person.dogs`), by name.
@@ -23,6 +24,7 @@ final class TableInfo {
         self.cols = cols
         self.ordinal = ordinal
         propertyPaths = classInfo.properties.map { "\(classInfo.name).\($0.name)" }
+        resultsName = "Results<\(classInfo.name)>"
         var links: [String: String] = [:]
         for p in classInfo.properties where p.kind.collection == .linkingObjects {
             if let origin = p.kind.target, let prop = p.originProperty {
