@@ -353,11 +353,12 @@ bool st_os_set_path(st_file *f, const char *path) {
 
 /* A writable log written through the default I/O table bypasses the page cache (O_DIRECT): its
  * records then go to the device in the write and the sync only flushes the device's cache
- * (about 10% faster per commit). Records synced later (group commit) are written through the page
- * cache instead (st_os_log_write_fd): a direct write waits for the device, ~80 us here, which
- * made an unsynced commit cost 110 us where it costs 20-30 us through the cache. Every log access is in whole ST_LOG_BLOCKs at aligned offsets
- * from aligned buffers either way (commitlog.c), so a file system without direct I/O keeps
- * the page cache, and a custom I/O table sees the same writes. */
+ * (about 10% faster per commit). Records synced later (group commit) are written through the
+ * page cache instead (st_os_log_write_fd): a direct write waits for the device, ~80 us here,
+ * which made an unsynced commit cost 110 us where it costs 20-30 us through the cache. Every
+ * log access is in whole ST_LOG_BLOCKs at aligned offsets from aligned buffers either way
+ * (commitlog.c), so a file system without direct I/O keeps the page cache, and a custom I/O
+ * table sees the same writes. */
 static void log_direct(st_file *f) {
     f->log_direct = false;
     if (f->opts.read_only || f->io.pwrite != io_pwrite) return;
