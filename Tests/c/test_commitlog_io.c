@@ -70,6 +70,25 @@ static bool direct_io_supported_here(void) {
     return fd >= 0;
 }
 
+/* `path` with one durable version (key 0 = 100), copied to `cut` — the file a power cut that
+ * loses every later page falls back to — then opened again with a logged commit made (key 1 =
+ * 101) into *out (NULL when a step failed); `log` and `cut_log` receive the two logs' paths. */
+static void durable_then_logged(const char *path, const char *cut, char *log, char *cut_log,
+                                size_t cap, strata_db_t **out) {
+    *out = NULL;
+    snprintf(log, cap, "%s.log", path);
+    snprintf(cut_log, cap, "%s.log", cut);
+    strata_db_t *db = tl_open_db(path, STRATA_DURABILITY_FULL);
+    CHECK(db);
+    OK(put_one(db, 0, 100));
+    OK(strata_db_close(db, E));
+    CHECK(tl_copy_file(path, cut));
+    db = tl_open_db(path, STRATA_DURABILITY_FULL);
+    CHECK(db);
+    OK(put_one(db, 1, 101));
+    *out = db;
+}
+
 /* Records written after the refusal go through the page cache and replay like any other: a
  * power cut that loses every page of the logged commits (the file as it was before them) is
  * rebuilt from the log, including the records from before and after the switch. */
@@ -80,17 +99,10 @@ static void test_a_refused_direct_log_write_goes_through_the_page_cache(void) {
     }
     const char *path = tl_path("refused.db"), *cut = tl_path("refused_cut.db");
     char log[600], cut_log[600];
-    snprintf(log, sizeof log, "%s.log", path);
-    snprintf(cut_log, sizeof cut_log, "%s.log", cut);
-    strata_db_t *db = tl_open_db(path, STRATA_DURABILITY_FULL);
+    strata_db_t *db;
+    durable_then_logged(path, cut, log, cut_log, sizeof log, &db);
     CHECK(db);
-    OK(put_one(db, 0, 100));
-    OK(strata_db_close(db, E)); /* durable: the version a power cut falls back to */
-    CHECK(tl_copy_file(path, cut));
-
-    db = tl_open_db(path, STRATA_DURABILITY_FULL);
-    CHECK(db);
-    OK(put_one(db, 1, 101)); /* logged, the log opened for direct I/O */
+    /* (the logged commit opened the log for direct I/O) */
     CHECK(db->file.log_fd >= 0 && db->file.log_direct);
     refusing r = {db, 0};
     db->file.io.ctx = &r;
@@ -127,17 +139,9 @@ static void test_unsynced_records_go_through_the_page_cache(void) {
     }
     const char *path = tl_path("cached.db"), *cut = tl_path("cached_cut.db");
     char log[600], cut_log[600];
-    snprintf(log, sizeof log, "%s.log", path);
-    snprintf(cut_log, sizeof cut_log, "%s.log", cut);
-    strata_db_t *db = tl_open_db(path, STRATA_DURABILITY_FULL);
+    strata_db_t *db;
+    durable_then_logged(path, cut, log, cut_log, sizeof log, &db);
     CHECK(db);
-    OK(put_one(db, 0, 100));
-    OK(strata_db_close(db, E));
-    CHECK(tl_copy_file(path, cut));
-
-    db = tl_open_db(path, STRATA_DURABILITY_FULL);
-    CHECK(db);
-    OK(put_one(db, 1, 101));
     CHECK(db->file.log_direct && db->file.log_cached_fd < 0); /* synced records: direct */
     uint64_t covered = 0;
     for (uint64_t k = 2; k < 60; k++) {

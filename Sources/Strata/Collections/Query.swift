@@ -61,12 +61,14 @@ struct QuerySpec {
 
     /// The length of a value placeholder's specifier after `%` at `at` (`@`, `d`, `ld`, `lld`, …),
     /// or nil for another character.
+    private static let conversions = Array("diufgeD".utf8)
+
     private static func valuePlaceholder(_ bytes: [UInt8], _ at: Int) -> Int? {
         if bytes[at] == UInt8(ascii: "@") { return 1 }
         var j = at
         while j < bytes.count, bytes[j] == UInt8(ascii: "l") || bytes[j] == UInt8(ascii: "h") || bytes[j] == UInt8(ascii: "q"),
               j - at < 2 { j += 1 }
-        guard j < bytes.count, Array("diufgeD".utf8).contains(bytes[j]) else { return nil }
+        guard j < bytes.count, conversions.contains(bytes[j]) else { return nil }
         return j - at + 1
     }
 
@@ -95,7 +97,7 @@ struct QuerySpec {
         /// path before it: compare each of the object's properties instead (RealmSwift's
         /// memberwise equality); true when done.
         func memberwise(_ n: Int) -> Bool {
-            guard n < given.count, !(given[n] is String), !(given[n] is Int), // (cheap casts first)
+            guard n < given.count, !Self.isPlain(given[n]), // (the cheap casts first)
                   let c = given[n] as? any _CustomPersistable,
                   let o = c._strataPersisted as? EmbeddedObject else { return false }
             let text = String(decoding: out, as: UTF8.self)

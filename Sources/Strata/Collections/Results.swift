@@ -298,12 +298,11 @@ final class ResultsBase {
     }
 
     /// What `withQuery` made before, kept for the next run (results used again and again, and
-    /// `filter(…).count`, which compiles when made and runs at once): the core's text, the query
-    /// compiled in this Realm (and the generation of its cache then: a cleared cache freed it),
+    /// `filter(…).count`, which compiles when made and runs at once): the query compiled in this
+    /// Realm (and the generation of its cache then: a cleared cache freed it),
     /// and the arguments converted when none reads the file (an object's key, a live List or
     /// Results given for IN are converted at each run). Not kept for a frozen Realm's results,
     /// which several threads may run at once.
-    private var keptText: String?
     private var keptQuery: (query: OpaquePointer, generation: Int)?
     private var keptArgs: QueryArgs?
 
@@ -317,9 +316,7 @@ final class ResultsBase {
         if let kept = keptQuery, kept.generation == realm.compiledQueriesGeneration {
             q = kept.query
         } else {
-            let text = keptText ?? coreText
-            keptText = text
-            q = try realm.compiledQuery(table: info.tableName, text: text)
+            q = try realm.compiledQuery(table: info.tableName, text: coreText)
             keptQuery = (q, realm.compiledQueriesGeneration)
         }
         let args: QueryArgs
