@@ -70,7 +70,7 @@ TSAN_FLAGS := -O1 $(DEBUG) -fsanitize=thread
 FUZZ_FLAGS := -O1 $(DEBUG) -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
 # Objects that only pattern rules name would be deleted as intermediate files after each build.
 .SECONDARY: $(DBG_OBJ) $(PORT_OBJ) $(ASAN_OBJ) $(TSAN_OBJ) $(FUZZ_OBJ)
-TESTS := test_engine test_objects test_query test_query_portable test_clusters test_verify_objects test_index_scan test_fulltext test_encryption test_btree_batch test_commitlog_io test_hostile test_damage test_badargs test_disk_full test_compact test_changes crashtest powerloss faults stress
+TESTS := test_engine test_objects test_query test_query_portable test_clusters test_readshare test_verify_objects test_index_scan test_fulltext test_encryption test_btree_batch test_commitlog_io test_hostile test_damage test_badargs test_disk_full test_compact test_changes crashtest powerloss faults stress
 TEST_BIN := $(TESTS:%=$(B)/%)
 EXAMPLES := $(patsubst CCore/examples/%.c,$(B)/examples/%,$(wildcard CCore/examples/*.c))
 
@@ -215,6 +215,7 @@ test-c: build
 	$(B)/test_query
 	$(B)/test_query_portable
 	$(B)/test_clusters
+	$(B)/test_readshare
 	$(B)/test_verify_objects
 	$(B)/test_index_scan
 	$(B)/test_fulltext
@@ -307,6 +308,7 @@ asan: $(TESTS:%=$(B)/asan/%)
 	$(B)/asan/test_query
 	$(B)/asan/test_query_portable
 	$(B)/asan/test_clusters
+	$(B)/asan/test_readshare
 	$(B)/asan/test_verify_objects
 	$(B)/asan/test_index_scan
 	$(B)/asan/test_fulltext
@@ -323,10 +325,11 @@ asan: $(TESTS:%=$(B)/asan/%)
 	$(B)/asan/powerloss 40
 	$(B)/asan/faults
 
-tsan: $(B)/tsan/test_engine $(B)/tsan/test_compact $(B)/tsan/test_encryption
+tsan: $(B)/tsan/test_engine $(B)/tsan/test_compact $(B)/tsan/test_encryption $(B)/tsan/test_readshare
 	TSAN_OPTIONS="halt_on_error=1" $(B)/tsan/test_engine
 	TSAN_OPTIONS="halt_on_error=1" $(B)/tsan/test_compact
 	TSAN_OPTIONS="halt_on_error=1" $(B)/tsan/test_encryption
+	TSAN_OPTIONS="halt_on_error=1" $(B)/tsan/test_readshare
 
 # ---------------------------------------------------------------- fuzzing
 

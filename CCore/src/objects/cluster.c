@@ -25,11 +25,13 @@
  * An st_objref is valid until the next call that may decode or write clusters.
  *
  * Reading: a read transaction that has descended the cluster tree for a quarter as many point
- * reads as the tree has clusters lists every cluster (base, record) in arrays once (the
+ * reads as the tree has clusters (counting the descents earlier read transactions of this
+ * handle made on the same root) lists every cluster (base, record) in arrays once (the
  * directory, t->cdir) and searches those from then on (a guess from the key's place between
  * the first and last base, widened until it brackets the answer, then a binary search). Its
  * tree never changes, so the directory stays right until the table handle goes (a refresh
- * makes new ones). A cluster whose n equals the distance to the next base holds every key in
+ * makes new ones). The handle keeps it for later read transactions whose tree has the same
+ * root (storage's readshare.c), unless a record lies outside the view (a packed page's). A cluster whose n equals the distance to the next base holds every key in
  * between (the invariants above), so a point read in it takes row key - base without reading
  * its keys leaf; the directory keeps each cluster's n too, so asking whether such a key is
  * there (ST_READS_NOTHING) reads no record at all.
@@ -82,27 +84,72 @@ st_leafref st_crec_col(const st_crec *r, uint32_t col) {
 
 /* ------------------------------------------------------------------ finding clusters */
 
+/* The arrays of a directory, shared by the read transactions of one tree root (readshare.c). */
+typedef struct cdir_data {
+    st_shared hdr;
+    uint64_t *base;
+    const uint8_t **rec;
+    uint32_t *rec_len;
+    uint32_t *count;
+    size_t n;
+} cdir_data;
+
+static void cdir_destroy(st_shared *s) {
+    cdir_data *d = (cdir_data *)s;
+    free(d->base);
+    free(d->rec);
+    free(d->rec_len);
+    free(d->count);
+    free(d);
+}
+
+static void cdir_use(strata_table_t *t, cdir_data *d) {
+    t->cdir.base = d->base;
+    t->cdir.rec = d->rec;
+    t->cdir.rec_len = d->rec_len;
+    t->cdir.count = d->count;
+    t->cdir.n = d->n;
+    t->cdir.held = &d->hdr;
+    t->cdir.built = true;
+}
+
 void st_cdir_free(strata_table_t *t) {
-    free(t->cdir.base);
-    free(t->cdir.rec);
-    free(t->cdir.rec_len);
-    free(t->cdir.count);
+    if (!t->cdir.built && t->cdir.keyed && t->cdir.descents)
+        st_share_count(t->txn->db, &t->cdir.key, t->cdir.descents);
+    st_share_release(t->cdir.held);
     memset(&t->cdir, 0, sizeof t->cdir);
 }
 
-/* Every cluster of the (read transaction's) tree into t->cdir. Out of memory leaves it unbuilt:
- * lookups keep descending the tree. */
+/* The directory the handle keeps for the tree's root, if any (once per table handle); else
+ * how many descents earlier transactions made on that root. */
+static void cdir_look(strata_table_t *t, strata_tree_t *tree) {
+    t->cdir.looked = true;
+    t->cdir.keyed = st_share_key_of(t->txn, ST_SHARE_CLUSTERS, tree->name, tree->name_len,
+                                    tree->st.root, &t->cdir.key);
+    if (!t->cdir.keyed) return;
+    st_shared *s = st_share_find(t->txn->db, &t->cdir.key, &t->cdir.prior);
+    if (s) cdir_use(t, (cdir_data *)s);
+}
+
+/* Every cluster of the (read transaction's) tree into a directory, kept by the handle when
+ * every record lies in the view. Out of memory leaves it unbuilt: lookups keep descending the
+ * tree. */
 static int cdir_build(strata_table_t *t, strata_tree_t *tree, strata_error *err) {
     ST_ASSERT(!t->txn->write && !t->cdir.built); /* a read transaction's tree never changes */
     size_t cap = tree->st.count;
-    t->cdir.base = malloc(cap * sizeof *t->cdir.base);
-    t->cdir.rec = malloc(cap * sizeof *t->cdir.rec);
-    t->cdir.rec_len = malloc(cap * sizeof *t->cdir.rec_len);
-    t->cdir.count = malloc(cap * sizeof *t->cdir.count);
-    if (!t->cdir.base || !t->cdir.rec || !t->cdir.rec_len || !t->cdir.count) {
-        st_cdir_free(t); /* descents back to 0: try again only after as many more */
+    cdir_data *d = calloc(1, sizeof *d);
+    if (!d) return STRATA_OK;
+    d->hdr = (st_shared){1, cdir_destroy};
+    d->base = malloc(cap * sizeof *d->base);
+    d->rec = malloc(cap * sizeof *d->rec);
+    d->rec_len = malloc(cap * sizeof *d->rec_len);
+    d->count = malloc(cap * sizeof *d->count);
+    if (!d->base || !d->rec || !d->rec_len || !d->count) {
+        cdir_destroy(&d->hdr); /* descents back to 0: try again only after as many more */
+        t->cdir.descents = t->cdir.prior = 0;
         return STRATA_OK;
     }
+    bool in_view = true;
     st_iter c;
     st_iter_init(&c, tree);
     size_t n = 0;
@@ -123,19 +170,21 @@ static int cdir_build(strata_table_t *t, strata_tree_t *tree, strata_error *err)
         }
         st_crec r;
         strata_error ignored; /* a bad record is reported by the reads that need it */
-        t->cdir.base[n] = st_rd64(k);
-        t->cdir.rec[n] = v;
-        t->cdir.rec_len[n] = (uint32_t)vl;
-        t->cdir.count[n] = st_crec_parse(t->name, t->cdir.base[n], v, vl, &r, &ignored) ? 0 : r.n;
+        d->base[n] = st_rd64(k);
+        d->rec[n] = v;
+        d->rec_len[n] = (uint32_t)vl;
+        d->count[n] = st_crec_parse(t->name, d->base[n], v, vl, &r, &ignored) ? 0 : r.n;
+        in_view = in_view && st_bytes_committed(t->txn->db, v);
         n++;
         rc = st_iter_next(&c, err);
     }
     if (rc != STRATA_ERR_NOT_FOUND) {
-        st_cdir_free(t);
+        cdir_destroy(&d->hdr);
         return rc;
     }
-    t->cdir.n = n;
-    t->cdir.built = true;
+    d->n = n;
+    cdir_use(t, d);
+    if (t->cdir.keyed && in_view) st_share_keep(t->txn->db, &t->cdir.key, &d->hdr);
     return STRATA_OK;
 }
 
@@ -196,7 +245,15 @@ static int tree_floor(strata_table_t *t, int64_t key, uint64_t *base, const uint
     /* none yet: a new table's objects are decoded clusters until they are written */
     int rc = st_table_tree_existing(t, ST_TABLE_CLUSTERS, &tree, err);
     if (rc || !tree) return rc;
-    if (!t->txn->write && ++t->cdir.descents >= 32 && t->cdir.descents >= tree->st.count / 4) {
+    if (!t->txn->write && !t->cdir.looked) {
+        cdir_look(t, tree);
+        if (t->cdir.built) {
+            cdir_floor(t, key, base, rec, rlen, found, next);
+            return STRATA_OK;
+        }
+    }
+    uint64_t descents = ++t->cdir.descents + t->cdir.prior;
+    if (!t->txn->write && descents >= 32 && descents >= tree->st.count / 4) {
         if ((rc = cdir_build(t, tree, err))) return rc;
         if (t->cdir.built) {
             cdir_floor(t, key, base, rec, rlen, found, next);
@@ -409,6 +466,25 @@ int st_obj_locate_for(strata_table_t *t, int64_t key, const st_prop *only, st_ob
     ref->rec = rec;
     ref->rec_len = rlen;
     return STRATA_OK;
+}
+
+void st_obj_prefetch_record(strata_table_t *t, int64_t key) {
+    if (!t->cdir.built || t->ndc || (rcache_usable(t) && key >= t->rcache.first &&
+                                      key <= t->rcache.last))
+        return; /* found without reading a record from memory not yet in the cache */
+    size_t at = cdir_after(t, key);
+    if (at == 0) return;
+    const uint8_t *rec = t->cdir.rec[at - 1];
+    __builtin_prefetch(rec);
+    if (t->cdir.rec_len[at - 1] > 64) __builtin_prefetch(rec + 64);
+}
+
+void st_obj_prefetch_value(strata_table_t *t, const st_objref *ref, const st_prop *p) {
+    st_crec r;
+    strata_error ignored;
+    if (ref->dc || !ref->rec || st_crec_parse(t->name, 0, ref->rec, ref->rec_len, &r, &ignored)) return;
+    st_leafref leaf = st_crec_col(&r, p->id);
+    if (leaf.pgno) st_col_prefetch(t->txn, leaf, r.n, ref->row);
 }
 
 int st_obj_read(strata_table_t *t, const st_objref *ref, const st_prop *p, strata_value *out,

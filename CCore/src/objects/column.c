@@ -583,10 +583,15 @@ static int prop_leaf(strata_txn_t *txn, st_leafref ref, uint32_t n, const st_pro
  * overlap instead of queueing one after another. Out-of-range refs are skipped (the read that
  * follows reports them). */
 void st_leaf_prefetch_header(strata_txn_t *txn, st_leafref ref) {
+    if (ref.off >= ST_PAGE_SIZE || st_pgno_packed(ref.pgno))
+        return; /* a packed page: the read that follows unpacks it */
+    if (!txn->write) { /* its page's checks' lines too, without waiting for them */
+        st_page_prefetch(txn, ref.pgno, ref.off);
+        return;
+    }
     const uint8_t *pg;
     strata_error ignored;
-    if (ref.off >= ST_PAGE_SIZE || st_pgno_packed(ref.pgno) || st_page_get(txn, ref.pgno, &pg, &ignored))
-        return; /* a packed page: the read that follows unpacks it */
+    if (st_page_get(txn, ref.pgno, &pg, &ignored)) return;
     __builtin_prefetch(pg + ref.off);
 }
 

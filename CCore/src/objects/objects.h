@@ -126,17 +126,24 @@ struct strata_table {
         int64_t first, last;
     } rcache;
     /* Read transactions only (their tree never changes): every cluster's base and record in
-     * arrays, built once as many point reads went through the tree as a quarter of its clusters
-     * (building costs about that many descents: a short read transaction never pays for it);
-     * then finding a cluster is a binary search over bases instead of a tree descent. */
+     * arrays (cluster.c's directory), found kept by the handle for this tree's root or built
+     * once as many point reads went through the tree as a quarter of its clusters, counting
+     * those of earlier transactions on the same root (building costs about that many descents:
+     * a short read transaction never pays for it alone); then finding a cluster is a search
+     * over bases instead of a tree descent. */
     struct {
         uint64_t *base;
         const uint8_t **rec;
         uint32_t *rec_len;
         uint32_t *count;   /* the record's n */
         size_t n;
-        uint64_t descents; /* tree descents before it was built */
+        uint64_t descents; /* tree descents in this transaction before it was built */
+        uint64_t prior;    /* descents earlier transactions reported for the same root */
         bool built;
+        bool looked;       /* the handle's kept directories were asked */
+        bool keyed;        /* key names the tree: shareable */
+        st_share_key key;
+        st_shared *held;   /* what the arrays belong to */
     } cdir;
 };
 
@@ -222,10 +229,16 @@ extern const st_prop st_reads_nothing;
 #define ST_READS_NOTHING (&st_reads_nothing)
 int st_obj_read(strata_table_t *t, const st_objref *ref, const st_prop *p, strata_value *out,
                 strata_error *err);
-/* Several properties of one object: its cluster record is parsed once. */
 /* Ask memory for the cache lines of every value of the object at ref (and then its strings'
  * bytes) at once: a hint for reads one property at a time (strata_obj_prefetch). */
 void st_obj_prefetch(strata_table_t *t, const st_objref *ref);
+/* The same for the value of one property. */
+void st_obj_prefetch_value(strata_table_t *t, const st_objref *ref, const st_prop *p);
+/* Ask memory for the cluster record st_obj_locate of key will read, when the read transaction's
+ * directory names it (a hint: locating a batch of keys after asking for all of them lets the
+ * misses overlap). */
+void st_obj_prefetch_record(strata_table_t *t, int64_t key);
+/* Several properties of one object: its cluster record is parsed once. */
 int st_obj_read_many(strata_table_t *t, const st_objref *ref, st_prop *const *props, size_t n,
                      strata_value *out, strata_error *err);
 int st_clusters_flush(strata_table_t *t, strata_error *err);

@@ -50,6 +50,8 @@ typedef struct rnode {
     int nvals;
     st_text *folded;         /* string right sides under [c]/[d] or LIKE: folded code points */
     bool fast;               /* packed integer comparison on the root table's column */
+    strata_table_t *fast_t;  /* fast: the step's table and property, found when bound */
+    st_prop *fast_p;
     struct rnode *sub;       /* SUBQUERY: the bound inner predicate */
     struct rnode *rsub;      /* a SUBQUERY on the right side */
     bool any_val;            /* a property on the right: vals are its values for one object,
@@ -380,6 +382,12 @@ static int bind(exec *x, const q_node *q, const strata_value *args, size_t nargs
               q->op != QO_BEGINS && q->op != QO_ENDS && q->op != QO_CONTAINS && q->op != QO_LIKE;
     for (int i = 0; r->fast && i < r->nvals; i++)
         r->fast = r->vals[i].type == (s0->type == STRATA_TYPE_BOOL ? STRATA_TYPE_BOOL : STRATA_TYPE_INT);
+    if (r->fast && (r->fast_t = st_table_by_id(x->store, s0->table)) &&
+        (r->fast_p = st_prop_find(r->fast_t, s0->col)) && r->fast_p->type == s0->type &&
+        !((r->fast_p->flags ^ s0->flags) & (STRATA_PROP_LIST | STRATA_PROP_MAP)))
+        ; /* read straight on one object (cmp_object) */
+    else /* (a property removed since compiling: reported where it is read) */
+        r->fast_t = NULL;
     if (q->op == QO_IN) sort_set(r);
     return STRATA_OK;
 }
@@ -982,6 +990,13 @@ __attribute__((noinline)) static int cmp_object(exec *x, const rnode *r, strata_
         *out = true;
         return STRATA_OK;
     }
+    if (r->fast && ref && t == r->fast_t) { /* one value, read straight (a point read's path) */
+        strata_value v;
+        if ((x->rc = st_obj_read(t, ref, r->fast_p, &v, x->err))) return x->rc;
+        bool m = matches(r, &v);
+        *out = r->q->quant == QQ_NONE ? !m : m;
+        return STRATA_OK;
+    }
     if (!r->any_val && (r->q->rhs.kind == QE_PATH || r->q->rhs.kind == QE_SUBQUERY))
         return cmp_paths(x, r, t, key, ref, out);
     qstate st = {r, 0, 0, NULL};
@@ -1503,23 +1518,75 @@ static int apply_distinct(exec *x, strata_query_t *q, keyvec *k) {
 }
 
 /* SORT(p ASC) LIMIT(n) on an indexed p: walk the index in order and stop at n matches (the
- * index order is the sort order: nulls first, then values, equal values by key). */
+ * index order is the sort order: nulls first, then values, equal values by key). The index
+ * hands out keys of objects spread over the table: a read transaction takes them WALK_BATCH at
+ * a time and asks memory for each one's cluster record, then its leaves, then its values,
+ * before evaluating any, so that the misses of a batch overlap instead of queueing. */
+#define WALK_BATCH 16
+
 typedef struct ordered_walk {
     exec *x;
     const rnode *root;
     keyvec *out;
     size_t limit;
+    size_t batch;            /* WALK_BATCH, 1 in a write transaction (its clusters may be decoded) */
+    const st_prop *only;     /* the one property the predicate reads (ST_READS_NOTHING: none),
+                                NULL: several */
+    size_t n;
+    int64_t keys[WALK_BATCH];
 } ordered_walk;
+
+/* Evaluate the batch in order: 1 once the limit is reached. */
+static int ordered_flush(ordered_walk *w) {
+    exec *x = w->x;
+    strata_table_t *t = x->root;
+    st_objref refs[WALK_BATCH];
+    size_t n = w->n;
+    w->n = 0;
+    if (n > 1)
+        for (size_t i = 0; i < n; i++) st_obj_prefetch_record(t, w->keys[i]);
+    for (size_t i = 0; i < n; i++) /* (locating asks for the read leaves' headers) */
+        if ((x->rc = st_obj_locate_for(t, w->keys[i], w->only, &refs[i], x->err))) return x->rc;
+    if (n > 1 && w->only && w->only != ST_READS_NOTHING)
+        for (size_t i = 0; i < n; i++) st_obj_prefetch_value(t, &refs[i], w->only);
+    for (size_t i = 0; i < n; i++) {
+        bool m;
+        if (eval_object(x, w->root, t, w->keys[i], &refs[i], &m)) return x->rc;
+        if (m && st_keyvec_push(w->out, w->keys[i]))
+            return x->rc = st_err(x->err, STRATA_ERR_NO_MEMORY, "out of memory");
+        if (w->out->n >= w->limit) return 1;
+    }
+    return 0;
+}
+
+/* The root table's property a predicate reads when it reads one (*col, 0 when none yet),
+ * UINT32_MAX when it reads several or cannot say. */
+static void first_steps(const q_node *q, uint32_t *col) {
+    const q_expr *sides[2] = {&q->lhs, &q->rhs};
+    switch (q->kind) {
+    case QN_TRUE:
+    case QN_FALSE: return;
+    case QN_NOT: first_steps(q->a, col); return;
+    case QN_AND:
+    case QN_OR:
+        for (int i = 0; i < q->nkids; i++) first_steps(q->kids[i], col);
+        return;
+    case QN_CMP:
+        for (int i = 0; i < 2; i++) {
+            const q_expr *e = sides[i];
+            if (e->kind != QE_PATH && e->kind != QE_SUBQUERY) continue;
+            uint32_t c = e->nsteps ? e->steps[0].col : UINT32_MAX;
+            *col = *col == 0 || *col == c ? c : UINT32_MAX;
+        }
+        return;
+    default: *col = UINT32_MAX; return;
+    }
+}
 
 static int ordered_visit(void *arg, int64_t key) {
     ordered_walk *w = arg;
-    st_objref ref;
-    bool m;
-    if ((w->x->rc = st_obj_locate(w->x->root, key, &ref, w->x->err)) ||
-        eval_object(w->x, w->root, w->x->root, key, &ref, &m))
-        return w->x->rc;
-    if (m && st_keyvec_push(w->out, key)) return w->x->rc = st_err(w->x->err, STRATA_ERR_NO_MEMORY, "out of memory");
-    return w->out->n >= w->limit ? 1 : 0;
+    w->keys[w->n++] = key;
+    return w->n < w->batch ? 0 : ordered_flush(w);
 }
 
 /* *used false: the plan does not apply (the caller sorts). */
@@ -1538,8 +1605,12 @@ static int sorted_by_index(exec *x, strata_query_t *q, const rnode *root, keyvec
     if (q->limit == 0) return *used = true, STRATA_OK;
     bool truncated = false;
     st_index_bounds b = {NULL, NULL, false, false, NULL, true, &truncated};
-    ordered_walk w = {x, root, k, (size_t)q->limit};
+    uint32_t col = 0;
+    first_steps(q->root, &col);
+    const st_prop *only = col == 0 ? ST_READS_NOTHING : col == UINT32_MAX ? NULL : st_prop_find(x->root, col);
+    ordered_walk w = {x, root, k, (size_t)q->limit, x->txn->write ? 1 : WALK_BATCH, only, 0, {0}};
     int rc = st_index_scan(t, p, &b, ordered_visit, &w, x->err);
+    if (rc == 0 && w.n) rc = ordered_flush(&w); /* the index ended inside a batch */
     if (rc < 0 || rc > 1) return x->rc = rc;
     if (truncated) { /* long strings: the index order is not the value order there */
         k->n = 0;

@@ -334,6 +334,7 @@ static int adopt_new_file(strata_db_t *db, st_cipher *keys, strata_error *err) {
     db->log_header_salt = db->log_header_base = db->log_header_id = 0;
     db->log_retry_version = 0;
     st_trust_free(db); /* (the view goes with the old keys) */
+    st_share_clear(db); /* (the new file's page numbers and stamps are its own) */
     st_unpacked_clear(db);
     st_cipher_free(db->cipher);
     db->cipher = keys;

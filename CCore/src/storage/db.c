@@ -20,6 +20,8 @@ static void db_free(strata_db_t *db) {
     st_readers_close(db);
     st_os_close(&db->file);
     st_trust_free(db);
+    st_share_clear(db);
+    pthread_mutex_destroy(&db->share_lock);
     st_unpacked_free(db);
     st_freelist_clear(&db->free_cache);
     st_reuse_map_clear(&db->reuse_map);
@@ -75,6 +77,7 @@ int st_db_open(const char *path, const strata_options *opts, st_check_unsynced_f
     for (size_t i = 0; i < sizeof db->open_locks / sizeof *db->open_locks; i++)
         pthread_mutex_init(&db->open_locks[i], NULL);
     pthread_mutex_init(&db->meta_auth_lock, NULL);
+    pthread_mutex_init(&db->share_lock, NULL);
     db->file.opts.encryption_key = NULL; /* the handle keeps the keys, not the caller's pointer */
 
     bool missing;

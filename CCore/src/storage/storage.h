@@ -5,8 +5,9 @@
  * (readers.c), the life of a database handle (db.c) and of a transaction (txn.c), the page
  * accounting of an integrity walk (pagecheck.c), each page checked (an encrypted file's opened
  * into the view) before first use (pagetrust.c), copies and compaction (copy.c), packed (LZ4)
- * pages with their cache (packed.c) and encryption: keys, sealing and opening (cipher.c). The
- * page format it exports is in page.h.
+ * pages with their cache (packed.c), encryption: keys, sealing and opening (cipher.c), and what
+ * read transactions derive from a committed tree, kept for later ones (readshare.c). The page
+ * format it exports is in page.h.
  *
  * Private to the folder: pager.h, freelist.h, commitlog.h, readers.h, packed.h, cipher.h.
  *
@@ -232,6 +233,9 @@ struct strata_db {
     uint64_t publishes_base;
     _Atomic uint64_t own_publishes;
     _Atomic bool foreign_writes;
+    /* What read transactions derived from committed trees, for later ones (readshare.c). */
+    pthread_mutex_t share_lock;
+    struct st_share_table *shares;
 };
 
 enum { ST_TXN_ACTIVE = 1, ST_TXN_ENDED = 2, ST_TXN_FAILED = 3 };
@@ -340,6 +344,19 @@ static inline int st_page_get(strata_txn_t *txn, pgno_t pgno, const uint8_t **pa
     }
     return st_page_get_ahead(txn, pgno, 0, page, err);
 }
+/* A hint, never a read: ask memory for the cache lines that st_page_get of a read transaction's
+ * page and a read at byte `off` of it will touch (the page's trust entry and stamp, and the
+ * byte), without waiting for any. Nothing for a write transaction (its own copies are found by
+ * st_page_get) or a page outside the snapshot. */
+static inline void st_page_prefetch(const strata_txn_t *txn, pgno_t pgno, unsigned off) {
+    if (txn->write || pgno < 2 || pgno >= txn->meta.page_count || off >= ST_PAGE_SIZE) return;
+    const strata_db_t *db = txn->db;
+    if (db->trust) {
+        __builtin_prefetch(&db->trust[pgno]);
+        __builtin_prefetch(db->file.map + pgno * ST_PAGE_SIZE + PH_VERSION);
+    }
+    __builtin_prefetch(db->view + pgno * ST_PAGE_SIZE + off);
+}
 /* The first `need` bytes of a page, for a reader that reads no further (a column leaf's): as
  * st_page_get, but a packed page that this process has checked whole before is unpacked only
  * that far, into memory its transaction keeps until it ends (a count over one small property
@@ -362,6 +379,42 @@ void st_page_resembles(strata_txn_t *txn, pgno_t pgno, pgno_t like);
 /* Stop using a page (or a run): reused at once if this transaction made it, else freed by the
  * new version. */
 int st_page_free(strata_txn_t *txn, pgno_t pgno, uint32_t npages, strata_error *err);
+
+/* ------------------------------------------------------------------ shared by readers (readshare.c) */
+
+/* A structure derived from a committed tree, shared by read transactions: the first member of
+ * the structure; refs counts its holders, destroy frees it when the last lets go. */
+typedef struct st_shared {
+    _Atomic uint32_t refs;
+    void (*destroy)(struct st_shared *s);
+} st_shared;
+
+enum { ST_SHARE_CLUSTERS = 1, ST_SHARE_LEAVES = 2 }; /* what was derived */
+
+/* A tree's contents as a read transaction sees them: its name's hash, its root's number and
+ * version stamp, and what is derived from them. */
+typedef struct st_share_key {
+    uint8_t kind;
+    uint64_t tree;
+    pgno_t root;
+    uint64_t stamp;
+} st_share_key;
+typedef struct st_share_table st_share_table;
+
+/* The key of tree `name` with root `root` in txn: false when nothing of it may be shared (a
+ * write transaction, an empty tree, a packed root). */
+bool st_share_key_of(strata_txn_t *txn, uint8_t kind, const char *name, size_t name_len,
+                     pgno_t root, st_share_key *key);
+/* What is kept for key, with a reference taken (st_share_release), or NULL; *uses: the searches
+ * through the tree transactions reported for key so far. */
+st_shared *st_share_find(strata_db_t *db, const st_share_key *key, uint64_t *uses);
+/* Report `uses` more searches through key's tree. */
+void st_share_count(strata_db_t *db, const st_share_key *key, uint64_t uses);
+/* Keep s for key (the handle takes a reference of its own; a structure kept first stays). Every
+ * pointer in s must point into the view (st_bytes_committed) or into s's own memory. */
+void st_share_keep(strata_db_t *db, const st_share_key *key, st_shared *s);
+void st_share_release(st_shared *s); /* NULL: nothing */
+void st_share_clear(strata_db_t *db); /* the file was replaced, or the handle closes */
 
 /* ------------------------------------------------------------------ transactions (txn.c) */
 
