@@ -4,7 +4,8 @@
  * transaction built serves the next one on the same root; short transactions that each read
  * too little to pay for one build it together; a commit that changes the tree is never served
  * the old directory, while a reader still on the old version keeps reading through its own;
- * readers on several threads share directories while a writer commits (TSan: make tsan);
+ * readers on several threads share directories while a writer commits (TSan: make tsan); a
+ * an index's leaf directory is kept the same way;
  * a compaction forgets every directory; a packed file's records (unpacked into a
  * transaction's pins) are never kept; an encrypted file's are. Every read is checked against
  * the values written. White-box: built with the core's sources, it looks at t->cdir.
@@ -204,6 +205,85 @@ static void an_encrypted_files_directory_is_kept(void) {
     OK(strata_db_close(db, E));
 }
 
+/* An index's leaf directory (btree/leafdir.c) is kept the same way: searches in short
+ * transactions add up to building it, the next transaction starts with it, and a commit that
+ * changes the index leaves it behind. */
+#define KV 60000
+
+static void kv_name(int i, char *out, size_t cap) {
+    if (i < KV) snprintf(out, cap, "name-%08d", i * 37 % KV);
+    else snprintf(out, cap, "more-%08d", i);
+}
+
+static void kv_fill(strata_db_t *db, int from, int to) {
+    strata_txn_t *w;
+    strata_table_t *t;
+    strata_col_t c;
+    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
+    if (strata_table_open(w, "S", &t, NULL) != STRATA_OK) {
+        OK(strata_table_create(w, "S", &t, E));
+        OK(strata_table_add_property(t, "name", STRATA_TYPE_STRING, STRATA_PROP_INDEXED, NULL, &c, E));
+    }
+    OK(strata_table_find_property(t, "name", &c, E));
+    for (int i = from; i < to; i++) {
+        char name[32];
+        strata_key_t k;
+        kv_name(i, name, sizeof name);
+        OK(strata_obj_create(t, &k, E));
+        CHECK(k == i);
+        OK(strata_obj_set(t, k, c, &(strata_value){.type = STRATA_TYPE_STRING, .u.bytes = {name, strlen(name)}}, E));
+    }
+    OK(strata_txn_commit(w, E));
+    strata_txn_free(w);
+}
+
+/* `gets` index searches of names that exist; the arrays the index's handle searched at the
+ * start and at the end. */
+static void kv_gets(strata_db_t *db, int gets, const void **first, const void **last) {
+    strata_txn_t *r;
+    strata_table_t *t;
+    strata_col_t c;
+    OK(strata_txn_begin(db, STRATA_TXN_READ, &r, E));
+    OK(strata_table_open(r, "S", &t, E));
+    OK(strata_table_find_property(t, "name", &c, E));
+    for (int n = 0; n < gets; n++) {
+        int i = (int)(((unsigned)n * 7919u) % KV);
+        char name[32];
+        kv_name(i, name, sizeof name);
+        strata_key_t k = -1;
+        size_t count = 0;
+        OK(strata_index_find(t, c, &(strata_value){.type = STRATA_TYPE_STRING, .u.bytes = {name, strlen(name)}}, &k, 1, &count, E));
+        CHECK(count == 1 && k == i);
+        strata_tree_t *ix;
+        OK(st_prop_index_tree(t, st_prop_find(t, (uint32_t)c), false, &ix, E));
+        if (n == 0) *first = st_leafdir_arrays(ix);
+        *last = st_leafdir_arrays(ix);
+    }
+    strata_txn_free(r);
+}
+
+static void an_index_leaf_directory_is_kept_too(void) {
+    strata_db_t *db = open_db("leaves.db", NULL);
+    kv_fill(db, 0, KV);
+    const void *first, *last, *built = NULL;
+    int txns = 0;
+    while (!built && txns < 20) { /* 300 searches each: fewer than one builds on */
+        kv_gets(db, 300, &first, &last);
+        CHECK(first == NULL);
+        built = last;
+        txns++;
+    }
+    printf("  %d transactions of 300 searches before one built it\n", txns);
+    CHECK(built != NULL && txns >= 2);
+    kv_gets(db, 5, &first, &last);
+    CHECK(first == built);
+    kv_fill(db, KV, KV + 10); /* a new root */
+    kv_gets(db, 5, &first, &last);
+    CHECK(first == NULL);
+    OK(strata_db_verify(db, E));
+    OK(strata_db_close(db, E));
+}
+
 /* Readers on four threads, each a run of short read transactions, while a writer commits new
  * values: every transaction reads one version's values throughout (object i holds i * mul
  * for the mul object 1 holds), through directories others built and kept. (Run under TSan by
@@ -273,6 +353,7 @@ static const tl_test tests[] = {
     TL_TEST(a_compaction_forgets_every_directory),
     TL_TEST(a_packed_files_records_are_not_kept),
     TL_TEST(an_encrypted_files_directory_is_kept),
+    TL_TEST(an_index_leaf_directory_is_kept_too),
     TL_TEST(readers_share_directories_while_a_writer_commits),
 };
 

@@ -155,6 +155,8 @@ typedef struct st_leafdir st_leafdir;
 int st_leafdir_leaf(strata_tree_t *tree, const uint8_t *key, size_t klen, pgno_t *leaf,
                     strata_error *err);
 void st_leafdir_free(strata_tree_t *tree);
+/* The directory's arrays the tree handle searches, NULL when it has none (for tests). */
+const void *st_leafdir_arrays(const strata_tree_t *tree);
 int st_bt_put(strata_txn_t *txn, st_tree_state *t, const uint8_t *key, size_t klen,
               const uint8_t *val, size_t vlen, strata_error *err);
 int st_bt_delete(strata_txn_t *txn, st_tree_state *t, const uint8_t *key, size_t klen,

@@ -19,8 +19,11 @@
  * page on the way down (a damaged tree whose page there is a branch is descended from it).
  *
  * Invariants: head and key ascend strictly from i = 1 (the separators of a valid tree); the key
- * leaf_for(key) gives is the one the descent from the root reaches. The directory lives with the
- * tree handle: a refresh or the transaction's end frees it (st_leafdir_free).
+ * leaf_for(key) gives is the one the descent from the root reaches. The tree handle holds the
+ * directory until a refresh or the transaction's end (st_leafdir_free); the database handle keeps
+ * it for later read transactions whose tree has the same root (storage's readshare.c: the
+ * descents that count toward building one add up over those transactions too), unless a key
+ * lies outside the view (a packed branch page's).
  */
 #include "btree/btree.h"
 
@@ -29,30 +32,52 @@
 #define ST_LEAFDIR_MIN_DESCENTS 256
 #define DIR_BLOCK 32
 
-struct st_leafdir {
-    uint64_t descents; /* before it was built */
-    bool built, failed;
+/* The arrays, shared by the read transactions of one tree root (storage's readshare.c). */
+typedef struct dir_data {
+    st_shared hdr;
     size_t n, cap;
     uint64_t *head;
     const uint8_t **key;
     uint16_t *klen;
     pgno_t *leaf;
     uint64_t *top;     /* head[i * DIR_BLOCK] */
+    bool in_view;      /* every key points into the view: it may be shared */
+} dir_data;
+
+/* A tree handle's state. */
+struct st_leafdir {
+    uint64_t descents; /* before it was built */
+    uint64_t prior;    /* descents earlier transactions reported for the same root */
+    bool built, failed, looked, keyed;
+    st_share_key key;
+    dir_data *d;
 };
 
-void st_leafdir_free(strata_tree_t *tree) {
-    st_leafdir *d = tree->leafdir;
-    if (!d) return;
+static void dir_destroy(st_shared *s) {
+    dir_data *d = (dir_data *)s;
     free(d->head);
     free(d->key);
     free(d->klen);
     free(d->leaf);
     free(d->top);
     free(d);
+}
+
+void st_leafdir_free(strata_tree_t *tree) {
+    st_leafdir *ld = tree->leafdir;
+    if (!ld) return;
+    if (!ld->built && !ld->failed && ld->keyed && ld->descents)
+        st_share_count(tree->txn->db, &ld->key, ld->descents);
+    if (ld->d) st_share_release(&ld->d->hdr);
+    free(ld);
     tree->leafdir = NULL;
 }
 
-static bool add(st_leafdir *d, const uint8_t *lo, size_t lo_len, pgno_t leaf) {
+const void *st_leafdir_arrays(const strata_tree_t *tree) {
+    return tree->leafdir && tree->leafdir->built ? tree->leafdir->d : NULL;
+}
+
+static bool add(dir_data *d, const uint8_t *lo, size_t lo_len, pgno_t leaf) {
     if (d->n == d->cap) {
         size_t cap = d->cap ? d->cap * 2 : 256;
         uint64_t *h = realloc(d->head, cap * sizeof *h);
@@ -75,7 +100,7 @@ static bool add(st_leafdir *d, const uint8_t *lo, size_t lo_len, pgno_t leaf) {
 }
 
 /* The children of branch pg (levels above the leaves: `above`), in order, with lower bounds. */
-static int collect(strata_tree_t *tree, st_leafdir *d, pgno_t pg, int above, const uint8_t *lo,
+static int collect(strata_tree_t *tree, dir_data *d, pgno_t pg, int above, const uint8_t *lo,
                    size_t lo_len, strata_error *err) {
     const uint8_t *p;
     int rc;
@@ -92,6 +117,7 @@ static int collect(strata_tree_t *tree, st_leafdir *d, pgno_t pg, int above, con
         if ((rc = st_branch_cell_at(p, pg, i, &child, &k, &kl, err))) return rc;
         const uint8_t *clo = i == 0 ? lo : k;
         size_t clo_len = i == 0 ? lo_len : kl;
+        d->in_view = d->in_view && (!clo || st_bytes_committed(tree->txn->db, clo));
         if (above > 1) rc = collect(tree, d, child, above - 1, clo, clo_len, err);
         else if (!add(d, clo, clo_len, child)) rc = STRATA_ERR_NO_MEMORY;
         if (rc) return rc;
@@ -116,34 +142,42 @@ static int tree_depth(strata_tree_t *tree, int *depth, strata_error *err) {
     return ST_CORRUPT(err, "tree deeper than %d levels", ST_MAX_DEPTH);
 }
 
-static int build(strata_tree_t *tree, st_leafdir *d, strata_error *err) {
+/* The directory of the tree into ld (kept by the handle when every key lies in the view); a
+ * tree too shallow to gain, or no memory, marks it failed: searches keep descending. */
+static int build(strata_tree_t *tree, st_leafdir *ld, strata_error *err) {
     int depth, rc = tree_depth(tree, &depth, err);
     if (rc) return rc;
     if (depth < 3) { /* the root alone is a branch: nothing to skip worth the memory */
-        d->failed = true;
+        ld->failed = true;
         return STRATA_OK;
     }
+    dir_data *d = calloc(1, sizeof *d);
+    if (!d) {
+        ld->failed = true;
+        return STRATA_OK;
+    }
+    d->hdr = (st_shared){1, dir_destroy};
+    d->in_view = true;
     rc = collect(tree, d, tree->st.root, depth - 1, NULL, 0, err);
-    if (rc == STRATA_ERR_NO_MEMORY) { /* searches keep descending */
-        d->failed = true;
-        d->n = 0;
-        return STRATA_OK;
-    }
-    if (rc) return rc;
-    if (!(d->top = malloc(((d->n + DIR_BLOCK - 1) / DIR_BLOCK) * sizeof *d->top))) {
-        d->failed = true;
-        d->n = 0;
+    if (rc == STRATA_OK && !(d->top = malloc(((d->n + DIR_BLOCK - 1) / DIR_BLOCK) * sizeof *d->top)))
+        rc = STRATA_ERR_NO_MEMORY;
+    if (rc) {
+        dir_destroy(&d->hdr);
+        if (rc != STRATA_ERR_NO_MEMORY) return rc;
+        ld->failed = true;
         return STRATA_OK;
     }
     for (size_t i = 0; i < d->n; i += DIR_BLOCK) d->top[i / DIR_BLOCK] = d->head[i];
-    d->built = true;
+    ld->d = d;
+    ld->built = true;
+    if (ld->keyed && d->in_view) st_share_keep(tree->txn->db, &ld->key, &d->hdr);
     return STRATA_OK;
 }
 
 /* The last leaf whose lower bound is <= key. The heads of every DIR_BLOCK-th leaf (a few KiB,
  * which stay cached) narrow the search to the blocks whose first head could equal key's; the
  * rest compares heads there (a few cache lines, asked for at once), and keys where heads tie. */
-static pgno_t dir_floor(const st_leafdir *d, const uint8_t *key, size_t klen) {
+static pgno_t dir_floor(const dir_data *d, const uint8_t *key, size_t klen) {
     uint64_t want = st_key_head8(key, klen);
     size_t nb = (d->n + DIR_BLOCK - 1) / DIR_BLOCK, a = 0, b = nb;
     while (a < b) { /* a: the first block whose first head is >= want */
@@ -178,22 +212,32 @@ int st_leafdir_leaf(strata_tree_t *tree, const uint8_t *key, size_t klen, pgno_t
                     strata_error *err) {
     *leaf = 0;
     if (tree->txn->write || tree->st.kind != STRATA_KEY_BYTES || !tree->st.root) return STRATA_OK;
-    st_leafdir *d = tree->leafdir;
-    if (!d) {
-        if (!(d = calloc(1, sizeof *d))) return STRATA_OK;
-        tree->leafdir = d;
+    st_leafdir *ld = tree->leafdir;
+    if (!ld) {
+        if (!(ld = calloc(1, sizeof *ld))) return STRATA_OK;
+        tree->leafdir = ld;
     }
-    if (!d->built) {
-        if (d->failed || ++d->descents < ST_LEAFDIR_MIN_DESCENTS ||
-            d->descents < tree->st.count / 64)
+    if (!ld->looked) { /* one kept for this root by an earlier read transaction? */
+        ld->looked = true;
+        ld->keyed = st_share_key_of(tree->txn, ST_SHARE_LEAVES, tree->name, tree->name_len,
+                                    tree->st.root, &ld->key);
+        st_shared *kept = ld->keyed ? st_share_find(tree->txn->db, &ld->key, &ld->prior) : NULL;
+        if (kept) {
+            ld->d = (dir_data *)kept;
+            ld->built = true;
+        }
+    }
+    if (!ld->built) {
+        uint64_t descents = ++ld->descents + ld->prior;
+        if (ld->failed || descents < ST_LEAFDIR_MIN_DESCENTS || descents < tree->st.count / 64)
             return STRATA_OK;
-        int rc = build(tree, d, err);
+        int rc = build(tree, ld, err);
         if (rc) {
-            d->failed = true;
+            ld->failed = true;
             return rc;
         }
-        if (!d->built) return STRATA_OK;
+        if (!ld->built) return STRATA_OK;
     }
-    *leaf = dir_floor(d, key, klen);
+    *leaf = dir_floor(ld->d, key, klen);
     return STRATA_OK;
 }

@@ -92,6 +92,7 @@ typedef struct cdir_data {
     uint32_t *rec_len;
     uint32_t *count;
     size_t n;
+    double scale;      /* (n - 1) / (last base - first base): a key's guessed place */
 } cdir_data;
 
 static void cdir_destroy(st_shared *s) {
@@ -109,6 +110,7 @@ static void cdir_use(strata_table_t *t, cdir_data *d) {
     t->cdir.rec_len = d->rec_len;
     t->cdir.count = d->count;
     t->cdir.n = d->n;
+    t->cdir.scale = d->scale;
     t->cdir.held = &d->hdr;
     t->cdir.built = true;
 }
@@ -183,6 +185,8 @@ static int cdir_build(strata_table_t *t, strata_tree_t *tree, strata_error *err)
         return rc;
     }
     d->n = n;
+    if (n > 1 && d->base[n - 1] > d->base[0])
+        d->scale = (double)(n - 1) / (double)(d->base[n - 1] - d->base[0]);
     cdir_use(t, d);
     if (t->cdir.keyed && in_view) st_share_keep(t->txn->db, &t->cdir.key, &d->hdr);
     return STRATA_OK;
@@ -197,7 +201,7 @@ static size_t cdir_after(const strata_table_t *t, int64_t key) {
         /* Keys are spread about evenly over the clusters (they are handed out in order): guess
          * the cluster from the key and widen around the guess until the answer is bracketed, so
          * a point read costs a few probes instead of a dozen dependent ones. */
-        size_t g = (size_t)((double)(k - b[0]) / (double)(b[hi - 1] - b[0]) * (double)(hi - 1));
+        size_t g = (size_t)((double)(k - b[0]) * t->cdir.scale);
         if (g >= hi) g = hi - 1;
         size_t step = 1;
         if (b[g] <= k) { /* the answer is past g: step on until a base is above key */
@@ -386,6 +390,10 @@ static void rcache_fill(strata_table_t *t, uint64_t base, const uint8_t *rec, si
 
 const st_prop st_reads_nothing;
 
+static int locate_in(strata_table_t *t, int64_t key, uint64_t base, const uint8_t *rec,
+                     size_t rlen, uint64_t next, const st_prop *only, st_objref *ref,
+                     strata_error *err);
+
 int st_obj_locate(strata_table_t *t, int64_t key, st_objref *ref, strata_error *err) {
     return st_obj_locate_for(t, key, NULL, ref, err);
 }
@@ -434,9 +442,18 @@ int st_obj_locate_for(strata_table_t *t, int64_t key, const st_prop *only, st_ob
         t->hint = dc;
         return STRATA_OK;
     }
+    return locate_in(t, key, base, rec, rlen, next, only, ref, err);
+}
+
+/* key in the stored cluster (base, rec) whose next cluster starts at `next` (0: unknown): ref
+ * is zeroed by the caller. */
+static int locate_in(strata_table_t *t, int64_t key, uint64_t base, const uint8_t *rec,
+                     size_t rlen, uint64_t next, const st_prop *only, st_objref *ref,
+                     strata_error *err) {
     st_crec r;
     long row;
     const uint8_t *keys;
+    int rc;
     if ((rc = st_crec_parse(t->name, base, rec, rlen, &r, err))) return rc;
     /* A cluster holding as many keys as lie between its base and the next cluster's holds every
      * one of them (its keys ascend inside that range), so key is at row key - base: no need to
@@ -468,23 +485,33 @@ int st_obj_locate_for(strata_table_t *t, int64_t key, const st_prop *only, st_ob
     return STRATA_OK;
 }
 
-void st_obj_prefetch_record(strata_table_t *t, int64_t key) {
-    if (!t->cdir.built || t->ndc || (rcache_usable(t) && key >= t->rcache.first &&
-                                      key <= t->rcache.last))
-        return; /* found without reading a record from memory not yet in the cache */
-    size_t at = cdir_after(t, key);
-    if (at == 0) return;
-    const uint8_t *rec = t->cdir.rec[at - 1];
-    __builtin_prefetch(rec);
-    if (t->cdir.rec_len[at - 1] > 64) __builtin_prefetch(rec + 64);
-}
-
-void st_obj_prefetch_value(strata_table_t *t, const st_objref *ref, const st_prop *p) {
-    st_crec r;
-    strata_error ignored;
-    if (ref->dc || !ref->rec || st_crec_parse(t->name, 0, ref->rec, ref->rec_len, &r, &ignored)) return;
-    st_leafref leaf = st_crec_col(&r, p->id);
-    if (leaf.pgno) st_col_prefetch(t->txn, leaf, r.n, ref->row);
+int st_obj_locate_batch(strata_table_t *t, const int64_t *keys, size_t n, const st_prop *only,
+                        st_objref *refs, strata_error *err) {
+    size_t at[ST_LOCATE_BATCH];
+    if (!t->cdir.built || t->ndc || n > ST_LOCATE_BATCH) { /* one at a time */
+        for (size_t i = 0; i < n; i++) {
+            int rc = st_obj_locate_for(t, keys[i], only, &refs[i], err);
+            if (rc) return rc;
+        }
+        return STRATA_OK;
+    }
+    for (size_t i = 0; i < n; i++) { /* every record asked for before any is read */
+        at[i] = cdir_after(t, keys[i]);
+        if (at[i] == 0) continue;
+        const uint8_t *rec = t->cdir.rec[at[i] - 1];
+        __builtin_prefetch(rec);
+        if (t->cdir.rec_len[at[i] - 1] > 64) __builtin_prefetch(rec + 64);
+    }
+    for (size_t i = 0; i < n; i++) {
+        size_t a = at[i];
+        if (a == 0) return not_found(t, keys[i], err);
+        memset(&refs[i], 0, sizeof refs[i]);
+        int rc = locate_in(t, keys[i], t->cdir.base[a - 1], t->cdir.rec[a - 1],
+                           t->cdir.rec_len[a - 1], a < t->cdir.n ? t->cdir.base[a] : 0, only,
+                           &refs[i], err);
+        if (rc) return rc;
+    }
+    return STRATA_OK;
 }
 
 int st_obj_read(strata_table_t *t, const st_objref *ref, const st_prop *p, strata_value *out,

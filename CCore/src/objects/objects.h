@@ -137,6 +137,7 @@ struct strata_table {
         uint32_t *rec_len;
         uint32_t *count;   /* the record's n */
         size_t n;
+        double scale;      /* (n - 1) / (last base - first base) */
         uint64_t descents; /* tree descents in this transaction before it was built */
         uint64_t prior;    /* descents earlier transactions reported for the same root */
         bool built;
@@ -225,6 +226,12 @@ int st_obj_locate(strata_table_t *t, int64_t key, st_objref *ref, strata_error *
  * none (ST_READS_NOTHING: the caller asks whether the object is there). */
 int st_obj_locate_for(strata_table_t *t, int64_t key, const st_prop *only, st_objref *ref,
                       strata_error *err);
+/* st_obj_locate_for of up to ST_LOCATE_BATCH keys (an error stops at the key it names): with a
+ * read transaction's cluster directory, every key's record is asked for from memory before any
+ * is read, so that the misses of keys spread over the table overlap. */
+#define ST_LOCATE_BATCH 16
+int st_obj_locate_batch(strata_table_t *t, const int64_t *keys, size_t n, const st_prop *only,
+                        st_objref *refs, strata_error *err);
 extern const st_prop st_reads_nothing;
 #define ST_READS_NOTHING (&st_reads_nothing)
 int st_obj_read(strata_table_t *t, const st_objref *ref, const st_prop *p, strata_value *out,
@@ -232,12 +239,6 @@ int st_obj_read(strata_table_t *t, const st_objref *ref, const st_prop *p, strat
 /* Ask memory for the cache lines of every value of the object at ref (and then its strings'
  * bytes) at once: a hint for reads one property at a time (strata_obj_prefetch). */
 void st_obj_prefetch(strata_table_t *t, const st_objref *ref);
-/* The same for the value of one property. */
-void st_obj_prefetch_value(strata_table_t *t, const st_objref *ref, const st_prop *p);
-/* Ask memory for the cluster record st_obj_locate of key will read, when the read transaction's
- * directory names it (a hint: locating a batch of keys after asking for all of them lets the
- * misses overlap). */
-void st_obj_prefetch_record(strata_table_t *t, int64_t key);
 /* Several properties of one object: its cluster record is parsed once. */
 int st_obj_read_many(strata_table_t *t, const st_objref *ref, st_prop *const *props, size_t n,
                      strata_value *out, strata_error *err);
