@@ -911,6 +911,34 @@ static int drop_pages(strata_txn_t *txn, uint8_t kind, pgno_t pg, int depth, str
     return st_page_free(txn, pg, 1, err);
 }
 
+/* The branch pages below pg (level `level` of `height`), and pg itself when it is a branch. */
+static int drop_branch_pages(strata_txn_t *txn, uint8_t kind, pgno_t pg, int level, int height,
+                             strata_error *err) {
+    if (level >= height - 1) return STRATA_OK; /* a leaf: the caller's */
+    const uint8_t *p;
+    int rc;
+    if ((rc = st_page_get(txn, pg, &p, err)) || (rc = st_node_check(p, pg, kind, err))) return rc;
+    if (pg_kind(p) != ST_PAGE_BRANCH)
+        return ST_CORRUPT(err, "page %llu: a leaf where the tree has branches", (unsigned long long)pg);
+    for (int i = 0; i < pg_nkeys(p); i++) {
+        pgno_t child;
+        const uint8_t *k;
+        size_t kl;
+        if ((rc = st_branch_cell_at(p, pg, i, &child, &k, &kl, err)) ||
+            (rc = drop_branch_pages(txn, kind, child, level + 1, height, err)))
+            return rc;
+    }
+    return st_page_free(txn, pg, 1, err);
+}
+
+int st_bt_drop_branches(strata_txn_t *txn, st_tree_state *t, int height, strata_error *err) {
+    int rc = t->root ? drop_branch_pages(txn, t->kind, t->root, 0, height, err) : STRATA_OK;
+    if (rc) return st_txn_fail(txn, rc);
+    t->root = 0;
+    t->count = 0;
+    return STRATA_OK;
+}
+
 int st_bt_drop(strata_txn_t *txn, st_tree_state *t, strata_error *err) {
     int rc = t->root ? drop_pages(txn, t->kind, t->root, 0, err) : STRATA_OK;
     if (rc) return st_txn_fail(txn, rc);

@@ -185,6 +185,10 @@ int st_bt_delete_near(strata_txn_t *txn, st_tree_state *t, st_bt_finger *f, cons
                       size_t klen, strata_error *err);
 /* Free every page of the tree; t becomes empty. */
 int st_bt_drop(strata_txn_t *txn, st_tree_state *t, strata_error *err);
+/* Free the tree's branch pages (its leaves, at level height - 1 of `height`, the caller freed
+ * already, and they are not read); t becomes empty. For a caller that freed each leaf once it
+ * had read it (a rebuild whose new pages take the freed ones). */
+int st_bt_drop_branches(strata_txn_t *txn, st_tree_state *t, int height, strata_error *err);
 
 /* Iterator moves: STRATA_OK on an entry, STRATA_ERR_NOT_FOUND past either end. */
 static inline void st_iter_init(st_iter *c, strata_tree_t *tree) {

@@ -222,6 +222,73 @@ static bool sort_pending(pending_ref *v, size_t n) {
     return true;
 }
 
+/* A batch of at least a quarter as many changes as the index has entries lands in nearly every
+ * leaf, and inserts into leaves that are full (an index built by appending) split each of them
+ * in half: the index ends about 70% full. Such a batch writes the index anew instead: its
+ * entries and the batch's decided changes (order[0..n), groups of one key as in
+ * st_index_apply), merged in key order, appended into fresh pages (btree.c leaves a full page
+ * as it is at the right edge). Each old leaf is freed once read, so the new pages take those
+ * this transaction wrote (an index built by an earlier batch of it) instead of growing the
+ * file; the branches go last. It costs one pass over the index, which the inserts would have
+ * paid in splits. Entries' values are empty (a non-empty one is damage). */
+#define REBUILD_MIN 1024
+
+static bool rebuild_pays(const strata_tree_t *ix, size_t n) {
+    return n >= REBUILD_MIN && ix->st.count > 0 && n >= ix->st.count / 4;
+}
+
+static int rebuild_merged(strata_table_t *t, st_prop *p, strata_tree_t *ix, pending_ref *order,
+                          size_t n, strata_error *err) {
+    st_tree_state fresh = {0, 0, ix->st.kind, ix->st.tflags};
+    st_bt_finger finger = {0};
+    st_iter c;
+    st_iter_init(&c, ix);
+    const uint8_t *ok = NULL, *ov = NULL; /* the old entry at c */
+    size_t okl = 0, ovl = 0;
+    int rc = st_iter_first(&c, err), orc = rc, height = c.depth;
+    pgno_t leaf = rc == STRATA_OK ? c.path[c.depth - 1].pgno : 0; /* the old leaf being read */
+    if (rc == STRATA_OK) rc = st_iter_get(&c, &ok, &okl, &ov, &ovl, err);
+    else if (rc == STRATA_ERR_NOT_FOUND) rc = STRATA_OK;
+    for (size_t i = 0, j; rc == STRATA_OK && (i < n || orc == STRATA_OK); i = j) {
+        j = i;
+        const uint8_t *r = NULL; /* the decided change at i (NULL: none left) */
+        if (i < n) {
+            for (j = i + 1; j < n && order[j].head == order[i].head && same_key(order[i].rec, order[j].rec); j++) {}
+            r = order[j - 1].rec;
+            if (!order[i].rec[2] && r[2]) continue; /* inserted, then removed: never there */
+        }
+        int cmp = orc != STRATA_OK ? 1 : !r ? -1 : st_key_cmp(STRATA_KEY_BYTES, ok, okl, r + 3, st_rd16(r));
+        if (ovl) {
+            rc = ST_CORRUPT(err, "index of '%s.%s': an entry has a %zu-byte value", t->name,
+                            p->name, ovl);
+        } else if (cmp < 0) { /* an old entry the batch leaves alone */
+            j = i;
+            rc = st_bt_put_near(t->txn, &fresh, &finger, ok, okl, (const uint8_t *)"", 0, err);
+        } else if (r[2] && cmp > 0) {
+            rc = ST_CORRUPT(err, "index of '%s.%s' lacks the entry of object %lld", t->name,
+                            p->name, (long long)st_rd_be64(r + 3 + st_rd16(r) - 8));
+        } else if (!r[2]) { /* an insert (replacing an equal old entry) */
+            rc = st_bt_put_near(t->txn, &fresh, &finger, r + 3, st_rd16(r), (const uint8_t *)"", 0, err);
+        }
+        if (rc == STRATA_OK && cmp <= 0) { /* the old entry was used or removed: the next */
+            orc = st_iter_next(&c, err);
+            if (orc == STRATA_OK && c.path[c.depth - 1].pgno != leaf) { /* done with that leaf */
+                rc = st_page_free(t->txn, leaf, 1, err);
+                leaf = c.path[c.depth - 1].pgno;
+            }
+            if (orc == STRATA_OK && rc == STRATA_OK) rc = st_iter_get(&c, &ok, &okl, &ov, &ovl, err);
+            else if (orc != STRATA_OK && orc != STRATA_ERR_NOT_FOUND) rc = orc;
+        }
+    }
+    if (rc == STRATA_OK && leaf) rc = st_page_free(t->txn, leaf, 1, err); /* the last one */
+    if (rc == STRATA_OK) rc = st_bt_drop_branches(t->txn, &ix->st, height, err);
+    if (rc) return st_txn_fail(t->txn, rc); /* (old and new pages half freed, half written) */
+    ix->st = fresh;
+    ix->dirty = true;
+    ix->mod_count++;
+    return STRATA_OK;
+}
+
 int st_index_apply(strata_table_t *t, st_prop *p, strata_error *err) {
     st_index_pending *q = p->pending;
     if (!q || q->n == 0) return STRATA_OK;
@@ -240,6 +307,10 @@ int st_index_apply(strata_table_t *t, st_prop *p, strata_error *err) {
         st_bt_finger finger = {0}; /* the changes come in key order: most land in the last leaf */
         size_t nfinal = 0; /* a full-text index takes the decided changes in one call */
         bool fulltext = p->flags & STRATA_PROP_FULLTEXT;
+        if (rc == STRATA_OK && !fulltext && rebuild_pays(ix, n)) {
+            rc = rebuild_merged(t, p, ix, order, n, err);
+            n = 0; /* done */
+        }
         for (size_t i = 0, j; rc == STRATA_OK && i < n; i = j) {
             /* the records are read in key order, all over the buffer: ask for them ahead */
             if (i + 8 < n) __builtin_prefetch(order[i + 8].rec);

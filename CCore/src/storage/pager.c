@@ -992,24 +992,30 @@ void st_pager_end_write(strata_txn_t *txn) {
     st_free_vec_clear(&txn->freed);
 }
 
-/* The file holds more than two growth chunks past the pages in use and the reserve: shorten it
- * (once no reader holds a version older than m, whose snapshot could name a page past the new
- * end: pages there are free, but a damaged page of an old version must not fault the map). Never
- * below either meta slot's page count: after a crash, recovery may start from the durable
- * version in the other slot. A failure only leaves the file longer. */
+/* The file holds more than two growth chunks past the pages in use and the reserve, or this
+ * commit grew the pages in use by a chunk or more (a bulk write, whose last chunk is mostly
+ * unused: 10% of a file written in one transaction) and more than a MiB lies past them and the
+ * reserve: shorten it (once no reader holds a version older than m, whose snapshot could name a
+ * page past the new end: pages there are free, but a damaged page of an old version must not
+ * fault the map). Never below either meta slot's page count: after a crash, recovery may start
+ * from the durable version in the other slot. A failure only leaves the file longer. Commits
+ * that grow the file by a little (the next chunk is taken once every chunk's worth of them) do
+ * not shrink it: they would grow it again. */
 static void shrink_file(strata_txn_t *txn, const st_meta *m) {
     strata_db_t *db = txn->db;
     if (db->file.mem) return;
     uint64_t have = atomic_load(&db->file.file_size), chunk = have / 8 < (1u << 20) ? 1u << 20 : have / 8;
     uint64_t pages = m->page_count;
-    if (have <= (pages + reserve_pages(pages)) * ST_PAGE_SIZE + 2 * chunk) return; /* most commits */
+    bool bulk = pages > txn->meta.page_count && (pages - txn->meta.page_count) * ST_PAGE_SIZE >= chunk;
+    uint64_t slack = bulk ? 1u << 20 : 2 * chunk;
+    if (have <= (pages + reserve_pages(pages)) * ST_PAGE_SIZE + slack) return; /* most commits */
     for (int s = 0; s < 2; s++) {
         st_meta other;
         meta_copy(db, s, &other);
         if (st_meta_valid(&other) && other.page_count > pages) pages = other.page_count;
     }
     uint64_t keep = (pages + reserve_pages(pages)) * ST_PAGE_SIZE;
-    if (have <= keep + 2 * chunk || st_readers_oldest(db, m->version, NULL) < m->version) return;
+    if (have <= keep + slack || st_readers_oldest(db, m->version, NULL) < m->version) return;
     keep = (keep + (1u << 20) - 1) & ~(uint64_t)((1u << 20) - 1); /* whole MiB, as it grows */
     st_os_shrink(&db->file, keep);
 }
