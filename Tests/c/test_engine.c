@@ -5,6 +5,8 @@
  */
 #include "testlib.h"
 
+#include "objects/objects.h" /* st_db_open with a check that counts (white-box) */
+
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -1658,6 +1660,46 @@ static void test_unsynced_commits_then_one_sync(void) {
     OK(strata_db_close(db, E));
 }
 
+/* Recovery's check of a version written without sync, counted. */
+static int unsynced_checks;
+static int counting_check(strata_db_t *db, const st_meta *m, const st_meta *d, strata_error *err) {
+    unsynced_checks++;
+    return st_verify_unsynced(db, m, d, err);
+}
+
+static int open_counting(const char *path, strata_db_t **db) {
+    strata_options o;
+    strata_options_init(&o);
+    return st_db_open(path, &o, counting_check, db, E);
+}
+
+/* A process commits without sync and dies: the next first open checks that version page by
+ * page and, finding it whole, makes it durable, so the opens after it do not check it again
+ * (before, each one did until some handle committed: a pass over every page of the version). */
+static void test_a_version_checked_at_open_is_not_checked_again(void) {
+    const char *path = tl_path("checked_once.db");
+    pid_t kid = fork();
+    if (kid == 0) {
+        strata_db_t *cdb = tl_open_db(path, STRATA_DURABILITY_NO_SYNC);
+        if (!cdb || small_commits(cdb, 30, 0)) _exit(3);
+        _exit(0); /* no close: its last commits are not durable */
+    }
+    int status = 0;
+    CHECK(waitpid(kid, &status, 0) == kid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    strata_db_t *db;
+    OK(open_counting(path, &db));
+    strata_recovery rec;
+    OK(strata_db_recovery(db, &rec, E));
+    CHECK(rec.recovered && rec.dropped == 0 && unsynced_checks == 1);
+    OK(strata_db_close(db, E));
+    for (int i = 0; i < 2; i++) {
+        OK(open_counting(path, &db));
+        OK(strata_db_verify(db, E));
+        OK(strata_db_close(db, E));
+    }
+    CHECK(unsynced_checks == 1);
+}
+
 static void test_misuse_is_an_error_not_a_crash(void) {
     strata_db_t *db;
     strata_txn_t *txn, *rd;
@@ -1738,6 +1780,7 @@ static const tl_test tests[] = {
     TL_TEST(test_leaves_of_a_format_2_file_read_and_change_beside_new_ones),
     TL_TEST(test_lock_file_of_an_incompatible_version_is_refused),
     TL_TEST(test_unsynced_commits_then_one_sync),
+    TL_TEST(test_a_version_checked_at_open_is_not_checked_again),
     TL_TEST(test_misuse_is_an_error_not_a_crash),
 };
 

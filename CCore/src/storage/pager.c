@@ -528,6 +528,15 @@ int st_pager_recover(strata_db_t *db, st_check_unsynced_fn check, st_meta *out,
         return rc;
     db->recovery.replayed = replayed;
     if (replayed == 0 && rebuilt.version == newest.version) {
+        /* A version written without sync that passed its check page by page is made durable
+         * now (a sync, and its durable copy in the other slot): else every later first open
+         * checks it again, until some handle commits (a process that wrote 1 GB and died would
+         * cost each open a pass over that gigabyte). */
+        int slot;
+        if (!(base.flags & ST_META_DURABLE) && !db->file.opts.read_only && !db->file.mem &&
+            (slot = find_slot(db, base.version, &newest)) >= 0 &&
+            (rc = mark_durable(db, slot, &base, err)))
+            return rc;
         *out = base;
         return STRATA_OK;
     }
