@@ -26,9 +26,11 @@
  * cache, os.c): a record is written with the blocks it covers, the bytes before it in its first
  * block rewritten as they are (the handle keeps the block its last record ended in; else it reads
  * it), the rest of its last block zeros; a new generation's header is written with its first
- * record. A record synced at once is written direct (when the log is, os.c); one whose sync comes
- * later (group commit) goes through the page cache — a direct write would wait for the device,
- * which the shared sync does once for the whole group.
+ * record, through the page cache (block 0 is read and written there: an open reads it without a
+ * device round trip; the record's sync writes it too). A record synced at once is written direct
+ * (when the log is, os.c); one whose sync comes later (group commit) goes through the page
+ * cache — a direct write would wait for the device, which the shared sync does once for the
+ * whole group.
  *
  * Commit (pager.c): write the pages without sync, append the record, fdatasync the log, write
  * the meta without sync, publish. The record is durable before the meta exists anywhere, so every
@@ -288,7 +290,7 @@ int st_log_commit(strata_txn_t *txn, st_dirty *const *list, size_t n, st_meta *m
     memset(db->log_buf + head + len, 0, stop - (head + len));
 
     /* A new generation's header goes in block 0, written with the record (which then starts
-     * at block 1, ST_LOG_FIRST). A failed write leaves at most part of the record, which fails
+     * at block 1, ST_LOG_FIRST; the header through the page cache, the record's sync covers both). A failed write leaves at most part of the record, which fails
      * its checksum; the bytes before it in its first block are rewritten unchanged. */
     size_t from = ST_LOG_BLOCK;
     if (reset) {
