@@ -190,13 +190,15 @@ static bool same_key(const uint8_t *a, const uint8_t *b) {
     return st_rd16(a) == st_rd16(b) && memcmp(a + 3, b + 3, st_rd16(a)) == 0;
 }
 
-/* Sort by head, keeping the buffer order among equal heads: a radix sort, a byte a pass from the
- * lowest (passes where every head has the same byte are skipped), then the runs of equal heads by
- * pending_cmp. false: out of memory. */
-static bool sort_pending(pending_ref *v, size_t n) {
-    if (n < 2) return true;
-    pending_ref *tmp = malloc(n * sizeof *tmp);
-    if (!tmp) return false;
+/* The 8 key bytes of r from byte `off` on as a number (zero past the key's end). */
+static uint64_t head_at(const uint8_t *r, size_t off) {
+    size_t len = st_rd16(r);
+    return off < len ? st_key_head8(r + 3 + off, len - off) : 0;
+}
+
+/* Sort v[0..n) by head, keeping the order among equal heads: a radix sort, a byte a pass from
+ * the lowest (passes where every head has the same byte are skipped). tmp holds n. */
+static void radix_by_head(pending_ref *v, size_t n, pending_ref *tmp) {
     pending_ref *src = v, *dst = tmp;
     for (unsigned shift = 0; shift < 64; shift += 8) {
         size_t count[256] = {0};
@@ -214,11 +216,38 @@ static bool sort_pending(pending_ref *v, size_t n) {
         dst = swap;
     }
     if (src != v) memcpy(v, src, n * sizeof *v);
-    free(tmp);
+}
+
+/* The runs of v (sorted by the key bytes before `off`, equal there within a run) sorted on:
+ * a long run by its next 8 bytes the same way (strings sharing a long prefix: names in one
+ * script share their first bytes), a short one by pending_cmp. */
+static void sort_runs(pending_ref *v, size_t n, size_t off, pending_ref *tmp) {
     for (size_t i = 0, j; i < n; i = j) {
         for (j = i + 1; j < n && v[j].head == v[i].head; j++) {}
-        if (j - i > 1) qsort(v + i, j - i, sizeof *v, pending_cmp);
+        size_t run = j - i;
+        if (run < 2) continue;
+        bool longer = false; /* a key goes on past off + 8: the next bytes can tell them apart */
+        for (size_t k = i; k < j && !longer; k++) longer = st_rd16(v[k].rec) > off + 8;
+        if (run <= 16 || !longer || off + 8 >= STRATA_MAX_KEY) {
+            qsort(v + i, run, sizeof *v, pending_cmp);
+            continue;
+        }
+        for (size_t k = i; k < j; k++) v[k].head = head_at(v[k].rec, off + 8);
+        radix_by_head(v + i, run, tmp);
+        sort_runs(v + i, run, off + 8, tmp);
     }
+}
+
+/* Sort by key, keeping the buffer order among equal keys (pending_cmp's order): by the first 8
+ * bytes (the heads), then runs of equal heads on. Heads are left as the bytes the last sort
+ * looked at: equal keys have equal heads. false: out of memory. */
+static bool sort_pending(pending_ref *v, size_t n) {
+    if (n < 2) return true;
+    pending_ref *tmp = malloc(n * sizeof *tmp);
+    if (!tmp) return false;
+    radix_by_head(v, n, tmp);
+    sort_runs(v, n, 0, tmp);
+    free(tmp);
     return true;
 }
 
