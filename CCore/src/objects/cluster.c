@@ -739,8 +739,12 @@ int st_cluster_append(strata_table_t *t, int64_t key, st_objref *ref, strata_err
     uint64_t base = 0;
     const uint8_t *rec;
     size_t rlen;
-    bool found;
-    if ((rc = find_cluster(t, key, &dc, &base, &rec, &rlen, &found, NULL, err))) return rc;
+    bool found = false;
+    st_dcluster *last = t->append_dc;
+    if (last && last->n && key > last->keys[last->n - 1]) /* the next key: no search */
+        dc = last;
+    else if ((rc = find_cluster(t, key, &dc, &base, &rec, &rlen, &found, NULL, err)))
+        return rc;
     if (found && !dc) {
         st_crec r;
         if ((rc = st_crec_parse(t->name, base, rec, rlen, &r, err))) return rc;
@@ -768,7 +772,7 @@ int st_cluster_append(strata_table_t *t, int64_t key, st_objref *ref, strata_err
     ref->dc = dc;
     ref->row = row;
     ref->rec = NULL;
-    t->hint = dc;
+    t->hint = t->append_dc = dc;
     return STRATA_OK;
 }
 
@@ -1008,7 +1012,7 @@ int st_clusters_flush(strata_table_t *t, strata_error *err) {
         dc_free(t->dc[i]);
     }
     t->ndc = 0;
-    t->hint = NULL;
+    t->hint = t->append_dc = NULL;
     if (rc) st_txn_fail(t->txn, rc);
     return rc;
 }
@@ -1016,7 +1020,7 @@ int st_clusters_flush(strata_table_t *t, strata_error *err) {
 void st_clusters_forget(strata_table_t *t) {
     for (size_t i = 0; i < t->ndc; i++) dc_free(t->dc[i]);
     t->ndc = 0;
-    t->hint = NULL;
+    t->hint = t->append_dc = NULL;
 }
 
 /* ------------------------------------------------------------------ walking */

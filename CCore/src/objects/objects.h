@@ -113,6 +113,8 @@ struct strata_table {
     st_dcluster **dc;
     size_t ndc, capdc;
     st_dcluster *hint;       /* the last cluster used */
+    st_dcluster *append_dc;  /* the cluster the last new object went to: the table's last (it
+                                holds the greatest key, and only appends make later ones) */
     /* The cluster record last found through the tree, valid while the tree's mod_count stays
      * (and no cluster is decoded): point reads of one cluster skip the tree descent. A dense
      * cluster (every key from first to last) is cached without its keys leaf (keys NULL): a
