@@ -669,8 +669,8 @@ static int free_value(strata_txn_t *txn, const uint8_t *leaf, pgno_t pgno, int i
 
 /* The finger's leaf holds key's place when key lies within the leaf's first and last keys (a
  * key past either end may belong to a neighbour), or past its last key when it is the tree's
- * last leaf (appending): then *held, and the kept (writable) path leads to it. Either way the finger is forgotten until the change succeeds without reshaping the tree
- * (finger_keep). */
+ * last leaf (appending): then *held, and the kept (writable) path leads to it. Either way the
+ * finger is forgotten until the change succeeds without reshaping the tree (finger_keep). */
 static int finger_find(const st_tree_state *t, st_bt_finger *f, const uint8_t *key, size_t klen,
                        int *depth, bool *exact, bool *held, strata_error *err) {
     *held = false;
@@ -688,7 +688,8 @@ static int finger_find(const st_tree_state *t, st_bt_finger *f, const uint8_t *k
     /* Past the leaf's last key: the place only when the leaf is the tree's last (every level
      * of the path at its last child), as when a tree is written in key order. */
     bool last = idx == n && n > 0;
-    for (int l = 0; last && l < f->depth - 1; l++) last = f->path[l].idx == pg_nkeys(f->path[l].page) - 1;
+    for (int l = 0; last && l < f->depth - 1; l++)
+        last = f->path[l].idx == pg_nkeys(f->path[l].page) - 1;
     if (!((idx > 0 && idx < n) || (idx == 0 && *exact && n > 0) || last)) return STRATA_OK;
     leaf->idx = idx;
     *depth = f->depth;

@@ -30,11 +30,17 @@
  * directory, t->cdir) and searches those from then on (a guess from the key's place between
  * the first and last base, widened until it brackets the answer, then a binary search). Its
  * tree never changes, so the directory stays right until the table handle goes (a refresh
- * makes new ones). The handle keeps it for later read transactions whose tree has the same
- * root (storage's readshare.c), unless a record lies outside the view (a packed page's). A cluster whose n equals the distance to the next base holds every key in
- * between (the invariants above), so a point read in it takes row key - base without reading
- * its keys leaf; the directory keeps each cluster's n too, so asking whether such a key is
- * there (ST_READS_NOTHING) reads no record at all.
+ * makes new ones). The database handle keeps it for later read transactions whose tree has
+ * the same root (storage's readshare.c), unless a record lies outside the view (a packed
+ * page's). A cluster whose n equals the distance to the next base holds every key in between
+ * (the invariants above), so a point read in it takes row key - base without reading its keys
+ * leaf; the directory keeps each cluster's n too, so asking whether such a key is there
+ * (ST_READS_NOTHING) reads no record at all. A batch of point reads (st_obj_locate_batch)
+ * searches the directory once a key and asks for every record before reading any.
+ *
+ * Appending: the cluster the last new object went to holds the table's greatest key (new keys
+ * only grow, and only appends make later clusters), so the next new object goes there without
+ * a search (t->append_dc, forgotten when decoded clusters are written).
  */
 #include "objects/private.h"
 

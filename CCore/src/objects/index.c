@@ -282,11 +282,14 @@ static int rebuild_merged(strata_table_t *t, st_prop *p, strata_tree_t *ix, pend
         j = i;
         const uint8_t *r = NULL; /* the decided change at i (NULL: none left) */
         if (i < n) {
-            for (j = i + 1; j < n && order[j].head == order[i].head && same_key(order[i].rec, order[j].rec); j++) {}
+            for (j = i + 1; j < n && order[j].head == order[i].head &&
+                            same_key(order[i].rec, order[j].rec); j++) {}
             r = order[j - 1].rec;
             if (!order[i].rec[2] && r[2]) continue; /* inserted, then removed: never there */
         }
-        int cmp = orc != STRATA_OK ? 1 : !r ? -1 : st_key_cmp(STRATA_KEY_BYTES, ok, okl, r + 3, st_rd16(r));
+        int cmp = orc != STRATA_OK ? 1
+                  : !r             ? -1
+                                   : st_key_cmp(STRATA_KEY_BYTES, ok, okl, r + 3, st_rd16(r));
         if (ovl) {
             rc = ST_CORRUPT(err, "index of '%s.%s': an entry has a %zu-byte value", t->name,
                             p->name, ovl);
@@ -297,7 +300,8 @@ static int rebuild_merged(strata_table_t *t, st_prop *p, strata_tree_t *ix, pend
             rc = ST_CORRUPT(err, "index of '%s.%s' lacks the entry of object %lld", t->name,
                             p->name, (long long)st_rd_be64(r + 3 + st_rd16(r) - 8));
         } else if (!r[2]) { /* an insert (replacing an equal old entry) */
-            rc = st_bt_put_near(t->txn, &fresh, &finger, r + 3, st_rd16(r), (const uint8_t *)"", 0, err);
+            rc = st_bt_put_near(t->txn, &fresh, &finger, r + 3, st_rd16(r), (const uint8_t *)"", 0,
+                                err);
         }
         if (rc == STRATA_OK && cmp <= 0) { /* the old entry was used or removed: the next */
             orc = st_iter_next(&c, err);
@@ -305,8 +309,10 @@ static int rebuild_merged(strata_table_t *t, st_prop *p, strata_tree_t *ix, pend
                 rc = st_page_free(t->txn, leaf, 1, err);
                 leaf = c.path[c.depth - 1].pgno;
             }
-            if (orc == STRATA_OK && rc == STRATA_OK) rc = st_iter_get(&c, &ok, &okl, &ov, &ovl, err);
-            else if (orc != STRATA_OK && orc != STRATA_ERR_NOT_FOUND) rc = orc;
+            if (orc == STRATA_OK && rc == STRATA_OK)
+                rc = st_iter_get(&c, &ok, &okl, &ov, &ovl, err);
+            else if (orc != STRATA_OK && orc != STRATA_ERR_NOT_FOUND)
+                rc = orc;
         }
     }
     if (rc == STRATA_OK && leaf) rc = st_page_free(t->txn, leaf, 1, err); /* the last one */

@@ -1572,7 +1572,8 @@ static void first_steps(const q_node *q, uint32_t *col) {
         for (int i = 0; i < 2; i++) {
             const q_expr *e = sides[i];
             if (e->kind != QE_PATH && e->kind != QE_SUBQUERY) continue;
-            uint32_t c = e->nsteps ? e->steps[0].col : UINT32_MAX;
+            /* (a backlink step names the origin's property, not one of the root table's) */
+            uint32_t c = e->nsteps && !e->steps[0].back ? e->steps[0].col : UINT32_MAX;
             *col = *col == 0 || *col == c ? c : UINT32_MAX;
         }
         return;
