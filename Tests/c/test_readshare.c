@@ -38,6 +38,20 @@ static strata_db_t *open_db(const char *name, const void *key) {
     return db;
 }
 
+/* A read transaction, its table `table` and that table's property `prop`. */
+static int open_read(strata_db_t *db, const char *table, const char *prop, strata_txn_t **r,
+                     strata_table_t **t, strata_col_t *c, strata_error *err) {
+    *r = NULL;
+    int rc = strata_txn_begin(db, STRATA_TXN_READ, r, err);
+    if (rc == STRATA_OK && (rc = strata_table_open(*r, table, t, err)) == STRATA_OK)
+        rc = strata_table_find_property(*t, prop, c, err);
+    if (rc && *r) {
+        strata_txn_free(*r);
+        *r = NULL;
+    }
+    return rc;
+}
+
 /* T {v int}: object i holds i * mul. */
 static void fill(strata_db_t *db, int64_t mul) {
     strata_txn_t *w;
@@ -72,9 +86,7 @@ static void read_into(strata_db_t *db, int reads, int64_t mul, reading *out) {
     strata_txn_t *r;
     strata_table_t *t;
     strata_col_t c;
-    OK(strata_txn_begin(db, STRATA_TXN_READ, &r, E));
-    OK(strata_table_open(r, "T", &t, E));
-    OK(strata_table_find_property(t, "v", &c, E));
+    OK(open_read(db, "T", "v", &r, &t, &c, E));
     for (int i = 0; i < reads; i++) {
         strata_key_t k = (strata_key_t)(((uint64_t)i * 7919u) % N);
         strata_value v;
@@ -137,9 +149,7 @@ static void a_changed_tree_gets_a_directory_of_its_own(void) {
     strata_txn_t *old;
     strata_table_t *ot;
     strata_col_t c;
-    OK(strata_txn_begin(db, STRATA_TXN_READ, &old, E));
-    OK(strata_table_open(old, "T", &ot, E));
-    OK(strata_table_find_property(ot, "v", &c, E));
+    OK(open_read(db, "T", "v", &old, &ot, &c, E));
     strata_value v;
     OK(strata_obj_get(ot, 17, c, &v, E));
     CHECK(ot->cdir.built && ot->cdir.held == a.dir && v.u.i == 34);
@@ -243,9 +253,7 @@ static void kv_gets(strata_db_t *db, int gets, const void **first, const void **
     strata_txn_t *r;
     strata_table_t *t;
     strata_col_t c;
-    OK(strata_txn_begin(db, STRATA_TXN_READ, &r, E));
-    OK(strata_table_open(r, "S", &t, E));
-    OK(strata_table_find_property(t, "name", &c, E));
+    OK(open_read(db, "S", "name", &r, &t, &c, E));
     for (int n = 0; n < gets; n++) {
         int i = (int)(((unsigned)n * 7919u) % KV);
         char name[32];
@@ -301,9 +309,11 @@ static void *race_reader(void *arg) {
         strata_table_t *t;
         strata_col_t c;
         strata_value v;
-        if (strata_txn_begin(rc->db, STRATA_TXN_READ, &r, NULL)) break;
-        if (strata_table_open(r, "T", &t, NULL) || strata_table_find_property(t, "v", &c, NULL) ||
-            strata_obj_get(t, 1, c, &v, NULL)) {
+        if (open_read(rc->db, "T", "v", &r, &t, &c, NULL)) {
+            rc->wrong++;
+            break;
+        }
+        if (strata_obj_get(t, 1, c, &v, NULL)) {
             rc->wrong++;
             strata_txn_free(r);
             break;

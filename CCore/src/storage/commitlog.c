@@ -290,8 +290,9 @@ int st_log_commit(strata_txn_t *txn, st_dirty *const *list, size_t n, st_meta *m
     memset(db->log_buf + head + len, 0, stop - (head + len));
 
     /* A new generation's header goes in block 0, written with the record (which then starts
-     * at block 1, ST_LOG_FIRST; the header through the page cache, the record's sync covers both). A failed write leaves at most part of the record, which fails
-     * its checksum; the bytes before it in its first block are rewritten unchanged. */
+     * at block 1, ST_LOG_FIRST; the header through the page cache, the record's sync covers
+     * both). A failed write leaves at most part of the record, which fails its checksum; the
+     * bytes before it in its first block are rewritten unchanged. */
     size_t from = ST_LOG_BLOCK;
     if (reset) {
         uint8_t *h = db->log_buf;
@@ -305,9 +306,9 @@ int st_log_commit(strata_txn_t *txn, st_dirty *const *list, size_t n, st_meta *m
         db->log_header_salt = 0; /* unknown until written */
     }
     uint64_t off = at - lead - (ST_LOG_BLOCK - from);
-    int fd = st_os_log_write_fd(&db->file, defer_sync);
-    if (reset && fd != log_fd_for(db, 0)) { /* the header through the page cache (read_block) */
-        if ((rc = st_os_write_fd(&db->file, log_fd_for(db, 0), name, off, db->log_buf, ST_LOG_BLOCK, err)))
+    int fd = st_os_log_write_fd(&db->file, defer_sync), header_fd = log_fd_for(db, 0);
+    if (reset && fd != header_fd) { /* the header through the page cache (read_block) */
+        if ((rc = st_os_write_fd(&db->file, header_fd, name, off, db->log_buf, ST_LOG_BLOCK, err)))
             return rc;
         off += ST_LOG_BLOCK;
         from = ST_LOG_BLOCK;
