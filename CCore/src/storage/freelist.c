@@ -22,7 +22,9 @@
  *    stays bounded. A copy of a cold page (one no commit rewrote for a while: a random index
  *    leaf) is a separate write wherever it goes: it takes a lone page first (take_lone), else a
  *    page of a run too short for the commit's run (take_short), so the pages that change every
- *    commit keep their runs and the holes a scattered update leaves are filled by cold copies.
+ *    commit keep their runs and the holes a scattered update leaves are filled by cold copies;
+ *    lone pages of the leaf the last cold copy took from first (take_cold), so that a stream of
+ *    small commits rewrites one leaf for them, not another old one each time.
  *    Why: on the test machine 16 pages in one run sync 2.8x faster than 16 scattered ones, and
  *    13 pages in 7 places 2.3x slower than in one; with this a stream of small commits cycles
  *    through the same few runs.
@@ -31,10 +33,9 @@
  *    reusable since (up to 32; with more, the positions move back before the lowest). Without
  *    this every small commit re-walked thousands of short runs looking for a long one: ~25 us,
  *    a tenth of a durable commit after a scattered update. A stale hint can only miss a run.
- *  - A commit rewrites only the leaves it took entries from, not-full leaves next to those, the
- *    not-full last leaf (the new entries join it), and the directory; other leaves are kept as
- *    they are. So with a reader pinned, a small commit costs a handful of pages, not a copy of
- *    the whole list. When the list has more than twice the leaves its entries need (plus four),
+ *  - A commit rewrites only the leaves it took entries from, the not-full last leaf (the new
+ *    entries join it), and the directory; other leaves are kept as they are. So with a reader
+ *    pinned, a small commit costs a handful of pages, not a copy of the whole list. When the list has more than twice the leaves its entries need (plus four),
  *    the commit packs it all, which bounds it.
  *  - The reuse maps (a bit per reusable page, a bit per held one, the leaf holding each entry)
  *    are handed from a commit to the handle's next write transaction with the list, which adds
@@ -269,6 +270,8 @@ static int cmp_leaf_pgno(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
+static size_t leaf_index(const strata_txn_t *txn, pgno_t leaf);
+
 /* Map the reusable entries: a bit per page, the leaf of each, a taken count per leaf. The maps
  * handed over from the handle's last commit already hold the entries freed up to their
  * `mapped` version, decided for the same durable version; only the entries that became reusable
@@ -336,6 +339,8 @@ static bool reuse_prepare(strata_txn_t *txn) {
         r->run_scan[len] = h->run_scan[len] < back ? h->run_scan[len] : back;
     r->lone_scan = h->lone_scan < back ? h->lone_scan : back;
     r->nfresh = h->valid && nfresh > 0 ? nfresh : 0;
+    size_t cold = h->valid && h->cold_leaf ? leaf_index(txn, h->cold_leaf) : fl->nleaves;
+    r->cold_leaf = cold < fl->nleaves ? cold + 1 : 0;
     return true;
 }
 
@@ -397,20 +402,25 @@ static pgno_t next_set(const st_reuse *r, pgno_t p) {
     return r->map.npages;
 }
 
-/* Take page p: its bit goes, its leaf counts one entry taken (save checks the counts). */
-static void take_bit(strata_txn_t *txn, pgno_t p) {
-    st_reuse *r = &txn->reuse;
-    const st_freelist *fl = &txn->fl;
-    r->map.bits[p / 64] &= ~(1ull << (p % 64));
-    pgno_t leaf = r->map.leaf_of[p];
-    size_t lo = 0, hi = fl->nleaves;
+/* The index in the list of the leaf on page `leaf`, or nleaves when no leaf is there. */
+static size_t leaf_index(const strata_txn_t *txn, pgno_t leaf) {
+    const st_reuse *r = &txn->reuse;
+    size_t lo = 0, hi = txn->fl.nleaves;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (r->leaf_by_pgno[mid].pgno < leaf) lo = mid + 1;
         else hi = mid;
     }
-    if (lo < fl->nleaves && r->leaf_by_pgno[lo].pgno == leaf)
-        r->leaf_taken[r->leaf_by_pgno[lo].index]++;
+    return lo < txn->fl.nleaves && r->leaf_by_pgno[lo].pgno == leaf ? r->leaf_by_pgno[lo].index
+                                                                      : txn->fl.nleaves;
+}
+
+/* Take page p: its bit goes, its leaf counts one entry taken (save checks the counts). */
+static void take_bit(strata_txn_t *txn, pgno_t p) {
+    st_reuse *r = &txn->reuse;
+    r->map.bits[p / 64] &= ~(1ull << (p % 64));
+    size_t i = leaf_index(txn, r->map.leaf_of[p]);
+    if (i < txn->fl.nleaves) r->leaf_taken[i]++;
     r->ntaken++;
 }
 
@@ -520,6 +530,37 @@ static bool take_short(strata_txn_t *txn, size_t min_run, pgno_t *pgno) {
     return false;
 }
 
+/* A page for a cold copy: first a lone page whose entry lies in the leaf the last cold copy took
+ * from (this commit's, or the handle's last commit's, which rewrote that leaf after the durable
+ * version: rewriting it again frees a page reusable at once), not one freed in the last
+ * ST_REUSE_HOT_VERSIONS commits (those belong to the runs small commits cycle through); only then
+ * a lone page or one of a short run anywhere (take_lone, take_short), whose leaf the following
+ * cold copies take from. Taking the first lone page anywhere rewrote another old leaf in most
+ * small commits: a page held until the next checkpoint, and up to 4 KB more of commit record
+ * (its entries shift). A leaf's last entries are tried first: fewer entries shift. */
+static bool take_cold(strata_txn_t *txn, size_t min_run, pgno_t *pgno) {
+    st_reuse *r = &txn->reuse;
+    const st_freelist *fl = &txn->fl;
+    if (r->cold_leaf) {
+        size_t leaf = r->cold_leaf - 1;
+        for (size_t j = fl->leaf_start[leaf + 1]; j-- > fl->leaf_start[leaf];) {
+            pgno_t p = fl->entries.v[j].pgno, s;
+            size_t len;
+            if (fl->entries.v[j].version + ST_REUSE_HOT_VERSIONS >= txn->new_version ||
+                (p >= r->run_next && p < r->run_end) || !run_through(r, p, &s, &len) ||
+                len > 1)
+                continue;
+            take_bit(txn, p);
+            *pgno = p;
+            return true;
+        }
+    }
+    if (!take_lone(txn, pgno) && !take_short(txn, min_run, pgno)) return false;
+    size_t leaf = leaf_index(txn, r->map.leaf_of[*pgno]);
+    r->cold_leaf = leaf < fl->nleaves ? leaf + 1 : 0;
+    return true;
+}
+
 bool st_freelist_take(strata_txn_t *txn, bool cold, pgno_t *pgno) {
     st_reuse *r = &txn->reuse;
     if (!reuse_ready(txn)) return false;
@@ -528,7 +569,7 @@ bool st_freelist_take(strata_txn_t *txn, bool cold, pgno_t *pgno) {
     size_t min_run = hint == 0 || hint / 2 > ST_REUSE_MIN_RUN ? ST_REUSE_MIN_RUN
                      : hint / 2 < 2 ? 2 : hint / 2;
     /* A cold copy is a separate write wherever it goes: it fills the holes that runs skip. */
-    if (cold && (take_lone(txn, pgno) || take_short(txn, min_run, pgno))) return true;
+    if (cold && take_cold(txn, min_run, pgno)) return true;
     bool scattered_ok = txn->pages_taken >= ST_REUSE_SCATTER_AFTER ||
                         (txn->page_count + 1) * ST_PAGE_SIZE > txn->db->file.map_size;
     while (r->run_next < r->run_end && !bit_is_set(r, r->run_next)) r->run_next++;
@@ -625,12 +666,14 @@ static size_t leaf_taken(const strata_txn_t *txn, size_t i) {
 /* What becomes of the list. A leaf is kept as it is, or packed: leaves packed next to each other
  * have their remaining entries (those not taken) written densely into new leaves; a packed group
  * that reaches the end of the list goes first in the tail, before everything this commit freed.
- * Packed: a leaf entries were taken from (or an empty one), a leaf not full next to such a leaf
- * (forward along the group, or just before it), the last leaf when not full, and every leaf when
- * the list has grown to over twice the leaves its entries need (plus a few): so the list stays
- * within that bound while a small commit rewrites only the leaves it touched. When a quarter of
- * the file is free to reuse, a leaf lying past where the pages in use would end (with a quarter to spare)
- * is packed too: its new page comes from low free space, so the end of the file can come free. */
+ * Packed: a leaf entries were taken from (or an empty one), the last leaf when not full, and
+ * every leaf when the list has grown to over twice the leaves its entries need (plus a few): so
+ * the list stays within that bound while a small commit rewrites only the leaves it touched.
+ * (Packing a touched leaf's not-full neighbours too kept leaves fuller, for a page and ~2 KB of
+ * commit record more in most small commits, and an old page held until the next checkpoint.)
+ * When a quarter of the file is free to reuse, a leaf lying past where the pages in use would
+ * end (with a quarter to spare) is packed too: its new page comes from low free space, so the
+ * end of the file can come free. */
 typedef struct layout {
     size_t packed;        /* old leaves whose pages are freed */
     size_t kept;          /* leaves untouched */
@@ -660,8 +703,7 @@ static bool plan(strata_txn_t *txn, size_t taken, bool *pack, layout *L) {
     for (size_t i = 0; i < n; i++) {
         bool not_full = leaf_len(fl, i) < FL_PER_PAGE;
         pack[i] = all || leaf_touched(txn, i) || fl->leaf_pgno[i] >= high ||
-                  (not_full && ((i > 0 && pack[i - 1]) || i == n - 1 ||
-                                (i + 1 < n && leaf_touched(txn, i + 1))));
+                  (not_full && i == n - 1);
     }
     size_t end_rest = 0;
     for (size_t i = 0; i < n;) {
@@ -813,10 +855,19 @@ int st_freelist_save(strata_txn_t *txn, pgno_t *head, uint64_t *count, strata_er
         st_page_resembles(txn, pages[next + d], fl->dir_pgno[d]);
     *head = L.ndirs ? pages[next] : 0;
     *count = nf.entries.n;
+    /* Where the rest of the leaf cold copies took from went (write_leaves noted it). */
+    pgno_t cold_leaf = 0;
+    if (txn->reuse.cold_leaf && txn->reuse.map.leaf_of) {
+        size_t i = txn->reuse.cold_leaf - 1;
+        for (size_t j = fl->leaf_start[i]; !cold_leaf && j < fl->leaf_start[i + 1]; j++)
+            if (!entry_taken(txn, j) && fl->entries.v[j].pgno < txn->reuse.map.npages)
+                cold_leaf = txn->reuse.map.leaf_of[fl->entries.v[j].pgno];
+    }
     /* The list just laid out becomes this transaction's: cached by the handle after commit. */
     st_freelist_clear(fl);
     *fl = nf;
     st_reuse_hints_save(txn);
+    txn->hints_out.cold_leaf = cold_leaf;
     txn->reuse_out = txn->reuse.map; /* the handle's, if the commit succeeds */
     memset(&txn->reuse.map, 0, sizeof txn->reuse.map);
     st_reuse_clear(&txn->reuse);

@@ -158,6 +158,9 @@ typedef struct st_reuse {
      * them are looked for first (nfresh < 0: too many; the positions were moved back instead). */
     pgno_t fresh[32];
     int nfresh;
+    /* 1 + the index of the leaf cold copies take their pages from first (0: none): the one
+     * the last cold copy took from, this commit's or the handle's last (freelist.c, take_cold). */
+    size_t cold_leaf;
 } st_reuse;
 
 /* Where the last commit's searches for free pages stopped, so the next transaction need not
@@ -166,6 +169,7 @@ typedef struct st_reuse_hints {
     bool valid;
     pgno_t run_scan[9], lone_scan;
     uint64_t cutoff;       /* entries freed by versions up to this one were in that map */
+    pgno_t cold_leaf;      /* the leaf now holding the rest of the one a cold copy took from */
 } st_reuse_hints;
 
 /* ------------------------------------------------------------------ handles */
