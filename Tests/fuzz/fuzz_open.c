@@ -14,7 +14,7 @@
  *
  * A third of the inputs (again by hash) are then encrypted with a key this target knows, as one
  * who holds the key could craft a file: every page (an overflow run as one) sealed as its
- * version and number say, the meta slots given format 9 and their header (storage/cipher.c),
+ * version and number say, the meta slots given format 11 and their header (storage/cipher.c),
  * and the file opened with the key: the mutations reach the same checks behind the tags.
  */
 #include "objops.h"
@@ -70,7 +70,7 @@ static void encrypt_file(uint8_t *buf, size_t size) {
         }
         for (int slot = 0; slot < 2; slot++) {
             uint8_t *m = buf + slot * PAGE;
-            uint32_t format = 9;
+            uint32_t format = ST_FORMAT_ENCRYPTED;
             memcpy(m + 16, &format, 4);
             uint64_t h = XXH3_64bits(m + 8, 120);
             memcpy(m, &h, 8);

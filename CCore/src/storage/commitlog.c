@@ -70,7 +70,11 @@
 static const char LOG_MAGIC[8] = {'S', 'T', 'R', 'A', 'T', 'L', 'O', 'G'};
 
 enum { REC_META = 32, REC_ENTRIES = 32 + 128, ENTRY_HEAD = 24,
-       RANGE_HEAD = 8 };
+       RANGE_HEAD = 8, COPY_HEAD = 16 };
+/* A range whose length has RANGE_COPY set copies that many bytes from its base page (format 10);
+ * add_ranges looks for moved bytes in ranges of SHIFT_MIN_RANGE bytes or more. */
+#define RANGE_COPY 0x80000000u
+enum { SHIFT_MIN_RANGE = 128, COPY_MIN = 32, BASE_HASH_BITS = 11 };
 
 static size_t pad8(size_t n) { return (n + 7) & ~(size_t)7; }
 
@@ -119,24 +123,110 @@ static inline uint64_t word(const uint8_t *p, size_t i) {
     return w;
 }
 
+/* Bytes from p on equal to q's, at most max. */
+static size_t same_bytes(const uint8_t *p, const uint8_t *q, size_t max) {
+    size_t n = 0;
+    while (n + 8 <= max && word(p, n) == word(q, n)) n += 8;
+    while (n < max && p[n] == q[n]) n++;
+    return n;
+}
+
+/* Where base's words are (4-byte steps; the last offset per hash), for finding the bytes of a
+ * page that moved: a value inserted into a column shifts every leaf after it in the page, one
+ * taken from a free-list leaf the entries after it. Built only for a page with a long range. */
+typedef struct base_words {
+    bool built;
+    uint16_t at[1u << BASE_HASH_BITS]; /* offset / 4 + 1; 0: none */
+} base_words;
+
+static size_t hash_word(uint64_t w) { return (size_t)((w * 0x9E3779B97F4A7C15ull) >> (64 - BASE_HASH_BITS)); }
+
+static void index_base(base_words *bw, const uint8_t *base, size_t len) {
+    memset(bw->at, 0, sizeof bw->at);
+    for (size_t o = 0; o + 8 <= len; o += 4) {
+        uint64_t w = word(base, o);
+        if (w) bw->at[hash_word(w)] = (uint16_t)(o / 4 + 1);
+    }
+    bw->built = true;
+}
+
+/* The longest copy from base found for page bytes at q (not before `from`): its start, source
+ * and length, or 0 when none reaches COPY_MIN bytes. */
+static size_t find_copy(const base_words *bw, const uint8_t *page, const uint8_t *base, size_t len,
+                        size_t q, size_t from, size_t *dst, size_t *src) {
+    uint64_t w = word(page, q);
+    if (w == 0) return 0;
+    size_t slot = bw->at[hash_word(w)];
+    if (!slot) return 0;
+    size_t s = (slot - 1) * 4;
+    if (s == q || word(base, s) != w) return 0;
+    size_t n = same_bytes(page + q, base + s, len - (q > s ? q : s));
+    while (q > from && s > 0 && page[q - 1] == base[s - 1]) q--, s--, n++;
+    if (n < COPY_MIN) return 0;
+    *dst = q;
+    *src = s;
+    return n;
+}
+
+static void add_literal(uint8_t *out, size_t *at, const uint8_t *page, size_t from, size_t n) {
+    st_wr32(out + *at, (uint32_t)from);
+    st_wr32(out + *at + 4, (uint32_t)n);
+    memcpy(out + *at + RANGE_HEAD, page + from, n);
+    *at += RANGE_HEAD + n;
+}
+
+/* Whether page's 8 bytes at i (fewer at the end) equal base's (zeros when NULL). */
+static bool same_word(const uint8_t *page, const uint8_t *base, size_t i, size_t len) {
+    if (i + 8 <= len) return word(page, i) == (base ? word(base, i) : 0);
+    for (; i < len; i++)
+        if (page[i] != (base ? base[i] : 0)) return false;
+    return true;
+}
+
 /* The ranges where page (len bytes) differs from base (zeros when NULL), appended at *at;
- * returns the count. Differences less than 16 bytes apart share a range (a range costs 8). */
+ * returns the count. Differences less than 16 bytes apart share a range (a range costs 8). In a
+ * range of SHIFT_MIN_RANGE bytes or more, runs of the base's bytes found at other offsets
+ * become copies from the base (16 bytes each, format 10): a one-object commit's rewritten column
+ * page took ~2 KB of record as literal bytes, a free-list leaf with one entry taken up to 4 KB. */
 static uint32_t add_ranges(uint8_t *out, size_t *at, const uint8_t *page, const uint8_t *base,
-                           size_t len) {
+                           size_t len, base_words *bw) {
     uint32_t n = 0;
     size_t i = 0;
+    bw->built = false;
     while (i < len) {
-        while (i < len && word(page, i) == (base ? word(base, i) : 0)) i += 8;
+        while (i < len && same_word(page, base, i, len)) i += 8;
         if (i >= len) break;
-        size_t start = i, end = i + 8;
+        size_t start = i, end = i + 8 < len ? i + 8 : len;
         for (i = end; i < len && i < end + 16; i += 8)
-            if (word(page, i) != (base ? word(base, i) : 0)) end = i + 8;
+            if (!same_word(page, base, i, len)) end = i + 8 < len ? i + 8 : len;
         i = end;
-        st_wr32(out + *at, (uint32_t)start);
-        st_wr32(out + *at + 4, (uint32_t)(end - start));
-        memcpy(out + *at + RANGE_HEAD, page + start, end - start);
-        *at += RANGE_HEAD + (end - start);
-        n++;
+        size_t lit = start;
+        if (base && end - start >= SHIFT_MIN_RANGE) {
+            if (!bw->built) index_base(bw, base, len);
+            for (size_t q = start; q + 8 <= end && lit < end;) {
+                size_t dst, src, copy = find_copy(bw, page, base, len, q, lit, &dst, &src);
+                if (!copy) {
+                    q += 4;
+                    continue;
+                }
+                if (dst > lit) {
+                    add_literal(out, at, page, lit, dst - lit);
+                    n++;
+                }
+                st_wr32(out + *at, (uint32_t)dst);
+                st_wr32(out + *at + 4, (uint32_t)copy | RANGE_COPY);
+                st_wr32(out + *at + 8, (uint32_t)src);
+                st_wr32(out + *at + 12, 0);
+                *at += COPY_HEAD;
+                n++;
+                q = lit = dst + copy;
+            }
+            if (lit > i) i = lit; /* a copy ran past the range */
+        }
+        if (lit < end) {
+            add_literal(out, at, page, lit, end - lit);
+            n++;
+        }
     }
     return n;
 }
@@ -244,6 +334,7 @@ int st_log_commit(strata_txn_t *txn, st_dirty *const *list, size_t n, st_meta *m
         (rc = read_block(db, at - lead, db->log_buf + ST_LOG_BLOCK, name, err)))
         return rc;
     if (txn->freed.n > 1) qsort(txn->freed.v, txn->freed.n, sizeof *txn->freed.v, cmp_freed);
+    base_words words; /* reused page by page */
     for (size_t i = 0; i < n && len <= room; i++) {
         const st_dirty *dp = list[i];
         size_t bytes = (size_t)dp->npages * ST_PAGE_SIZE;
@@ -257,7 +348,7 @@ int st_log_commit(strata_txn_t *txn, st_dirty *const *list, size_t n, st_meta *m
         const uint8_t *base = NULL;
         if (b && (rc = st_page_get(txn, b, &base, err))) return rc; /* its plain bytes */
         size_t end = len + ENTRY_HEAD;
-        uint32_t nr = add_ranges(r, &end, dp->buf, base, bytes);
+        uint32_t nr = add_ranges(r, &end, dp->buf, base, bytes, &words);
         st_wr64(r + len, dp->pgno);
         st_wr64(r + len + 8, b);
         st_wr32(r + len + 16, dp->npages);
@@ -267,7 +358,13 @@ int st_log_commit(strata_txn_t *txn, st_dirty *const *list, size_t n, st_meta *m
     }
     size_t tag = db->cipher ? ST_TAG_BYTES : 0;
     if (len + tag > room) return STRATA_OK; /* does not fit: the caller syncs the pages instead */
-    if ((rc = reserve(db, round_block(head + len + tag), head + len, err))) return rc;
+    /* The record ends where its last block does (zeros after its entries, which replay counts),
+     * so that the next one starts a block of its own: a record of under a block is one block's
+     * write, where one starting inside a block took two about half the time. */
+    size_t whole = round_block(lead + len + tag) - lead - tag, entries_end = len;
+    if (whole + tag <= room) len = whole;
+    if ((rc = reserve(db, round_block(head + len + tag), head + entries_end, err))) return rc;
+    memset(db->log_buf + head + entries_end, 0, len - entries_end);
 
     if (reset) {
         m->log_salt = st_random_id(m->log_salt ^ m->version);
@@ -408,26 +505,40 @@ static int apply_record(strata_db_t *db, const uint8_t *r, const st_meta *prev, 
                               "%u pages) is out of range", (unsigned long long)m->version,
                               (unsigned long long)pgno, (unsigned long long)base, npages);
         size_t bytes = (size_t)npages * ST_PAGE_SIZE;
-        if (2 * bytes > *page_cap) { /* the page, and its sealed bytes after it */
-            uint8_t *p = realloc(*page, 2 * bytes);
+        if (3 * bytes > *page_cap) { /* the page, its sealed bytes, its base's plain bytes */
+            uint8_t *p = realloc(*page, 3 * bytes);
             if (!p) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory replaying the log");
             *page = p;
-            *page_cap = 2 * bytes;
+            *page_cap = 3 * bytes;
         }
         uint8_t *sealed = *page + bytes;
+        /* Copies read the base as it was (ranges before them may have changed the page). */
+        const uint8_t *from = base ? db->file.map + base * ST_PAGE_SIZE : NULL;
         if (base && db->cipher) {
-            if (st_cipher_open_page(db->cipher, db->file.map + base * ST_PAGE_SIZE, bytes, base, *page))
+            uint8_t *plain = *page + 2 * bytes;
+            if (st_cipher_open_page(db->cipher, db->file.map + base * ST_PAGE_SIZE, bytes, base, plain))
                 return ST_CORRUPT(err, "commit log record of version %llu: its base page %llu "
                                   "does not authenticate", (unsigned long long)m->version,
                                   (unsigned long long)base);
+            memcpy(*page, plain, bytes);
+            from = plain;
         } else if (base) {
-            memcpy(*page, db->file.map + base * ST_PAGE_SIZE, bytes);
+            memcpy(*page, from, bytes);
         } else {
             memset(*page, 0, bytes);
         }
         for (uint32_t k = 0; k < nr; k++) {
             if (at + RANGE_HEAD > len) goto bad_range;
             uint32_t off = st_rd32(r + at), n = st_rd32(r + at + 4);
+            if (n & RANGE_COPY) { /* n bytes of the base from offset src */
+                n &= ~RANGE_COPY;
+                if (at + COPY_HEAD > len || !from) goto bad_range;
+                uint32_t src = st_rd32(r + at + 8);
+                if (off > bytes || n > bytes - off || src > bytes || n > bytes - src) goto bad_range;
+                memcpy(*page + off, from + src, n);
+                at += COPY_HEAD;
+                continue;
+            }
             if (n > len - at - RANGE_HEAD || off > bytes || n > bytes - off) goto bad_range;
             memcpy(*page + off, r + at + RANGE_HEAD, n);
             at += RANGE_HEAD + n;
