@@ -14,18 +14,24 @@
  *     24   u32 len              28 u32 number of page entries
  *     32   st_meta (128 bytes): the meta the commit wrote (flag ST_META_LOGGED)
  *     160  page entries: u64 pgno | u64 base | u32 npages | u32 nranges,
- *          then nranges times: u32 offset | u32 length | length bytes, padded to 8
+ *          then nranges ranges, the entry padded to 8:
+ *            literal: u32 offset | u32 length | length bytes
+ *            copy (format 10): u32 offset | u32 length | RANGE_COPY | u32 source | u32 0 —
+ *            length bytes of the base page from source (the base as it was before any range)
+ *     then zeros to the end of the record's last block (len counts them; since format 10)
  *   An encrypted file's record (cipher.c) has its bytes from 32 sealed, and the tag after them:
  *   len counts the tag, and the checksum covers the sealed bytes.
  *   A page's content is its base page's (zeros when base is 0) with the ranges written over it.
  *   A copy of a committed page differs from it in a few places (a changed cell, a child number,
- *   the header's checksum and version); rewritten column and free-list pages shift more. A
- *   one-object Person commit's ~13 pages take 10-12 KB (the free list's repacked leaves ~4 KB).
+ *   the header's checksum and version); rewritten column and free-list pages have bytes moved
+ *   (a value inserted shifts what follows it), logged as copies from the base. A one-object
+ *   Person commit's ~12 pages take ~2.6 KB at 1M objects (6-8 KB as literal bytes).
  *
  * The log is read and written in whole ST_LOG_BLOCKs (aligned, so that it can bypass the page
  * cache, os.c): a record is written with the blocks it covers, the bytes before it in its first
  * block rewritten as they are (the handle keeps the block its last record ended in; else it reads
- * it), the rest of its last block zeros; a new generation's header is written with its first
+ * it: only a record after one written before format 10 starts inside a block), the rest of its
+ * last block zeros; a new generation's header is written with its first
  * record, through the page cache (block 0 is read and written there: an open reads it without a
  * device round trip; the record's sync writes it too). A record synced at once is written direct
  * (when the log is, os.c); one whose sync comes later (group commit) goes through the page
