@@ -80,7 +80,7 @@ enum { REC_META = 32, REC_ENTRIES = 32 + 128, ENTRY_HEAD = 24,
 /* A range whose length has RANGE_COPY set copies that many bytes from its base page (format 10);
  * add_ranges looks for moved bytes in ranges of SHIFT_MIN_RANGE bytes or more. */
 #define RANGE_COPY 0x80000000u
-enum { SHIFT_MIN_RANGE = 128, COPY_MIN = 32, BASE_HASH_BITS = 11 };
+enum { SHIFT_MIN_RANGE = 128, COPY_MIN = 32, SHIFT_MAX = 128, SHIFT_PROBE_STEP = 32 };
 
 static size_t pad8(size_t n) { return (n + 7) & ~(size_t)7; }
 
@@ -137,41 +137,28 @@ static size_t same_bytes(const uint8_t *p, const uint8_t *q, size_t max) {
     return n;
 }
 
-/* Where base's words are (4-byte steps; the last offset per hash), for finding the bytes of a
- * page that moved: a value inserted into a column shifts every leaf after it in the page, one
- * taken from a free-list leaf the entries after it. Built only for a page with a long range. */
-typedef struct base_words {
-    bool built;
-    uint16_t at[1u << BASE_HASH_BITS]; /* offset / 4 + 1; 0: none */
-} base_words;
-
-static size_t hash_word(uint64_t w) { return (size_t)((w * 0x9E3779B97F4A7C15ull) >> (64 - BASE_HASH_BITS)); }
-
-static void index_base(base_words *bw, const uint8_t *base, size_t len) {
-    memset(bw->at, 0, sizeof bw->at);
-    for (size_t o = 0; o + 8 <= len; o += 4) {
-        uint64_t w = word(base, o);
-        if (w) bw->at[hash_word(w)] = (uint16_t)(o / 4 + 1);
-    }
-    bw->built = true;
-}
-
-/* The longest copy from base found for page bytes at q (not before `from`): its start, source
- * and length, or 0 when none reaches COPY_MIN bytes. */
-static size_t find_copy(const base_words *bw, const uint8_t *page, const uint8_t *base, size_t len,
-                        size_t q, size_t from, size_t *dst, size_t *src) {
+/* The longest copy from base for page bytes at q (not before `from`): the base's bytes moved by
+ * up to SHIFT_MAX bytes either way (a value inserted into a column shifts every leaf after it in
+ * the page, an entry taken from a free-list leaf the entries after it; shifts are multiples of 4
+ * there). Its start and source, and its length, or 0 when none reaches COPY_MIN bytes. */
+static size_t find_copy(const uint8_t *page, const uint8_t *base, size_t len, size_t q,
+                        size_t from, size_t *dst, size_t *src) {
     uint64_t w = word(page, q);
     if (w == 0) return 0;
-    size_t slot = bw->at[hash_word(w)];
-    if (!slot) return 0;
-    size_t s = (slot - 1) * 4;
-    if (s == q || word(base, s) != w) return 0;
-    size_t n = same_bytes(page + q, base + s, len - (q > s ? q : s));
-    while (q > from && s > 0 && page[q - 1] == base[s - 1]) q--, s--, n++;
-    if (n < COPY_MIN) return 0;
-    *dst = q;
-    *src = s;
-    return n;
+    for (size_t d = 4; d <= SHIFT_MAX; d += 4) {
+        for (int way = 0; way < 2; way++) {
+            if (way ? q < d : q + d + 8 > len) continue;
+            size_t s = way ? q - d : q + d;
+            if (word(base, s) != w) continue;
+            size_t n = same_bytes(page + q, base + s, len - (q > s ? q : s)), at = q;
+            while (at > from && s > 0 && page[at - 1] == base[s - 1]) at--, s--, n++;
+            if (n < COPY_MIN) continue;
+            *dst = at;
+            *src = s;
+            return n;
+        }
+    }
+    return 0;
 }
 
 static void add_literal(uint8_t *out, size_t *at, const uint8_t *page, size_t from, size_t n) {
@@ -182,8 +169,8 @@ static void add_literal(uint8_t *out, size_t *at, const uint8_t *page, size_t fr
 }
 
 /* Whether page's 8 bytes at i (fewer at the end) equal base's (zeros when NULL). */
-static bool same_word(const uint8_t *page, const uint8_t *base, size_t i, size_t len) {
-    if (i + 8 <= len) return word(page, i) == (base ? word(base, i) : 0);
+static inline bool same_word(const uint8_t *page, const uint8_t *base, size_t i, size_t len) {
+    if (__builtin_expect(i + 8 <= len, 1)) return word(page, i) == (base ? word(base, i) : 0);
     for (; i < len; i++)
         if (page[i] != (base ? base[i] : 0)) return false;
     return true;
@@ -195,11 +182,12 @@ static bool same_word(const uint8_t *page, const uint8_t *base, size_t i, size_t
  * become copies from the base (16 bytes each, format 10): a one-object commit's rewritten column
  * page took ~2 KB of record as literal bytes, a free-list leaf with one entry taken up to 4 KB. */
 static uint32_t add_ranges(uint8_t *out, size_t *at, const uint8_t *page, const uint8_t *base,
-                           size_t len, base_words *bw) {
+                           size_t len) {
     uint32_t n = 0;
     size_t i = 0;
-    bw->built = false;
     while (i < len) {
+        if (base) /* the common case: long runs of equal words */
+            while (i + 8 <= len && word(page, i) == word(base, i)) i += 8;
         while (i < len && same_word(page, base, i, len)) i += 8;
         if (i >= len) break;
         size_t start = i, end = i + 8 < len ? i + 8 : len;
@@ -208,11 +196,10 @@ static uint32_t add_ranges(uint8_t *out, size_t *at, const uint8_t *page, const 
         i = end;
         size_t lit = start;
         if (base && end - start >= SHIFT_MIN_RANGE) {
-            if (!bw->built) index_base(bw, base, len);
             for (size_t q = start; q + 8 <= end && lit < end;) {
-                size_t dst, src, copy = find_copy(bw, page, base, len, q, lit, &dst, &src);
+                size_t dst, src, copy = find_copy(page, base, len, q, lit, &dst, &src);
                 if (!copy) {
-                    q += 4;
+                    q += SHIFT_PROBE_STEP;
                     continue;
                 }
                 if (dst > lit) {
@@ -340,7 +327,6 @@ int st_log_commit(strata_txn_t *txn, st_dirty *const *list, size_t n, st_meta *m
         (rc = read_block(db, at - lead, db->log_buf + ST_LOG_BLOCK, name, err)))
         return rc;
     if (txn->freed.n > 1) qsort(txn->freed.v, txn->freed.n, sizeof *txn->freed.v, cmp_freed);
-    base_words words; /* reused page by page */
     for (size_t i = 0; i < n && len <= room; i++) {
         const st_dirty *dp = list[i];
         size_t bytes = (size_t)dp->npages * ST_PAGE_SIZE;
@@ -354,7 +340,7 @@ int st_log_commit(strata_txn_t *txn, st_dirty *const *list, size_t n, st_meta *m
         const uint8_t *base = NULL;
         if (b && (rc = st_page_get(txn, b, &base, err))) return rc; /* its plain bytes */
         size_t end = len + ENTRY_HEAD;
-        uint32_t nr = add_ranges(r, &end, dp->buf, base, bytes, &words);
+        uint32_t nr = add_ranges(r, &end, dp->buf, base, bytes);
         st_wr64(r + len, dp->pgno);
         st_wr64(r + len + 8, b);
         st_wr32(r + len + 16, dp->npages);
