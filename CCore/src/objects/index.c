@@ -197,8 +197,18 @@ static uint64_t head_at(const uint8_t *r, size_t off) {
 }
 
 /* Sort v[0..n) by head, keeping the order among equal heads: a radix sort, a byte a pass from
- * the lowest (passes where every head has the same byte are skipped). tmp holds n. */
+ * the lowest (passes where every head has the same byte are skipped), or for a few an insertion
+ * sort. tmp holds n. */
 static void radix_by_head(pending_ref *v, size_t n, pending_ref *tmp) {
+    if (n <= 16) { /* a small commit's few changes: eight passes of 256 counts cost more */
+        for (size_t i = 1; i < n; i++) {
+            pending_ref x = v[i];
+            size_t j = i;
+            for (; j > 0 && v[j - 1].head > x.head; j--) v[j] = v[j - 1];
+            v[j] = x;
+        }
+        return;
+    }
     pending_ref *src = v, *dst = tmp;
     for (unsigned shift = 0; shift < 64; shift += 8) {
         size_t count[256] = {0};
