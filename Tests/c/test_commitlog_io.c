@@ -218,6 +218,14 @@ static void test_sync_commits_does_not_wait_for_the_writer(void) {
     OK(strata_db_close(db, E));
 }
 
+/* A new object of T holding string s in col. */
+static int add_string(strata_table_t *t, strata_col_t col, const char *s) {
+    strata_key_t k;
+    strata_value v = {.type = STRATA_TYPE_STRING, .u.bytes = {s, strlen(s)}};
+    int rc = strata_obj_create(t, &k, E);
+    return rc ? rc : strata_obj_set(t, k, col, &v, E);
+}
+
 /* A string column's page (3.5 KB of 120 strings of 26 bytes): appending one object moves the
  * element data after the new offset by 4 bytes. Logged, those bytes are a copy from the page's
  * old copy, not literal bytes: each one-object commit's record fits one block of the log (as
@@ -233,14 +241,12 @@ static void test_moved_bytes_are_logged_as_copies_and_replayed(void) {
     strata_txn_t *txn;
     strata_table_t *t;
     strata_col_t col;
-    strata_key_t k;
     OK(strata_txn_begin(db, STRATA_TXN_WRITE, &txn, E));
     OK(strata_table_create(txn, "T", &t, E));
     OK(strata_table_add_property(t, "s", STRATA_TYPE_STRING, 0, NULL, &col, E));
     for (int i = 0; i < 120; i++) {
         snprintf(s, sizeof s, "value %04d of 26 chars...", i);
-        OK(strata_obj_create(t, &k, E));
-        OK(strata_obj_set(t, k, col, &(strata_value){.type = STRATA_TYPE_STRING, .u.bytes = {s, strlen(s)}}, E));
+        OK(add_string(t, col, s));
     }
     OK(strata_txn_commit(txn, E));
     strata_txn_free(txn);
@@ -254,8 +260,7 @@ static void test_moved_bytes_are_logged_as_copies_and_replayed(void) {
         OK(strata_txn_begin(db, STRATA_TXN_WRITE, &txn, E));
         OK(strata_table_open(txn, "T", &t, E));
         snprintf(s, sizeof s, "value %04d of 26 chars...", i);
-        OK(strata_obj_create(t, &k, E));
-        OK(strata_obj_set(t, k, col, &(strata_value){.type = STRATA_TYPE_STRING, .u.bytes = {s, strlen(s)}}, E));
+        OK(add_string(t, col, s));
         OK(strata_txn_commit(txn, E));
         strata_txn_free(txn);
         if (i > 120 && db->log_tail_end - end > longest) longest = db->log_tail_end - end;
@@ -278,7 +283,8 @@ static void test_moved_bytes_are_logged_as_copies_and_replayed(void) {
         strata_value v;
         if (strata_obj_get(t, key, col, &v, NULL)) continue;
         snprintf(s, sizeof s, "value %04d of 26 chars...", i++);
-        CHECK(v.type == STRATA_TYPE_STRING && v.u.bytes.len == strlen(s) && !memcmp(v.u.bytes.data, s, strlen(s)));
+        CHECK(v.type == STRATA_TYPE_STRING && v.u.bytes.len == strlen(s) &&
+              !memcmp(v.u.bytes.data, s, strlen(s)));
     }
     CHECK(i == 140);
     strata_txn_free(r);

@@ -872,10 +872,14 @@ static ssize_t tally_pwrite(void *ctx, int fd, const void *buf, size_t len, off_
     if (fd_is_log(fd)) w->log_bytes += len;
     else
         for (size_t at = off % 4096 ? len : 0; at + 4096 <= len; at += 4096)
-            w->freelist_leaves += off + (off_t)at >= 2 * 4096 && ((const uint8_t *)buf)[at + 24] == 4;
+            w->freelist_leaves +=
+                off + (off_t)at >= 2 * 4096 && ((const uint8_t *)buf)[at + 24] == 4;
     return strata_io_default()->pwrite(NULL, fd, buf, len, off);
 }
-static int tally_sync(void *ctx, int fd) { (void)ctx; return strata_io_default()->fdatasync(NULL, fd); }
+static int tally_sync(void *ctx, int fd) {
+    (void)ctx;
+    return strata_io_default()->fdatasync(NULL, fd);
+}
 static int tally_grow(void *ctx, int fd, off_t size) {
     (void)ctx;
     return strata_io_default()->grow(NULL, fd, size);
@@ -912,7 +916,8 @@ static void small_commits_after_a_random_update_rewrite_few_free_list_leaves(voi
     OK(strata_txn_begin(db, STRATA_TXN_WRITE, &txn, E));
     OK(strata_table_create(txn, "Person", &t, E));
     OK(strata_table_add_property(t, "id", STRATA_TYPE_INT, STRATA_PROP_PRIMARY_KEY, NULL, &cid, E));
-    OK(strata_table_add_property(t, "name", STRATA_TYPE_STRING, STRATA_PROP_INDEXED, NULL, &cname, E));
+    OK(strata_table_add_property(t, "name", STRATA_TYPE_STRING, STRATA_PROP_INDEXED, NULL, &cname,
+                                 E));
     OK(strata_table_add_property(t, "score", STRATA_TYPE_DOUBLE, 0, NULL, &cscore, E));
     for (int64_t id = 0; id < N + COMMITS; id++) {
         if (id == N) { /* the bulk insert and the update, then one commit per object */
@@ -936,7 +941,8 @@ static void small_commits_after_a_random_update_rewrite_few_free_list_leaves(voi
         strata_key_t k;
         OK(strata_obj_create_pk(t, (strata_value[]){vint(id)}, &k, E));
         random_name(name, &len);
-        OK(strata_obj_set(t, k, cname, (strata_value[]){{.type = STRATA_TYPE_STRING, .u.bytes = {name, len}}}, E));
+        strata_value v = {.type = STRATA_TYPE_STRING, .u.bytes = {name, len}};
+        OK(strata_obj_set(t, k, cname, &v, E));
         if (id >= N) {
             OK(strata_txn_commit(txn, E));
             strata_txn_free(txn);

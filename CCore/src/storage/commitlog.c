@@ -25,7 +25,7 @@
  *   A copy of a committed page differs from it in a few places (a changed cell, a child number,
  *   the header's checksum and version); rewritten column and free-list pages have bytes moved
  *   (a value inserted shifts what follows it), logged as copies from the base. A one-object
- *   Person commit's ~12 pages take ~2.6 KB at 1M objects (6-8 KB as literal bytes).
+ *   Person commit's ~12 pages take 2.8-3.1 KB at 1M objects (6-8 KB as literal bytes).
  *
  * The log is read and written in whole ST_LOG_BLOCKs (aligned, so that it can bypass the page
  * cache, os.c): a record is written with the blocks it covers, the bytes before it in its first

@@ -35,8 +35,9 @@
  *    a tenth of a durable commit after a scattered update. A stale hint can only miss a run.
  *  - A commit rewrites only the leaves it took entries from, the not-full last leaf (the new
  *    entries join it), and the directory; other leaves are kept as they are. So with a reader
- *    pinned, a small commit costs a handful of pages, not a copy of the whole list. When the list has more than twice the leaves its entries need (plus four),
- *    the commit packs it all, which bounds it.
+ *    pinned, a small commit costs a handful of pages, not a copy of the whole list. When the
+ *    list has more than twice the leaves its entries need (plus four), the commit packs it all,
+ *    which bounds it.
  *  - The reuse maps (a bit per reusable page, a bit per held one, the leaf holding each entry)
  *    are handed from a commit to the handle's next write transaction with the list, which adds
  *    only the entries that became reusable since (versions above `mapped`); they are rebuilt

@@ -21,7 +21,9 @@
 #include "os/os.h"
 #include "storage/page.h"
 
-#define ST_FORMAT_VERSION 11u        /* the newest format read; 4 adds the commit log, 5 packed pages, 6 mixed indexes, 7 maps, 8 full-text indexes, 9 encryption, 10 (plain) and 11 (encrypted) copies in log records */
+/* The newest format read; 4 adds the commit log, 5 packed pages, 6 mixed indexes, 7 maps, 8
+ * full-text indexes, 9 encryption, 10 (plain) and 11 (encrypted) copies in log records. */
+#define ST_FORMAT_VERSION 11u
 #define ST_FORMAT_PLAIN 10u          /* written by every commit of a file without encryption */
 #define ST_FORMAT_ENCRYPTED 11u      /* written by every commit of an encrypted file (cipher.c) */
 #define ST_FORMAT_ENCRYPTED_9 9u     /* an encrypted file written before format 10 */
