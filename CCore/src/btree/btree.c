@@ -481,6 +481,7 @@ typedef struct scratch {
     cellref cells[2 * MAX_CELLS];
     uint8_t first[10 + STRATA_MAX_KEY]; /* a rewritten first branch cell */
     uint8_t sep[10 + STRATA_MAX_KEY];   /* the separator cell sent to the parent */
+    bool leave_room;                    /* appends leave room in leaves (st_bt_finger) */
 } scratch;
 
 static int collect(const uint8_t *copy, cellref *out) {
@@ -594,7 +595,11 @@ static int insert_at(strata_txn_t *txn, st_tree_state *t, wlevel *path, int d, i
      * instead of leaving every page half empty (SQLite's "quick balance"). */
     bool append = idx == n - 1 && total - last <= cap;
     for (int l = 0; append && l < d; l++) append = path[l].idx == pg_nkeys(path[l].page) - 1;
-    if (append) {
+    if (append && leaf && s->leave_room) { /* the leaf keeps what fits in all but its room */
+        for (cut = 0; cut < n - 1 && acc + s->cells[cut].len + width <= cap - cap / ST_BT_ROOM;)
+            acc += s->cells[cut++].len + width;
+        if (cut == 0) cut = 1;
+    } else if (append) {
         cut = n - 1;
     } else { /* the most even cut; both halves fit, as no cell is near half a page */
         size_t best = SIZE_MAX;
@@ -769,6 +774,7 @@ int st_bt_put_near(strata_txn_t *txn, st_tree_state *t, st_bt_finger *f, const u
     }
     scratch *s = malloc(sizeof *s);
     if (!s) return st_txn_fail(txn, st_err(err, STRATA_ERR_NO_MEMORY, "out of memory"));
+    s->leave_room = f && f->leave_room;
     bool split = false;
     rc = insert_at(txn, t, path, depth - 1, leaf->idx, cell, clen, s, &split, err);
     free(s);
@@ -889,6 +895,7 @@ int st_bt_delete_near(strata_txn_t *txn, st_tree_state *t, st_bt_finger *f, cons
     }
     scratch *s = malloc(sizeof *s);
     if (!s) return st_txn_fail(txn, st_err(err, STRATA_ERR_NO_MEMORY, "out of memory"));
+    s->leave_room = false;
     rc = rebalance(txn, t, path, depth - 1, s, err);
     free(s);
     return rc ? st_txn_fail(txn, rc) : STRATA_OK;

@@ -178,7 +178,12 @@ typedef struct st_bt_finger {
     int depth;
     st_wlevel path[ST_MAX_DEPTH];
     uint64_t mod; /* for the caller: the tree handle's mod_count after the last change */
+    /* Appends at the right edge leave a 1/ST_BT_ROOM of each leaf free (else they fill it): an
+     * index written in key order then takes the random inserts that follow without splitting
+     * a leaf for each (a full name index split a leaf in nearly every one-object commit). */
+    bool leave_room;
 } st_bt_finger;
+#define ST_BT_ROOM 32
 int st_bt_put_near(strata_txn_t *txn, st_tree_state *t, st_bt_finger *f, const uint8_t *key,
                    size_t klen, const uint8_t *val, size_t vlen, strata_error *err);
 int st_bt_delete_near(strata_txn_t *txn, st_tree_state *t, st_bt_finger *f, const uint8_t *key,

@@ -279,7 +279,7 @@ static bool rebuild_pays(const strata_tree_t *ix, size_t n) {
 static int rebuild_merged(strata_table_t *t, st_prop *p, strata_tree_t *ix, pending_ref *order,
                           size_t n, strata_error *err) {
     st_tree_state fresh = {0, 0, ix->st.kind, ix->st.tflags};
-    st_bt_finger finger = {0};
+    st_bt_finger finger = {.leave_room = true};
     st_iter c;
     st_iter_init(&c, ix);
     const uint8_t *ok = NULL, *ov = NULL; /* the old entry at c */
@@ -349,7 +349,8 @@ int st_index_apply(strata_table_t *t, st_prop *p, strata_error *err) {
             order[n].head = st_key_head8(q->buf + off + 3, st_rd16(q->buf + off));
         }
         if (!sort_pending(order, n)) rc = st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
-        st_bt_finger finger = {0}; /* the changes come in key order: most land in the last leaf */
+        /* the changes come in key order: most land in the last leaf */
+        st_bt_finger finger = {.leave_room = true};
         size_t nfinal = 0; /* a full-text index takes the decided changes in one call */
         bool fulltext = p->flags & STRATA_PROP_FULLTEXT;
         if (rc == STRATA_OK && !fulltext && rebuild_pays(ix, n)) {
