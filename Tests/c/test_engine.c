@@ -753,16 +753,6 @@ static void test_small_commits_reuse_space_and_a_pinned_reader_only_delays_it(vo
     OK(strata_db_close(db, E));
 }
 
-/* Whether fd is a database's commit log ("<path>.log"). */
-static bool is_commit_log(int fd) {
-    char link[64], path[4200];
-    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-    ssize_t n = readlink(link, path, sizeof path - 1);
-    if (n < 0) return false;
-    path[n] = 0;
-    return n > 4 && strcmp(path + n - 4, ".log") == 0;
-}
-
 /* A database `name` made and closed at version 2 (durable), and `lost_name`, a copy of its file
  * then: what a power cut that loses every page written after version 2 leaves. A test commits
  * to `path`, copies its log to `lost_log`, and opens `lost`. */
@@ -905,16 +895,8 @@ static void test_a_commit_after_the_log_was_replaced_is_synced(void) {
 /* Counts the writes a commit makes to the database file (pwrite calls), passing them on to the
  * real table; the commit log's (one record a commit) are not counted. */
 static ssize_t counting_pwrite(void *ctx, int fd, const void *buf, size_t len, off_t off) {
-    if (!is_commit_log(fd)) ++*(uint64_t *)ctx;
+    if (!tl_fd_is_commit_log(fd)) ++*(uint64_t *)ctx;
     return strata_io_default()->pwrite(NULL, fd, buf, len, off);
-}
-static int passing_sync(void *ctx, int fd) {
-    (void)ctx;
-    return strata_io_default()->fdatasync(NULL, fd);
-}
-static int passing_grow(void *ctx, int fd, off_t size) {
-    (void)ctx;
-    return strata_io_default()->grow(NULL, fd, size);
 }
 
 /* The reuse tests below: a 30,000-key tree of 100-byte values, then one transaction that rewrites
@@ -929,7 +911,7 @@ typedef struct holes_run {
 static void run_small_commits_after_holes(const char *name, int every, int commits, bool cold,
                                           holes_run *out) {
     uint64_t writes = 0;
-    strata_io_methods io = {sizeof io, &writes, counting_pwrite, passing_sync, passing_grow};
+    strata_io_methods io = {sizeof io, &writes, counting_pwrite, tl_passing_sync, tl_passing_grow};
     strata_options o;
     strata_options_init(&o);
     o.map_size = 1ull << 32;

@@ -860,29 +860,14 @@ typedef struct disk_writes {
     uint64_t freelist_leaves, log_bytes;
 } disk_writes;
 
-static bool fd_is_log(int fd) {
-    char link[64], path[4200];
-    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-    ssize_t n = readlink(link, path, sizeof path - 1);
-    return n > 4 && memcmp(path + n - 4, ".log", 4) == 0;
-}
-
 static ssize_t tally_pwrite(void *ctx, int fd, const void *buf, size_t len, off_t off) {
     disk_writes *w = ctx;
-    if (fd_is_log(fd)) w->log_bytes += len;
+    if (tl_fd_is_commit_log(fd)) w->log_bytes += len;
     else
         for (size_t at = off % 4096 ? len : 0; at + 4096 <= len; at += 4096)
             w->freelist_leaves +=
                 off + (off_t)at >= 2 * 4096 && ((const uint8_t *)buf)[at + 24] == 4;
     return strata_io_default()->pwrite(NULL, fd, buf, len, off);
-}
-static int tally_sync(void *ctx, int fd) {
-    (void)ctx;
-    return strata_io_default()->fdatasync(NULL, fd);
-}
-static int tally_grow(void *ctx, int fd, off_t size) {
-    (void)ctx;
-    return strata_io_default()->grow(NULL, fd, size);
 }
 
 static void random_name(char *name, size_t *len) {
@@ -900,7 +885,7 @@ static void random_name(char *name, size_t *len) {
  * room in its leaves, so that the name index no longer splits a leaf for most new names). */
 static void small_commits_after_a_random_update_rewrite_few_free_list_leaves(void) {
     disk_writes w = {0};
-    strata_io_methods io = {sizeof io, &w, tally_pwrite, tally_sync, tally_grow};
+    strata_io_methods io = {sizeof io, &w, tally_pwrite, tl_passing_sync, tl_passing_grow};
     strata_options o;
     strata_options_init(&o);
     tk_options(&o);
