@@ -19,6 +19,7 @@
  */
 #include "objops.h"
 #include "storage/cipher.h"
+#include "storage/storage.h"
 
 #include <fcntl.h>
 #include <stdint.h>
