@@ -592,10 +592,11 @@ static int insert_at(strata_txn_t *txn, st_tree_state *t, wlevel *path, int d, i
     int cut = 1;
     /* Appending at the right edge of the tree (ascending keys: object keys, sequential primary
      * keys) leaves the full page as it is and starts a new one, so such trees fill their pages
-     * instead of leaving every page half empty (SQLite's "quick balance"). */
+     * instead of leaving every page half empty (SQLite's "quick balance"); with the finger's
+     * leave_room, a leaf keeps all but a 32nd of its room, for the inserts that come later. */
     bool append = idx == n - 1 && total - last <= cap;
     for (int l = 0; append && l < d; l++) append = path[l].idx == pg_nkeys(path[l].page) - 1;
-    if (append && leaf && s->leave_room) { /* the leaf keeps what fits in all but its room */
+    if (append && leaf && s->leave_room) {
         for (cut = 0; cut < n - 1 && acc + s->cells[cut].len + width <= cap - cap / ST_BT_ROOM;)
             acc += s->cells[cut++].len + width;
         if (cut == 0) cut = 1;
