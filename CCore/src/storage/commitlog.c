@@ -16,7 +16,7 @@
  *     160  page entries: u64 pgno | u64 base | u32 npages | u32 nranges,
  *          then nranges ranges, the entry padded to 8:
  *            literal: u32 offset | u32 length | length bytes
- *            copy (format 10): u32 offset | u32 length | RANGE_COPY | u32 source | u32 0 —
+ *            copy (format 10): u32 offset | u32 length + RANGE_COPY | u32 source | u32 0 —
  *            length bytes of the base page from source (the base as it was before any range)
  *     then zeros to the end of the record's last block (len counts them; since format 10)
  *   An encrypted file's record (cipher.c) has its bytes from 32 sealed, and the tag after them:
