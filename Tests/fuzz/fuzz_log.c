@@ -54,6 +54,15 @@ static int put_string(strata_table_t *t, strata_col_t col, strata_key_t k, int i
     return strata_obj_set(t, k, col, &v, NULL);
 }
 
+/* The length of the record at `at` (commitlog.c's layout: its length at 24, at least the 160
+ * bytes before the page entries, a multiple of 8, inside the log), or 0 where none can be. */
+static size_t record_len(const uint8_t *log, size_t len, size_t at) {
+    uint32_t rl;
+    if (at + 160 > len) return 0;
+    memcpy(&rl, log + at + 24, 4);
+    return rl < 160 || rl % 8 || rl > len - at ? 0 : rl;
+}
+
 /* The durable file and the log of the commits after it, kept in memory. */
 static bool make_base_(void);
 static bool make_base(void) {
@@ -110,12 +119,8 @@ static bool make_base_(void) {
     strata_db_close(db, NULL);
     if (!base_log || base_log_len < (4u << 20)) return false;
     base_log_len = 4u << 20; /* the smallest log a library takes for one (commitlog.c) */
-    for (records_end = 4096; records_end + 160 <= base_log_len;) {
-        uint32_t rl;
-        memcpy(&rl, base_log + records_end + 24, 4);
-        if (rl < 160 || rl % 8 || rl > base_log_len - records_end) break;
-        records_end += rl;
-    }
+    records_end = 4096;
+    for (size_t rl; (rl = record_len(base_log, base_log_len, records_end));) records_end += rl;
     return records_end > 4096;
 }
 
@@ -125,13 +130,9 @@ static bool make_base_(void) {
 static void reseal(uint8_t *log, size_t len) {
     uint64_t h = XXH3_64bits(log, 32);
     memcpy(log + 32, &h, 8);
-    for (size_t at = 4096; at + 160 <= len;) {
-        uint32_t rl;
-        memcpy(&rl, log + at + 24, 4);
-        if (rl < 160 || rl % 8 || rl > len - at) break;
+    for (size_t at = 4096, rl; (rl = record_len(log, len, at)); at += rl) {
         h = XXH3_64bits(log + at + 8, rl - 8);
         memcpy(log + at, &h, 8);
-        at += rl;
     }
 }
 

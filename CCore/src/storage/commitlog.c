@@ -168,6 +168,14 @@ static void add_literal(uint8_t *out, size_t *at, const uint8_t *page, size_t fr
     *at += RANGE_HEAD + n;
 }
 
+static void add_copy(uint8_t *out, size_t *at, size_t dst, size_t src, size_t n) {
+    st_wr32(out + *at, (uint32_t)dst);
+    st_wr32(out + *at + 4, (uint32_t)n | RANGE_COPY);
+    st_wr32(out + *at + 8, (uint32_t)src);
+    st_wr32(out + *at + 12, 0);
+    *at += COPY_HEAD;
+}
+
 /* Whether page's 8 bytes at i (fewer at the end) equal base's (zeros when NULL). */
 static inline bool same_word(const uint8_t *page, const uint8_t *base, size_t i, size_t len) {
     if (__builtin_expect(i + 8 <= len, 1)) return word(page, i) == (base ? word(base, i) : 0);
@@ -206,11 +214,7 @@ static uint32_t add_ranges(uint8_t *out, size_t *at, const uint8_t *page, const 
                     add_literal(out, at, page, lit, dst - lit);
                     n++;
                 }
-                st_wr32(out + *at, (uint32_t)dst);
-                st_wr32(out + *at + 4, (uint32_t)copy | RANGE_COPY);
-                st_wr32(out + *at + 8, (uint32_t)src);
-                st_wr32(out + *at + 12, 0);
-                *at += COPY_HEAD;
+                add_copy(out, at, dst, src, copy);
                 n++;
                 q = lit = dst + copy;
             }
