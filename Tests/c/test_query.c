@@ -1496,7 +1496,80 @@ static void one_object_matched_and_placed(void) {
     OK(strata_db_close(db, E));
 }
 
+/* A scan over many clusters (the query engine evaluates each a few clusters after the tree walk
+ * passes it, its leaves asked for meanwhile): results in key order and counts as brute force
+ * finds them, for packed comparisons alone and with row reads, in a read transaction and in a
+ * write transaction that has changed objects. */
+static void scans_of_many_clusters_match_brute_force(void) {
+    enum { N = 20000 };
+    strata_db_t *db;
+    OK(tl_db_open(tl_path("many-clusters.db"), &db));
+    strata_txn_t *w;
+    strata_table_t *t;
+    strata_col_t ca, cs;
+    static int64_t a[N];
+    static bool gone[N];
+    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
+    OK(strata_table_create(w, "Many", &t, E));
+    OK(strata_table_add_property(t, "a", STRATA_TYPE_INT, 0, NULL, &ca, E));
+    OK(strata_table_add_property(t, "s", STRATA_TYPE_STRING, 0, NULL, &cs, E));
+    for (int i = 0; i < N; i++) {
+        strata_key_t k;
+        OK(strata_obj_create(t, &k, E));
+        a[i] = (int64_t)(rnd() % 100);
+        char str[16];
+        snprintf(str, sizeof str, "x%d", i % 37);
+        OK(strata_obj_set(t, k, ca, (strata_value[]){vint(a[i])}, E));
+        OK(strata_obj_set(t, k, cs, (strata_value[]){vstr(str)}, E));
+    }
+    for (int i = 0; i < N; i += 5) { /* gaps: clusters whose keys must be read */
+        OK(strata_obj_delete(t, i, E));
+        gone[i] = true;
+    }
+    OK(strata_txn_commit(w, E));
+    strata_txn_free(w);
+    static const char *queries[] = {"a < 30", "a < 30 AND s BEGINSWITH 'x1'", "a >= 90 OR s == 'x5'"};
+    for (int pass = 0; pass < 2; pass++) { /* a read transaction, then a write transaction */
+        strata_txn_t *txn;
+        OK(strata_txn_begin(db, pass ? STRATA_TXN_WRITE : STRATA_TXN_READ, &txn, E));
+        if (pass) {
+            OK(strata_table_open(txn, "Many", &t, E));
+            for (int i = 1; i < N; i += 97) {
+                if (gone[i]) continue;
+                a[i] = 95 - a[i] % 10;
+                OK(strata_obj_set(t, i, ca, (strata_value[]){vint(a[i])}, E));
+            }
+        }
+        for (size_t qi = 0; qi < sizeof queries / sizeof *queries; qi++) {
+            strata_query_t *q;
+            strata_results_t *res;
+            uint64_t count = 0;
+            OK(strata_query_compile(txn, "Many", queries[qi], &q, E));
+            OK(strata_query_run(q, txn, NULL, 0, &res, E));
+            OK(strata_query_count(q, txn, NULL, 0, &count, E));
+            size_t at = 0;
+            bool same = true;
+            for (int i = 0; i < N && same; i++) {
+                char str[16];
+                snprintf(str, sizeof str, "x%d", i % 37);
+                bool m = qi == 0   ? a[i] < 30
+                         : qi == 1 ? a[i] < 30 && strncmp(str, "x1", 2) == 0
+                                   : a[i] >= 90 || strcmp(str, "x5") == 0;
+                if (gone[i] || !m) continue;
+                same = at < strata_results_size(res) && strata_results_key(res, at) == i;
+                at++;
+            }
+            CHECK(same && at == strata_results_size(res) && count == at && at > 1000);
+            strata_results_free(res);
+            strata_query_free(q);
+        }
+        strata_txn_free(txn);
+    }
+    OK(strata_db_close(db, E));
+}
+
 static const tl_test tests[] = {
+    TL_TEST(scans_of_many_clusters_match_brute_force),
     TL_TEST(one_object_matched_and_placed),
     TL_TEST(geo_regions),
     TL_TEST(comparisons_strings_and_logic),

@@ -467,13 +467,13 @@ static int locate_in(strata_table_t *t, int64_t key, uint64_t base, const uint8_
     bool dense = next > base && next - base == r.n;
     /* The reads that follow touch the keys leaf (unless dense) and the leaves of the properties
      * read (only's, none, else any): ask for their headers together. */
-    if (!dense) st_leaf_prefetch_header(t->txn, st_crec_entry(&r, 0, NULL));
+    if (!dense) st_leaf_prefetch(t->txn, st_crec_entry(&r, 0, NULL), 1);
     if (!only) {
         for (uint32_t i = 1; i < r.nentries; i++)
-            st_leaf_prefetch_header(t->txn, st_crec_entry(&r, i, NULL));
+            st_leaf_prefetch(t->txn, st_crec_entry(&r, i, NULL), 1);
     } else if (only != ST_READS_NOTHING) {
         st_leafref leaf = st_crec_col(&r, only->id);
-        if (leaf.pgno) st_leaf_prefetch_header(t->txn, leaf);
+        if (leaf.pgno) st_leaf_prefetch(t->txn, leaf, 1);
     }
     if (dense) {
         rcache_fill(t, base, rec, rlen, &r, NULL);

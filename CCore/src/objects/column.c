@@ -580,19 +580,22 @@ static int prop_leaf(strata_txn_t *txn, st_leafref ref, uint32_t n, const st_pro
 
 /* A hint, never a read that can fail: a random point read touches several leaves (often on
  * different pages), and asking for all of their cache lines before reading any lets the misses
- * overlap instead of queueing one after another. Out-of-range refs are skipped (the read that
- * follows reports them). */
-void st_leaf_prefetch_header(strata_txn_t *txn, st_leafref ref) {
+ * overlap instead of queueing one after another; a scan asks for the leaves of clusters a few
+ * ahead of the one it reads. The leaf's first `bytes` bytes (1: its header; at most its length).
+ * Out-of-range refs are skipped (the read that follows reports them). */
+void st_leaf_prefetch(strata_txn_t *txn, st_leafref ref, uint32_t bytes) {
     if (ref.off >= ST_PAGE_SIZE || st_pgno_packed(ref.pgno))
         return; /* a packed page: the read that follows unpacks it */
+    if (bytes > ref.len) bytes = ref.len ? ref.len : 1;
     if (!txn->write) { /* its page's checks' lines too, without waiting for them */
-        st_page_prefetch(txn, ref.pgno, ref.off);
+        st_page_prefetch(txn, ref.pgno, ref.off, bytes);
         return;
     }
     const uint8_t *pg;
     strata_error ignored;
     if (st_page_get(txn, ref.pgno, &pg, &ignored)) return;
-    __builtin_prefetch(pg + ref.off);
+    for (uint32_t at = 0; at < bytes && ref.off + at < ST_PAGE_SIZE; at += 64)
+        __builtin_prefetch(pg + ref.off + at);
 }
 
 /* The leaf at ref when its header lies inside its page and row i exists, else NULL. */

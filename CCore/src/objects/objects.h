@@ -206,6 +206,9 @@ int st_table_tree(strata_table_t *t, st_table_tree_kind which, bool create, stra
 /* The leaf at ref, checked (kind, bounds, n, sizes): *seg points at its first byte. */
 int st_leaf_header(strata_txn_t *txn, st_leafref ref, uint32_t n, const uint8_t **seg,
                    strata_error *err);
+/* A hint, never a read: ask memory for the first `bytes` bytes of the leaf at ref (at most its
+ * length; 1: its header) and its page's checks, so that the misses of several leaves overlap. */
+void st_leaf_prefetch(strata_txn_t *txn, st_leafref ref, uint32_t bytes);
 int64_t st_packed_at(const uint8_t *page, uint32_t n, uint32_t i);
 void st_leaf_unpack(const uint8_t *seg, uint32_t n, int64_t *out);
 const uint8_t *st_leaf_nulls(const uint8_t *seg);  /* the null bitmap, NULL when none is null */

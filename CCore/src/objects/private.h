@@ -86,9 +86,9 @@ size_t st_col_measure(const st_dcol *c, uint32_t from, uint32_t to, st_col_plan 
 /* Write the leaf of rows [from, to) to out (plan->size bytes), as measured by st_col_measure. */
 void st_col_encode(const st_dcol *c, uint32_t from, uint32_t to, const st_col_plan *plan,
                    uint8_t *out);
-/* Ask for the cache lines a read will need (a leaf's header; value i of a leaf whose header is
- * already on its way), so that the misses of several leaves overlap. Never fails. */
-void st_leaf_prefetch_header(strata_txn_t *txn, st_leafref ref);
+/* Ask for the cache lines a read will need (value i of a leaf whose header is already on its
+ * way; st_leaf_prefetch in objects.h for a leaf's first bytes), so that the misses of several
+ * leaves overlap. Never fails. */
 void st_col_prefetch(strata_txn_t *txn, st_leafref ref, uint32_t n, uint32_t i);
 /* The bytes of element i of a variable-size leaf (reads its offset: call after st_col_prefetch). */
 void st_col_prefetch_element(strata_txn_t *txn, st_leafref ref, uint32_t n, uint32_t i);

@@ -1266,23 +1266,52 @@ static bool reads_rows(const rnode *r) {
     return false;
 }
 
+/* A scan evaluates each cluster SCAN_AHEAD clusters after the tree walk passed it: the walk
+ * copies the cluster's record into a ring and asks memory for the leaves the query will read
+ * (the packed comparisons' columns, the keys when it collects them), so that when the cluster's
+ * turn comes their cache lines have arrived, and the misses of several clusters overlap
+ * instead of queueing one after another (a cluster's leaves sit on a page of their own). */
+#define SCAN_AHEAD 8
+#define SCAN_COLS 8          /* columns asked for ahead, at most */
+#define SCAN_PREFETCH 512    /* bytes of each leaf asked for, at most */
+
+typedef struct pending {
+    uint64_t base;
+    uint8_t *rec;            /* a copy of the record (cap bytes), parsed into cr */
+    size_t len, cap;
+    st_crec cr;
+} pending;
+
 typedef struct scan {
     exec *x;
     const rnode *root;
     keyvec *out;       /* the matching keys, or NULL */
     uint64_t *count;   /* how many match, or NULL */
     bool want_keys;    /* read each cluster's keys leaf */
+    uint32_t cols[SCAN_COLS];
+    int ncols;
+    pending ring[SCAN_AHEAD];
+    unsigned head, held;
 } scan;
 
-/* One cluster of a scan (st_bt_visit). */
-static int scan_cluster(void *arg, const uint8_t *k, size_t kl, const uint8_t *rec, size_t rec_len) {
-    scan *s = arg;
+/* The columns r's packed comparisons read (up to SCAN_COLS). */
+static void fast_cols(scan *s, const rnode *r) {
+    if (!r) return;
+    if (r->q->kind == QN_NOT) fast_cols(s, r->a);
+    for (int i = 0; r->kids && i < r->nkids; i++) fast_cols(s, r->kids[i]);
+    if (r->q->kind != QN_CMP || !r->fast) return;
+    uint32_t col = r->q->lhs.steps[0].col;
+    for (int i = 0; i < s->ncols; i++)
+        if (s->cols[i] == col) return;
+    if (s->ncols < SCAN_COLS) s->cols[s->ncols++] = col;
+}
+
+/* Evaluate the cluster of a ring slot. */
+static int scan_one(scan *s, const pending *pc) {
     exec *x = s->x;
-    cluster_ctx c = {rec, rec_len, {0}, NULL};
-    (void)kl; /* 8: an integer-key tree (checked by the tree) */
-    if ((x->rc = st_crec_parse(x->root->name, st_rd64(k), rec, rec_len, &c.cr, x->err)) ||
-        (s->want_keys &&
-         (x->rc = st_leaf_header(x->txn, st_crec_entry(&c.cr, 0, NULL), c.cr.n, &c.keys, x->err))))
+    cluster_ctx c = {pc->rec, pc->len, pc->cr, NULL};
+    if (s->want_keys &&
+        (x->rc = st_leaf_header(x->txn, st_crec_entry(&c.cr, 0, NULL), c.cr.n, &c.keys, x->err)))
         return x->rc;
     st_rowmask all = st_mask_first(c.cr.n), sel;
     if (eval_cluster(x, s->root, &c, &all, &sel)) return x->rc;
@@ -1291,6 +1320,50 @@ static int scan_cluster(void *arg, const uint8_t *k, size_t kl, const uint8_t *r
         if (st_keyvec_push(s->out, st_packed_at(c.keys, c.cr.n, (uint32_t)i)))
             return x->rc = st_err(x->err, STRATA_ERR_NO_MEMORY, "out of memory");
     return STRATA_OK;
+}
+
+/* One cluster of a scan (st_bt_visit): into the ring, its leaves asked for; the ring's oldest
+ * evaluated when the ring is full. */
+static int scan_cluster(void *arg, const uint8_t *k, size_t kl, const uint8_t *rec, size_t rec_len) {
+    scan *s = arg;
+    exec *x = s->x;
+    (void)kl; /* 8: an integer-key tree (checked by the tree) */
+    if (s->held == SCAN_AHEAD) {
+        if (scan_one(s, &s->ring[s->head])) return x->rc;
+        s->head = (s->head + 1) % SCAN_AHEAD;
+        s->held--;
+    }
+    pending *pc = &s->ring[(s->head + s->held) % SCAN_AHEAD];
+    if (pc->cap < rec_len) {
+        uint8_t *grown = realloc(pc->rec, rec_len);
+        if (!grown) return x->rc = st_err(x->err, STRATA_ERR_NO_MEMORY, "out of memory");
+        pc->rec = grown;
+        pc->cap = rec_len;
+    }
+    memcpy(pc->rec, rec, rec_len);
+    pc->len = rec_len;
+    pc->base = st_rd64(k);
+    if ((x->rc = st_crec_parse(x->root->name, pc->base, pc->rec, rec_len, &pc->cr, x->err)))
+        return x->rc;
+    s->held++;
+    if (s->want_keys) st_leaf_prefetch(x->txn, st_crec_entry(&pc->cr, 0, NULL), 1);
+    for (int i = 0; i < s->ncols; i++) {
+        st_leafref leaf = st_crec_col(&pc->cr, s->cols[i]);
+        if (leaf.pgno) st_leaf_prefetch(x->txn, leaf, SCAN_PREFETCH);
+    }
+    return STRATA_OK;
+}
+
+/* Scan every cluster of tree with s: the walk, then the clusters still in the ring. */
+static int scan_all(scan *s, strata_tree_t *tree) {
+    exec *x = s->x;
+    fast_cols(s, s->root);
+    int rc = st_bt_each(tree, scan_cluster, s, x->err);
+    if (rc && !x->rc) x->rc = rc;
+    for (; !x->rc && s->held; s->held--, s->head = (s->head + 1) % SCAN_AHEAD)
+        scan_one(s, &s->ring[s->head]);
+    for (int i = 0; i < SCAN_AHEAD; i++) free(s->ring[i].rec);
+    return x->rc;
 }
 
 static int find_matches(exec *x, const rnode *root, keyvec *out, uint64_t *count) {
@@ -1337,9 +1410,9 @@ static int find_matches(exec *x, const rnode *root, keyvec *out, uint64_t *count
     int rc = st_table_tree_existing(x->root, ST_TABLE_CLUSTERS, &tree, x->err);
     if (rc) return x->rc = rc;
     if (!tree) return STRATA_OK;
-    scan s = {x, root, out, count, out || reads_rows(root)}; /* a count of packed comparisons needs no keys */
-    if ((rc = st_bt_each(tree, scan_cluster, &s, x->err)) && !x->rc) x->rc = rc;
-    return x->rc;
+    /* a count of packed comparisons needs no keys */
+    scan s = {.x = x, .root = root, .out = out, .count = count, .want_keys = out || reads_rows(root)};
+    return scan_all(&s, tree);
 }
 
 static int exec_begin(exec *x, strata_query_t *q, strata_txn_t *txn, const strata_value *args,
