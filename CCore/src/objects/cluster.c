@@ -427,6 +427,9 @@ int st_obj_locate_for(strata_table_t *t, int64_t key, const st_prop *only, st_ob
             ref->row = (uint32_t)((uint64_t)key - b[at - 1]);
             ref->rec = t->cdir.rec[at - 1];
             ref->rec_len = t->cdir.rec_len[at - 1];
+            /* the reads of the object that usually follow find its cluster here */
+            st_crec r = {.n = t->cdir.count[at - 1]};
+            rcache_fill(t, b[at - 1], ref->rec, ref->rec_len, &r, NULL);
             return STRATA_OK;
         }
     }

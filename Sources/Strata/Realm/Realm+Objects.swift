@@ -94,8 +94,12 @@ extension Realm {
     /// The object of `type` whose primary key is `key`, or nil.
     public func object<Element: Object, KeyType>(ofType type: Element.Type, forPrimaryKey key: KeyType) -> Element? {
         // the common key types without a dynamic cast (a cast costs more than the lookup)
-        if KeyType.self == Int.self { return instance.object(type, intPrimaryKey: Int64(unsafeBitCast(key, to: Int.self))) }
-        if KeyType.self == String.self { return instance.object(type, primaryKey: key, stored: .string(key as! String)) }
+        if KeyType.self == Int.self {
+            return borrowingInstance { $0.object(type, intPrimaryKey: Int64(unsafeBitCast(key, to: Int.self))) }
+        }
+        if KeyType.self == String.self {
+            return borrowingInstance { $0.object(type, primaryKey: key, stored: .string(key as! String)) }
+        }
         return instance.object(type, primaryKey: key)
     }
 }

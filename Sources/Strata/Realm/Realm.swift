@@ -595,6 +595,15 @@ public struct Realm {
     private let box: RealmBox
     var instance: RealmInstance { box.instance }
 
+    /// `body` with the instance borrowed, not retained (the point reads: retaining a
+    /// RealmInstance takes the runtime's slow path, as the caches' weak references give it a
+    /// side table). The box holds it during `body`: replacing it (`invalidate()`) is a call
+    /// on this Realm's thread, which `body` does not make.
+    @inline(__always)
+    func borrowingInstance<R>(_ body: (RealmInstance) -> R) -> R {
+        Unmanaged.passUnretained(box.instance)._withUnsafeGuaranteedRef(body)
+    }
+
     init(_ instance: RealmInstance) { box = RealmBox(instance) }
 
     /// The Realm of the default configuration on this thread (or confined to `queue`).
