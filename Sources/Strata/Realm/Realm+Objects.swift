@@ -17,7 +17,7 @@ extension Realm {
     /// `.error` fails the write (`write` / `commitWrite` throw, naming the class and value).
     public func add(_ object: Object, update: UpdatePolicy = .error) {
         Realm.refuseEmbedded(type(of: object), "add")
-        instance.add(object, update: update)
+        borrowingInstance { $0.add(object, update: update) }
     }
 
     /// Adds the objects (and what they link to) in one go, as `add(_:update:)` does each. Traps outside a write.
@@ -123,11 +123,14 @@ extension RealmInstance {
             if let pk = cls.primaryKeyIndex {
                 let f = cls.fields[pk]
                 let pkValue = f.field.unmanagedStored(at: Unmanaged.passUnretained(o).toOpaque() + f.offset) ?? .null
-                if let k = try table.find(primaryKey: pkValue) {
-                    if update == .error {
+                if update == .error { // one search of the key's index: the core refuses a duplicate
+                    do {
+                        key = try table.create(primaryKey: pkValue)
+                    } catch let e as StrataError where e.code == .exists {
                         throw StrataError(code: .exists, message: "Attempting to create an object of type "
                             + "'\(cls.name)' with an existing primary key value '\(ValueConversion.describe(pkValue))'.")
                     }
+                } else if let k = try table.find(primaryKey: pkValue) {
                     key = k
                     existed = true
                 } else {

@@ -595,7 +595,7 @@ public struct Realm {
     private let box: RealmBox
     var instance: RealmInstance { box.instance }
 
-    /// `body` with the instance borrowed, not retained (the point reads: retaining a
+    /// `body` with the instance borrowed, not retained (point reads and adds: retaining a
     /// RealmInstance takes the runtime's slow path, as the caches' weak references give it a
     /// side table). The box holds it during `body`: replacing it (`invalidate()`) is a call
     /// on this Realm's thread, which `body` does not make.
