@@ -710,12 +710,106 @@ int st_obj_locate_write(strata_table_t *t, int64_t key, st_objref *ref, strata_e
 
 /* ------------------------------------------------------------------ adding and removing rows */
 
-/* Does dc have room for `ahead` more objects without a leaf outgrowing its page, if each adds
- * what an object of the cluster has added on average? (Packed leaves always fit: 256 values
- * of 64 bits take 2 KiB.) Measuring takes a pass over the rows, so appends ask at each of the
- * first APPEND_CHECK objects (one ahead) and then every APPEND_CHECK. Without this, a cluster
- * of 256 objects whose strings fill two pages would be halved when written: clusters of 128
- * where ~165 fit, ~30% more clusters for every scan to visit.
+#define WIDE_ROWS 64 /* fewer objects than this fill a page: wide (carry_overflow) */
+
+/* Measure every leaf of rows [from, to) (plans[0] the keys, plans[1 + i] column i): the bytes
+ * they take side by side on one page (header included, each leaf aligned to 8); *each_fits
+ * whether every leaf fits a page alone. */
+static size_t measure_range(const st_dcluster *dc, const st_dcol *keys, uint32_t from, uint32_t to,
+                            st_col_plan *plans, bool *each_fits) {
+    size_t total = PH_SIZE;
+    *each_fits = true;
+    for (uint32_t e = 0; e <= dc->ncols; e++) {
+        size_t size = st_col_bytes(e == 0 ? keys : &dc->cols[e - 1], from, to, &plans[e]);
+        *each_fits = *each_fits && size <= ST_PAGE_SIZE - PH_SIZE;
+        total = ((total + 7) & ~(size_t)7) + size;
+    }
+    return total;
+}
+
+/* Whether objects of leaves totalling `total` bytes (measure_range) over n rows are wide: fewer
+ * than WIDE_ROWS of them fill a page. */
+static bool wide_rows(size_t total, uint32_t n) {
+    return (total - PH_SIZE) * WIDE_ROWS > (size_t)(ST_PAGE_SIZE - PH_SIZE) * n;
+}
+
+static int size_cmp(const void *a, const void *b) {
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Whether the leaves measured into plans (ne of them, measure_range's total and each_fits) make
+ * one cluster: every leaf fits a page; a wide object's leaves all fit one page; otherwise no
+ * page of their layout (write_leaves': the smallest share a page, each other one has a page of
+ * its own) is less than a quarter full — else a table of one string property would give its
+ * keys leaf a page of its own once the strings fill theirs. */
+static bool measured_fits(const st_col_plan *plans, uint32_t ne, size_t total, bool each, bool wide) {
+    if (!each) return false;
+    if (total <= ST_PAGE_SIZE) return true;
+    if (wide) return false;
+    size_t local[32], *sizes = ne <= 32 ? local : malloc(ne * sizeof *sizes);
+    if (!sizes) return false;
+    for (uint32_t e = 0; e < ne; e++) sizes[e] = plans[e].size;
+    qsort(sizes, ne, sizeof *sizes, size_cmp);
+    size_t used = PH_SIZE;
+    bool ok = true;
+    for (uint32_t e = 0; e < ne; e++) {
+        size_t at = (used + 7) & ~(size_t)7;
+        if (at + sizes[e] <= ST_PAGE_SIZE) used = at + sizes[e];
+        else ok = ok && PH_SIZE + sizes[e] >= ST_PAGE_SIZE / 4;
+    }
+    ok = ok && used >= ST_PAGE_SIZE / 4;
+    if (sizes != local) free(sizes);
+    return ok;
+}
+
+/* Whether rows [from, to) can be written as one cluster (measured_fits). */
+static bool range_fits(const st_dcluster *dc, const st_dcol *keys, uint32_t from, uint32_t to,
+                       bool wide, st_col_plan *plans) {
+    bool each;
+    size_t total = measure_range(dc, keys, from, to, plans, &each);
+    return measured_fits(plans, 1 + dc->ncols, total, each, wide);
+}
+
+/* The most rows from `from` (fewer than to - from, which do not fit) that fit one cluster,
+ * found by doubling, then halving, their number; 0 when one object alone does not fit. */
+static uint32_t longest_fit(const st_dcluster *dc, const st_dcol *keys, uint32_t from, uint32_t to,
+                            bool wide, st_col_plan *plans) {
+    uint32_t fit = 0, miss = to - from; /* fit rows fit, miss do not */
+    for (uint32_t n = 1; n < miss; n *= 2) {
+        if (!range_fits(dc, keys, from, from + n, wide, plans)) {
+            miss = n;
+            break;
+        }
+        fit = n;
+    }
+    while (miss - fit > 1) {
+        uint32_t n = fit + (miss - fit) / 2;
+        if (range_fits(dc, keys, from, from + n, wide, plans)) fit = n;
+        else miss = n;
+    }
+    return fit;
+}
+
+/* dc's keys as a packed column, to measure and write like the others. */
+static st_dcol keys_column(const st_dcluster *dc) {
+    st_dcol keys;
+    memset(&keys, 0, sizeof keys);
+    keys.enc = ST_ENC_PACKED;
+    keys.ints = (int64_t *)dc->keys;
+    return keys;
+}
+
+/* Appends fill clusters to their page(s): a cluster grows until its rows no longer fit one
+ * cluster (range_fits: every leaf on a page; a wide object's leaves all on one page) or reach
+ * ST_CLUSTER_MAX, and then the rows past the longest run that fits move to a new cluster that
+ * the appends go on filling. Measuring takes a pass over the rows, so appends ask at each of
+ * the first APPEND_CHECK objects and then every APPEND_CHECK (the rows moved are at most
+ * those). Before session 37 a cluster was closed while it had room for one and a half more
+ * objects like its own (strings vary, and a cluster that outgrew its page was halved when
+ * written): 1.5 to 2 wide objects' room free on every page (a 4-property chat message table
+ * used 396 bytes a message compacted where its pages could hold ~350), and clusters of ~151
+ * Person objects where ~165 fit.
  *
  * Wide objects (fewer than WIDE_ROWS fill a page, all leaves together: messages with a text
  * body) are kept to one page per cluster, all leaves on it: else the body leaf fills a page
@@ -723,22 +817,40 @@ int st_obj_locate_write(strata_table_t *t, int64_t key, st_objref *ref, strata_e
  * 1.7 times SQLite's bytes so). Narrow objects keep clusters of up to 256 over a few pages: a
  * scan visits fewer clusters. */
 #define APPEND_CHECK 16
-#define WIDE_ROWS 64
-static bool has_room(const st_dcluster *dc, uint32_t ahead) {
-    uint32_t margin = ahead + (ahead + 1) / 2; /* half as many again: strings vary, and a
-                                                  cluster that outgrows its page after all is
-                                                  halved when written */
-    size_t total = 24 + 2 * (size_t)dc->n, room = ST_PAGE_SIZE - PH_SIZE; /* the keys, roughly */
+
+/* dc's rows (at least one) past those that fit one cluster move to a new cluster, *out; NULL
+ * when they all fit. */
+static int carry_overflow(strata_table_t *t, st_dcluster *dc, st_dcluster **out, strata_error *err) {
+    *out = NULL;
+    st_col_plan local[16], *plans = dc->ncols < 16 ? local : malloc((1 + (size_t)dc->ncols) * sizeof *plans);
+    if (!plans) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
+    st_dcol keys = keys_column(dc);
+    bool each;
+    size_t total = measure_range(dc, &keys, 0, dc->n, plans, &each);
+    bool wide = wide_rows(total, dc->n);
+    uint32_t keep = measured_fits(plans, 1 + dc->ncols, total, each, wide)
+                        ? dc->n : longest_fit(dc, &keys, 0, dc->n, wide, plans);
+    if (plans != local) free(plans);
+    if (keep == dc->n) return STRATA_OK;
+    if (keep == 0) keep = 1; /* one object that does not fit: its write says so */
+    st_dcluster *next = dc_new(t);
+    if (!next) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
+    uint32_t moved = dc->n - keep;
+    next->base = (uint64_t)dc->keys[keep];
+    next->n = moved;
+    next->shape_dirty = true;
+    memcpy(next->keys, dc->keys + keep, moved * sizeof *dc->keys);
     for (uint32_t i = 0; i < dc->ncols; i++) {
-        const st_dcol *c = &dc->cols[i];
-        st_col_plan plan;
-        size_t size = st_col_measure(c, 0, dc->n, &plan);
-        if (!size) return false;
-        total += (size + 7) & ~(size_t)7;
-        if (c->enc != ST_ENC_PACKED && size + (size * margin + dc->n - 1) / dc->n > room) return false;
+        st_dcol *c = &dc->cols[i], *d = &next->cols[i];
+        memcpy(d->nulls, c->nulls + keep, moved);
+        if (c->ints) memcpy(d->ints, c->ints + keep, moved * sizeof *c->ints);
+        if (c->fixed) memcpy(d->fixed, c->fixed + (size_t)keep * c->slot, (size_t)moved * c->slot);
+        if (c->var) memcpy(d->var, c->var + keep, moved * sizeof *c->var);
+        d->dirty = true;
     }
-    bool wide = total * WIDE_ROWS > room * dc->n;
-    return !wide || total + (total * margin + dc->n - 1) / dc->n <= room;
+    dc->n = keep;
+    *out = next;
+    return STRATA_OK;
 }
 
 int st_cluster_append(strata_table_t *t, int64_t key, st_objref *ref, strata_error *err) {
@@ -762,10 +874,16 @@ int st_cluster_append(strata_table_t *t, int64_t key, st_objref *ref, strata_err
                 return rc;
         }
     }
-    if (dc && (dc->n >= ST_CLUSTER_MAX || (dc->n && dc->keys[dc->n - 1] >= key) ||
-               (dc->n && (dc->n < APPEND_CHECK || dc->n % APPEND_CHECK == 0) &&
-                !has_room(dc, dc->n < APPEND_CHECK ? 1 : APPEND_CHECK))))
-        dc = NULL;
+    if (dc && dc->n && dc->keys[dc->n - 1] >= key) dc = NULL;
+    if (dc && dc->n && (dc->n >= ST_CLUSTER_MAX || dc->n < APPEND_CHECK || dc->n % APPEND_CHECK == 0)) {
+        st_dcluster *next;
+        if ((rc = carry_overflow(t, dc, &next, err))) return rc;
+        if (next && (rc = dc_insert(t, next, err))) {
+            dc_free(next);
+            return rc;
+        }
+        dc = next ? next : dc->n >= ST_CLUSTER_MAX ? NULL : dc;
+    }
     if (!dc) {
         if (!(dc = dc_new(t))) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
         dc->base = (uint64_t)key;
@@ -849,16 +967,6 @@ int st_cluster_remove_row(strata_table_t *t, st_objref *ref, strata_error *err) 
 
 static int free_page(strata_txn_t *txn, pgno_t pg, strata_error *err) {
     return pg ? st_page_free(txn, pg, 1, err) : STRATA_OK;
-}
-
-/* Measure every leaf of rows [from, to) (plans[0] the keys, plans[1 + i] column i); false at
- * the first that does not fit a page (the range splits: the plans are not used). */
-static bool measure_range(const st_dcluster *dc, const st_dcol *keys, uint32_t from, uint32_t to,
-                          st_col_plan *plans) {
-    if (!st_col_measure(keys, from, to, &plans[0])) return false;
-    for (uint32_t i = 0; i < dc->ncols; i++)
-        if (!st_col_measure(&dc->cols[i], from, to, &plans[1 + i])) return false;
-    return true;
 }
 
 /* Leaf e (0 = keys, else column e - 1) stays where it is: a clean leaf alone on its page. */
@@ -960,22 +1068,33 @@ static int write_leaves(strata_table_t *t, strata_tree_t *tree, st_dcluster *dc,
     return rc;
 }
 
-/* Write rows [from, to) as one or more clusters, splitting while a leaf does not fit a page. A
- * range that must split keeps none of its old leaves: *reuse turns false. plans (1 + ncols) is
- * scratch: each range measures and writes before the next one starts. */
+/* Write rows [from, to) as one or more clusters. A range that does not fit (range_fits) is
+ * split where a page fills: the longest run of rows from its start that fits is written, then
+ * the rest the same way (appends carry what overflows into the next cluster before this:
+ * st_cluster_append). A range that must split keeps none of its old leaves: *reuse turns
+ * false. plans (1 + ncols) is scratch: each range measures and writes before the next one
+ * starts. */
 static int write_range(strata_table_t *t, strata_tree_t *tree, st_dcluster *dc, const st_dcol *keys,
                        uint32_t from, uint32_t to, bool *reuse, st_col_plan *plans,
                        strata_error *err) {
-    if (measure_range(dc, keys, from, to, plans))
+    bool each;
+    size_t total = measure_range(dc, keys, from, to, plans, &each);
+    bool wide = wide_rows(total, to - from);
+    if (measured_fits(plans, 1 + dc->ncols, total, each, wide))
         return write_leaves(t, tree, dc, keys, from, to, *reuse, plans, err);
     *reuse = false;
-    uint32_t mid = from + (to - from) / 2;
-    if (mid == from)
-        return st_err(err, STRATA_ERR_TOO_LARGE, "table '%s': object %lld does not fit a "
-                      "cluster", t->name, (long long)dc->keys[from]);
-    bool no = false;
-    int rc = write_range(t, tree, dc, keys, from, mid, &no, plans, err);
-    return rc ? rc : write_range(t, tree, dc, keys, mid, to, &no, plans, err);
+    for (;;) { /* [from, to) does not fit */
+        uint32_t fit = longest_fit(dc, keys, from, to, wide, plans);
+        if (fit == 0)
+            return st_err(err, STRATA_ERR_TOO_LARGE, "table '%s': object %lld does not fit a "
+                          "cluster", t->name, (long long)dc->keys[from]);
+        range_fits(dc, keys, from, from + fit, wide, plans); /* its plans, for the write */
+        int rc = write_leaves(t, tree, dc, keys, from, from + fit, false, plans, err);
+        if (rc) return rc;
+        from += fit;
+        if (range_fits(dc, keys, from, to, wide, plans))
+            return write_leaves(t, tree, dc, keys, from, to, false, plans, err);
+    }
 }
 
 static int write_cluster(strata_table_t *t, st_dcluster *dc, strata_error *err) {
@@ -986,10 +1105,7 @@ static int write_cluster(strata_table_t *t, st_dcluster *dc, strata_error *err) 
     for (uint32_t i = 0; i < dc->ncols; i++) any_dirty |= dc->cols[i].dirty || !dc->cols[i].old.pgno;
     if (!any_dirty) return STRATA_OK;
     bool reuse = dc->in_tree && !dc->shape_dirty;
-    st_dcol keys;
-    memset(&keys, 0, sizeof keys);
-    keys.enc = ST_ENC_PACKED;
-    keys.ints = dc->keys;
+    st_dcol keys = keys_column(dc);
     if (dc->n == 0) {
         if (dc->in_tree) {
             uint8_t k[8];

@@ -878,6 +878,12 @@ static void packed_range(const st_dcol *c, uint32_t from, uint32_t to, int64_t *
 }
 
 size_t st_col_measure(const st_dcol *c, uint32_t from, uint32_t to, st_col_plan *plan) {
+    size_t size = st_col_bytes(c, from, to, plan);
+    plan->size = size <= ST_PAGE_SIZE - PH_SIZE ? size : 0;
+    return plan->size;
+}
+
+size_t st_col_bytes(const st_dcol *c, uint32_t from, uint32_t to, st_col_plan *plan) {
     uint32_t n = to - from;
     *plan = (st_col_plan){.flags = range_flags(c, from, to)};
     size_t size = CH_BITMAPS + (plan->flags & 1 ? bitmap_bytes(n) : 0) +
@@ -894,8 +900,8 @@ size_t st_col_measure(const st_dcol *c, uint32_t from, uint32_t to, st_col_plan 
         size += 4 * ((size_t)n + 1);
         for (uint32_t i = from; i < to; i++) size += c->var[i].big ? 12 : c->var[i].len;
     }
-    plan->size = size <= ST_PAGE_SIZE - PH_SIZE ? size : 0;
-    return plan->size;
+    plan->size = size;
+    return size;
 }
 
 void st_col_encode(const st_dcol *c, uint32_t from, uint32_t to, const st_col_plan *plan,

@@ -83,6 +83,8 @@ typedef struct st_col_plan {
 } st_col_plan;
 /* Measure the range [from, to) of c as a leaf; returns plan->size (0: it does not fit a page). */
 size_t st_col_measure(const st_dcol *c, uint32_t from, uint32_t to, st_col_plan *plan);
+/* The same, the leaf's bytes whether or not they fit a page (plan->size is that many). */
+size_t st_col_bytes(const st_dcol *c, uint32_t from, uint32_t to, st_col_plan *plan);
 /* Write the leaf of rows [from, to) to out (plan->size bytes), as measured by st_col_measure. */
 void st_col_encode(const st_dcol *c, uint32_t from, uint32_t to, const st_col_plan *plan,
                    uint8_t *out);
