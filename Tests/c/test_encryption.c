@@ -262,11 +262,15 @@ static void rolled_back_page_fails(void) {
     close(fd);
     OK(write_marked(db, 3));
     OK(strata_db_close(db, E));
-    /* every page that changed, one at a time, back to its older bytes */
+    /* every page that changed, one at a time, back to its older bytes (up to the end of the
+     * shorter file: a closing handle gives the tail back) */
     fd = open(path, O_RDWR);
+    struct stat closed;
+    CHECK(fd >= 0 && fstat(fd, &closed) == 0);
+    off_t end = closed.st_size < sb.st_size ? closed.st_size : sb.st_size;
     int failed = 0, tried = 0;
     uint8_t now[4096];
-    for (off_t off = 2 * 4096; off + 4096 <= sb.st_size; off += 4096) {
+    for (off_t off = 2 * 4096; off + 4096 <= end; off += 4096) {
         CHECK(pread(fd, now, 4096, off) == 4096);
         if (memcmp(now, old + off, 4096) == 0) continue;
         tried++;

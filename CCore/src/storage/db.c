@@ -156,6 +156,7 @@ int st_db_open_txns(strata_db_t *db) {
 int st_db_close(strata_db_t *db, strata_error *err) {
     /* NO_SYNC commits become durable at close, so the next open need not check them. */
     int rc = db->unsynced ? st_pager_sync(db, err) : STRATA_OK;
+    if (rc == STRATA_OK) st_pager_trim_at_close(db);
     db_free(db);
     return rc;
 }

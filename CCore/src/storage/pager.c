@@ -1003,6 +1003,19 @@ void st_pager_end_write(strata_txn_t *txn) {
     st_free_vec_clear(&txn->freed);
 }
 
+/* The file's bytes to keep for `pages` pages in use (or more, if a meta slot names more: after a
+ * crash, recovery may start from the durable version in the other slot) and the reserve, in
+ * whole MiB as the file grows. */
+static uint64_t bytes_to_keep(strata_db_t *db, uint64_t pages) {
+    for (int s = 0; s < 2; s++) {
+        st_meta other;
+        meta_copy(db, s, &other);
+        if (st_meta_valid(&other) && other.page_count > pages) pages = other.page_count;
+    }
+    uint64_t keep = (pages + reserve_pages(pages)) * ST_PAGE_SIZE;
+    return (keep + (1u << 20) - 1) & ~(uint64_t)((1u << 20) - 1);
+}
+
 /* The file holds more than two growth chunks past the pages in use and the reserve, or this
  * commit grew the pages in use by a chunk or more (a bulk write, whose last chunk is mostly
  * unused: 10% of a file written in one transaction) and more than a MiB lies past them and the
@@ -1020,15 +1033,24 @@ static void shrink_file(strata_txn_t *txn, const st_meta *m) {
     bool bulk = pages > txn->meta.page_count && (pages - txn->meta.page_count) * ST_PAGE_SIZE >= chunk;
     uint64_t slack = bulk ? 1u << 20 : 2 * chunk;
     if (have <= (pages + reserve_pages(pages)) * ST_PAGE_SIZE + slack) return; /* most commits */
-    for (int s = 0; s < 2; s++) {
-        st_meta other;
-        meta_copy(db, s, &other);
-        if (st_meta_valid(&other) && other.page_count > pages) pages = other.page_count;
-    }
-    uint64_t keep = (pages + reserve_pages(pages)) * ST_PAGE_SIZE;
+    uint64_t keep = bytes_to_keep(db, pages);
     if (have <= keep + slack || st_readers_oldest(db, m->version, NULL) < m->version) return;
-    keep = (keep + (1u << 20) - 1) & ~(uint64_t)((1u << 20) - 1); /* whole MiB, as it grows */
     st_os_shrink(&db->file, keep);
+}
+
+void st_pager_trim_at_close(strata_db_t *db) {
+    if (db->file.mem || db->file.opts.read_only) return;
+    st_meta m;
+    uint64_t pages = 0;
+    for (int s = 0; s < 2; s++) {
+        meta_copy(db, s, &m);
+        if (st_meta_valid(&m) && m.page_count > pages) pages = m.page_count;
+    }
+    strata_error ignored;
+    if (pages == 0 || atomic_load(&db->file.file_size) <= bytes_to_keep(db, pages) ||
+        st_readers_exclusive(db, &ignored) != STRATA_OK)
+        return;
+    st_os_shrink(&db->file, bytes_to_keep(db, pages));
 }
 
 static int cmp_dirty(const void *a, const void *b) {

@@ -35,6 +35,10 @@ void st_meta_seal(st_meta *m);
  * after that version are replayed (commitlog.c) and the newest of them made durable. */
 int st_pager_recover(strata_db_t *db, st_check_unsynced_fn check, st_meta *out,
                      strata_error *err);
+/* The last handle closing: the file's end past the pages in use and the reserve (what growing
+ * in chunks left) is given back, so a closed file takes what it holds. Nothing when another
+ * handle or process has the file open (its map may reach there), in memory or read-only. */
+void st_pager_trim_at_close(strata_db_t *db);
 /* fdatasync, then mark the current version durable (strata_db_sync). */
 int st_pager_sync(strata_db_t *db, strata_error *err);
 /* Make every commit published so far durable, by one sync of the commit log when they are all
