@@ -13,15 +13,16 @@
  * Invariants: a cluster covers the keys from its base up to the next cluster's base; its keys
  * are ascending, >= base; n >= 1; every leaf holds n values. A new object's key is at least the
  * table's next_key (a direct primary key may be larger), so new objects always go to the last
- * cluster — or start a new last cluster, when that one holds ST_CLUSTER_MAX objects or its
- * leaves would outgrow a page with a few more objects like those it has (has_room).
+ * cluster — or start a new last cluster, when that one holds ST_CLUSTER_MAX objects; when its
+ * rows no longer fit one cluster (measured_fits), the rows past the longest run that fits move
+ * to the new last cluster (carry_overflow), so appended clusters fill their pages.
  *
  * Writing: a fixed-size or packed value that fits its leaf is patched in place in a copy of the
  * leaf's page (st_cluster_patch). Otherwise the cluster is decoded into memory (st_dcluster) and
  * kept, sorted by base, in the table until the transaction commits, a scan needs the tree, or too
  * many are held (then all are written). Writing a decoded cluster keeps clean leaves that sit
  * alone on their page and re-encodes the rest (all of them when objects were added or removed),
- * splitting the cluster when a leaf no longer fits one page.
+ * splitting the cluster where a page fills when its rows no longer fit one cluster.
  * An st_objref is valid until the next call that may decode or write clusters.
  *
  * Reading: a read transaction that has descended the cluster tree for a quarter as many point
@@ -743,7 +744,8 @@ static int size_cmp(const void *a, const void *b) {
  * page of their layout (write_leaves': the smallest share a page, each other one has a page of
  * its own) is less than a quarter full — else a table of one string property would give its
  * keys leaf a page of its own once the strings fill theirs. */
-static bool measured_fits(const st_col_plan *plans, uint32_t ne, size_t total, bool each, bool wide) {
+static bool measured_fits(const st_col_plan *plans, uint32_t ne, size_t total, bool each,
+                          bool wide) {
     if (!each) return false;
     if (total <= ST_PAGE_SIZE) return true;
     if (wide) return false;
@@ -801,15 +803,15 @@ static st_dcol keys_column(const st_dcluster *dc) {
 }
 
 /* Appends fill clusters to their page(s): a cluster grows until its rows no longer fit one
- * cluster (range_fits: every leaf on a page; a wide object's leaves all on one page) or reach
- * ST_CLUSTER_MAX, and then the rows past the longest run that fits move to a new cluster that
- * the appends go on filling. Measuring takes a pass over the rows, so appends ask at each of
- * the first APPEND_CHECK objects and then every APPEND_CHECK (the rows moved are at most
- * those). Before session 37 a cluster was closed while it had room for one and a half more
- * objects like its own (strings vary, and a cluster that outgrew its page was halved when
- * written): 1.5 to 2 wide objects' room free on every page (a 4-property chat message table
- * used 396 bytes a message compacted where its pages could hold ~350), and clusters of ~151
- * Person objects where ~165 fit.
+ * cluster (measured_fits: every leaf on a page; a wide object's leaves all on one page; no page
+ * of the layout under a quarter full) or reach ST_CLUSTER_MAX, and then the rows past the
+ * longest run that fits move to a new cluster that the appends go on filling. Measuring takes
+ * a pass over the rows, so appends ask at each of the first APPEND_CHECK objects and then
+ * every APPEND_CHECK (the rows moved are at most those). Before session 37 a cluster was
+ * closed while it had room for one and a half more objects like its own (strings vary, and a
+ * cluster that outgrew its page was halved when written): 1.5 to 2 wide objects' room free on
+ * every page (a 4-property chat message table used 396 bytes a message compacted; 364 now),
+ * and clusters of ~151 Person objects where ~165 fit.
  *
  * Wide objects (fewer than WIDE_ROWS fill a page, all leaves together: messages with a text
  * body) are kept to one page per cluster, all leaves on it: else the body leaf fills a page
@@ -820,9 +822,11 @@ static st_dcol keys_column(const st_dcluster *dc) {
 
 /* dc's rows (at least one) past those that fit one cluster move to a new cluster, *out; NULL
  * when they all fit. */
-static int carry_overflow(strata_table_t *t, st_dcluster *dc, st_dcluster **out, strata_error *err) {
+static int carry_overflow(strata_table_t *t, st_dcluster *dc, st_dcluster **out,
+                          strata_error *err) {
     *out = NULL;
-    st_col_plan local[16], *plans = dc->ncols < 16 ? local : malloc((1 + (size_t)dc->ncols) * sizeof *plans);
+    st_col_plan local[16];
+    st_col_plan *plans = dc->ncols < 16 ? local : malloc((1 + (size_t)dc->ncols) * sizeof *plans);
     if (!plans) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
     st_dcol keys = keys_column(dc);
     bool each;
@@ -875,7 +879,8 @@ int st_cluster_append(strata_table_t *t, int64_t key, st_objref *ref, strata_err
         }
     }
     if (dc && dc->n && dc->keys[dc->n - 1] >= key) dc = NULL;
-    if (dc && dc->n && (dc->n >= ST_CLUSTER_MAX || dc->n < APPEND_CHECK || dc->n % APPEND_CHECK == 0)) {
+    if (dc && dc->n &&
+        (dc->n >= ST_CLUSTER_MAX || dc->n < APPEND_CHECK || dc->n % APPEND_CHECK == 0)) {
         st_dcluster *next;
         if ((rc = carry_overflow(t, dc, &next, err))) return rc;
         if (next && (rc = dc_insert(t, next, err))) {
