@@ -774,11 +774,14 @@ static bool range_fits(const st_dcluster *dc, const st_dcol *keys, uint32_t from
 }
 
 /* The most rows from `from` (fewer than to - from, which do not fit) that fit one cluster,
- * found by doubling, then halving, their number; 0 when one object alone does not fit. */
+ * found by doubling, then halving, their number (from `known` rows, when that many fit: the
+ * appends know how many did at their last check); 0 when one object alone does not fit. */
 static uint32_t longest_fit(const st_dcluster *dc, const st_dcol *keys, uint32_t from, uint32_t to,
-                            bool wide, st_col_plan *plans) {
+                            uint32_t known, bool wide, st_col_plan *plans) {
     uint32_t fit = 0, miss = to - from; /* fit rows fit, miss do not */
-    for (uint32_t n = 1; n < miss; n *= 2) {
+    if (known > 0 && known < miss && range_fits(dc, keys, from, from + known, wide, plans))
+        fit = known;
+    for (uint32_t n = fit ? miss : 1; n < miss; n *= 2) {
         if (!range_fits(dc, keys, from, from + n, wide, plans)) {
             miss = n;
             break;
@@ -806,8 +809,9 @@ static st_dcol keys_column(const st_dcluster *dc) {
  * cluster (measured_fits: every leaf on a page; a wide object's leaves all on one page; no page
  * of the layout under a quarter full) or reach ST_CLUSTER_MAX, and then the rows past the
  * longest run that fits move to a new cluster that the appends go on filling. Measuring takes
- * a pass over the rows, so appends ask at each of the first APPEND_CHECK objects and then
- * every APPEND_CHECK (the rows moved are at most those). Before session 37 a cluster was
+ * a pass over the rows, so appends ask again only 7/8 of the way to where objects like the
+ * cluster's would reach a limit (next_check): a few passes a cluster, and the run that fits is
+ * searched for only among the rows added since the last pass that fit. Before session 37 a cluster was
  * closed while it had room for one and a half more objects like its own (strings vary, and a
  * cluster that outgrew its page was halved when written): 1.5 to 2 wide objects' room free on
  * every page (a 4-property chat message table used 396 bytes a message compacted; 364 now),
@@ -818,7 +822,28 @@ static st_dcol keys_column(const st_dcluster *dc) {
  * alone and the small leaves take a second one, mostly empty (a 3-property message table used
  * 1.7 times SQLite's bytes so). Narrow objects keep clusters of up to 256 over a few pages: a
  * scan visits fewer clusters. */
-#define APPEND_CHECK 16
+
+/* When rows [0, n) fit as measured (plans, total): the row count at which to check again — 7/8
+ * of the way to where, adding objects like these, the first limit would be reached (a wide
+ * object's page, else the first of its var or fixed leaves to fill a page), at least the next
+ * row. */
+static uint32_t next_check(const st_dcluster *dc, const st_col_plan *plans, size_t total,
+                           bool wide) {
+    uint32_t n = dc->n;
+    uint64_t left = ST_CLUSTER_MAX - n; /* objects to the nearest limit, estimated */
+    if (wide) {
+        left = (uint64_t)(ST_PAGE_SIZE - total) * n / (total - PH_SIZE);
+    } else {
+        for (uint32_t i = 0; i < dc->ncols; i++) {
+            size_t size = plans[1 + i].size;
+            if (dc->cols[i].enc == ST_ENC_PACKED || size == 0) continue;
+            uint64_t rows = (uint64_t)(ST_PAGE_SIZE - PH_SIZE - size) * n / size;
+            if (rows < left) left = rows;
+        }
+    }
+    left = left * 7 / 8;
+    return n + (left > 1 ? (uint32_t)(left < ST_CLUSTER_MAX ? left : ST_CLUSTER_MAX) : 1);
+}
 
 /* dc's rows (at least one) past those that fit one cluster move to a new cluster, *out; NULL
  * when they all fit. */
@@ -832,8 +857,12 @@ static int carry_overflow(strata_table_t *t, st_dcluster *dc, st_dcluster **out,
     bool each;
     size_t total = measure_range(dc, &keys, 0, dc->n, plans, &each);
     bool wide = wide_rows(total, dc->n);
-    uint32_t keep = measured_fits(plans, 1 + dc->ncols, total, each, wide)
-                        ? dc->n : longest_fit(dc, &keys, 0, dc->n, wide, plans);
+    bool fits = measured_fits(plans, 1 + dc->ncols, total, each, wide);
+    uint32_t keep = fits ? dc->n : longest_fit(dc, &keys, 0, dc->n, dc->fit_rows, wide, plans);
+    if (fits) {
+        dc->fit_rows = dc->n;
+        dc->next_check = next_check(dc, plans, total, wide);
+    }
     if (plans != local) free(plans);
     if (keep == dc->n) return STRATA_OK;
     if (keep == 0) keep = 1; /* one object that does not fit: its write says so */
@@ -879,8 +908,7 @@ int st_cluster_append(strata_table_t *t, int64_t key, st_objref *ref, strata_err
         }
     }
     if (dc && dc->n && dc->keys[dc->n - 1] >= key) dc = NULL;
-    if (dc && dc->n &&
-        (dc->n >= ST_CLUSTER_MAX || dc->n < APPEND_CHECK || dc->n % APPEND_CHECK == 0)) {
+    if (dc && dc->n && (dc->n >= ST_CLUSTER_MAX || dc->n >= dc->next_check)) {
         st_dcluster *next;
         if ((rc = carry_overflow(t, dc, &next, err))) return rc;
         if (next && (rc = dc_insert(t, next, err))) {
@@ -1089,7 +1117,7 @@ static int write_range(strata_table_t *t, strata_tree_t *tree, st_dcluster *dc, 
         return write_leaves(t, tree, dc, keys, from, to, *reuse, plans, err);
     *reuse = false;
     for (;;) { /* [from, to) does not fit */
-        uint32_t fit = longest_fit(dc, keys, from, to, wide, plans);
+        uint32_t fit = longest_fit(dc, keys, from, to, 0, wide, plans);
         if (fit == 0)
             return st_err(err, STRATA_ERR_TOO_LARGE, "table '%s': object %lld does not fit a "
                           "cluster", t->name, (long long)dc->keys[from]);

@@ -38,6 +38,8 @@ struct st_dcluster {
     st_leafref old_keys;
     bool keys_own;           /* the keys leaf was alone on its page */
     bool stale_entries;      /* the record has leaves of properties that no longer exist */
+    uint32_t fit_rows;       /* appends: rows that fit one cluster at the last check (cluster.c) */
+    uint32_t next_check;     /* ... and the row count at which to check again (0: the next) */
     st_dcol *cols;           /* one per property of the table, in schema order */
     uint32_t ncols;
     pgno_t *old_pages;       /* the distinct pages of the record it was decoded from */
