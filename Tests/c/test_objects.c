@@ -5,6 +5,8 @@
  */
 #include "testlib.h"
 
+#include <sys/stat.h>
+
 #include <stdint.h>
 
 
@@ -851,6 +853,51 @@ static void a_bulk_commit_gives_the_files_unused_end_back(void) {
     CHECK(sp.file_bytes <= sp.used_bytes + sp.free_bytes + reserve + (2u << 20));
     OK(add_spread(db, 500000, 500010)); /* small commits after it grow it again, once */
     OK(strata_db_verify(db, E));
+    OK(strata_db_close(db, E));
+}
+
+/* The file's size on disk (st_size). */
+static uint64_t file_size(const char *path) {
+    struct stat sb;
+    return stat(path, &sb) == 0 ? (uint64_t)sb.st_size : 0;
+}
+
+/* Commits that grow the file a little each take a chunk (an eighth of it) at a time, and keep
+ * it: they would grow it again. The last handle closing gives the end back beyond the pages in
+ * use and the reserve (whole MiB); a handle closing while another has the file open leaves it
+ * (the other's map may reach there). Before session 37 a closed file kept up to an eighth of
+ * itself unused. */
+static void the_last_handle_closing_gives_the_files_end_back(void) {
+    const char *path = tl_path("close-trim.db");
+    strata_db_t *db = open_db(path), *other = open_db(path);
+    CHECK(db && other);
+    /* batches (50,000 objects at least) until the end past the pages and the reserve (whole
+     * MiB) is a MiB or more */
+    strata_space sp = {.size = sizeof sp};
+    uint64_t open_size = 0, keep = 0, mib = 1u << 20;
+    int64_t n = 0;
+    while (n < 1000000 && (n < 50000 || open_size < keep + mib)) {
+        OK(add_spread(db, n, n + 5000));
+        n += 5000;
+        OK(strata_db_space_get(db, &sp, E));
+        uint64_t pages = sp.used_bytes + sp.free_bytes; /* the version's page count, in bytes */
+        uint64_t reserve = pages / 16 > 1024 * 4096 ? 1024 * 4096 : pages / 16;
+        keep = (pages + reserve + mib - 1) / mib * mib;
+        open_size = file_size(path);
+    }
+    printf("  %lld objects: in use %llu bytes, free %llu; file %llu open\n", (long long)n,
+           (unsigned long long)sp.used_bytes, (unsigned long long)sp.free_bytes,
+           (unsigned long long)open_size);
+    CHECK(open_size >= keep + mib);
+    OK(strata_db_close(db, E));
+    CHECK(file_size(path) == open_size); /* `other` still has it open */
+    OK(strata_db_close(other, E));
+    printf("  file %llu after the last close\n", (unsigned long long)file_size(path));
+    CHECK(file_size(path) <= keep && file_size(path) >= sp.used_bytes);
+    db = open_db(path);
+    CHECK(db);
+    OK(strata_db_verify(db, E));
+    OK(add_spread(db, n, n + 100));
     OK(strata_db_close(db, E));
 }
 
@@ -2113,6 +2160,7 @@ static const tl_test tests[] = {
     TL_TEST(index_removals_in_runs_keep_the_index_exact),
     TL_TEST(an_index_grown_in_bulk_stays_full),
     TL_TEST(a_bulk_commit_gives_the_files_unused_end_back),
+    TL_TEST(the_last_handle_closing_gives_the_files_end_back),
     TL_TEST(small_commits_after_a_random_update_rewrite_few_free_list_leaves),
     TL_TEST(bad_input_gets_clear_errors),
     TL_TEST(strings_up_to_16_mib_round_trip),

@@ -1047,10 +1047,9 @@ void st_pager_trim_at_close(strata_db_t *db) {
         if (st_meta_valid(&m) && m.page_count > pages) pages = m.page_count;
     }
     strata_error ignored;
-    if (pages == 0 || atomic_load(&db->file.file_size) <= bytes_to_keep(db, pages) ||
-        st_readers_exclusive(db, &ignored) != STRATA_OK)
-        return;
-    st_os_shrink(&db->file, bytes_to_keep(db, pages));
+    if (pages == 0 || st_readers_exclusive(db, &ignored) != STRATA_OK) return;
+    uint64_t keep = bytes_to_keep(db, pages);
+    if (file_size_now(db) > keep) st_os_shrink(&db->file, keep); /* (another handle grew it) */
 }
 
 static int cmp_dirty(const void *a, const void *b) {
