@@ -2,8 +2,8 @@
  * test_clusters.c — the shape of a table's clusters: objects appended (in one transaction or one
  * per commit) fill their clusters as far as their strings let a page hold them, instead of 256
  * objects being halved when their strings outgrow a page; wide objects fill their one page;
- * strings that grow past the guess still split cleanly; every object reads back and the file verifies. White-box: built with the core's
- * sources, it reads the cluster records.
+ * strings that grow past the guess still split cleanly; every object reads back and the file
+ * verifies. White-box: built with the core's sources, it reads the cluster records.
  */
 #include "testlib.h"
 

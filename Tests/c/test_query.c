@@ -1528,7 +1528,8 @@ static void scans_of_many_clusters_match_brute_force(void) {
     }
     OK(strata_txn_commit(w, E));
     strata_txn_free(w);
-    static const char *queries[] = {"a < 30", "a < 30 AND s BEGINSWITH 'x1'", "a >= 90 OR s == 'x5'"};
+    static const char *queries[] = {"a < 30", "a < 30 AND s BEGINSWITH 'x1'",
+                                    "a >= 90 OR s == 'x5'"};
     for (int pass = 0; pass < 2; pass++) { /* a read transaction, then a write transaction */
         strata_txn_t *txn;
         OK(strata_txn_begin(db, pass ? STRATA_TXN_WRITE : STRATA_TXN_READ, &txn, E));

@@ -811,11 +811,11 @@ static st_dcol keys_column(const st_dcluster *dc) {
  * longest run that fits move to a new cluster that the appends go on filling. Measuring takes
  * a pass over the rows, so appends ask again only 7/8 of the way to where objects like the
  * cluster's would reach a limit (next_check): a few passes a cluster, and the run that fits is
- * searched for only among the rows added since the last pass that fit. Before session 37 a cluster was
- * closed while it had room for one and a half more objects like its own (strings vary, and a
- * cluster that outgrew its page was halved when written): 1.5 to 2 wide objects' room free on
- * every page (a 4-property chat message table used 396 bytes a message compacted; 364 now),
- * and clusters of ~151 Person objects where ~165 fit.
+ * searched for only among the rows added since the last pass that fit. Before session 37 a
+ * cluster was closed while it had room for one and a half more objects like its own (strings
+ * vary, and a cluster that outgrew its page was halved when written): 1.5 to 2 wide objects'
+ * room free on every page (a 4-property chat message table used 396 bytes a message
+ * compacted; 364 now), and clusters of ~151 Person objects where ~165 fit.
  *
  * Wide objects (fewer than WIDE_ROWS fill a page, all leaves together: messages with a text
  * body) are kept to one page per cluster, all leaves on it: else the body leaf fills a page

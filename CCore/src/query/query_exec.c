@@ -12,7 +12,9 @@
  *     (fulltext.c); when the index's answer is exact the TEXT term is not checked again, and
  *     when TEXT is the whole predicate the candidates are the answer.
  *  2. Otherwise the clusters are scanned in key order, the cluster tree walked leaf by leaf
- *     (st_bt_each). Each cluster is evaluated node by node on a mask of its rows (rowmask.h):
+ *     (st_bt_each); each cluster is evaluated 8 clusters behind the walk, which asks memory
+ *     for the leaves its packed comparisons read meanwhile (scan_all). Each cluster is
+ *     evaluated node by node on a mask of its rows (rowmask.h):
  *     AND evaluates its right side only on the rows its left side kept, OR only on the rows it
  *     did not, so either side can end a cluster early. A comparison of a packed integer/bool
  *     property with constants runs on the leaf's stored numbers (st_leaf_compare: whole words
@@ -1275,12 +1277,11 @@ static bool reads_rows(const rnode *r) {
 #define SCAN_COLS 8          /* columns asked for ahead, at most */
 #define SCAN_PREFETCH 512    /* bytes of each leaf asked for, at most */
 
-typedef struct pending {
-    uint64_t base;
+typedef struct ring_slot {
     uint8_t *rec;            /* a copy of the record (cap bytes), parsed into cr */
     size_t len, cap;
     st_crec cr;
-} pending;
+} ring_slot;
 
 typedef struct scan {
     exec *x;
@@ -1290,7 +1291,7 @@ typedef struct scan {
     bool want_keys;    /* read each cluster's keys leaf */
     uint32_t cols[SCAN_COLS];
     int ncols;
-    pending ring[SCAN_AHEAD];
+    ring_slot ring[SCAN_AHEAD];
     unsigned head, held;
 } scan;
 
@@ -1307,7 +1308,7 @@ static void fast_cols(scan *s, const rnode *r) {
 }
 
 /* Evaluate the cluster of a ring slot. */
-static int scan_one(scan *s, const pending *pc) {
+static int scan_one(scan *s, const ring_slot *pc) {
     exec *x = s->x;
     cluster_ctx c = {pc->rec, pc->len, pc->cr, NULL};
     if (s->want_keys &&
@@ -1324,7 +1325,8 @@ static int scan_one(scan *s, const pending *pc) {
 
 /* One cluster of a scan (st_bt_visit): into the ring, its leaves asked for; the ring's oldest
  * evaluated when the ring is full. */
-static int scan_cluster(void *arg, const uint8_t *k, size_t kl, const uint8_t *rec, size_t rec_len) {
+static int scan_cluster(void *arg, const uint8_t *k, size_t kl, const uint8_t *rec,
+                        size_t rec_len) {
     scan *s = arg;
     exec *x = s->x;
     (void)kl; /* 8: an integer-key tree (checked by the tree) */
@@ -1333,7 +1335,7 @@ static int scan_cluster(void *arg, const uint8_t *k, size_t kl, const uint8_t *r
         s->head = (s->head + 1) % SCAN_AHEAD;
         s->held--;
     }
-    pending *pc = &s->ring[(s->head + s->held) % SCAN_AHEAD];
+    ring_slot *pc = &s->ring[(s->head + s->held) % SCAN_AHEAD];
     if (pc->cap < rec_len) {
         uint8_t *grown = realloc(pc->rec, rec_len);
         if (!grown) return x->rc = st_err(x->err, STRATA_ERR_NO_MEMORY, "out of memory");
@@ -1342,8 +1344,7 @@ static int scan_cluster(void *arg, const uint8_t *k, size_t kl, const uint8_t *r
     }
     memcpy(pc->rec, rec, rec_len);
     pc->len = rec_len;
-    pc->base = st_rd64(k);
-    if ((x->rc = st_crec_parse(x->root->name, pc->base, pc->rec, rec_len, &pc->cr, x->err)))
+    if ((x->rc = st_crec_parse(x->root->name, st_rd64(k), pc->rec, rec_len, &pc->cr, x->err)))
         return x->rc;
     s->held++;
     if (s->want_keys) st_leaf_prefetch(x->txn, st_crec_entry(&pc->cr, 0, NULL), 1);
@@ -1411,7 +1412,8 @@ static int find_matches(exec *x, const rnode *root, keyvec *out, uint64_t *count
     if (rc) return x->rc = rc;
     if (!tree) return STRATA_OK;
     /* a count of packed comparisons needs no keys */
-    scan s = {.x = x, .root = root, .out = out, .count = count, .want_keys = out || reads_rows(root)};
+    scan s = {.x = x, .root = root, .out = out, .count = count,
+              .want_keys = out || reads_rows(root)};
     return scan_all(&s, tree);
 }
 
