@@ -145,6 +145,56 @@ static void wide_objects_fill_their_page(void) {
     }
 }
 
+/* An object whose leaves cannot share one page (200 double properties: 32 bytes of leaf each)
+ * still goes in: it spreads its leaves over pages, a cluster to itself. Read back and verified,
+ * written in one transaction and one per commit. */
+static void objects_too_wide_for_a_page_spread_their_leaves(void) {
+    enum { PROPS = 200 };
+    strata_db_t *db;
+    OK(strata_db_open(tl_path("too-wide.db"), NULL, &db, E));
+    strata_col_t cols[PROPS];
+    for (int round = 0; round < 2; round++) {
+        int from = round ? 60 : 0, to = round ? 80 : 60;
+        for (int i = from; i < to;) {
+            strata_txn_t *w;
+            strata_table_t *t;
+            OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
+            if (strata_table_open(w, "W", &t, NULL) != STRATA_OK) {
+                OK(strata_table_create(w, "W", &t, E));
+                for (int p = 0; p < PROPS; p++) {
+                    char name[16];
+                    snprintf(name, sizeof name, "d%d", p);
+                    OK(strata_table_add_property(t, name, STRATA_TYPE_DOUBLE, 0, NULL, &cols[p], E));
+                }
+            }
+            for (int j = 0; j < (round ? 1 : 60) && i < to; j++, i++) {
+                strata_key_t k;
+                OK(strata_obj_create(t, &k, E));
+                for (int p = 0; p < PROPS; p++)
+                    OK(strata_obj_set(t, k, cols[p],
+                                      (strata_value[]){{.type = STRATA_TYPE_DOUBLE, .u.d = i * 1000.0 + p}}, E));
+            }
+            OK(strata_txn_commit(w, E));
+            strata_txn_free(w);
+        }
+    }
+    OK(strata_db_verify(db, E));
+    strata_txn_t *r;
+    strata_table_t *t;
+    OK(strata_txn_begin(db, STRATA_TXN_READ, &r, E));
+    OK(strata_table_open(r, "W", &t, E));
+    bool same = true;
+    for (int i = 0; i < 80 && same; i++)
+        for (int p = 0; p < PROPS && same; p++) {
+            strata_value v;
+            OK(strata_obj_get(t, i, cols[p], &v, E));
+            same = v.type == STRATA_TYPE_DOUBLE && v.u.d == i * 1000.0 + p;
+        }
+    CHECK(same);
+    strata_txn_free(r);
+    OK(strata_db_close(db, E));
+}
+
 /* The guess is the average so far: strings that then grow fivefold overflow the cluster it left
  * open, which is split when written. Nothing is lost and every leaf fits its page (verify). */
 static void strings_longer_than_the_guess_still_split_cleanly(void) {
@@ -164,6 +214,7 @@ static const tl_test tests[] = {
     TL_TEST(appended_clusters_fill_their_pages),
     TL_TEST(strings_longer_than_the_guess_still_split_cleanly),
     TL_TEST(wide_objects_fill_their_page),
+    TL_TEST(objects_too_wide_for_a_page_spread_their_leaves),
 };
 
 int main(int argc, char **argv) {

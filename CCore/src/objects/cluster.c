@@ -739,15 +739,16 @@ static int size_cmp(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-/* Whether the leaves measured into plans (ne of them, measure_range's total and each_fits) make
- * one cluster: every leaf fits a page; a wide object's leaves all fit one page; otherwise no
- * page of their layout (write_leaves': the smallest share a page, each other one has a page of
- * its own) is less than a quarter full — else a table of one string property would give its
- * keys leaf a page of its own once the strings fill theirs. */
-static bool measured_fits(const st_col_plan *plans, uint32_t ne, size_t total, bool each,
-                          bool wide) {
+/* Whether the leaves of `rows` rows measured into plans (ne of them, measure_range's total and
+ * each_fits) make one cluster: every leaf fits a page; a wide object's leaves all fit one page;
+ * otherwise no page of their layout (write_leaves': the smallest share a page, each other one
+ * has a page of its own) is less than a quarter full — else a table of one string property
+ * would give its keys leaf a page of its own once the strings fill theirs. One object whose
+ * leaves cannot share a page spreads them over pages (nothing smaller can be written). */
+static bool measured_fits(const st_col_plan *plans, uint32_t ne, uint32_t rows, size_t total,
+                          bool each, bool wide) {
     if (!each) return false;
-    if (total <= ST_PAGE_SIZE) return true;
+    if (total <= ST_PAGE_SIZE || rows == 1) return true;
     if (wide) return false;
     size_t local[32], *sizes = ne <= 32 ? local : malloc(ne * sizeof *sizes);
     if (!sizes) return false;
@@ -770,7 +771,7 @@ static bool range_fits(const st_dcluster *dc, const st_dcol *keys, uint32_t from
                        bool wide, st_col_plan *plans) {
     bool each;
     size_t total = measure_range(dc, keys, from, to, plans, &each);
-    return measured_fits(plans, 1 + dc->ncols, total, each, wide);
+    return measured_fits(plans, 1 + dc->ncols, to - from, total, each, wide);
 }
 
 /* The most rows from `from` (fewer than to - from, which do not fit) that fit one cluster,
@@ -831,7 +832,9 @@ static uint32_t next_check(const st_dcluster *dc, const st_col_plan *plans, size
                            bool wide) {
     uint32_t n = dc->n;
     uint64_t left = ST_CLUSTER_MAX - n; /* objects to the nearest limit, estimated */
-    if (wide) {
+    if (total > ST_PAGE_SIZE && (wide || n == 1)) {
+        left = 0; /* one object spread over pages (measured_fits): ask at the next */
+    } else if (wide) {
         left = (uint64_t)(ST_PAGE_SIZE - total) * n / (total - PH_SIZE);
     } else {
         for (uint32_t i = 0; i < dc->ncols; i++) {
@@ -857,15 +860,15 @@ static int carry_overflow(strata_table_t *t, st_dcluster *dc, st_dcluster **out,
     bool each;
     size_t total = measure_range(dc, &keys, 0, dc->n, plans, &each);
     bool wide = wide_rows(total, dc->n);
-    bool fits = measured_fits(plans, 1 + dc->ncols, total, each, wide);
+    bool fits = measured_fits(plans, 1 + dc->ncols, dc->n, total, each, wide);
     uint32_t keep = fits ? dc->n : longest_fit(dc, &keys, 0, dc->n, dc->fit_rows, wide, plans);
     if (fits) {
         dc->fit_rows = dc->n;
         dc->next_check = next_check(dc, plans, total, wide);
     }
     if (plans != local) free(plans);
-    if (keep == dc->n) return STRATA_OK;
     if (keep == 0) keep = 1; /* one object that does not fit: its write says so */
+    if (keep == dc->n) return STRATA_OK;
     st_dcluster *next = dc_new(t);
     if (!next) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
     uint32_t moved = dc->n - keep;
@@ -1113,7 +1116,7 @@ static int write_range(strata_table_t *t, strata_tree_t *tree, st_dcluster *dc, 
     bool each;
     size_t total = measure_range(dc, keys, from, to, plans, &each);
     bool wide = wide_rows(total, to - from);
-    if (measured_fits(plans, 1 + dc->ncols, total, each, wide))
+    if (measured_fits(plans, 1 + dc->ncols, to - from, total, each, wide))
         return write_leaves(t, tree, dc, keys, from, to, *reuse, plans, err);
     *reuse = false;
     for (;;) { /* [from, to) does not fit */
