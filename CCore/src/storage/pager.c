@@ -1003,15 +1003,21 @@ void st_pager_end_write(strata_txn_t *txn) {
     st_free_vec_clear(&txn->freed);
 }
 
-/* The file's bytes to keep for `pages` pages in use (or more, if a meta slot names more: after a
- * crash, recovery may start from the durable version in the other slot) and the reserve, in
- * whole MiB as the file grows. */
-static uint64_t bytes_to_keep(strata_db_t *db, uint64_t pages) {
+/* pages, or more if a valid meta slot names more (after a crash, recovery may start from the
+ * durable version in the other slot). */
+static uint64_t slot_pages(strata_db_t *db, uint64_t pages) {
     for (int s = 0; s < 2; s++) {
         st_meta other;
         meta_copy(db, s, &other);
         if (st_meta_valid(&other) && other.page_count > pages) pages = other.page_count;
     }
+    return pages;
+}
+
+/* The file's bytes to keep for `pages` pages in use (slot_pages) and the reserve, in whole MiB
+ * as the file grows. */
+static uint64_t bytes_to_keep(strata_db_t *db, uint64_t pages) {
+    pages = slot_pages(db, pages);
     uint64_t keep = (pages + reserve_pages(pages)) * ST_PAGE_SIZE;
     return (keep + (1u << 20) - 1) & ~(uint64_t)((1u << 20) - 1);
 }
@@ -1040,14 +1046,9 @@ static void shrink_file(strata_txn_t *txn, const st_meta *m) {
 
 void st_pager_trim_at_close(strata_db_t *db) {
     if (db->file.mem || db->file.opts.read_only) return;
-    st_meta m;
-    uint64_t pages = 0;
-    for (int s = 0; s < 2; s++) {
-        meta_copy(db, s, &m);
-        if (st_meta_valid(&m) && m.page_count > pages) pages = m.page_count;
-    }
+    uint64_t pages = slot_pages(db, 0);
     strata_error ignored;
-    if (pages == 0 || st_readers_exclusive(db, &ignored) != STRATA_OK) return;
+    if (pages == 0 || st_readers_exclusive(db, &ignored) != STRATA_OK) return; /* no valid slot */
     uint64_t keep = bytes_to_keep(db, pages);
     if (file_size_now(db) > keep) st_os_shrink(&db->file, keep); /* (another handle grew it) */
 }
