@@ -381,7 +381,7 @@ static inline int64_t rcache_key(const strata_table_t *t, uint32_t row) {
 /* Cache a cluster record: with its keys leaf, or (keys NULL) a dense cluster, whose keys are
  * base .. base + n - 1. */
 static void rcache_fill(strata_table_t *t, uint64_t base, const uint8_t *rec, size_t rlen,
-                        const st_crec *r, const uint8_t *keys) {
+                        uint32_t n, const uint8_t *keys) {
     if (!t->clusters) return;
     t->rcache.valid = true;
     t->rcache.dense = keys == NULL;
@@ -390,9 +390,9 @@ static void rcache_fill(strata_table_t *t, uint64_t base, const uint8_t *rec, si
     t->rcache.rec = rec;
     t->rcache.rec_len = rlen;
     t->rcache.keys = keys;
-    t->rcache.n = r->n;
-    t->rcache.first = keys ? st_packed_at(keys, r->n, 0) : (int64_t)base;
-    t->rcache.last = keys ? st_packed_at(keys, r->n, r->n - 1) : (int64_t)(base + r->n - 1);
+    t->rcache.n = n;
+    t->rcache.first = keys ? st_packed_at(keys, n, 0) : (int64_t)base;
+    t->rcache.last = keys ? st_packed_at(keys, n, n - 1) : (int64_t)(base + n - 1);
 }
 
 const st_prop st_reads_nothing;
@@ -429,8 +429,7 @@ int st_obj_locate_for(strata_table_t *t, int64_t key, const st_prop *only, st_ob
             ref->rec = t->cdir.rec[at - 1];
             ref->rec_len = t->cdir.rec_len[at - 1];
             /* the reads of the object that usually follow find its cluster here */
-            st_crec r = {.n = t->cdir.count[at - 1]};
-            rcache_fill(t, b[at - 1], ref->rec, ref->rec_len, &r, NULL);
+            rcache_fill(t, b[at - 1], ref->rec, ref->rec_len, t->cdir.count[at - 1], NULL);
             return STRATA_OK;
         }
     }
@@ -480,14 +479,14 @@ static int locate_in(strata_table_t *t, int64_t key, uint64_t base, const uint8_
         if (leaf.pgno) st_leaf_prefetch(t->txn, leaf, 1);
     }
     if (dense) {
-        rcache_fill(t, base, rec, rlen, &r, NULL);
+        rcache_fill(t, base, rec, rlen, r.n, NULL);
         ref->row = (uint32_t)((uint64_t)key - base);
         ref->rec = rec;
         ref->rec_len = rlen;
         return STRATA_OK;
     }
     if ((rc = rec_row(t, &r, key, &row, &keys, err))) return rc;
-    rcache_fill(t, base, rec, rlen, &r, keys);
+    rcache_fill(t, base, rec, rlen, r.n, keys);
     if (row < 0) return not_found(t, key, err);
     ref->row = (uint32_t)row;
     ref->rec = rec;
@@ -1224,7 +1223,7 @@ int st_cluster_next_key(strata_table_t *t, int64_t after, int64_t *key, strata_e
             (rc = st_leaf_header(t->txn, st_crec_entry(&r, 0, NULL), r.n, &kp, err)))
             return rc;
         if (st_packed_at(kp, r.n, r.n - 1) < from) continue;
-        rcache_fill(t, st_rd64(ck), rec, rlen, &r, kp);
+        rcache_fill(t, st_rd64(ck), rec, rlen, r.n, kp);
         *key = st_packed_at(kp, r.n, st_packed_lower_bound(kp, r.n, from)); /* < n: see above */
         return STRATA_OK;
     }

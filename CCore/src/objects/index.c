@@ -196,17 +196,23 @@ static uint64_t head_at(const uint8_t *r, size_t off) {
     return off < len ? st_key_head8(r + 3 + off, len - off) : 0;
 }
 
+/* A few of v sorted by pending_cmp, by insertion (for sixteen or so: eight radix passes of 256
+ * counts, or glibc's qsort calling through a pointer, cost more). */
+static void insertion_sort(pending_ref *v, size_t n) {
+    for (size_t i = 1; i < n; i++) {
+        pending_ref x = v[i];
+        size_t j = i;
+        for (; j > 0 && pending_cmp(&v[j - 1], &x) > 0; j--) v[j] = v[j - 1];
+        v[j] = x;
+    }
+}
+
 /* Sort v[0..n) by head, keeping the order among equal heads: a radix sort, a byte a pass from
- * the lowest (passes where every head has the same byte are skipped), or for a few an insertion
- * sort. tmp holds n. */
+ * the lowest (passes where every head has the same byte are skipped); a few are sorted whole
+ * (insertion_sort: pending_cmp orders by head first). tmp holds n. */
 static void radix_by_head(pending_ref *v, size_t n, pending_ref *tmp) {
-    if (n <= 16) { /* a small commit's few changes: eight passes of 256 counts cost more */
-        for (size_t i = 1; i < n; i++) {
-            pending_ref x = v[i];
-            size_t j = i;
-            for (; j > 0 && v[j - 1].head > x.head; j--) v[j] = v[j - 1];
-            v[j] = x;
-        }
+    if (n <= 16) { /* a small commit's few changes */
+        insertion_sort(v, n);
         return;
     }
     pending_ref *src = v, *dst = tmp;
@@ -238,13 +244,8 @@ static void sort_runs(pending_ref *v, size_t n, size_t off, pending_ref *tmp) {
         if (run < 2) continue;
         bool longer = false; /* a key goes on past off + 8: the next bytes can tell them apart */
         for (size_t k = i; k < j && !longer; k++) longer = st_rd16(v[k].rec) > off + 8;
-        if (run <= 16) { /* by insertion: glibc's qsort of a few took 8% of a full-text load */
-            for (size_t k = i + 1; k < j; k++) {
-                pending_ref x = v[k];
-                size_t m = k;
-                for (; m > i && pending_cmp(&v[m - 1], &x) > 0; m--) v[m] = v[m - 1];
-                v[m] = x;
-            }
+        if (run <= 16) { /* glibc's qsort of a few took 8% of a full-text load */
+            insertion_sort(v + i, run);
             continue;
         }
         if (!longer || off + 8 >= STRATA_MAX_KEY) {
