@@ -70,6 +70,9 @@
 
 #include <errno.h>
 #include <stdio.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -129,6 +132,35 @@ static inline uint64_t word(const uint8_t *p, size_t i) {
     return w;
 }
 
+/* Where page and base (len bytes each) first differ at or after i, to a multiple of 8 bytes
+ * from i, or where fewer than 8 bytes are left: 64 bytes a step while they are equal (most of a
+ * copied page is: a commit's ~14 pages are ~57 KB to compare, a third of the diff's work word
+ * by word), then word by word. */
+static size_t equal_words(const uint8_t *page, const uint8_t *base, size_t i, size_t len) {
+#if defined(__SSE2__)
+    while (i + 64 <= len) {
+        __m128i a = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(page + i)),
+                                   _mm_loadu_si128((const __m128i *)(base + i)));
+        __m128i b = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(page + i + 16)),
+                                   _mm_loadu_si128((const __m128i *)(base + i + 16)));
+        __m128i c = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(page + i + 32)),
+                                   _mm_loadu_si128((const __m128i *)(base + i + 32)));
+        __m128i d = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(page + i + 48)),
+                                   _mm_loadu_si128((const __m128i *)(base + i + 48)));
+        if (_mm_movemask_epi8(_mm_and_si128(_mm_and_si128(a, b), _mm_and_si128(c, d))) != 0xFFFF)
+            break;
+        i += 64;
+    }
+#else
+    while (i + 32 <= len && ((word(page, i) ^ word(base, i)) | (word(page, i + 8) ^ word(base, i + 8)) |
+                             (word(page, i + 16) ^ word(base, i + 16)) |
+                             (word(page, i + 24) ^ word(base, i + 24))) == 0)
+        i += 32;
+#endif
+    while (i + 8 <= len && word(page, i) == word(base, i)) i += 8;
+    return i;
+}
+
 /* Bytes from p on equal to q's, at most max. */
 static size_t same_bytes(const uint8_t *p, const uint8_t *q, size_t max) {
     size_t n = 0;
@@ -137,26 +169,70 @@ static size_t same_bytes(const uint8_t *p, const uint8_t *q, size_t max) {
     return n;
 }
 
+/* A copy from base for page bytes at q (not before `from`) with the base's bytes `shift` bytes
+ * away (source q + shift): its start, source and length, or 0 when shorter than COPY_MIN. */
+static inline size_t copy_at(const uint8_t *page, const uint8_t *base, size_t len, size_t q, size_t from,
+                      ptrdiff_t shift, size_t *dst, size_t *src) {
+    if ((shift < 0 && q < (size_t)-shift) || (shift > 0 && q + (size_t)shift + 8 > len)) return 0;
+    size_t s = (size_t)((ptrdiff_t)q + shift);
+    if (word(base, s) != word(page, q)) return 0;
+    size_t n = same_bytes(page + q, base + s, len - (q > s ? q : s)), at = q;
+    while (at > from && s > 0 && page[at - 1] == base[s - 1]) at--, s--, n++;
+    if (n < COPY_MIN) return 0;
+    *dst = at;
+    *src = s;
+    return n;
+}
+
 /* The longest copy from base for page bytes at q (not before `from`): the base's bytes moved by
  * up to SHIFT_MAX bytes either way (a value inserted into a column shifts every leaf after it in
  * the page, an entry taken from a free-list leaf the entries after it; shifts are multiples of 4
- * there). Its start and source, and its length, or 0 when none reaches COPY_MIN bytes. */
+ * there). Its start and source, and its length, or 0 when none reaches COPY_MIN bytes. The
+ * shift found last in the page (*hint, 0 for none) is tried first (one shift usually moves all
+ * the bytes after an insertion); the others nearest first, among those whose first 4 bytes
+ * match (a mask of them is one pass over the window: trying 64 shifts both ways word by word
+ * at every probe of new bytes was a quarter of a small commit's diff). */
 static size_t find_copy(const uint8_t *page, const uint8_t *base, size_t len, size_t q,
-                        size_t from, size_t *dst, size_t *src) {
-    uint64_t w = word(page, q);
-    if (w == 0) return 0;
-    for (size_t d = 4; d <= SHIFT_MAX; d += 4) {
-        for (int way = 0; way < 2; way++) {
-            if (way ? q < d : q + d + 8 > len) continue;
-            size_t s = way ? q - d : q + d;
-            if (word(base, s) != w) continue;
-            size_t n = same_bytes(page + q, base + s, len - (q > s ? q : s)), at = q;
-            while (at > from && s > 0 && page[at - 1] == base[s - 1]) at--, s--, n++;
-            if (n < COPY_MIN) continue;
-            *dst = at;
-            *src = s;
+                        size_t from, size_t *dst, size_t *src, ptrdiff_t *hint) {
+    if (word(page, q) == 0) return 0;
+    size_t n;
+    if (*hint && (n = copy_at(page, base, len, q, from, *hint, dst, src))) return n;
+    enum { SHIFTS = SHIFT_MAX / 4 };
+    uint32_t key = st_rd32(page + q);
+    uint64_t ahead = 0, behind = 0; /* bit k-1: the shift +4k / -4k is a candidate */
+#if defined(__SSE2__)
+    if (q >= 4 * SHIFTS && q + 4 * SHIFTS + 8 <= len) { /* 16 bytes (4 shifts) a compare */
+        __m128i kv = _mm_set1_epi32((int)key);
+        for (int j = 0; j < SHIFTS / 4; j++) {
+            __m128i a = _mm_loadu_si128((const __m128i *)(base + q + 4 + 16 * j));
+            ahead |= (uint64_t)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(a, kv))) << (4 * j);
+            /* bytes q-16(j+1) .. q-16j, lanes reversed: lane i is the shift -4(4j+i+1) */
+            __m128i b = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)(base + q - 16 * (j + 1))),
+                                          _MM_SHUFFLE(0, 1, 2, 3));
+            behind |= (uint64_t)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(b, kv))) << (4 * j);
+        }
+    } else
+#endif
+    {
+        for (size_t k = 1; k <= SHIFTS && q + 4 * k + 8 <= len; k++)
+            ahead |= (uint64_t)(st_rd32(base + q + 4 * k) == key) << (k - 1);
+        for (size_t k = 1; k <= SHIFTS && 4 * k <= q; k++)
+            behind |= (uint64_t)(st_rd32(base + q - 4 * k) == key) << (k - 1);
+    }
+    while (ahead | behind) {
+        int k = __builtin_ctzll(ahead | behind);
+        uint64_t bit = 1ull << k;
+        ptrdiff_t d = 4 * (ptrdiff_t)(k + 1);
+        if ((ahead & bit) && d != *hint && (n = copy_at(page, base, len, q, from, d, dst, src))) {
+            *hint = d;
             return n;
         }
+        if ((behind & bit) && -d != *hint && (n = copy_at(page, base, len, q, from, -d, dst, src))) {
+            *hint = -d;
+            return n;
+        }
+        ahead &= ~bit;
+        behind &= ~bit;
     }
     return 0;
 }
@@ -193,9 +269,9 @@ static uint32_t add_ranges(uint8_t *out, size_t *at, const uint8_t *page, const 
                            size_t len) {
     uint32_t n = 0;
     size_t i = 0;
+    ptrdiff_t hint = 0; /* the shift of the last copy */
     while (i < len) {
-        if (base) /* the common case: long runs of equal words */
-            while (i + 8 <= len && word(page, i) == word(base, i)) i += 8;
+        if (base) i = equal_words(page, base, i, len); /* the common case: long equal runs */
         while (i < len && same_word(page, base, i, len)) i += 8;
         if (i >= len) break;
         size_t start = i, end = i + 8 < len ? i + 8 : len;
@@ -205,7 +281,7 @@ static uint32_t add_ranges(uint8_t *out, size_t *at, const uint8_t *page, const 
         size_t lit = start;
         if (base && end - start >= SHIFT_MIN_RANGE) {
             for (size_t q = start; q + 8 <= end && lit < end;) {
-                size_t dst, src, copy = find_copy(page, base, len, q, lit, &dst, &src);
+                size_t dst, src, copy = find_copy(page, base, len, q, lit, &dst, &src, &hint);
                 if (!copy) {
                     q += SHIFT_PROBE_STEP;
                     continue;
