@@ -25,6 +25,7 @@ static void db_free(strata_db_t *db) {
     st_unpacked_free(db);
     st_freelist_clear(&db->free_cache);
     st_reuse_map_clear(&db->reuse_map);
+    st_pager_free_spares(db);
     free(db->log_buf);
     st_cipher_free(db->cipher);
     for (size_t i = 0; i < sizeof db->open_locks / sizeof *db->open_locks; i++)

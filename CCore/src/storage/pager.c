@@ -174,13 +174,6 @@ static void dirty_remove(st_dirty_map *m, st_dirty *d) {
     }
 }
 
-static void dirty_free_all(st_dirty_map *m) {
-    for (size_t i = 0; i < m->cap; i++)
-        if (m->slots[i].pgno) free(m->slots[i].buf);
-    free(m->slots);
-    memset(m, 0, sizeof *m);
-}
-
 /* ------------------------------------------------------------------ meta slots */
 
 void st_meta_seal(st_meta *m) {
@@ -775,11 +768,38 @@ static int take_pages(strata_txn_t *txn, uint32_t npages, bool cold, pgno_t *pgn
 }
 
 /* base: the committed page the new one copies (0: none), for the commit log. */
-static int alloc_pages(strata_txn_t *txn, uint32_t npages, bool cold, pgno_t base, uint8_t **page,
-                       pgno_t *pgno, strata_error *err) {
+/* A buffer for npages pages: a spare one (zeroed when `zero`), else a new zeroed one. */
+static uint8_t *page_buffer(strata_db_t *db, uint32_t npages, bool zero) {
+    if (npages != 1 || db->nspare == 0) return calloc(npages, ST_PAGE_SIZE);
+    uint8_t *buf = db->spare_pages[--db->nspare];
+    if (zero) memset(buf, 0, ST_PAGE_SIZE);
+    return buf;
+}
+
+/* A write transaction's page buffers: one-page ones are kept as spares, up to ST_SPARE_PAGES. */
+static void dirty_free_all(strata_db_t *db, st_dirty_map *m) {
+    for (size_t i = 0; i < m->cap; i++) {
+        if (!m->slots[i].pgno) continue;
+        if (m->slots[i].npages == 1 && db->nspare < ST_SPARE_PAGES)
+            db->spare_pages[db->nspare++] = m->slots[i].buf;
+        else
+            free(m->slots[i].buf);
+    }
+    free(m->slots);
+    memset(m, 0, sizeof *m);
+}
+
+void st_pager_free_spares(strata_db_t *db) {
+    while (db->nspare > 0) free(db->spare_pages[--db->nspare]);
+}
+
+/* Take npages pages and a buffer for them: zeroed when `zero` (else the caller writes every
+ * byte from PH_KIND on: a copy). */
+static int alloc_pages(strata_txn_t *txn, uint32_t npages, bool cold, pgno_t base, bool zero,
+                       uint8_t **page, pgno_t *pgno, strata_error *err) {
     int rc = take_pages(txn, npages, cold, pgno, err);
     if (rc) return st_txn_fail(txn, rc);
-    uint8_t *buf = calloc(npages, ST_PAGE_SIZE);
+    uint8_t *buf = page_buffer(txn->db, npages, zero);
     if (!buf || dirty_insert(&txn->dirty, (st_dirty){*pgno, npages, buf, base}) != STRATA_OK) {
         free(buf);
         return st_txn_fail(txn, st_err(err, STRATA_ERR_NO_MEMORY, "out of memory for %u pages", npages));
@@ -793,7 +813,7 @@ static int alloc_pages(strata_txn_t *txn, uint32_t npages, bool cold, pgno_t bas
 int st_page_alloc(strata_txn_t *txn, uint32_t npages, uint8_t **page, pgno_t *pgno,
                   strata_error *err) {
     ST_ASSERT(txn->write && txn->state != ST_TXN_ENDED && npages > 0);
-    return alloc_pages(txn, npages, false, 0, page, pgno, err);
+    return alloc_pages(txn, npages, false, 0, true, page, pgno, err);
 }
 
 void st_page_resembles(strata_txn_t *txn, pgno_t pgno, pgno_t like) {
@@ -816,7 +836,7 @@ int st_page_touch(strata_txn_t *txn, pgno_t pgno, uint8_t **page, pgno_t *newp,
     uint8_t *buf;
     bool cold = txn->new_version - st_rd64(src + PH_VERSION) > ST_REUSE_HOT_VERSIONS;
     /* A packed page is logged whole: a replay reads plain pages only. */
-    if ((rc = alloc_pages(txn, 1, cold, st_pgno_packed(pgno) ? 0 : pgno, &buf, newp, err))) return rc;
+    if ((rc = alloc_pages(txn, 1, cold, st_pgno_packed(pgno) ? 0 : pgno, false, &buf, newp, err))) return rc;
     if (*newp == pgno) /* a damaged free list: freeing the original would free its own copy */
         return st_txn_fail(txn, ST_CORRUPT(err, "page %llu is in use but listed as free",
                                            (unsigned long long)pgno));
@@ -995,7 +1015,7 @@ static int take_free_list(strata_txn_t *txn, strata_error *err) {
 }
 
 void st_pager_end_write(strata_txn_t *txn) {
-    dirty_free_all(&txn->dirty);
+    dirty_free_all(txn->db, &txn->dirty);
     st_freelist_clear(&txn->fl);
     st_reuse_clear(&txn->reuse);
     st_reuse_map_clear(&txn->reuse_out);

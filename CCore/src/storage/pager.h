@@ -18,6 +18,8 @@ int st_pager_begin_write(strata_txn_t *txn, strata_error *err);
 /* Write the transaction durably (per the durability mode), its meta recording the catalog's
  * root and count, and publish it. On failure the transaction's pages are discarded and the file
  * is left at its previous commit. */
+/* Free the page buffers kept for write transactions (closing the handle). */
+void st_pager_free_spares(strata_db_t *db);
 int st_pager_commit(strata_txn_t *txn, pgno_t catalog_root, uint64_t catalog_count,
                     strata_error *err);
 void st_pager_end_write(strata_txn_t *txn);

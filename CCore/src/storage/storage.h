@@ -28,6 +28,7 @@
 #define ST_FORMAT_ENCRYPTED 11u      /* written by every commit of an encrypted file (cipher.c) */
 #define ST_FORMAT_ENCRYPTED_9 9u     /* an encrypted file written before format 10 */
 #define ST_FORMAT_OLDEST_READ 1u
+#define ST_SPARE_PAGES 32            /* page buffers a handle keeps between write transactions */
 #define ST_MAP_SIZE_MAX (1ull << 46) /* 64 TiB: the most a 47-bit user address space can map */     /* read: 1 lacks direct primary keys, 1 and 2 key heads */
 
 /* ------------------------------------------------------------------ on-disk meta (pager.c) */
@@ -203,6 +204,10 @@ struct strata_db {
     bool free_cache_valid;
     uint64_t last_write_pages; /* pages the last committed write transaction took (a hint) */
     st_reuse_hints reuse_hints; /* guarded by the writer lock */
+    /* Page buffers of ended write transactions, kept for the next one's copies (guarded by the
+     * writer lock): a small commit allocated, zeroed and freed ~14 of them. */
+    uint8_t *spare_pages[ST_SPARE_PAGES];
+    int nspare;
     st_reuse_map reuse_map;  /* the free-list cache's page maps, handed over with it */
     /* The record being built (commitlog.c), aligned to ST_LOG_BLOCK: block 0 for the log's
      * header, then the record from its offset in its first block on. After a commit its last
