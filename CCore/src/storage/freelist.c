@@ -228,7 +228,7 @@ void st_reuse_map_clear(st_reuse_map *m) {
 void st_reuse_clear(st_reuse *r) {
     st_reuse_map_clear(&r->map);
     free(r->leaf_taken);
-    free(r->leaf_by_pgno);
+    free(r->leaf_slots);
     memset(r, 0, sizeof *r);
 }
 
@@ -286,24 +286,25 @@ static bool map_cover(st_reuse_map *m, size_t npages) {
     return true;
 }
 
-/* Sort leaf references by page: a shell sort (Ciura's gaps, then 2.25x each), inline compares.
- * glibc's qsort merge-sorts 16-byte elements through memcpy calls: 2-3% of a small commit for
- * ~50 leaves, sorted again at every write transaction. */
-static void sort_leaf_refs(st_leaf_ref *v, size_t n) {
-    static const size_t small[] = {1, 4, 10, 23, 57, 132, 301, 701};
-    size_t gaps[40], ng = 0;
-    for (size_t i = 0; i < sizeof small / sizeof *small && small[i] < n; i++) gaps[ng++] = small[i];
-    for (size_t g = 1577; ng == sizeof small / sizeof *small && g < n && ng < 40; g = g * 9 / 4)
-        gaps[ng++] = g;
-    while (ng--) {
-        size_t gap = gaps[ng];
-        for (size_t i = gap; i < n; i++) {
-            st_leaf_ref x = v[i];
-            size_t j = i;
-            for (; j >= gap && v[j - gap].pgno > x.pgno; j -= gap) v[j] = v[j - gap];
-            v[j] = x;
-        }
+static size_t leaf_slot(pgno_t leaf, size_t mask) {
+    return (size_t)((leaf * 0x9E3779B97F4A7C15ull) >> 20) & mask;
+}
+
+/* The leaves' table by page (r->leaf_slots): built at every write transaction; sorting them
+ * for a binary search through glibc's qsort (a merge sort of 16-byte elements by memcpy) was
+ * 2-3% of a small commit, a shell sort still 1.8% of its user time. false: out of memory. */
+static bool index_leaves(st_reuse *r, const st_freelist *fl) {
+    size_t slots = 16;
+    while (slots < 2 * fl->nleaves) slots *= 2;
+    r->leaf_slots = calloc(slots, sizeof *r->leaf_slots);
+    if (!r->leaf_slots) return false;
+    r->leaf_mask = slots - 1;
+    for (size_t i = 0; i < fl->nleaves; i++) {
+        size_t j = leaf_slot(fl->leaf_pgno[i], r->leaf_mask);
+        while (r->leaf_slots[j].pgno) j = (j + 1) & r->leaf_mask;
+        r->leaf_slots[j] = (st_leaf_ref){fl->leaf_pgno[i], i};
     }
+    return true;
 }
 
 static size_t leaf_index(const strata_txn_t *txn, pgno_t leaf);
@@ -326,14 +327,11 @@ static bool reuse_prepare(strata_txn_t *txn) {
     if (lo == 0) return true;
     size_t from = keep ? first_after(fl, m->mapped) : 0;
     r->leaf_taken = calloc(fl->nleaves + 1, sizeof *r->leaf_taken);
-    r->leaf_by_pgno = malloc((fl->nleaves + 1) * sizeof *r->leaf_by_pgno);
-    if (!map_cover(m, txn->page_count) || !r->leaf_taken || !r->leaf_by_pgno) {
+    if (!map_cover(m, txn->page_count) || !r->leaf_taken || !index_leaves(r, fl)) {
         st_reuse_clear(r); /* reuse nothing: the file grows instead */
         r->ready = true;
         return false;
     }
-    for (size_t i = 0; i < fl->nleaves; i++) r->leaf_by_pgno[i] = (st_leaf_ref){fl->leaf_pgno[i], i};
-    sort_leaf_refs(r->leaf_by_pgno, fl->nleaves);
     m->mapped = txn->oldest_reader;
     m->durable = txn->durable_version;
     /* Searches start where the last commit's stopped. Pages that became reusable since are
@@ -441,14 +439,11 @@ static pgno_t next_set(const st_reuse *r, pgno_t p) {
 /* The index in the list of the leaf on page `leaf`, or nleaves when no leaf is there. */
 static size_t leaf_index(const strata_txn_t *txn, pgno_t leaf) {
     const st_reuse *r = &txn->reuse;
-    size_t lo = 0, hi = txn->fl.nleaves;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (r->leaf_by_pgno[mid].pgno < leaf) lo = mid + 1;
-        else hi = mid;
+    if (!r->leaf_slots || leaf < 2) return txn->fl.nleaves;
+    for (size_t j = leaf_slot(leaf, r->leaf_mask);; j = (j + 1) & r->leaf_mask) {
+        if (r->leaf_slots[j].pgno == leaf) return r->leaf_slots[j].index;
+        if (r->leaf_slots[j].pgno == 0) return txn->fl.nleaves;
     }
-    return lo < txn->fl.nleaves && r->leaf_by_pgno[lo].pgno == leaf ? r->leaf_by_pgno[lo].index
-                                                                      : txn->fl.nleaves;
 }
 
 /* Take page p: its bit goes, its leaf counts one entry taken (save checks the counts). */
@@ -682,7 +677,7 @@ bool st_freelist_take_run(strata_txn_t *txn, uint32_t npages, pgno_t *pgno) {
 }
 
 /* Entry i of the list was taken by this transaction. */
-static bool entry_taken(const strata_txn_t *txn, size_t i) {
+static inline bool entry_taken(const strata_txn_t *txn, size_t i) {
     const st_reuse *r = &txn->reuse;
     pgno_t p = txn->fl.entries.v[i].pgno;
     return r->map.bits && i < r->reusable && p < r->map.npages && !bit_is_set(r, p) &&
@@ -778,12 +773,14 @@ static void write_leaf(uint8_t *p, const st_free_entry *e, size_t n) {
     }
 }
 
-/* Append the entries of leaf i that were not taken to v. */
+/* Append the entries of leaf i that were not taken to v (room made once, not per entry: a
+ * small commit rewrites two or three leaves of ~250 entries). */
 static int push_rest(const strata_txn_t *txn, size_t i, st_free_vec *v) {
     const st_freelist *fl = &txn->fl;
-    for (size_t j = fl->leaf_start[i]; j < fl->leaf_start[i + 1]; j++)
-        if (!entry_taken(txn, j) && st_free_vec_push(v, fl->entries.v[j].pgno, fl->entries.v[j].version))
-            return STRATA_ERR_NO_MEMORY;
+    size_t from = fl->leaf_start[i], to = fl->leaf_start[i + 1];
+    if (grow_array(&v->v, &v->cap, v->n + (to - from), sizeof *v->v)) return STRATA_ERR_NO_MEMORY;
+    for (size_t j = from; j < to; j++)
+        if (!entry_taken(txn, j)) v->v[v->n++] = fl->entries.v[j];
     return STRATA_OK;
 }
 

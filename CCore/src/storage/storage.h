@@ -149,7 +149,8 @@ typedef struct st_reuse {
     size_t reusable;       /* entries [0, reusable) are old enough to reuse */
     st_reuse_map map;
     uint32_t *leaf_taken;  /* per leaf of the list: entries taken from it */
-    st_leaf_ref *leaf_by_pgno; /* the leaves sorted by page (take_bit finds leaf_of's) */
+    st_leaf_ref *leaf_slots; /* the leaves by page, open addressing (take_bit finds leaf_of's) */
+    size_t leaf_mask;      /* leaf_slots has leaf_mask + 1 slots, a power of two; page 0: empty */
     size_t ntaken;         /* pages taken from the list */
     pgno_t run_next, run_end; /* the run of adjacent free pages being used */
     /* Searches: no run of at least m free pages starts before run_scan[m] (m = 1..8, the
