@@ -35,7 +35,8 @@
  *    a tenth of a durable commit after a scattered update. A stale hint can only miss a run.
  *  - A commit rewrites only the leaves it took entries from, the not-full last leaf (the new
  *    entries join it), and the directory; other leaves are kept as they are. So with a reader
- *    pinned, a small commit costs a handful of pages, not a copy of the whole list. When the
+ *    pinned, a small commit costs a handful of pages, not a copy of the whole list (in memory
+ *    too: the list's arrays keep the leaves before the first rewritten one). When the
  *    list has more than twice the leaves its entries need (plus four), the commit packs it all,
  *    which bounds it.
  *  - The reuse maps (a bit per reusable page, a bit per held one, the leaf holding each entry)

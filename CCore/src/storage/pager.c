@@ -56,6 +56,8 @@
  *   e. publish the version in the lock file; keep the new free list as the next base; shorten
  *      the file if its end came free (never below either meta slot's page count, and only once
  *      no reader holds an older version).
+ *  A write transaction's page buffers come from, and its one-page ones go back to, the handle's
+ *  spares (up to ST_SPARE_PAGES, guarded by the writer lock); a copy of a page is not zeroed.
  *  A failure in a..c leaves the file at the previous commit (only free pages were written). A
  *  failed log sync, or a failed meta write after it, retracts the record (commitlog.c). A failed
  *  meta write of the unlogged way leaves at worst a torn slot that held the version before the
