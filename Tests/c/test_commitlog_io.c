@@ -226,6 +226,59 @@ static int add_string(strata_table_t *t, strata_col_t col, const char *s) {
     return rc ? rc : strata_obj_set(t, k, col, &v, E);
 }
 
+/* A file at path with table T of n objects, each holding fmt's string for its number in
+ * property s (*col; keys[i] its key when keys is given), committed at once; closed, copied to
+ * cut, and open again (*out; NULL after a failed check). */
+static void strings_file(const char *path, const char *cut, int n, const char *fmt,
+                         strata_key_t *keys, strata_col_t *col, strata_db_t **out) {
+    *out = NULL;
+    strata_db_t *db = tl_open_db(path, STRATA_DURABILITY_FULL);
+    CHECK(db);
+    strata_txn_t *txn;
+    strata_table_t *t;
+    char s[64];
+    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &txn, E));
+    OK(strata_table_create(txn, "T", &t, E));
+    OK(strata_table_add_property(t, "s", STRATA_TYPE_STRING, 0, NULL, col, E));
+    for (int i = 0; i < n; i++) {
+        snprintf(s, sizeof s, fmt, i);
+        strata_key_t k;
+        strata_value v = {.type = STRATA_TYPE_STRING, .u.bytes = {s, strlen(s)}};
+        OK(strata_obj_create(t, &k, E));
+        OK(strata_obj_set(t, k, *col, &v, E));
+        if (keys) keys[i] = k;
+    }
+    OK(strata_txn_commit(txn, E));
+    strata_txn_free(txn);
+    OK(strata_db_close(db, E));
+    CHECK(tl_copy_file(path, cut));
+    *out = tl_open_db(path, STRATA_DURABILITY_FULL);
+}
+
+/* After one-object commits whose longest record took `longest` bytes (one block of the log at
+ * most): *db's log goes with the copy at cut made before them (the pages they wrote lost, as
+ * after a power cut), *db closes, and the copy opens, replaying the log: *db becomes it, with
+ * a read transaction (*r) on its table T (*t) of *count objects (*r NULL after a failed
+ * check). */
+static void replayed_copy(strata_db_t **db, const char *path, const char *cut, uint64_t longest,
+                          strata_txn_t **r, strata_table_t **t, uint64_t *count) {
+    *r = NULL;
+    char log[600], cut_log[600];
+    snprintf(log, sizeof log, "%s.log", path);
+    snprintf(cut_log, sizeof cut_log, "%s.log", cut);
+    printf("  longest record: %llu bytes\n", (unsigned long long)longest);
+    CHECK(longest > 0 && longest <= 4096);
+    CHECK(tl_copy_file(log, cut_log));
+    OK(strata_db_close(*db, E));
+    *db = tl_open_db(cut, STRATA_DURABILITY_FULL);
+    CHECK(*db);
+    strata_txn_t *rd;
+    OK(strata_txn_begin(*db, STRATA_TXN_READ, &rd, E));
+    OK(strata_table_open(rd, "T", t, E));
+    OK(strata_table_size(*t, count, E));
+    *r = rd;
+}
+
 /* A string column's page (3.5 KB of 120 strings of 26 bytes): appending one object moves the
  * element data after the new offset by 4 bytes. Logged, those bytes are a copy from the page's
  * old copy, not literal bytes: each one-object commit's record fits one block of the log (as
@@ -234,27 +287,13 @@ static int add_string(strata_table_t *t, strata_col_t col, const char *s) {
  * page at ~134, and the commit that starts the next cluster logs its new page whole.) */
 static void test_moved_bytes_are_logged_as_copies_and_replayed(void) {
     const char *path = tl_path("moved.db"), *cut = tl_path("moved_cut.db");
-    char log[600], cut_log[600], s[32];
-    snprintf(log, sizeof log, "%s.log", path);
-    snprintf(cut_log, sizeof cut_log, "%s.log", cut);
-    strata_db_t *db = tl_open_db(path, STRATA_DURABILITY_FULL);
+    char s[32];
+    strata_col_t col;
+    strata_db_t *db;
+    strings_file(path, cut, 120, "value %04d of 26 chars...", NULL, &col, &db);
     CHECK(db);
     strata_txn_t *txn;
     strata_table_t *t;
-    strata_col_t col;
-    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &txn, E));
-    OK(strata_table_create(txn, "T", &t, E));
-    OK(strata_table_add_property(t, "s", STRATA_TYPE_STRING, 0, NULL, &col, E));
-    for (int i = 0; i < 120; i++) {
-        snprintf(s, sizeof s, "value %04d of 26 chars...", i);
-        OK(add_string(t, col, s));
-    }
-    OK(strata_txn_commit(txn, E));
-    strata_txn_free(txn);
-    OK(strata_db_close(db, E));
-    CHECK(tl_copy_file(path, cut));
-    db = tl_open_db(path, STRATA_DURABILITY_FULL);
-    CHECK(db);
     uint64_t longest = 0;
     for (int i = 120; i < 128; i++) { /* the page holds them all (one more cluster: a new page) */
         uint64_t end = db->log_tail_end;
@@ -266,18 +305,10 @@ static void test_moved_bytes_are_logged_as_copies_and_replayed(void) {
         strata_txn_free(txn);
         if (i > 120 && db->log_tail_end - end > longest) longest = db->log_tail_end - end;
     }
-    printf("  longest record: %llu bytes\n", (unsigned long long)longest);
-    CHECK(longest > 0 && longest <= 4096);
-    CHECK(tl_copy_file(log, cut_log));
-    OK(strata_db_close(db, E));
-
-    db = tl_open_db(cut, STRATA_DURABILITY_FULL);
-    CHECK(db);
     strata_txn_t *r;
-    OK(strata_txn_begin(db, STRATA_TXN_READ, &r, E));
-    OK(strata_table_open(r, "T", &t, E));
     uint64_t count = 0;
-    OK(strata_table_size(t, &count, E));
+    replayed_copy(&db, path, cut, longest, &r, &t, &count);
+    CHECK(r);
     CHECK(count == 128);
     int i = 0;
     for (strata_key_t key = 0; i < 128 && key < 1000; key++) {
@@ -299,30 +330,14 @@ static void test_moved_bytes_are_logged_as_copies_and_replayed(void) {
  * loses every page after the durable version is rebuilt from the log. */
 static void test_bytes_moved_back_by_deletes_are_logged_as_copies(void) {
     const char *path = tl_path("moved_back.db"), *cut = tl_path("moved_back_cut.db");
-    char log[600], cut_log[600], s[32];
-    snprintf(log, sizeof log, "%s.log", path);
-    snprintf(cut_log, sizeof cut_log, "%s.log", cut);
-    strata_db_t *db = tl_open_db(path, STRATA_DURABILITY_FULL);
+    char s[32];
+    strata_col_t col;
+    strata_key_t keys[110];
+    strata_db_t *db;
+    strings_file(path, cut, 110, "value %04d of 28 chars......", keys, &col, &db);
     CHECK(db);
     strata_txn_t *txn;
     strata_table_t *t;
-    strata_col_t col;
-    strata_key_t keys[110];
-    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &txn, E));
-    OK(strata_table_create(txn, "T", &t, E));
-    OK(strata_table_add_property(t, "s", STRATA_TYPE_STRING, 0, NULL, &col, E));
-    for (int i = 0; i < 110; i++) {
-        snprintf(s, sizeof s, "value %04d of 28 chars......", i);
-        strata_value v = {.type = STRATA_TYPE_STRING, .u.bytes = {s, strlen(s)}};
-        OK(strata_obj_create(t, &keys[i], E));
-        OK(strata_obj_set(t, keys[i], col, &v, E));
-    }
-    OK(strata_txn_commit(txn, E));
-    strata_txn_free(txn);
-    OK(strata_db_close(db, E));
-    CHECK(tl_copy_file(path, cut));
-    db = tl_open_db(path, STRATA_DURABILITY_FULL);
-    CHECK(db);
     bool gone[110] = {false};
     static const int victims[] = {0, 55, 1, 56, 2, 100, 3, 57};
     uint64_t longest = 0;
@@ -336,18 +351,10 @@ static void test_bytes_moved_back_by_deletes_are_logged_as_copies(void) {
         strata_txn_free(txn);
         if (i > 0 && db->log_tail_end - end > longest) longest = db->log_tail_end - end;
     }
-    printf("  longest record: %llu bytes\n", (unsigned long long)longest);
-    CHECK(longest > 0 && longest <= 4096);
-    CHECK(tl_copy_file(log, cut_log));
-    OK(strata_db_close(db, E));
-
-    db = tl_open_db(cut, STRATA_DURABILITY_FULL);
-    CHECK(db);
     strata_txn_t *r;
-    OK(strata_txn_begin(db, STRATA_TXN_READ, &r, E));
-    OK(strata_table_open(r, "T", &t, E));
     uint64_t count = 0;
-    OK(strata_table_size(t, &count, E));
+    replayed_copy(&db, path, cut, longest, &r, &t, &count);
+    CHECK(r);
     CHECK(count == 110 - sizeof victims / sizeof *victims);
     for (int i = 0; i < 110; i++) {
         strata_value v;

@@ -92,16 +92,23 @@ typedef struct fl_builder {
     size_t leaf_cap, dir_cap;
 } fl_builder;
 
+/* Room for `leaves` leaves in fl's arrays (leaf_start has one more). On failure fl is as it
+ * was, its arrays possibly larger. */
+static int leaf_room(st_freelist *fl, size_t leaves) {
+    pgno_t *lp = realloc(fl->leaf_pgno, leaves * sizeof *lp);
+    if (!lp) return STRATA_ERR_NO_MEMORY;
+    fl->leaf_pgno = lp;
+    size_t *ls = realloc(fl->leaf_start, (leaves + 1) * sizeof *ls);
+    if (!ls) return STRATA_ERR_NO_MEMORY;
+    fl->leaf_start = ls;
+    return STRATA_OK;
+}
+
 static int add_leaf(fl_builder *b, pgno_t pgno) {
     st_freelist *fl = b->fl;
     if (fl->nleaves + 1 > b->leaf_cap) {
         size_t c = b->leaf_cap ? b->leaf_cap * 2 : 16;
-        pgno_t *lp = realloc(fl->leaf_pgno, c * sizeof *lp);
-        if (!lp) return STRATA_ERR_NO_MEMORY;
-        fl->leaf_pgno = lp;
-        size_t *ls = realloc(fl->leaf_start, (c + 1) * sizeof *ls);
-        if (!ls) return STRATA_ERR_NO_MEMORY;
-        fl->leaf_start = ls;
+        if (leaf_room(fl, c)) return STRATA_ERR_NO_MEMORY;
         b->leaf_cap = c;
     }
     fl->leaf_pgno[fl->nleaves] = pgno;
@@ -134,12 +141,7 @@ static int presize(fl_builder *b, size_t entries, size_t leaves, size_t dirs) {
         grow_array(&fl->dir_pgno, &b->dir_cap, dirs, sizeof *fl->dir_pgno))
         return STRATA_ERR_NO_MEMORY;
     if (leaves <= b->leaf_cap) return STRATA_OK;
-    pgno_t *lp = realloc(fl->leaf_pgno, leaves * sizeof *lp);
-    if (!lp) return STRATA_ERR_NO_MEMORY;
-    fl->leaf_pgno = lp;
-    size_t *ls = realloc(fl->leaf_start, (leaves + 1) * sizeof *ls);
-    if (!ls) return STRATA_ERR_NO_MEMORY;
-    fl->leaf_start = ls;
+    if (leaf_room(fl, leaves)) return STRATA_ERR_NO_MEMORY;
     b->leaf_cap = leaves;
     return STRATA_OK;
 }
@@ -878,13 +880,7 @@ int st_freelist_save(strata_txn_t *txn, pgno_t *head, uint64_t *count, strata_er
     if (rc == STRATA_OK &&
         grow_array(&fl->entries.v, &fl->entries.cap, kept_entries + nf.entries.n, sizeof *fl->entries.v))
         rc = STRATA_ERR_NO_MEMORY;
-    if (rc == STRATA_OK && nleaves > fl->nleaves) {
-        pgno_t *lp = realloc(fl->leaf_pgno, nleaves * sizeof *lp);
-        if (lp) fl->leaf_pgno = lp;
-        size_t *ls = realloc(fl->leaf_start, (nleaves + 1) * sizeof *ls);
-        if (ls) fl->leaf_start = ls;
-        if (!lp || !ls) rc = STRATA_ERR_NO_MEMORY;
-    }
+    if (rc == STRATA_OK && nleaves > fl->nleaves) rc = leaf_room(fl, nleaves);
     for (size_t d = 0; rc == STRATA_OK && d < L.ndirs; d++) {
         uint8_t *p = bufs[next + d];
         size_t from = d * FL_PER_DIR, to = from + FL_PER_DIR < nleaves ? from + FL_PER_DIR : nleaves;
