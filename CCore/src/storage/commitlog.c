@@ -152,9 +152,9 @@ static size_t equal_words(const uint8_t *page, const uint8_t *base, size_t i, si
         i += 64;
     }
 #else
-    while (i + 32 <= len && ((word(page, i) ^ word(base, i)) | (word(page, i + 8) ^ word(base, i + 8)) |
-                             (word(page, i + 16) ^ word(base, i + 16)) |
-                             (word(page, i + 24) ^ word(base, i + 24))) == 0)
+    while (i + 32 <= len &&
+           ((word(page, i) ^ word(base, i)) | (word(page, i + 8) ^ word(base, i + 8)) |
+            (word(page, i + 16) ^ word(base, i + 16)) | (word(page, i + 24) ^ word(base, i + 24))) == 0)
         i += 32;
 #endif
     while (i + 8 <= len && word(page, i) == word(base, i)) i += 8;
@@ -171,8 +171,8 @@ static size_t same_bytes(const uint8_t *p, const uint8_t *q, size_t max) {
 
 /* A copy from base for page bytes at q (not before `from`) with the base's bytes `shift` bytes
  * away (source q + shift): its start, source and length, or 0 when shorter than COPY_MIN. */
-static inline size_t copy_at(const uint8_t *page, const uint8_t *base, size_t len, size_t q, size_t from,
-                      ptrdiff_t shift, size_t *dst, size_t *src) {
+static inline size_t copy_at(const uint8_t *page, const uint8_t *base, size_t len, size_t q,
+                             size_t from, ptrdiff_t shift, size_t *dst, size_t *src) {
     if ((shift < 0 && q < (size_t)-shift) || (shift > 0 && q + (size_t)shift + 8 > len)) return 0;
     size_t s = (size_t)((ptrdiff_t)q + shift);
     if (word(base, s) != word(page, q)) return 0;

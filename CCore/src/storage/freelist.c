@@ -680,12 +680,19 @@ bool st_freelist_take_run(strata_txn_t *txn, uint32_t npages, pgno_t *pgno) {
     return true;
 }
 
+/* Whether entry i, of page p, was taken, given the maps' fields (reusable 0 without maps):
+ * reusable, in the maps, and neither a reusable bit nor a held one left. */
+static inline bool taken_from(const uint64_t *bits, const uint64_t *held, size_t reusable,
+                              size_t npages, size_t i, pgno_t p) {
+    return i < reusable && p < npages && !(bits[p / 64] >> (p % 64) & 1) &&
+           !(held && (held[p / 64] >> (p % 64) & 1));
+}
+
 /* Entry i of the list was taken by this transaction. */
 static inline bool entry_taken(const strata_txn_t *txn, size_t i) {
     const st_reuse *r = &txn->reuse;
-    pgno_t p = txn->fl.entries.v[i].pgno;
-    return r->map.bits && i < r->reusable && p < r->map.npages && !bit_is_set(r, p) &&
-           !(r->map.held && (r->map.held[p / 64] >> (p % 64) & 1));
+    return taken_from(r->map.bits, r->map.held, r->map.bits ? r->reusable : 0, r->map.npages, i,
+                      txn->fl.entries.v[i].pgno);
 }
 
 /* ------------------------------------------------------------------ save */
@@ -778,7 +785,7 @@ static void write_leaf(uint8_t *p, const st_free_entry *e, size_t n) {
 }
 
 /* Append the entries of leaf i that were not taken to v (room made once, not per entry: a
- * small commit rewrites two or three leaves of ~250 entries; entry_taken's test with the maps
+ * small commit rewrites two or three leaves of ~250 entries; taken_from's test with the maps
  * held in locals, which the stores to v would otherwise make the compiler reload). */
 static int push_rest(const strata_txn_t *txn, size_t i, st_free_vec *v) {
     const st_freelist *fl = &txn->fl;
@@ -790,12 +797,8 @@ static int push_rest(const strata_txn_t *txn, size_t i, st_free_vec *v) {
     size_t n = v->n;
     const uint64_t *bits = r->map.bits, *held = r->map.held;
     size_t reusable = bits ? r->reusable : 0, npages = r->map.npages;
-    for (size_t j = from; j < to; j++) {
-        pgno_t p = e[j].pgno;
-        bool taken = j < reusable && p < npages && !(bits[p / 64] >> (p % 64) & 1) &&
-                     !(held && (held[p / 64] >> (p % 64) & 1));
-        if (!taken) out[n++] = e[j];
-    }
+    for (size_t j = from; j < to; j++)
+        if (!taken_from(bits, held, reusable, npages, j, e[j].pgno)) out[n++] = e[j];
     v->n = n;
     return STRATA_OK;
 }

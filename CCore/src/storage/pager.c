@@ -769,7 +769,6 @@ static int take_pages(strata_txn_t *txn, uint32_t npages, bool cold, pgno_t *pgn
     }
 }
 
-/* base: the committed page the new one copies (0: none), for the commit log. */
 /* A buffer for npages pages: a spare one (zeroed when `zero`), else a new zeroed one. */
 static uint8_t *page_buffer(strata_db_t *db, uint32_t npages, bool zero) {
     if (npages != 1 || db->nspare == 0) return calloc(npages, ST_PAGE_SIZE);
@@ -796,7 +795,8 @@ void st_pager_free_spares(strata_db_t *db) {
 }
 
 /* Take npages pages and a buffer for them: zeroed when `zero` (else the caller writes every
- * byte from PH_KIND on: a copy). */
+ * byte from PH_KIND on: a copy). base: the committed page the new one copies (0: none), for
+ * the commit log. */
 static int alloc_pages(strata_txn_t *txn, uint32_t npages, bool cold, pgno_t base, bool zero,
                        uint8_t **page, pgno_t *pgno, strata_error *err) {
     int rc = take_pages(txn, npages, cold, pgno, err);

@@ -27,9 +27,9 @@
 #define ST_FORMAT_PLAIN 10u          /* written by every commit of a file without encryption */
 #define ST_FORMAT_ENCRYPTED 11u      /* written by every commit of an encrypted file (cipher.c) */
 #define ST_FORMAT_ENCRYPTED_9 9u     /* an encrypted file written before format 10 */
-#define ST_FORMAT_OLDEST_READ 1u
+#define ST_FORMAT_OLDEST_READ 1u     /* read: 1 lacks direct primary keys, 1 and 2 key heads */
+#define ST_MAP_SIZE_MAX (1ull << 46) /* 64 TiB: the most a 47-bit user address space can map */
 #define ST_SPARE_PAGES 32            /* page buffers a handle keeps between write transactions */
-#define ST_MAP_SIZE_MAX (1ull << 46) /* 64 TiB: the most a 47-bit user address space can map */     /* read: 1 lacks direct primary keys, 1 and 2 key heads */
 
 /* ------------------------------------------------------------------ on-disk meta (pager.c) */
 
