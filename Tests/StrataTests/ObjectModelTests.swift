@@ -34,6 +34,46 @@ struct ZooTests {
     }
 }
 
+@Suite("Objects: what keeps a Realm open")
+struct RealmLifetimeTests {
+    /// Objects hold their Realm through its hold count (one retain for them all): it stays open
+    /// while any object or Realm value is left, wherever they are dropped, and closes with the
+    /// last.
+    @Test func objectsKeepTheirRealmOpenUntilTheLastGoesOnAnyThread() throws {
+        let dir = TempDir()
+        weak var instance: RealmInstance?
+        var dogs: [Dog] = []
+        do {
+            let realm = try Realm(configuration: config(dir))
+            try realm.write {
+                for i in 0..<4 { realm.add(Dog(value: ["name": "狗\(i)", "age": i])) }
+            }
+            dogs = Array(realm.objects(Dog.self))
+            instance = realm.instance
+            // objects read and dropped one at a time while the Realm value is kept
+            for _ in 0..<3 { #expect(realm.objects(Dog.self).first?.age == 0) }
+        }
+        #expect(instance != nil)                     // the Realm value went; the objects hold it
+        #expect(dogs.map(\.age) == [0, 1, 2, 3])
+        dogs.removeFirst(3)
+        #expect(instance != nil)
+        // the last holds dropped on another thread
+        final class Carrier: @unchecked Sendable { var dogs: [Dog] = [] }
+        let carrier = Carrier()
+        do {
+            let again = try Realm(configuration: config(dir)) // the same open Realm, from the cache
+            #expect(again.instance === instance)
+            carrier.dogs = dogs + [again.objects(Dog.self).first!]
+            dogs = []
+        }
+        #expect(instance != nil)
+        let t = Thread { carrier.dogs = [] }
+        t.start()
+        while !t.isFinished { usleep(1000) }
+        #expect(instance == nil)
+    }
+}
+
 @Suite("Objects: every type, through a closed and reopened file")
 struct TypeRoundTripTests {
     static let big = Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })

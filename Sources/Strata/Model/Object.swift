@@ -23,7 +23,7 @@ open class Object: ObjectBase, CustomStringConvertible {
         get { __place }
         set {
             __place = newValue
-            __holds = newValue?.realm
+            hold(newValue?.realmReference)
             if let a = newValue, !a.info.classInfo.instanceFields.isEmpty, a.info.classInfo.type == Swift.type(of: self) {
                 let base = Unmanaged.passUnretained(self).toOpaque()
                 for f in a.info.classInfo.instanceFields {
@@ -39,7 +39,7 @@ open class Object: ObjectBase, CustomStringConvertible {
     /// as its value is written: no field is bound before).
     final func __adopt(_ accessor: ObjectAccessor) {
         __place = accessor
-        __holds = accessor.realm
+        hold(accessor.realmReference)
     }
 
     /// A managed object becomes the object `key` of its class in the same Realm (an iterator
@@ -49,8 +49,19 @@ open class Object: ObjectBase, CustomStringConvertible {
         __place = __place.map { ObjectAccessor(realm: $0.realm, info: $0.info, key: key) }
     }
     /// What the accessor refers to without counting it (ObjectAccessor), kept alive here: the
-    /// Realm (which keeps its TableInfos: an object's is one of its Realm's own).
-    private final var __holds: RealmInstance?
+    /// Realm (which keeps its TableInfos: an object's is one of its Realm's own), through its
+    /// hold count (`RealmInstance.addHold`), not a reference each: a Realm is weakly referenced
+    /// (by the caches of open Realms), which puts every retain and release of it on the
+    /// runtime's slow path, and each object made and dropped took one of each.
+    private final var __holds: Unmanaged<RealmInstance>?
+
+    private final func hold(_ realm: Unmanaged<RealmInstance>?) {
+        realm?._withUnsafeGuaranteedRef { $0.addHold() }
+        __holds?._withUnsafeGuaranteedRef { $0.dropHold() }
+        __holds = realm
+    }
+
+    deinit { __holds?._withUnsafeGuaranteedRef { $0.dropHold() } }
     /// Set on an unmanaged object used to learn which property a key path reads (KeyPathNames).
     @usableFromInline var __probe: _KeyPathProbe?
 

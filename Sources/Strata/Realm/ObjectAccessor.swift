@@ -20,6 +20,8 @@ struct ObjectAccessor {
     }
 
     var realm: RealmInstance { realmRef.takeUnretainedValue() }
+    /// The Realm, not retained (an object's hold on it: Object.hold).
+    var realmReference: Unmanaged<RealmInstance> { realmRef }
     var info: TableInfo { infoRef.takeUnretainedValue() }
 
     /// `body` with the Realm and TableInfo borrowed (not retained: the hot paths).

@@ -135,7 +135,26 @@ final class RealmInstance {
                           properties: infos.map(\.properties.count).max() ?? 0)
     }
 
+    /// How many objects hold this Realm (`Object.__holds`); while there are any, one retain of
+    /// it stands for them all: the first hold retains, the last drop releases. Whoever adds the
+    /// first hold holds the Realm already, so a release of the last drop racing with it on
+    /// another thread never frees it.
+    private let holdCount: UnsafeMutablePointer<Int> = {
+        let p = UnsafeMutablePointer<Int>.allocate(capacity: 1)
+        p.initialize(to: 0)
+        return p
+    }()
+
+    func addHold() {
+        if strata_swift_atomic_add(holdCount, 1) == 0 { _ = Unmanaged.passUnretained(self).retain() }
+    }
+
+    func dropHold() {
+        if strata_swift_atomic_add(holdCount, -1) == 1 { Unmanaged.passUnretained(self).release() }
+    }
+
     deinit {
+        holdCount.deallocate()
         for q in compiledQueries.values { strata_query_free(q) }
         if !isFrozen { txn.free() } // a frozen Realm's transactions free themselves when unused
         tableHandles.free()
@@ -739,10 +758,24 @@ enum WriteHolds {
     }
 }
 
-/// A Realm value's RealmInstance (Realm.invalidate replaces it).
+/// A Realm value's RealmInstance (Realm.invalidate replaces it). It holds one of the instance's
+/// holds too: while code keeps a Realm, reading objects one at a time does not take the
+/// instance's first hold (a retain on the runtime's slow path: RealmInstance.holdCount) and
+/// drop its last with each object.
 final class RealmBox: @unchecked Sendable {
-    var instance: RealmInstance
-    init(_ instance: RealmInstance) { self.instance = instance }
+    var instance: RealmInstance {
+        didSet {
+            instance.addHold()
+            oldValue.dropHold()
+        }
+    }
+
+    init(_ instance: RealmInstance) {
+        self.instance = instance
+        instance.addHold()
+    }
+
+    deinit { instance.dropHold() }
 }
 
 /// The Realms open on each thread, by configuration (weakly held: a Realm lives while it or one
