@@ -584,8 +584,11 @@ static int prop_leaf(strata_txn_t *txn, st_leafref ref, uint32_t n, const st_pro
  * ahead of the one it reads. The leaf's first `bytes` bytes (1: its header; at most its length).
  * Out-of-range refs are skipped (the read that follows reports them). */
 void st_leaf_prefetch(strata_txn_t *txn, st_leafref ref, uint32_t bytes) {
-    if (ref.off >= ST_PAGE_SIZE || st_pgno_packed(ref.pgno))
-        return; /* a packed page: the read that follows unpacks it */
+    if (ref.off >= ST_PAGE_SIZE) return;
+    if (st_pgno_packed(ref.pgno)) { /* the read that follows finds it unpacked, or unpacks it */
+        st_packed_prefetch(txn, ref.pgno);
+        return;
+    }
     if (bytes > ref.len) bytes = ref.len ? ref.len : 1;
     if (!txn->write) { /* its page's checks' lines too, without waiting for them */
         st_page_prefetch(txn, ref.pgno, ref.off, bytes);

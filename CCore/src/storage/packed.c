@@ -27,13 +27,20 @@
  * inside the region. Only a compaction writes a region, and it writes a new file: one region
  * per file at most, and a reference names the same bytes for as long as the file lives.
  *
- * Reading: st_page_get finds a reference's page in the transaction's pins (a small hash), else
- * in the handle's cache, else unpacks it there: the compressed bytes must lie inside the region
- * and unpack to at most a page (the rest zeros) whose header names the reference, whose version is no newer
- * than the snapshot and whose checksum matches; any failure is STRATA_ERR_CORRUPT naming the
- * reference. A transaction pins every unpacked page it reads until it ends or refreshes (values
- * read from it point into it, as values read from the map do); pages no transaction pins stay
- * in the cache, least recently released first out, up to ST_UNPACKED_KEEP pages' bytes.
+ * Reading: st_page_get finds a reference's page among the last ones the transaction was given
+ * (direct-mapped, no lock), else in the handle's cache (a hash table with each reference beside
+ * its entry, under a mutex), else unpacks it there: the compressed bytes must lie inside the
+ * region and unpack to at most a page (the rest zeros) whose header names the reference, whose
+ * version is no newer than the snapshot and whose checksum matches; any failure is
+ * STRATA_ERR_CORRUPT naming the reference. A transaction pins every unpacked page it reads
+ * until it ends or refreshes (values read from it point into it, as values read from the map
+ * do); an entry records the pin generation of the last transaction to pin it, so one pinned
+ * again is not held twice. Pages no transaction pins stay in the cache up to ST_UNPACKED_KEEP
+ * pages' bytes; past it, a clock over the entries in order of arrival evicts (a pinned entry,
+ * or one used since the hand passed, gets a second chance): a hit moves no entry. A scan reads
+ * ~one packed page a cluster, each a different one: it asks for their slots ahead
+ * (st_packed_prefetch), and an entry's bytes follow it in one allocation, so a hit costs about
+ * one miss.
  *
  * A reader of one column leaf needs only the page's start up to the leaf's end (its small
  * leaves lie first). Once a packed page has been unpacked and checked whole in this process
@@ -57,23 +64,36 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A hash table's slot: a reference beside its entry, so that a probe compares references
+ * without reading the entries (each one another cache line: a scan's pins run to thousands). */
+typedef struct {
+    pgno_t ref;
+    struct st_upage *e;              /* NULL: empty */
+} st_uslot;
+
 typedef struct st_upage {
     pgno_t ref;
     uint8_t *page;
     uint32_t have;                   /* bytes unpacked: the whole page, or its first part */
     uint32_t pins;
-    struct st_upage *hnext;          /* hash chain */
-    struct st_upage *lprev, *lnext;  /* the unpinned list (lnext from the sentinel: newest) */
+    uint64_t pinned_by;              /* the pin generation of the last transaction to pin it */
+    bool referenced;                 /* released since the eviction hand last passed it */
+    struct st_upage *hnext;          /* the spare list */
+    struct st_upage *lprev, *lnext;  /* its list, whole pages or parts (lnext from the sentinel:
+                                        newest, or last given a second chance) */
 } st_upage;
 
 struct st_unpacked {
     pthread_mutex_t mu;
     pgno_t *checked;                 /* references unpacked and checked whole (open addressing) */
     size_t checked_cap, nchecked;
-    st_upage **table;                /* by reference; a page may have a whole and a part entry */
+    st_uslot *table;                 /* by reference (open addressing, at most half full); a
+                                        page may have a whole and a part entry */
     size_t cap, count;
-    size_t unpinned_bytes;
-    st_upage lru, lru_part;          /* sentinels of the unpinned lists: whole pages, parts */
+    size_t unpinned_bytes, unpinned_whole; /* bytes of the entries no transaction pins; of
+                                              them, whole pages' */
+    uint64_t generation;             /* the last pin generation handed out */
+    st_upage lru, lru_part;          /* sentinels of the lists of entries: whole pages, parts */
     st_upage *spare;                 /* evicted whole-page entries (and their pages), for reuse */
     size_t nspare;
     /* Encrypted files: the packed region's first bytes (header and dictionary), opened; the
@@ -86,16 +106,22 @@ struct st_unpacked {
 
 enum { SPARE_MAX = 256 };
 
-/* A transaction's pins: every entry it holds (let go at its end), and by reference the widest
- * of them (open addressing, power-of-two capacity). */
+/* A transaction's pins: every entry it holds (let go at its end), under one pin generation
+ * (an entry it pinned carries it: pinned again, it is not held twice), and the last entries it
+ * was given, by reference (direct-mapped: found again without the cache's mutex). */
+enum { RECENT = 64 };
 struct st_pins {
     st_upage **held;
     size_t nheld, held_cap;
-    st_upage **slot;
-    size_t cap, n;
+    uint64_t generation;             /* 0: none yet (nothing held) */
+    st_uslot recent[RECENT];
 };
 
-static size_t hash_ref(pgno_t r) { return (size_t)((r * 0x9E3779B97F4A7C15ull) >> 17); }
+static size_t hash_ref(pgno_t r) {
+    r ^= r >> 29;
+    r *= 0xBF58476D1CE4E5B9ull;
+    return (size_t)(r ^ (r >> 32));
+}
 
 int st_unpacked_init(strata_db_t *db, strata_error *err) {
     struct st_unpacked *u = calloc(1, sizeof *u);
@@ -112,20 +138,14 @@ int st_unpacked_init(strata_db_t *db, strata_error *err) {
     return STRATA_OK;
 }
 
-static void entry_free(st_upage *e) {
-    free(e->page);
-    free(e);
-}
+static void entry_free(st_upage *e) { free(e); }
 
 static void drop_all(struct st_unpacked *u) {
     free(u->checked);
     u->checked = NULL;
     u->checked_cap = u->nchecked = 0;
     for (size_t i = 0; i < u->cap; i++)
-        for (st_upage *e = u->table[i], *next; e; e = next) {
-            next = e->hnext;
-            entry_free(e);
-        }
+        if (u->table[i].e) entry_free(u->table[i].e);
     for (st_upage *e = u->spare, *next; e; e = next) {
         next = e->hnext;
         entry_free(e);
@@ -137,7 +157,7 @@ static void drop_all(struct st_unpacked *u) {
     u->head = u->old_head = NULL;
     u->head_page = 0;
     memset(u->table, 0, u->cap * sizeof *u->table);
-    u->count = u->unpinned_bytes = 0;
+    u->count = u->unpinned_bytes = u->unpinned_whole = 0;
     u->lru.lnext = u->lru.lprev = &u->lru;
     u->lru_part.lnext = u->lru_part.lprev = &u->lru_part;
 }
@@ -160,20 +180,75 @@ void st_unpacked_free(strata_db_t *db) {
     db->unpacked = NULL;
 }
 
+/* Place e in a table of cap slots (a free slot is there). */
+static void slot_put(st_uslot *t, size_t cap, st_upage *e) {
+    size_t i = hash_ref(e->ref) & (cap - 1);
+    while (t[i].e) i = (i + 1) & (cap - 1);
+    t[i].ref = e->ref;
+    t[i].e = e;
+}
+
+/* (table and cap are stored atomically: st_packed_prefetch reads them without the mutex) */
+static int grow_table(struct st_unpacked *u) {
+    size_t cap = u->cap * 2;
+    st_uslot *t = calloc(cap, sizeof *t), *old = u->table;
+    if (!t) return STRATA_ERR_NO_MEMORY;
+    for (size_t i = 0; i < u->cap; i++)
+        if (old[i].e) slot_put(t, cap, old[i].e);
+    __atomic_store_n(&u->table, t, __ATOMIC_RELEASE);
+    __atomic_store_n(&u->cap, cap, __ATOMIC_RELEASE);
+    free(old);
+    return STRATA_OK;
+}
+
+/* Take e out of the table: the slots after it in its run move back over the gap when their
+ * home is not between the gap and them (linear probing's deletion, no tombstones). */
+static void table_remove(struct st_unpacked *u, const st_upage *e) {
+    size_t mask = u->cap - 1, i = hash_ref(e->ref) & mask;
+    while (u->table[i].e != e) i = (i + 1) & mask;
+    for (size_t j = (i + 1) & mask; u->table[j].e; j = (j + 1) & mask) {
+        size_t home = hash_ref(u->table[j].ref) & mask;
+        bool stays = i <= j ? (i < home && home <= j) : (i < home || home <= j);
+        if (stays) continue;
+        u->table[i] = u->table[j];
+        i = j;
+    }
+    u->table[i].e = NULL;
+    u->count--;
+}
+
+/* An entry of ref with at least `need` bytes unpacked, or NULL (mutex held). */
+static st_upage *cache_find(const struct st_unpacked *u, pgno_t ref, size_t need) {
+    for (size_t i = hash_ref(ref) & (u->cap - 1); u->table[i].e; i = (i + 1) & (u->cap - 1))
+        if (u->table[i].ref == ref && u->table[i].e->have >= need) return u->table[i].e;
+    return NULL;
+}
+
 static void lru_unlink(st_upage *e) {
     e->lprev->lnext = e->lnext;
     e->lnext->lprev = e->lprev;
     e->lprev = e->lnext = NULL;
 }
 
-/* e is no longer pinned: to the front of its unpinned list (mutex held). */
+/* e to the front of its list (mutex held). */
 static void lru_push(struct st_unpacked *u, st_upage *e) {
     st_upage *head = e->have == ST_PAGE_SIZE ? &u->lru : &u->lru_part;
     e->lnext = head->lnext;
     e->lprev = head;
     head->lnext->lprev = e;
     head->lnext = e;
-    u->unpinned_bytes += e->have;
+}
+
+/* No transaction pins e now, or one pins it again: the unpinned bytes (mutex held). */
+static void count_unpinned(struct st_unpacked *u, const st_upage *e, bool unpinned) {
+    size_t whole = e->have == ST_PAGE_SIZE ? e->have : 0;
+    if (unpinned) {
+        u->unpinned_bytes += e->have;
+        u->unpinned_whole += whole;
+    } else {
+        u->unpinned_bytes -= e->have;
+        u->unpinned_whole -= whole;
+    }
 }
 
 /* An entry no longer in the table: a whole page is kept for the next unpack, a part freed
@@ -188,112 +263,84 @@ static void entry_retire(struct st_unpacked *u, st_upage *e) {
     }
 }
 
-/* Unpinned pages over the limit go, oldest first, whole pages before parts: a part costs a
- * few dozen bytes to keep, and a count that finds them all again runs at the speed of plain
- * pages, where one that cycles through more whole pages than fit would unpack each again
- * (mutex held). */
+/* Unpinned pages over the limit go, whole pages before parts: a part costs a few dozen bytes
+ * to keep, and a count that finds them all again runs at the speed of plain pages, where one
+ * that cycles through more whole pages than fit would unpack each again (mutex held). Each
+ * list is a clock: its oldest entry goes unless it is pinned or was used since the hand last
+ * passed it (then it gets a second chance, to the front). Pinning an entry does not move it,
+ * so a reader's hit touches no other entry. */
 static void evict(struct st_unpacked *u) {
     while (u->unpinned_bytes > (size_t)ST_UNPACKED_KEEP * ST_PAGE_SIZE) {
-        st_upage *e = u->lru.lprev != &u->lru ? u->lru.lprev : u->lru_part.lprev;
+        st_upage *list = u->unpinned_whole ? &u->lru : &u->lru_part, *e = list->lprev;
         lru_unlink(e);
-        st_upage **pp = &u->table[hash_ref(e->ref) & (u->cap - 1)];
-        while (*pp != e) pp = &(*pp)->hnext;
-        *pp = e->hnext;
-        u->count--;
-        u->unpinned_bytes -= e->have;
+        if (e->pins || e->referenced) {
+            e->referenced = false;
+            lru_push(u, e);
+            continue;
+        }
+        table_remove(u, e);
+        count_unpinned(u, e, false);
         entry_retire(u, e);
     }
 }
 
-static int grow_table(struct st_unpacked *u) {
-    size_t cap = u->cap * 2;
-    st_upage **t = calloc(cap, sizeof *t);
-    if (!t) return STRATA_ERR_NO_MEMORY;
-    for (size_t i = 0; i < u->cap; i++)
-        for (st_upage *e = u->table[i], *next; e; e = next) {
-            next = e->hnext;
-            size_t h = hash_ref(e->ref) & (cap - 1);
-            e->hnext = t[h];
-            t[h] = e;
-        }
-    free(u->table);
-    u->table = t;
-    u->cap = cap;
-    return STRATA_OK;
-}
-
-/* An entry of ref with at least `need` bytes unpacked, or NULL (mutex held). */
-static st_upage *cache_find(const struct st_unpacked *u, pgno_t ref, size_t need) {
-    for (st_upage *e = u->table[hash_ref(ref) & (u->cap - 1)]; e; e = e->hnext)
-        if (e->ref == ref && e->have >= need) return e;
-    return NULL;
-}
-
 /* ------------------------------------------------------------------ a transaction's pins */
 
-/* The widest entry of ref the transaction holds, or NULL. */
-static st_upage *pins_find(const struct st_pins *ps, pgno_t ref) {
-    if (!ps || !ps->cap) return NULL;
-    for (size_t i = hash_ref(ref) & (ps->cap - 1);; i = (i + 1) & (ps->cap - 1)) {
-        if (!ps->slot[i]) return NULL;
-        if (ps->slot[i]->ref == ref) return ps->slot[i];
-    }
+/* An entry of ref with at least `need` bytes that the transaction was given lately, or NULL
+ * (it holds it: no mutex needed). */
+static st_upage *pins_recent(const struct st_pins *ps, pgno_t ref, size_t need) {
+    if (!ps) return NULL;
+    const st_uslot *r = &ps->recent[hash_ref(ref) & (RECENT - 1)];
+    return r->e && r->ref == ref && r->e->have >= need ? r->e : NULL;
 }
 
-static int pins_add(strata_txn_t *txn, st_upage *e) {
+/* The transaction holds e: pinned once per generation, remembered among the recent (mutex
+ * held). */
+static int pin(struct st_unpacked *u, strata_txn_t *txn, st_upage *e) {
     struct st_pins *ps = txn->pins;
     if (!ps && !(ps = txn->pins = calloc(1, sizeof *ps))) return STRATA_ERR_NO_MEMORY;
-    if (ps->nheld == ps->held_cap) {
-        size_t cap = ps->held_cap ? ps->held_cap * 2 : 64;
-        st_upage **h = realloc(ps->held, cap * sizeof *h);
-        if (!h) return STRATA_ERR_NO_MEMORY;
-        ps->held = h;
-        ps->held_cap = cap;
-    }
-    if ((ps->n + 1) * 4 > ps->cap * 3) {
-        size_t cap = ps->cap ? ps->cap * 2 : 64;
-        st_upage **slot = calloc(cap, sizeof *slot);
-        if (!slot) return STRATA_ERR_NO_MEMORY;
-        for (size_t i = 0; i < ps->cap; i++) {
-            if (!ps->slot[i]) continue;
-            size_t j = hash_ref(ps->slot[i]->ref) & (cap - 1);
-            while (slot[j]) j = (j + 1) & (cap - 1);
-            slot[j] = ps->slot[i];
+    if (!ps->generation) ps->generation = ++u->generation;
+    if (e->pinned_by != ps->generation) {
+        if (ps->nheld == ps->held_cap) {
+            size_t cap = ps->held_cap ? ps->held_cap * 2 : 64;
+            st_upage **h = realloc(ps->held, cap * sizeof *h);
+            if (!h) return STRATA_ERR_NO_MEMORY;
+            ps->held = h;
+            ps->held_cap = cap;
         }
-        free(ps->slot);
-        ps->slot = slot;
-        ps->cap = cap;
+        ps->held[ps->nheld++] = e;
+        if (e->pins++ == 0) count_unpinned(u, e, false);
+        e->pinned_by = ps->generation;
     }
-    ps->held[ps->nheld++] = e;
-    size_t j = hash_ref(e->ref) & (ps->cap - 1);
-    while (ps->slot[j] && ps->slot[j]->ref != e->ref) j = (j + 1) & (ps->cap - 1);
-    if (!ps->slot[j]) ps->n++;
-    if (!ps->slot[j] || ps->slot[j]->have < e->have) ps->slot[j] = e; /* the widest is found */
+    st_uslot *r = &ps->recent[hash_ref(e->ref) & (RECENT - 1)];
+    if (r->ref != e->ref || !r->e || r->e->have < e->have) { /* the widest is kept */
+        r->ref = e->ref;
+        r->e = e;
+    }
     return STRATA_OK;
 }
 
 void st_pins_release(strata_txn_t *txn) {
     struct st_pins *ps = txn->pins;
-    if (!ps || !ps->nheld) return;
+    if (!ps || !ps->generation) return;
     struct st_unpacked *u = txn->db->unpacked;
     pthread_mutex_lock(&u->mu);
     for (size_t i = 0; i < ps->nheld; i++) {
         st_upage *e = ps->held[i];
-        if (--e->pins == 0) lru_push(u, e);
+        if (i + 8 < ps->nheld) __builtin_prefetch(ps->held[i + 8], 1); /* a scan's are thousands */
+        e->referenced = true;
+        if (--e->pins == 0) count_unpinned(u, e, true);
     }
     evict(u);
     pthread_mutex_unlock(&u->mu);
     ps->nheld = 0;
-    memset(ps->slot, 0, ps->cap * sizeof *ps->slot);
-    ps->n = 0;
+    ps->generation = 0;
+    memset(ps->recent, 0, sizeof ps->recent);
 }
 
 void st_pins_free(strata_txn_t *txn) {
     st_pins_release(txn);
-    if (txn->pins) {
-        free(txn->pins->held);
-        free(txn->pins->slot);
-    }
+    if (txn->pins) free(txn->pins->held);
     free(txn->pins);
     txn->pins = NULL;
 }
@@ -439,7 +486,11 @@ static int unpack(strata_txn_t *txn, pgno_t ref, uint8_t *page, size_t want, str
     return STRATA_OK;
 }
 
-/* An entry with `bytes` to unpack into: a spare whole page, or new (mutex held). */
+/* An entry with `bytes` to unpack into: a spare whole page, or new: the entry and its bytes
+ * in one allocation, the bytes from the entry's second cache line on (a reader's miss on the
+ * entry brings the start of its bytes with it) (mutex held). */
+enum { ENTRY_HEAD = 64 };
+_Static_assert(sizeof(st_upage) <= ENTRY_HEAD, "an entry's fields fit its first cache line");
 static st_upage *entry_new(struct st_unpacked *u, size_t bytes) {
     st_upage *e = NULL;
     if (bytes == ST_PAGE_SIZE && (e = u->spare)) {
@@ -447,33 +498,25 @@ static st_upage *entry_new(struct st_unpacked *u, size_t bytes) {
         u->nspare--;
         return e;
     }
-    e = calloc(1, sizeof *e);
-    if (e && !(e->page = aligned_alloc(64, bytes))) {
-        free(e);
-        e = NULL;
-    }
+    if (!(e = aligned_alloc(64, ENTRY_HEAD + bytes))) return NULL;
+    e->page = (uint8_t *)e + ENTRY_HEAD;
     return e;
 }
 
 /* The first `need` bytes of ref's page (the page size: all of it), pinned by the transaction. */
 static int get(strata_txn_t *txn, pgno_t ref, size_t need, const uint8_t **page, strata_error *err) {
-    st_upage *e = pins_find(txn->pins, ref);
-    if (e && e->have >= need) {
+    st_upage *e = pins_recent(txn->pins, ref, need);
+    if (e) {
         *page = e->page;
         return STRATA_OK;
     }
     struct st_unpacked *u = txn->db->unpacked;
     int rc = STRATA_OK;
     pthread_mutex_lock(&u->mu);
-    if ((e = cache_find(u, ref, need))) {
-        if (e->pins++ == 0) {
-            lru_unlink(e);
-            u->unpinned_bytes -= e->have;
-        }
-    } else {
+    if (!(e = cache_find(u, ref, need))) {
         size_t want = (need + 63) & ~(size_t)63;
         if (want > ST_PAGE_SIZE / 2 || !checked_has(u, ref)) want = ST_PAGE_SIZE;
-        if (!(e = entry_new(u, want)) || (u->count + 1 > u->cap && grow_table(u) != STRATA_OK)) {
+        if (!(e = entry_new(u, want)) || ((u->count + 1) * 2 > u->cap && grow_table(u) != STRATA_OK)) {
             if (e) entry_retire(u, e);
             e = NULL;
             rc = st_err(err, STRATA_ERR_NO_MEMORY, "out of memory unpacking a page");
@@ -485,22 +528,33 @@ static int get(strata_txn_t *txn, pgno_t ref, size_t need, const uint8_t **page,
             if (want == ST_PAGE_SIZE) checked_add(u, ref);
             e->ref = ref;
             e->have = (uint32_t)want;
-            e->pins = 1;
-            e->lprev = e->lnext = NULL;
-            size_t h = hash_ref(ref) & (u->cap - 1);
-            e->hnext = u->table[h];
-            u->table[h] = e;
+            e->pins = 0;
+            e->pinned_by = 0;
+            e->referenced = false;
+            slot_put(u->table, u->cap, e);
             u->count++;
+            lru_push(u, e);
+            count_unpinned(u, e, true); /* until pinned, below */
         }
     }
-    if (rc == STRATA_OK && pins_add(txn, e) != STRATA_OK) {
-        if (--e->pins == 0) lru_push(u, e);
+    if (rc == STRATA_OK && pin(u, txn, e) != STRATA_OK) {
+        evict(u); /* (a new entry no one pins may be over the limit) */
         rc = st_err(err, STRATA_ERR_NO_MEMORY, "out of memory unpacking a page");
     }
     pthread_mutex_unlock(&u->mu);
     if (rc) return rc;
     *page = e->page;
     return STRATA_OK;
+}
+
+void st_packed_prefetch(strata_txn_t *txn, pgno_t ref) {
+    struct st_unpacked *u = txn->db->unpacked;
+    if (!u) return;
+    /* Read without the mutex: a table being replaced gives a stale or out-of-range address,
+     * which a prefetch may be given (it never faults); the address is made as an integer. */
+    uintptr_t t = (uintptr_t)__atomic_load_n(&u->table, __ATOMIC_ACQUIRE);
+    size_t cap = __atomic_load_n(&u->cap, __ATOMIC_ACQUIRE);
+    __builtin_prefetch((const void *)(t + (hash_ref(ref) & (cap - 1)) * sizeof(st_uslot)));
 }
 
 int st_packed_get(strata_txn_t *txn, pgno_t ref, const uint8_t **page, strata_error *err) {

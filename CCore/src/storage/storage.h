@@ -318,6 +318,9 @@ static inline bool pg_number_is(const uint8_t *p, pgno_t pgno) {
 int st_packed_get(strata_txn_t *txn, pgno_t ref, const uint8_t **page, strata_error *err);
 int st_packed_get_part(strata_txn_t *txn, pgno_t ref, size_t need, const uint8_t **page,
                        strata_error *err);
+/* A hint before st_packed_get_part of ref (a scan asks a few clusters ahead): the cache's slot
+ * for it is asked for. Never blocks, never fails. */
+void st_packed_prefetch(strata_txn_t *txn, pgno_t ref);
 
 /* A page-trust entry for a version stamp: its low 32 bits, never 0 (0 is "not checked": a
  * version whose low bits are 0 shares its entry with the one after it, 2^32 versions apart). */
