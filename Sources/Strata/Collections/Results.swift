@@ -443,29 +443,43 @@ final class ResultsBase {
     }
 
     /// The keys after a commit, followed from `old` (the keys of the version the changes start
-    /// from) without running the query again: the changed objects come out, and those that
-    /// match now go back where the query's sort puts them (`strata_query_matches`,
-    /// `strata_query_position`) — work in proportion to the change, plus moving the keys in
-    /// memory. nil when the results cannot be followed so (a list's or linking objects' results,
-    /// a list of values, DISTINCT, LIMIT, key paths through links, many changes): the caller
-    /// reads them again. The keys become the current version's.
-    func following(_ old: [Int64], changes: TableChanges) -> FollowedKeys? {
+    /// from, which `oldTxn` reads) without running the query again: the changed objects come
+    /// out, and those that match now go back where the query's sort puts them
+    /// (`strata_query_matches`, `strata_query_position`) — work in proportion to the change,
+    /// plus copying the keys in memory: where a changed object was is searched for (by key,
+    /// or where the sort placed it in the old version), not scanned for. nil when the results
+    /// cannot be followed so (a list's or linking objects' results, a list of values, DISTINCT,
+    /// LIMIT, key paths through links, many changes): the caller reads them again. The keys
+    /// become the current version's.
+    func following(_ old: [Int64], changes: TableChanges, from oldTxn: CoreTxn) -> FollowedKeys? {
         guard source == nil, valueList == nil, spec.distinct.isEmpty, spec.limit == nil, !followsLinks,
               !realm.isFrozen else { return nil }
         let back = changes.inserted.union(changes.modified.keys)
         let out = changes.deleted.union(back)
         if out.count > max(16, old.count / 64) { return nil } // a run costs about as much
-        // One pass: the keys that stay, and where the changed ones were.
-        var keys: [Int64] = []
+        // Where the changed objects were (an inserted one was no object then), then the keys
+        // that stay, copied between those places.
         var oldAt: [Int64: Int] = [:]
-        if out.isEmpty {
+        do {
+            try withQuery { _, q, _ in
+                for key in changes.deleted.union(changes.modified.keys) {
+                    if let i = try Self.index(of: key, in: old, sorted: !spec.sort.isEmpty, q, oldTxn) { oldAt[key] = i }
+                }
+            }
+        } catch {
+            return nil // read again by the caller, which reports what fails
+        }
+        var keys: [Int64] = []
+        if oldAt.isEmpty {
             keys = old
         } else {
-            keys.reserveCapacity(old.count)
-            let few = Array(out)
-            for (i, k) in old.enumerated() {
-                if few.count <= 8 ? few.contains(k) : out.contains(k) { oldAt[k] = i } else { keys.append(k) }
+            keys.reserveCapacity(old.count - oldAt.count + back.count)
+            var from = 0
+            for i in oldAt.values.sorted() {
+                keys.append(contentsOf: old[from..<i])
+                from = i + 1
             }
+            keys.append(contentsOf: old[from...])
         }
         var placed: [(key: Int64, at: Int)] = []
         do {
@@ -501,6 +515,23 @@ final class ResultsBase {
         cachedVersion = realm.version
         cachedMutations = realm.mutationCount
         return FollowedKeys(keys: keys, oldAt: oldAt, newAt: Dictionary(placed.map { ($0.key, $0.at) }, uniquingKeysWith: { a, _ in a }))
+    }
+
+    /// Where `key` is in `old` (keys in key order, or in the query's sort order as `oldTxn`
+    /// reads the objects: the sort places a key just before the first that sorts after it,
+    /// ties in key order), or nil when it is not there.
+    private static func index(of key: Int64, in old: [Int64], sorted: Bool, _ q: OpaquePointer,
+                              _ oldTxn: CoreTxn) throws -> Int? {
+        var after = 0
+        if sorted {
+            try old.withUnsafeBufferPointer { k in
+                try StrataError.check { strata_query_position(q, oldTxn.handle, k.baseAddress, k.count, key, &after, $0) }
+            }
+        } else {
+            var hi = old.count
+            while after < hi { let mid = (after + hi) / 2; if old[mid] <= key { after = mid + 1 } else { hi = mid } }
+        }
+        return after > 0 && old[after - 1] == key ? after - 1 : nil
     }
 
     /// Keys followed through a commit: the new keys, and where the changed objects were in the

@@ -141,7 +141,7 @@ final class ResultsObserver<C>: NotificationObserver {
         // In proportion to the change: the results followed through the commit's changes of
         // their class (nothing they read lies elsewhere), the diff taken among the changed keys.
         if lastVersion == ctx.old.version, targets.allSatisfy(\.isEmpty),
-           let f = base.following(lastKeys, changes: own),
+           let f = base.following(lastKeys, changes: own, from: ctx.old),
            let few = IndexDiff.ofFew(old: lastKeys, new: f.keys, po: f.oldAt, pn: f.newAt) {
             keys = f.keys
             d = few.diff
