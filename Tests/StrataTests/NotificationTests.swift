@@ -211,6 +211,55 @@ struct NotificationTests {
         token.invalidate()
     }
 
+    /// One object changed a commit (results followed in place: the keys between its old and new
+    /// places move): at either end, staying, crossing the whole results, leaving, arriving.
+    @Test func oneObjectMovesAtTheEdgesOfResults() throws {
+        let dir = TempDir()
+        let realm = try Realm(configuration: config(dir))
+        try realm.write { for i in 0..<8 { realm.add(Dog(value: ["name": "d\(i)", "age": 10 + i])) } }
+        let variants = [realm.objects(Dog.self), realm.objects(Dog.self).filter("age >= 10"),
+                        realm.objects(Dog.self).sorted(byKeyPath: "age"),
+                        realm.objects(Dog.self).sorted(byKeyPath: "age", ascending: false)]
+        let logs = variants.map { _ in ChangeLog() }
+        let tokens = zip(variants, logs).map { v, log in v.observe { log.add($0) } }
+        realm.refresh()
+        func keys(_ r: Results<Dog>) -> [Int64] { r.map { $0.__accessor!.key } }
+        var olds = variants.map(keys)
+        let all = realm.objects(Dog.self).sorted(byKeyPath: "age")
+        let steps: [(String, () -> Void)] = [
+            ("the first stays", { all[0].color = "白色" }),
+            ("the last stays", { all[all.count - 1].color = "黑色" }),
+            ("the first goes last", { all[0].age = 100 }),
+            ("the last goes first", { all[all.count - 1].age = 1 }),
+            ("a middle one goes first", { all[4].age = 0 }),
+            ("a middle one goes last", { all[3].age = 200 }),
+            ("the first leaves a filter", { all[0].age = 5 }),
+            ("the first is deleted", { realm.delete(all[0]) }),
+            ("the last is deleted", { realm.delete(all[all.count - 1]) }),
+            ("one arrives first", { realm.add(Dog(value: ["name": "new", "age": -1])) }),
+            ("one arrives last", { realm.add(Dog(value: ["name": "old", "age": 999])) }),
+        ]
+        for (what, step) in steps {
+            let seen = logs.map { $0.all.count }
+            try realm.write { step() }
+            for (n, v) in variants.enumerated() {
+                let now = keys(v)
+                let entries = logs[n].all
+                if entries.count == seen[n] {
+                    #expect(now == olds[n], "\(what), variant \(n): changed without a notification")
+                    continue
+                }
+                let e = entries.last!
+                var told = olds[n]
+                for d in e.deletions.reversed() { told.remove(at: d) }
+                for i in e.insertions { told.insert(now[i], at: i) }
+                #expect(told == now, "\(what), variant \(n): \(e)")
+                olds[n] = now
+            }
+        }
+        tokens.forEach { $0.invalidate() }
+    }
+
     @Test func filteredResultsTellWhatEntersAndLeaves() throws {
         let dir = TempDir()
         let realm = try Realm(configuration: config(dir))

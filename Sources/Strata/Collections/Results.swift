@@ -442,49 +442,34 @@ final class ResultsBase {
         return cachedKeys
     }
 
-    /// The keys after a commit, followed from `old` (the keys of the version the changes start
-    /// from, which `oldTxn` reads) without running the query again: the changed objects come
-    /// out, and those that match now go back where the query's sort puts them
-    /// (`strata_query_matches`, `strata_query_position`) — work in proportion to the change,
-    /// plus copying the keys in memory: where a changed object was is searched for (by key,
-    /// or where the sort placed it in the old version), not scanned for. nil when the results
-    /// cannot be followed so (a list's or linking objects' results, a list of values, DISTINCT,
-    /// LIMIT, key paths through links, many changes): the caller reads them again. The keys
-    /// become the current version's.
-    func following(_ old: [Int64], changes: TableChanges, from oldTxn: CoreTxn) -> FollowedKeys? {
+    /// The keys after a commit, followed from `keys` (those of the version the changes start
+    /// from, which `oldTxn` reads; on success they become the current version's) without running
+    /// the query again: the changed objects come out, and those that match now go back where the
+    /// query's sort puts them (`strata_query_matches`, `strata_query_position`) — work in
+    /// proportion to the change, plus moving keys in memory: where a changed object was is
+    /// searched for (by key, or where the sort placed it in the old version), not scanned for,
+    /// and one object that moves (the common commit) moves the keys between its two places
+    /// only, in place. Returns where the changed objects were (`oldAt`) and are (`newAt`), or
+    /// nil, `keys` untouched, when the results cannot be followed so (a list's or linking
+    /// objects' results, a list of values, DISTINCT, LIMIT, key paths through links, many
+    /// changes): the caller reads them again.
+    func following(_ keys: inout [Int64], changes: TableChanges, from oldTxn: CoreTxn)
+        -> (oldAt: [Int64: Int], newAt: [Int64: Int])? {
         guard source == nil, valueList == nil, spec.distinct.isEmpty, spec.limit == nil, !followsLinks,
               !realm.isFrozen else { return nil }
         let back = changes.inserted.union(changes.modified.keys)
         let out = changes.deleted.union(back)
-        if out.count > max(16, old.count / 64) { return nil } // a run costs about as much
-        // Where the changed objects were (an inserted one was no object then), then the keys
-        // that stay, copied between those places.
+        if out.count > max(16, keys.count / 64) { return nil } // a run costs about as much
+        // Where the changed objects were (an inserted one was no object then), and those the
+        // results hold now (they match), in key order.
         var oldAt: [Int64: Int] = [:]
-        do {
-            try withQuery { _, q, _ in
-                for key in changes.deleted.union(changes.modified.keys) {
-                    if let i = try Self.index(of: key, in: old, sorted: !spec.sort.isEmpty, q, oldTxn) { oldAt[key] = i }
-                }
-            }
-        } catch {
-            return nil // read again by the caller, which reports what fails
-        }
-        var keys: [Int64] = []
-        if oldAt.isEmpty {
-            keys = old
-        } else {
-            keys.reserveCapacity(old.count - oldAt.count + back.count)
-            var from = 0
-            for i in oldAt.values.sorted() {
-                keys.append(contentsOf: old[from..<i])
-                from = i + 1
-            }
-            keys.append(contentsOf: old[from...])
-        }
-        var placed: [(key: Int64, at: Int)] = []
+        var placing: [Int64] = []
         do {
             let table = realm.table(info)
             try withQuery { txn, q, args in
+                for key in changes.deleted.union(changes.modified.keys) {
+                    if let i = try Self.index(of: key, in: keys, sorted: !spec.sort.isEmpty, q, oldTxn) { oldAt[key] = i }
+                }
                 for key in back.sorted() where try table.exists(key) {
                     if !spec.predicates.isEmpty {
                         var matches = false
@@ -493,28 +478,106 @@ final class ResultsBase {
                         }
                         if !matches { continue }
                     }
-                    var at = 0
-                    if spec.sort.isEmpty { // key order
-                        var lo = 0, hi = keys.count
-                        while lo < hi { let mid = (lo + hi) / 2; if keys[mid] < key { lo = mid + 1 } else { hi = mid } }
-                        at = lo
-                    } else {
-                        try keys.withUnsafeBufferPointer { k in
-                            try StrataError.check { strata_query_position(q, txn, k.baseAddress, k.count, key, &at, $0) }
-                        }
-                    }
-                    keys.insert(key, at: at)
-                    for p in placed.indices where placed[p].at >= at { placed[p].at += 1 }
-                    placed.append((key, at))
+                    placing.append(key)
                 }
             }
         } catch {
             return nil // read again by the caller, which reports what fails
         }
+        // The keys change in place when nothing else shares them: let go of this base's copy.
+        cachedKeys = []
+        cachedVersion = .max
+        var newAt: [Int64: Int] = [:]
+        do {
+            if oldAt.count <= 1 && placing.count <= 1 {
+                if let at = try moveOne(&keys, from: oldAt.values.first, placing: placing.first) {
+                    newAt[placing[0]] = at
+                }
+            } else {
+                newAt = try copyMoving(&keys, removing: oldAt.values.sorted(), placing: placing)
+            }
+        } catch {
+            return nil
+        }
         cachedKeys = keys
         cachedVersion = realm.version
         cachedMutations = realm.mutationCount
-        return FollowedKeys(keys: keys, oldAt: oldAt, newAt: Dictionary(placed.map { ($0.key, $0.at) }, uniquingKeysWith: { a, _ in a }))
+        return (oldAt, newAt)
+    }
+
+    /// Where `key` goes among `keys`: before the first that sorts after it (key order without
+    /// a sort).
+    private func position(of key: Int64, among keys: [Int64]) throws -> Int {
+        if spec.sort.isEmpty {
+            var lo = 0, hi = keys.count
+            while lo < hi { let mid = (lo + hi) / 2; if keys[mid] < key { lo = mid + 1 } else { hi = mid } }
+            return lo
+        }
+        var at = 0
+        try withQuery { txn, q, _ in
+            try keys.withUnsafeBufferPointer { k in
+                try StrataError.check { strata_query_position(q, txn, k.baseAddress, k.count, key, &at, $0) }
+            }
+        }
+        return at
+    }
+
+    /// One object out of `keys` (at index `i`) and one in (`x`, where it goes), in place: the
+    /// keys between the two places move by one. Where x went, or nil. Throws with `keys` as
+    /// they were.
+    private func moveOne(_ keys: inout [Int64], from i: Int?, placing x: Int64?) throws -> Int? {
+        guard let x else {
+            if let i { keys.remove(at: i) }
+            return nil
+        }
+        guard let i else {
+            let at = try position(of: x, among: keys)
+            keys.insert(x, at: at)
+            return at
+        }
+        // Where x goes among the keys without the one at i: asked with that one standing in
+        // for a neighbour (so the keys stay in order and the object it was is not read), then
+        // counted without it.
+        var at = 0
+        if keys.count > 1 {
+            let was = keys[i]
+            keys[i] = keys[i > 0 ? i - 1 : 1]
+            defer { keys[i] = was }
+            at = try position(of: x, among: keys)
+            if i < at { at -= 1 }
+        }
+        keys.withUnsafeMutableBufferPointer { b in
+            let base = b.baseAddress!, size = MemoryLayout<Int64>.stride
+            if at > i {
+                memmove(base + i, base + i + 1, (at - i) * size)     // left by one
+            } else if at < i {
+                memmove(base + at + 1, base + at, (i - at) * size)   // right by one
+            }
+            b[at] = x
+        }
+        return at
+    }
+
+    /// Several objects out (at `removing`, ascending) and in: the keys copied without them,
+    /// then each placed in turn. Where each went.
+    private func copyMoving(_ keys: inout [Int64], removing: [Int], placing: [Int64]) throws -> [Int64: Int] {
+        var out: [Int64] = []
+        out.reserveCapacity(keys.count - removing.count + placing.count)
+        var from = 0
+        for i in removing {
+            out.append(contentsOf: keys[from..<i])
+            from = i + 1
+        }
+        out.append(contentsOf: keys[from...])
+        var placed: [(key: Int64, at: Int)] = []
+        for key in placing {
+            let at = try position(of: key, among: out)
+            out.insert(key, at: at)
+            for p in placed.indices where placed[p].at >= at { placed[p].at += 1 }
+            placed.append((key, at))
+        }
+        keys = out
+        return Dictionary(placed.map { ($0.key, $0.at) }, uniquingKeysWith: { a, _ in a })
     }
 
     /// Where `key` is in `old` (keys in key order, or in the query's sort order as `oldTxn`
@@ -534,13 +597,6 @@ final class ResultsBase {
         return after > 0 && old[after - 1] == key ? after - 1 : nil
     }
 
-    /// Keys followed through a commit: the new keys, and where the changed objects were in the
-    /// old keys (`oldAt`) and are in the new (`newAt`).
-    struct FollowedKeys {
-        let keys: [Int64]
-        let oldAt: [Int64: Int]
-        let newAt: [Int64: Int]
-    }
 
     /// The objects of a list or linking objects that the query keeps: in the query's order when
     /// it sorts (or is distinct), else in the collection's (repeats kept).

@@ -49,11 +49,10 @@ struct IndexDiff {
     /// proportion to the changed keys.
     /// A changed key in both is kept when it sits between the same unchanged keys and in the
     /// same order as the other changed keys there; else it is deleted and inserted. `keptChanged`
-    /// are the changed keys kept (old index, new index). nil when the keys break the premise.
-    /// `po` and `pn` are where the changed keys are in `old` and `new` (those absent left out).
-    static func ofFew(old: [Int64], new: [Int64], po: [Int64: Int], pn: [Int64: Int])
-        -> (diff: IndexDiff, keptChanged: [(old: Int, new: Int)])? {
-        guard old.count - po.count == new.count - pn.count else { return nil }
+    /// are the changed keys kept (old index, new index). `po` and `pn` are where the changed
+    /// keys are in the old keys and the new (those absent left out).
+    static func ofFew(po: [Int64: Int], pn: [Int64: Int])
+        -> (diff: IndexDiff, keptChanged: [(old: Int, new: Int)]) {
         let so = po.values.sorted(), sn = pn.values.sorted()
         /// How many unchanged keys come before index i.
         func gap(_ i: Int, _ sorted: [Int]) -> Int {

@@ -4,18 +4,19 @@ import Foundation
 /// or on a Realm confined to the queue given (made there, and the observed thing found again
 /// in it).
 enum Observation {
-    static func register(_ realm: RealmInstance, queue: DispatchQueue?, what: String,
+    /// `what` names the observed thing in the messages of traps (made only for one).
+    static func register(_ realm: RealmInstance, queue: DispatchQueue?, what: @autoclosure () -> String,
                          onError: @escaping (Error) -> Void,
                          make: @escaping (RealmInstance, ObservationState) -> NotificationObserver) -> NotificationToken {
-        realm.checkThread(what)
+        realm.checkThread(what())
         if realm.isFrozen {
-            strataTrap("Frozen Realms do not change and do not have change notifications (\(what)).")
+            strataTrap("Frozen Realms do not change and do not have change notifications (\(what())).")
         }
         if realm.configuration.readOnly {
-            strataTrap("Read-only Realms do not change and do not have change notifications (\(what) of '\(realm.configuration.path)').")
+            strataTrap("Read-only Realms do not change and do not have change notifications (\(what()) of '\(realm.configuration.path)').")
         }
         if realm.isInWriteTransaction {
-            strataTrap("Cannot register notification blocks from within write transactions (\(what)).")
+            strataTrap("Cannot register notification blocks from within write transactions (\(what())).")
         }
         let token = NotificationToken()
         let state = token.state

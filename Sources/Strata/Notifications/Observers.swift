@@ -140,17 +140,20 @@ final class ResultsObserver<C>: NotificationObserver {
         var followed = false
         // In proportion to the change: the results followed through the commit's changes of
         // their class (nothing they read lies elsewhere), the diff taken among the changed keys.
+        // (lastKeys let go of, so that following moves the keys in place)
+        var moved = lastKeys
+        lastKeys = []
         if lastVersion == ctx.old.version, targets.allSatisfy(\.isEmpty),
-           let f = base.following(lastKeys, changes: own, from: ctx.old),
-           let few = IndexDiff.ofFew(old: lastKeys, new: f.keys, po: f.oldAt, pn: f.newAt) {
-            keys = f.keys
+           let f = base.following(&moved, changes: own, from: ctx.old) {
+            let few = IndexDiff.ofFew(po: f.oldAt, pn: f.newAt)
+            keys = moved
             d = few.diff
             mods = few.keptChanged.filter { check.isModified(keys[$0.new], ctx, targets: targets) }.map(\.new)
             followed = true
         }
         if !followed {
             keys = base.keys()
-            d = IndexDiff.of(old: lastKeys, new: keys)
+            d = IndexDiff.of(old: moved, new: keys) // (moved: the old keys, untouched)
             mods = d.kept.filter { check.isModified(keys[$0.new], ctx, targets: targets) }.map(\.new).sorted()
         }
         lastKeys = keys
