@@ -109,16 +109,12 @@ enum { SPARE_MAX = 256 };
 /* A transaction's pins: every entry it holds (let go at its end), under one pin generation
  * (an entry it pinned carries it: pinned again, it is not held twice), and the last entries it
  * was given, by reference (direct-mapped: found again without the cache's mutex). */
-enum { RECENT = 64, AHEAD = 8, SLOT_LEAD = 4 };
+enum { RECENT = 64 };
 struct st_pins {
     st_upage **held;
     size_t nheld, held_cap;
     uint64_t generation;             /* 0: none yet (nothing held) */
     st_uslot recent[RECENT];
-    /* The references a scan asked for ahead (st_packed_prefetch), the last AHEAD of them: once
-     * their slots have had time to arrive, their entries are asked for too (under the mutex). */
-    pgno_t ahead[AHEAD];
-    size_t asked, entries_asked;
 };
 
 static size_t hash_ref(pgno_t r) {
@@ -507,17 +503,6 @@ static st_upage *entry_new(struct st_unpacked *u, size_t bytes) {
     return e;
 }
 
-/* The entries of the references asked for ahead whose slots were asked for SLOT_LEAD
- * references ago (mutex held). */
-static void ask_entries_ahead(const struct st_unpacked *u, struct st_pins *ps) {
-    if (!ps) return;
-    if (ps->asked - ps->entries_asked > AHEAD) ps->entries_asked = ps->asked - AHEAD;
-    for (; ps->entries_asked + SLOT_LEAD <= ps->asked; ps->entries_asked++) {
-        st_upage *e = cache_find(u, ps->ahead[ps->entries_asked % AHEAD], 0);
-        if (e) __builtin_prefetch(e);
-    }
-}
-
 /* The first `need` bytes of ref's page (the page size: all of it), pinned by the transaction. */
 static int get(strata_txn_t *txn, pgno_t ref, size_t need, const uint8_t **page, strata_error *err) {
     st_upage *e = pins_recent(txn->pins, ref, need);
@@ -528,7 +513,6 @@ static int get(strata_txn_t *txn, pgno_t ref, size_t need, const uint8_t **page,
     struct st_unpacked *u = txn->db->unpacked;
     int rc = STRATA_OK;
     pthread_mutex_lock(&u->mu);
-    ask_entries_ahead(u, txn->pins);
     if (!(e = cache_find(u, ref, need))) {
         size_t want = (need + 63) & ~(size_t)63;
         if (want > ST_PAGE_SIZE / 2 || !checked_has(u, ref)) want = ST_PAGE_SIZE;
@@ -566,8 +550,6 @@ static int get(strata_txn_t *txn, pgno_t ref, size_t need, const uint8_t **page,
 void st_packed_prefetch(strata_txn_t *txn, pgno_t ref) {
     struct st_unpacked *u = txn->db->unpacked;
     if (!u) return;
-    struct st_pins *ps = txn->pins;
-    if (ps) ps->ahead[ps->asked++ % AHEAD] = ref;
     /* Read without the mutex: a table being replaced gives a stale or out-of-range address,
      * which a prefetch may be given (it never faults); the address is made as an integer. */
     uintptr_t t = (uintptr_t)__atomic_load_n(&u->table, __ATOMIC_ACQUIRE);
