@@ -62,6 +62,7 @@ open class Object: ObjectBase, CustomStringConvertible {
     }
 
     deinit { __holds?._withUnsafeGuaranteedRef { $0.dropHold() } }
+
     /// Set on an unmanaged object used to learn which property a key path reads (KeyPathNames).
     @usableFromInline var __probe: _KeyPathProbe?
 

@@ -135,10 +135,10 @@ final class RealmInstance {
                           properties: infos.map(\.properties.count).max() ?? 0)
     }
 
-    /// How many objects hold this Realm (`Object.__holds`); while there are any, one retain of
-    /// it stands for them all: the first hold retains, the last drop releases. Whoever adds the
-    /// first hold holds the Realm already, so a release of the last drop racing with it on
-    /// another thread never frees it.
+    /// How many objects and Realm values hold this Realm (`Object.__holds`, `RealmBox`); while
+    /// there are any, one retain of it stands for them all: the first hold retains, the last
+    /// drop releases. Whoever adds the first hold holds the Realm already, so a release of the
+    /// last drop racing with it on another thread never frees it.
     private let holdCount: UnsafeMutablePointer<Int> = {
         let p = UnsafeMutablePointer<Int>.allocate(capacity: 1)
         p.initialize(to: 0)
