@@ -443,6 +443,125 @@ static void literals_of_every_kind(void) {
     OK(strata_db_close(db, E));
 }
 
+/* ------------------------------------------------------------------ float and double columns */
+
+/* A float or double property against numbers runs column-wise over its leaves (cmp_real): the
+ * same answers as the row-by-row order (num_cmp: NaN equals NaN and sorts below every number,
+ * -0 equals 0, an integer or float argument compared as a double, a null row matches only !=),
+ * over several clusters, with properties added after the first clusters were written (no leaf
+ * there: null, or 0 when not nullable), alone and inside AND and OR. */
+static int real_order_brute(double x, double y) {
+    if (isnan(x) || isnan(y)) return isnan(y) - isnan(x);
+    return (x > y) - (x < y);
+}
+
+static bool real_match_brute(int op, bool null, double v, double k0, double k1) {
+    if (null) return op == 1;
+    int o = real_order_brute(v, k0);
+    switch (op) {
+    case 0: return o == 0;
+    case 1: return o != 0;
+    case 2: return o < 0;
+    case 3: return o <= 0;
+    case 4: return o > 0;
+    case 5: return o >= 0;
+    default: return o >= 0 && real_order_brute(v, k1) <= 0;
+    }
+}
+
+static void real_columns_compare_column_wise(void) {
+    enum { N = 700, LATER = 400 }; /* objects; the first LATER exist before g and h */
+    strata_db_t *db;
+    OK(tl_db_open(tl_path("reals.db"), &db));
+    static const double pool[] = {0.0, -0.0, 1.5, -2.25, 3.0, 1e300, -1e300, 0.1, 2.5, NAN, INFINITY, -INFINITY, 7.0};
+    enum { POOL = sizeof pool / sizeof *pool };
+    static double d[N], f[N], g[N], h[N];
+    static bool dnull[N], gnull[N];
+    strata_col_t cd, cf, cg, ch;
+    strata_txn_t *w;
+    strata_table_t *t;
+    for (int phase = 0; phase < 2; phase++) {
+        OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
+        if (phase == 0) {
+            OK(strata_table_create(w, "Real", &t, E));
+            OK(strata_table_add_property(t, "d", STRATA_TYPE_DOUBLE, STRATA_PROP_NULLABLE, NULL, &cd, E));
+            OK(strata_table_add_property(t, "f", STRATA_TYPE_FLOAT, 0, NULL, &cf, E));
+        } else {
+            OK(strata_table_open(w, "Real", &t, E));
+            OK(strata_table_add_property(t, "g", STRATA_TYPE_DOUBLE, STRATA_PROP_NULLABLE, NULL, &cg, E));
+            OK(strata_table_add_property(t, "h", STRATA_TYPE_FLOAT, 0, NULL, &ch, E));
+        }
+        for (int i = phase ? LATER : 0; i < (phase ? N : LATER); i++) {
+            strata_key_t k;
+            OK(strata_obj_create(t, &k, E));
+            CHECK(k == i);
+            dnull[i] = rnd() % 5 == 0;
+            d[i] = pool[rnd() % POOL];
+            f[i] = (float)pool[rnd() % POOL];
+            OK(strata_obj_set(t, k, cd, dnull[i] ? (strata_value[]){vnull()}
+                                                 : (strata_value[]){{.type = STRATA_TYPE_DOUBLE, .u.d = d[i]}}, E));
+            OK(strata_obj_set(t, k, cf, (strata_value[]){{.type = STRATA_TYPE_FLOAT, .u.f = (float)f[i]}}, E));
+            if (phase) {
+                gnull[i] = rnd() % 4 == 0;
+                g[i] = pool[rnd() % POOL];
+                h[i] = (float)pool[rnd() % POOL];
+                OK(strata_obj_set(t, k, cg, gnull[i] ? (strata_value[]){vnull()}
+                                                     : (strata_value[]){{.type = STRATA_TYPE_DOUBLE, .u.d = g[i]}}, E));
+                OK(strata_obj_set(t, k, ch, (strata_value[]){{.type = STRATA_TYPE_FLOAT, .u.f = (float)h[i]}}, E));
+            }
+        }
+        OK(strata_txn_commit(w, E));
+        strata_txn_free(w);
+    }
+    for (int i = 0; i < LATER; i++) { gnull[i] = true; h[i] = 0; } /* no leaf: the defaults */
+    static const char *ops[] = {"==", "!=", "<", "<=", ">", ">=", "BETWEEN"};
+    const char *props[] = {"d", "f", "g", "h"};
+    const double *vals[] = {d, f, g, h};
+    const bool *nulls[] = {dnull, NULL, gnull, NULL};
+    strata_value args[] = {{.type = STRATA_TYPE_INT, .u.i = 3}, {.type = STRATA_TYPE_DOUBLE, .u.d = 2.5},
+                           {.type = STRATA_TYPE_DOUBLE, .u.d = NAN}, {.type = STRATA_TYPE_DOUBLE, .u.d = -0.0},
+                           {.type = STRATA_TYPE_FLOAT, .u.f = 0.1f}, {.type = STRATA_TYPE_INT, .u.i = -1},
+                           {.type = STRATA_TYPE_DOUBLE, .u.d = INFINITY}};
+    enum { NARGS = sizeof args / sizeof *args };
+    strata_txn_t *r;
+    OK(strata_txn_begin(db, STRATA_TXN_READ, &r, E));
+    int checked = 0;
+    for (int pi = 0; pi < 4; pi++)
+        for (int op = 0; op < 7; op++)
+            for (int a = 0; a < NARGS; a++) {
+                int b = (a + 3) % NARGS;
+                char text[128];
+                if (op == 6) snprintf(text, sizeof text, "%s BETWEEN {$%d, $%d}", props[pi], a, b);
+                else snprintf(text, sizeof text, "%s %s $%d", props[pi], ops[op], a);
+                double k0 = args[a].type == STRATA_TYPE_INT ? (double)args[a].u.i
+                            : args[a].type == STRATA_TYPE_FLOAT ? args[a].u.f : args[a].u.d;
+                double k1 = args[b].type == STRATA_TYPE_INT ? (double)args[b].u.i
+                            : args[b].type == STRATA_TYPE_FLOAT ? args[b].u.f : args[b].u.d;
+                /* alone, and ANDed / ORed with an integer-free term on another real column */
+                for (int form = 0; form < 3; form++) {
+                    char full[200];
+                    if (form == 0) snprintf(full, sizeof full, "%s", text);
+                    else snprintf(full, sizeof full, "(%s) %s f >= 0", text, form == 1 ? "AND" : "OR");
+                    uint64_t want = 0, got = 0;
+                    for (int i = 0; i < N; i++) {
+                        bool m = real_match_brute(op, nulls[pi] && nulls[pi][i], vals[pi][i], k0, k1);
+                        bool other = real_match_brute(5, false, f[i], 0, 0);
+                        want += form == 0 ? m : form == 1 ? (m && other) : (m || other);
+                    }
+                    strata_query_t *q;
+                    OK(strata_query_compile(r, "Real", full, &q, E));
+                    OK(strata_query_count(q, r, args, NARGS, &got, E));
+                    strata_query_free(q);
+                    if (got != want) fprintf(stderr, "  %s: %llu, expected %llu\n", full, (unsigned long long)got, (unsigned long long)want);
+                    CHECK(got == want);
+                    checked++;
+                }
+            }
+    CHECK(checked == 4 * 7 * NARGS * 3);
+    strata_txn_free(r);
+    OK(strata_db_close(db, E));
+}
+
 /* ------------------------------------------------------------------ chains folded into sets */
 
 /* Long chains of one property's == (OR) or != (AND) with constants run as one sorted set:
@@ -1587,6 +1706,7 @@ static const tl_test tests[] = {
     TL_TEST(public_names_stand_for_columns),
     TL_TEST(decimal_and_date_aggregates),
     TL_TEST(chains_fold_into_sets),
+    TL_TEST(real_columns_compare_column_wise),
 };
 
 int main(int argc, char **argv) {

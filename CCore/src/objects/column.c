@@ -484,6 +484,22 @@ const uint8_t *st_leaf_nulls(const uint8_t *p) { return (p[CH_FLAGS] & 1) ? p + 
 
 bool st_leaf_is_packed(const uint8_t *p) { return p[CH_ENC] == ST_ENC_PACKED; }
 
+bool st_leaf_reals(const uint8_t *p, uint32_t n, strata_type type, double *out) {
+    uint8_t slot = type == STRATA_TYPE_FLOAT ? 4 : 8;
+    if (p[CH_ENC] != ST_ENC_FIXED || p[CH_WIDTH] != slot) return false;
+    const uint8_t *d = p + data_off(p, n);
+    if (slot == 8) {
+        memcpy(out, d, (size_t)n * 8);
+    } else {
+        for (uint32_t i = 0; i < n; i++) {
+            float f;
+            memcpy(&f, d + 4 * (size_t)i, 4);
+            out[i] = f;
+        }
+    }
+    return true;
+}
+
 static bool leaf_null(const uint8_t *p, uint32_t i) {
     return (p[CH_FLAGS] & 1) && bit_at(p + CH_BITMAPS, i);
 }

@@ -214,6 +214,9 @@ void st_leaf_unpack(const uint8_t *seg, uint32_t n, int64_t *out);
 const uint8_t *st_leaf_nulls(const uint8_t *seg);  /* the null bitmap, NULL when none is null */
 bool st_leaf_compare(const uint8_t *seg, uint32_t n, int op, int64_t k0, int64_t k1, st_rowmask *out);
 bool st_leaf_is_packed(const uint8_t *seg);
+/* A float or double leaf's values as doubles (n of them, into out), or false when the leaf is
+ * not one of `type`'s (another encoding or width). */
+bool st_leaf_reals(const uint8_t *seg, uint32_t n, strata_type type, double *out);
 /* The big-value runs a leaf refers to (at most n); at (may be NULL) receives where each
  * reference (u64 first page | u32 length) lies, in bytes from the leaf's start. */
 int st_leaf_big_runs(const uint8_t *page, uint32_t n, pgno_t *runs, uint32_t *lens, uint32_t *at,

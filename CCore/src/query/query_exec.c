@@ -52,6 +52,7 @@ typedef struct rnode {
     int nvals;
     st_text *folded;         /* string right sides under [c]/[d] or LIKE: folded code points */
     bool fast;               /* packed integer comparison on the root table's column */
+    bool fast_real;          /* a float or double column compared with numbers, column-wise */
     strata_table_t *fast_t;  /* fast: the step's table and property, found when bound */
     st_prop *fast_p;
     struct rnode *sub;       /* SUBQUERY: the bound inner predicate */
@@ -390,6 +391,18 @@ static int bind(exec *x, const q_node *q, const strata_value *args, size_t nargs
         ; /* read straight on one object (cmp_object) */
     else /* (a property removed since compiling: reported where it is read) */
         r->fast_t = NULL;
+    /* column-wise over a float or double leaf: one step, a number or two on the right (long
+     * AND chains of such terms read each row of each term through its object: 50,000 terms
+     * over 2,000 objects took 3 s) */
+    r->fast_real = !r->fast && q->lhs.kind == QE_PATH && q->lhs.nsteps == 1 &&
+                   q->lhs.agg == QA_NONE && !(s0->flags & STRATA_PROP_LIST) &&
+                   (s0->type == STRATA_TYPE_FLOAT || s0->type == STRATA_TYPE_DOUBLE) &&
+                   (q->rhs.kind == QE_CONST || q->rhs.kind == QE_ARG) && !r->any_val &&
+                   (q->op <= QO_GE ? r->nvals == 1 : q->op == QO_BETWEEN && r->nvals == 2);
+    for (int i = 0; r->fast_real && i < r->nvals; i++) {
+        strata_type t = r->vals[i].type;
+        r->fast_real = t == STRATA_TYPE_INT || t == STRATA_TYPE_FLOAT || t == STRATA_TYPE_DOUBLE;
+    }
     if (q->op == QO_IN) sort_set(r);
     return STRATA_OK;
 }
@@ -1125,6 +1138,58 @@ nulls: /* a null row: != matches, nothing else does */
     return STRATA_OK;
 }
 
+/* A number as num_cmp sees it. */
+static double real_of(const strata_value *v) {
+    return v->type == STRATA_TYPE_INT ? (double)v->u.i : v->type == STRATA_TYPE_FLOAT ? v->u.f : v->u.d;
+}
+
+/* num_cmp's order of two doubles: NaN equals NaN, below every number. */
+static inline int real_order(double x, double y) {
+    if (x != x || y != y) return (y != y) - (x != x);
+    return (x > y) - (x < y);
+}
+
+/* A float or double property against one or two numbers over a whole leaf, on the rows of in
+ * (as matches() decides each row: null rows match only !=). */
+__attribute__((noinline)) static int cmp_real(exec *x, const rnode *r, const cluster_ctx *c,
+                                              const st_rowmask *in, st_rowmask *out) {
+    const q_step *s = &r->q->lhs.steps[0];
+    uint32_t n = c->cr.n;
+    st_leafref leaf = st_crec_col(&c->cr, s->col);
+    if (!leaf.pgno) { /* the property's default in every row */
+        strata_table_t *t;
+        st_prop *p;
+        if (step_prop(x, s, &t, &p)) return x->rc;
+        strata_value dv = {.type = (p->flags & STRATA_PROP_NULLABLE) ? STRATA_TYPE_NULL : p->type};
+        *out = matches(r, &dv) ? *in : st_mask_none();
+        return STRATA_OK;
+    }
+    const uint8_t *seg, *nb;
+    if ((x->rc = st_leaf_header(x->txn, leaf, n, &seg, x->err))) return x->rc;
+    double v[ST_MASK_WORDS * 64];
+    if (!st_leaf_reals(seg, n, s->type, v))
+        return x->rc = ST_CORRUPT(x->err, "query: a %s leaf was expected for '%s'",
+                                  st_type_name(s->type), x->root->name);
+    st_rowmask nulls = (nb = st_leaf_nulls(seg)) ? st_mask_load(nb, n, false) : st_mask_none();
+    double k0 = real_of(&r->vals[0]), k1 = r->nvals > 1 ? real_of(&r->vals[1]) : 0;
+    uint8_t hit[ST_MASK_WORDS * 64];
+    switch (r->q->op) {
+    case QO_EQ: for (uint32_t i = 0; i < n; i++) hit[i] = real_order(v[i], k0) == 0; break;
+    case QO_NE: for (uint32_t i = 0; i < n; i++) hit[i] = real_order(v[i], k0) != 0; break;
+    case QO_LT: for (uint32_t i = 0; i < n; i++) hit[i] = real_order(v[i], k0) < 0; break;
+    case QO_LE: for (uint32_t i = 0; i < n; i++) hit[i] = real_order(v[i], k0) <= 0; break;
+    case QO_GT: for (uint32_t i = 0; i < n; i++) hit[i] = real_order(v[i], k0) > 0; break;
+    case QO_GE: for (uint32_t i = 0; i < n; i++) hit[i] = real_order(v[i], k0) >= 0; break;
+    case QO_BETWEEN:
+        for (uint32_t i = 0; i < n; i++) hit[i] = real_order(v[i], k0) >= 0 && real_order(v[i], k1) <= 0;
+        break;
+    default: memset(hit, 0, n); break;
+    }
+    *out = st_mask_andnot(st_mask_and(*in, st_mask_from_bytes(hit, n)), nulls);
+    if (r->q->op == QO_NE) *out = st_mask_or(*out, st_mask_and(*in, nulls));
+    return STRATA_OK;
+}
+
 /* A comparison row by row (reading each row's object), on the rows of in. */
 __attribute__((noinline)) static int cmp_rows(exec *x, const rnode *r, const cluster_ctx *c,
                                               const st_rowmask *in, st_rowmask *out) {
@@ -1170,7 +1235,9 @@ static int eval_cluster(exec *x, const rnode *r, const cluster_ctx *c, const st_
         *out = a;
         return STRATA_OK;
     }
-    case QN_CMP: return r->fast ? cmp_fast(x, r, c, in, out) : cmp_rows(x, r, c, in, out);
+    case QN_CMP:
+        return r->fast ? cmp_fast(x, r, c, in, out)
+               : r->fast_real ? cmp_real(x, r, c, in, out) : cmp_rows(x, r, c, in, out);
     }
     return STRATA_OK;
 }
