@@ -19,8 +19,9 @@
  *     did not, so either side can end a cluster early. A comparison of a packed integer/bool
  *     property with constants runs on the leaf's stored numbers (st_leaf_compare: whole words
  *     of bits, 16 rows a vector instruction for 8-bit values), unpacking only the widths and
- *     forms it does not take; anything else (paths through links, lists and backlinks,
- *     strings, aggregates, SUBQUERY) reads the row's values; a comparison of two key paths
+ *     forms it does not take; a float or double property's comparison with numbers runs on
+ *     the leaf's values too (cmp_real); anything else (paths through links, lists and
+ *     backlinks, strings, aggregates, SUBQUERY) reads the row's values; a comparison of two key paths
  *     reads the right side's values for the row first and matches the left against any of
  *     them (cmp_paths). Counting needs neither keys nor a result array: a population count of
  *     each cluster's mask.
