@@ -469,12 +469,24 @@ static bool real_match_brute(int op, bool null, double v, double k0, double k1) 
     }
 }
 
+/* Object k's nullable double (null one time in one_in) and float, random from a pool with NaN,
+ * -0 and infinities; what was set into *null, *dv, *fv. */
+static void set_random_reals(strata_table_t *t, strata_key_t k, strata_col_t cdbl, strata_col_t cflt,
+                             unsigned one_in, bool *null, double *dv, double *fv) {
+    static const double pool[] = {0.0, -0.0, 1.5, -2.25, 3.0, 1e300, -1e300, 0.1, 2.5, NAN, INFINITY, -INFINITY, 7.0};
+    enum { POOL = sizeof pool / sizeof *pool };
+    *null = rnd() % one_in == 0;
+    *dv = pool[rnd() % POOL];
+    *fv = (float)pool[rnd() % POOL];
+    OK(strata_obj_set(t, k, cdbl, *null ? (strata_value[]){vnull()}
+                                        : (strata_value[]){{.type = STRATA_TYPE_DOUBLE, .u.d = *dv}}, E));
+    OK(strata_obj_set(t, k, cflt, (strata_value[]){{.type = STRATA_TYPE_FLOAT, .u.f = (float)*fv}}, E));
+}
+
 static void real_columns_compare_column_wise(void) {
     enum { N = 700, LATER = 400 }; /* objects; the first LATER exist before g and h */
     strata_db_t *db;
     OK(tl_db_open(tl_path("reals.db"), &db));
-    static const double pool[] = {0.0, -0.0, 1.5, -2.25, 3.0, 1e300, -1e300, 0.1, 2.5, NAN, INFINITY, -INFINITY, 7.0};
-    enum { POOL = sizeof pool / sizeof *pool };
     static double d[N], f[N], g[N], h[N];
     static bool dnull[N], gnull[N];
     strata_col_t cd, cf, cg, ch;
@@ -495,20 +507,8 @@ static void real_columns_compare_column_wise(void) {
             strata_key_t k;
             OK(strata_obj_create(t, &k, E));
             CHECK(k == i);
-            dnull[i] = rnd() % 5 == 0;
-            d[i] = pool[rnd() % POOL];
-            f[i] = (float)pool[rnd() % POOL];
-            OK(strata_obj_set(t, k, cd, dnull[i] ? (strata_value[]){vnull()}
-                                                 : (strata_value[]){{.type = STRATA_TYPE_DOUBLE, .u.d = d[i]}}, E));
-            OK(strata_obj_set(t, k, cf, (strata_value[]){{.type = STRATA_TYPE_FLOAT, .u.f = (float)f[i]}}, E));
-            if (phase) {
-                gnull[i] = rnd() % 4 == 0;
-                g[i] = pool[rnd() % POOL];
-                h[i] = (float)pool[rnd() % POOL];
-                OK(strata_obj_set(t, k, cg, gnull[i] ? (strata_value[]){vnull()}
-                                                     : (strata_value[]){{.type = STRATA_TYPE_DOUBLE, .u.d = g[i]}}, E));
-                OK(strata_obj_set(t, k, ch, (strata_value[]){{.type = STRATA_TYPE_FLOAT, .u.f = (float)h[i]}}, E));
-            }
+            set_random_reals(t, k, cd, cf, 5, &dnull[i], &d[i], &f[i]);
+            if (phase) set_random_reals(t, k, cg, ch, 4, &gnull[i], &g[i], &h[i]);
         }
         OK(strata_txn_commit(w, E));
         strata_txn_free(w);
