@@ -21,9 +21,9 @@
  *     of bits, 16 rows a vector instruction for 8-bit values), unpacking only the widths and
  *     forms it does not take; a float or double property's comparison with numbers runs on
  *     the leaf's values too (cmp_real); anything else (paths through links, lists and
- *     backlinks, strings, aggregates, SUBQUERY) reads the row's values; a comparison of two key paths
- *     reads the right side's values for the row first and matches the left against any of
- *     them (cmp_paths). Counting needs neither keys nor a result array: a population count of
+ *     backlinks, strings, aggregates, SUBQUERY) reads the row's values; a comparison of two
+ *     key paths reads the right side's values for the row first and matches the left against
+ *     any of them (cmp_paths). Counting needs neither keys nor a result array: a population count of
  *     each cluster's mask.
  *  3. SORT (stable; nulls first ascending; strings in code-point order; by an indexed property
  *     with LIMIT, a walk of the index in order), DISTINCT (first of each
@@ -410,13 +410,21 @@ static int bind(exec *x, const q_node *q, const strata_value *args, size_t nargs
 
 /* ------------------------------------------------------------------ comparing one value */
 
+/* A number as a double (an integer's converted). */
+static double real_of(const strata_value *v) {
+    return v->type == STRATA_TYPE_INT ? (double)v->u.i : v->type == STRATA_TYPE_FLOAT ? v->u.f : v->u.d;
+}
+
+/* The order of two doubles: NaN equals NaN, below every number. */
+static inline int real_order(double x, double y) {
+    if (x != x || y != y) return (y != y) - (x != x);
+    return (x > y) - (x < y);
+}
+
 static int num_cmp(const strata_value *a, const strata_value *b) {
     if (a->type == STRATA_TYPE_INT && b->type == STRATA_TYPE_INT)
         return (a->u.i > b->u.i) - (a->u.i < b->u.i);
-    double x = a->type == STRATA_TYPE_INT ? (double)a->u.i : a->type == STRATA_TYPE_FLOAT ? a->u.f : a->u.d;
-    double y = b->type == STRATA_TYPE_INT ? (double)b->u.i : b->type == STRATA_TYPE_FLOAT ? b->u.f : b->u.d;
-    if (x != x || y != y) return (y != y) - (x != x); /* NaN equals NaN, below every number */
-    return (x > y) - (x < y);
+    return real_order(real_of(a), real_of(b));
 }
 
 /* Order of a and b when comparable: *ok false when they are not (different kinds). */
@@ -1074,6 +1082,12 @@ static int64_t packed_const(const strata_value *v) {
     return v->type == STRATA_TYPE_BOOL ? v->u.b : v->u.i;
 }
 
+/* A comparison's rows of in from a leaf's hits: a null row matches != and nothing else. */
+static st_rowmask kept_rows(const rnode *r, const st_rowmask *in, st_rowmask hits, st_rowmask nulls) {
+    st_rowmask out = st_mask_andnot(st_mask_and(*in, hits), nulls);
+    return r->q->op == QO_NE ? st_mask_or(out, st_mask_and(*in, nulls)) : out;
+}
+
 /* The packed comparison on a whole leaf, on the rows of in. (Not inlined, nor is cmp_rows: their
  * buffers stay out of eval_cluster's frame, which nesting repeats.) */
 __attribute__((noinline)) static int cmp_fast(exec *x, const rnode *r, const cluster_ctx *c, const st_rowmask *in,
@@ -1133,21 +1147,9 @@ __attribute__((noinline)) static int cmp_fast(exec *x, const rnode *r, const clu
     default: memset(hit, 0, n); break;
     }
     hits = st_mask_from_bytes(hit, n);
-nulls: /* a null row: != matches, nothing else does */
-    *out = st_mask_andnot(st_mask_and(*in, hits), nulls);
-    if (r->q->op == QO_NE) *out = st_mask_or(*out, st_mask_and(*in, nulls));
+nulls:
+    *out = kept_rows(r, in, hits, nulls);
     return STRATA_OK;
-}
-
-/* A number as num_cmp sees it. */
-static double real_of(const strata_value *v) {
-    return v->type == STRATA_TYPE_INT ? (double)v->u.i : v->type == STRATA_TYPE_FLOAT ? v->u.f : v->u.d;
-}
-
-/* num_cmp's order of two doubles: NaN equals NaN, below every number. */
-static inline int real_order(double x, double y) {
-    if (x != x || y != y) return (y != y) - (x != x);
-    return (x > y) - (x < y);
 }
 
 /* A float or double property against one or two numbers over a whole leaf, on the rows of in
@@ -1186,8 +1188,7 @@ __attribute__((noinline)) static int cmp_real(exec *x, const rnode *r, const clu
         break;
     default: memset(hit, 0, n); break;
     }
-    *out = st_mask_andnot(st_mask_and(*in, st_mask_from_bytes(hit, n)), nulls);
-    if (r->q->op == QO_NE) *out = st_mask_or(*out, st_mask_and(*in, nulls));
+    *out = kept_rows(r, in, st_mask_from_bytes(hit, n), nulls);
     return STRATA_OK;
 }
 

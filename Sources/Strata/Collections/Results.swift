@@ -465,11 +465,12 @@ final class ResultsBase {
         var oldAt: [Int64: Int] = [:]
         var placing: [Int64] = []
         do {
+            for key in changes.deleted.union(changes.modified.keys) { // (just before where it goes)
+                let after = try position(of: key, among: keys, in: oldTxn)
+                if after > 0 && keys[after - 1] == key { oldAt[key] = after - 1 }
+            }
             let table = realm.table(info)
             try withQuery { txn, q, args in
-                for key in changes.deleted.union(changes.modified.keys) {
-                    if let i = try Self.index(of: key, in: keys, sorted: !spec.sort.isEmpty, q, oldTxn) { oldAt[key] = i }
-                }
                 for key in back.sorted() where try table.exists(key) {
                     if !spec.predicates.isEmpty {
                         var matches = false
@@ -505,18 +506,18 @@ final class ResultsBase {
         return (oldAt, newAt)
     }
 
-    /// Where `key` goes among `keys`: before the first that sorts after it (key order without
-    /// a sort).
-    private func position(of key: Int64, among keys: [Int64]) throws -> Int {
+    /// Where `key` goes among `keys` as `txn` (default: this Realm's) reads the objects: before
+    /// the first that sorts after it (key order without a sort; ties in key order).
+    private func position(of key: Int64, among keys: [Int64], in txn: CoreTxn? = nil) throws -> Int {
         if spec.sort.isEmpty {
             var lo = 0, hi = keys.count
-            while lo < hi { let mid = (lo + hi) / 2; if keys[mid] < key { lo = mid + 1 } else { hi = mid } }
+            while lo < hi { let mid = (lo + hi) / 2; if keys[mid] <= key { lo = mid + 1 } else { hi = mid } }
             return lo
         }
         var at = 0
-        try withQuery { txn, q, _ in
+        try withQuery { current, q, _ in
             try keys.withUnsafeBufferPointer { k in
-                try StrataError.check { strata_query_position(q, txn, k.baseAddress, k.count, key, &at, $0) }
+                try StrataError.check { strata_query_position(q, txn?.handle ?? current, k.baseAddress, k.count, key, &at, $0) }
             }
         }
         return at
@@ -579,24 +580,6 @@ final class ResultsBase {
         keys = out
         return Dictionary(placed.map { ($0.key, $0.at) }, uniquingKeysWith: { a, _ in a })
     }
-
-    /// Where `key` is in `old` (keys in key order, or in the query's sort order as `oldTxn`
-    /// reads the objects: the sort places a key just before the first that sorts after it,
-    /// ties in key order), or nil when it is not there.
-    private static func index(of key: Int64, in old: [Int64], sorted: Bool, _ q: OpaquePointer,
-                              _ oldTxn: CoreTxn) throws -> Int? {
-        var after = 0
-        if sorted {
-            try old.withUnsafeBufferPointer { k in
-                try StrataError.check { strata_query_position(q, oldTxn.handle, k.baseAddress, k.count, key, &after, $0) }
-            }
-        } else {
-            var hi = old.count
-            while after < hi { let mid = (after + hi) / 2; if old[mid] <= key { after = mid + 1 } else { hi = mid } }
-        }
-        return after > 0 && old[after - 1] == key ? after - 1 : nil
-    }
-
 
     /// The objects of a list or linking objects that the query keeps: in the query's order when
     /// it sorts (or is distinct), else in the collection's (repeats kept).
