@@ -558,6 +558,20 @@ static int var_element(strata_txn_t *txn, const uint8_t *p, uint32_t n, uint32_t
     return STRATA_OK;
 }
 
+int st_leaf_element(strata_txn_t *txn, const uint8_t *p, uint32_t n, uint32_t i,
+                    const uint8_t **bytes, uint32_t *len, strata_error *err) {
+    if (p[CH_ENC] != ST_ENC_VAR)
+        return ST_CORRUPT(err, "column leaf: encoding %u where variable-size elements were expected",
+                          p[CH_ENC]);
+    if (leaf_null(p, i)) {
+        *bytes = NULL;
+        *len = 0;
+        return STRATA_OK;
+    }
+    pgno_t big;
+    return var_element(txn, p, n, i, bytes, len, &big, err);
+}
+
 /* Bytes returned by a write transaction from its own pages are copied into the arena: those
  * pages may be rewritten before the transaction ends. Committed pages stay put. */
 static const uint8_t *stable_bytes(strata_txn_t *txn, const uint8_t *b, size_t len) {

@@ -210,6 +210,8 @@ int st_leaf_header(strata_txn_t *txn, st_leafref ref, uint32_t n, const uint8_t 
  * length; 1: its header) and its page's checks, so that the misses of several leaves overlap. */
 void st_leaf_prefetch(strata_txn_t *txn, st_leafref ref, uint32_t bytes);
 int64_t st_packed_at(const uint8_t *page, uint32_t n, uint32_t i);
+/* The first row whose value is >= key in a packed leaf of ascending values (a keys leaf). */
+uint32_t st_packed_lower_bound(const uint8_t *seg, uint32_t n, int64_t key);
 void st_leaf_unpack(const uint8_t *seg, uint32_t n, int64_t *out);
 const uint8_t *st_leaf_nulls(const uint8_t *seg);  /* the null bitmap, NULL when none is null */
 bool st_leaf_compare(const uint8_t *seg, uint32_t n, int op, int64_t k0, int64_t k1, st_rowmask *out);
@@ -217,6 +219,10 @@ bool st_leaf_is_packed(const uint8_t *seg);
 /* A float or double leaf's values as doubles (n of them, into out), or false when the leaf is
  * not one of `type`'s (another encoding or width). */
 bool st_leaf_reals(const uint8_t *seg, uint32_t n, strata_type type, double *out);
+/* Row i of a string or binary leaf: its bytes and length (a big one's read from its run), NULL
+ * for a null row. The bytes stay valid while the transaction writes nothing. */
+int st_leaf_element(strata_txn_t *txn, const uint8_t *seg, uint32_t n, uint32_t i,
+                    const uint8_t **bytes, uint32_t *len, strata_error *err);
 /* The big-value runs a leaf refers to (at most n); at (may be NULL) receives where each
  * reference (u64 first page | u32 length) lies, in bytes from the leaf's start. */
 int st_leaf_big_runs(const uint8_t *page, uint32_t n, pgno_t *runs, uint32_t *lens, uint32_t *at,

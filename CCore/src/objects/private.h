@@ -110,8 +110,6 @@ void st_dcol_release(st_dcol *c);
 /* Free the big-value run of row i, if any. */
 int st_dcol_free_big(strata_txn_t *txn, st_dcol *c, uint32_t i, strata_error *err);
 
-uint32_t st_packed_lower_bound(const uint8_t *seg, uint32_t n, int64_t key);
-
 bool st_leaf_can_patch(const uint8_t *seg, uint32_t n, uint32_t i, const st_prop *p,
                        const strata_value *v);
 void st_leaf_patch(uint8_t *seg, uint32_t n, uint32_t i, const st_prop *p, const strata_value *v);
