@@ -734,6 +734,87 @@ static void string_columns_compare_column_wise(void) {
     OK(strata_db_close(db, E));
 }
 
+/* ------------------------------------------------------------------ ranges on an index */
+
+/* `p > a AND p < b` on an indexed property walks the index from a to b (other_bound), whichever
+ * term comes first, with other terms between them: every pair of one-sided operators on an
+ * indexed int (nullable) and string property, with bounds on stored values and between them,
+ * against a brute force. */
+static void two_sided_ranges_use_both_bounds(void) {
+    enum { N = 1500 };
+    static int64_t nv[N];
+    static bool nnull[N];
+    static char sv[N][4];
+    strata_db_t *db;
+    OK(tl_db_open(tl_path("ranges.db"), &db));
+    strata_txn_t *w;
+    strata_table_t *t;
+    strata_col_t cn, cs, cx;
+    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
+    OK(strata_table_create(w, "R", &t, E));
+    OK(strata_table_add_property(t, "n", STRATA_TYPE_INT, STRATA_PROP_NULLABLE | STRATA_PROP_INDEXED, NULL, &cn, E));
+    OK(strata_table_add_property(t, "s", STRATA_TYPE_STRING, STRATA_PROP_INDEXED, NULL, &cs, E));
+    OK(strata_table_add_property(t, "x", STRATA_TYPE_INT, 0, NULL, &cx, E));
+    for (int i = 0; i < N; i++) {
+        strata_key_t k;
+        OK(strata_obj_create(t, &k, E));
+        nnull[i] = rnd() % 10 == 0;
+        nv[i] = (int64_t)(rnd() % 40) * 2 - 30; /* even: odd bounds fall between values */
+        strata_value v = nnull[i] ? vnull() : vint(nv[i]);
+        OK(strata_obj_set(t, k, cn, &v, E));
+        snprintf(sv[i], sizeof sv[i], "%c%c", 'a' + (int)(rnd() % 6), 'a' + 2 * (int)(rnd() % 4));
+        v = vstr(sv[i]);
+        OK(strata_obj_set(t, k, cs, &v, E));
+        v = vint(i % 3);
+        OK(strata_obj_set(t, k, cx, &v, E));
+    }
+    OK(strata_txn_commit(w, E));
+    strata_txn_free(w);
+    strata_txn_t *r;
+    OK(strata_txn_begin(db, STRATA_TXN_READ, &r, E));
+    static const char *lows[] = {">", ">="}, *highs[] = {"<", "<="};
+    static const int64_t nb[] = {-31, -30, -2, 0, 1, 8, 47, 48, 60};
+    static const char *sb[] = {"a", "aa", "bc", "cd", "ce", "d", "fg", "z"};
+    int checked = 0;
+    for (int prop = 0; prop < 2; prop++)
+        for (int lo = 0; lo < 2; lo++)
+            for (int hi = 0; hi < 2; hi++)
+                for (int a = 0; a < (prop ? 8 : 9); a++)
+                    for (int b = 0; b < (prop ? 8 : 9); b++)
+                        for (int form = 0; form < 3; form++) {
+                            char la[16], hb[16], text[160];
+                            if (prop) snprintf(la, sizeof la, "'%s'", sb[a]), snprintf(hb, sizeof hb, "'%s'", sb[b]);
+                            else snprintf(la, sizeof la, "%lld", (long long)nb[a]), snprintf(hb, sizeof hb, "%lld", (long long)nb[b]);
+                            const char *pn = prop ? "s" : "n";
+                            if (form == 0) snprintf(text, sizeof text, "%s %s %s AND %s %s %s", pn, lows[lo], la, pn, highs[hi], hb);
+                            else if (form == 1) snprintf(text, sizeof text, "%s %s %s AND x != 1 AND %s %s %s", pn, highs[hi], hb, pn, lows[lo], la);
+                            else snprintf(text, sizeof text, "x != 2 AND %s %s %s AND %s %s %s", pn, lows[lo], la, pn, highs[hi], hb);
+                            uint64_t want = 0, got;
+                            for (int i = 0; i < N; i++) {
+                                int cl, ch;
+                                if (prop) {
+                                    cl = strcmp(sv[i], sb[a]), ch = strcmp(sv[i], sb[b]);
+                                } else {
+                                    if (nnull[i]) continue;
+                                    cl = (nv[i] > nb[a]) - (nv[i] < nb[a]), ch = (nv[i] > nb[b]) - (nv[i] < nb[b]);
+                                }
+                                bool m = (lo ? cl >= 0 : cl > 0) && (hi ? ch <= 0 : ch < 0) &&
+                                         (form == 0 || (form == 1 ? i % 3 != 1 : i % 3 != 2));
+                                want += m;
+                            }
+                            strata_query_t *q;
+                            OK(strata_query_compile(r, "R", text, &q, E));
+                            OK(strata_query_count(q, r, NULL, 0, &got, E));
+                            strata_query_free(q);
+                            if (got != want) fprintf(stderr, "  %s: %llu, expected %llu\n", text, (unsigned long long)got, (unsigned long long)want);
+                            CHECK(got == want);
+                            checked++;
+                        }
+    CHECK(checked == 2 * 2 * (81 + 64) * 3);
+    strata_txn_free(r);
+    OK(strata_db_close(db, E));
+}
+
 /* ------------------------------------------------------------------ chains folded into sets */
 
 /* Long chains of one property's == (OR) or != (AND) with constants run as one sorted set:
@@ -1880,6 +1961,7 @@ static const tl_test tests[] = {
     TL_TEST(chains_fold_into_sets),
     TL_TEST(real_columns_compare_column_wise),
     TL_TEST(string_columns_compare_column_wise),
+    TL_TEST(two_sided_ranges_use_both_bounds),
 };
 
 int main(int argc, char **argv) {

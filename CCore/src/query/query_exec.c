@@ -7,7 +7,9 @@
  *
  * Plan:
  *  1. If the predicate is (or is ANDed with) a comparison on an indexed property — ==, IN,
- *     BEGINSWITH without [c]/[d], or a range — the index gives the candidates and the whole
+ *     BEGINSWITH without [c]/[d], or a range (an equality preferred; a range's bound on the
+ *     other side ANDed with it, `p > a AND p < b`, narrows the walk: other_bound) — the index
+ *     gives the candidates and the whole
  *     predicate is checked on them as step 2 checks a cluster, on a mask of the candidates'
  *     rows (eval_candidates; a candidate alone in its cluster is checked on its object).
  *     TEXT on a property with a full-text index does the same
@@ -1430,12 +1432,14 @@ static int visit_push(void *arg, int64_t key) { return st_keyvec_push(arg, key);
 
 /* A comparison the index can answer (candidates that then face the whole predicate). */
 static const rnode *index_node(exec *x, const rnode *r) {
-    if (r->q->kind == QN_AND) {
+    if (r->q->kind == QN_AND) { /* an equality (or TEXT) before a range: it selects fewer */
+        const rnode *range = NULL;
         for (int i = 0; i < r->nkids; i++) {
             const rnode *a = index_node(x, r->kids[i]);
-            if (a) return a;
+            if (a && (a->fts || a->q->op == QO_EQ || a->q->op == QO_IN)) return a;
+            if (!range) range = a;
         }
-        return NULL;
+        return range;
     }
     if (r->q->kind != QN_CMP || r->geo) return NULL;
     const q_node *q = r->q;
@@ -1465,8 +1469,31 @@ static const rnode *index_node(exec *x, const rnode *r) {
     }
 }
 
-/* Candidates for r from its index, sorted; *exact: each satisfies r (only TEXT can say so). */
-static int index_candidates(exec *x, const rnode *r, keyvec *out, bool *exact) {
+static bool lower_bound_op(q_op op) { return op == QO_GT || op == QO_GE; }
+static bool upper_bound_op(q_op op) { return op == QO_LT || op == QO_LE; }
+
+/* For a one-sided range r the index serves, a term ANDed with it in root that bounds the same
+ * property from the other side (`p > a AND p < b`), or NULL. */
+static const rnode *other_bound(const rnode *root, const rnode *r) {
+    q_op op = r->q->op;
+    if (root->q->kind != QN_AND || (!lower_bound_op(op) && !upper_bound_op(op))) return NULL;
+    for (int i = 0; i < root->nkids; i++) {
+        const rnode *k = root->kids[i];
+        const q_node *q = k->q;
+        if (k == r || q->kind != QN_CMP || q->lhs.kind != QE_PATH || q->lhs.nsteps != 1 ||
+            q->lhs.agg != QA_NONE || q->quant != QQ_ANY || q->flags || q->reversed ||
+            q->lhs.steps[0].back || q->lhs.steps[0].col != r->q->lhs.steps[0].col ||
+            (q->rhs.kind != QE_CONST && q->rhs.kind != QE_ARG) || k->nvals != 1 || k->any_val ||
+            k->vals[0].type != r->vals[0].type)
+            continue;
+        if (lower_bound_op(op) ? upper_bound_op(q->op) : lower_bound_op(q->op)) return k;
+    }
+    return NULL;
+}
+
+/* Candidates for r from its index (narrowed by other, other_bound's), sorted; *exact: each
+ * satisfies r (only TEXT can say so). */
+static int index_candidates(exec *x, const rnode *r, const rnode *other, keyvec *out, bool *exact) {
     strata_table_t *t;
     st_prop *p;
     *exact = false;
@@ -1498,6 +1525,11 @@ static int index_candidates(exec *x, const rnode *r, keyvec *out, bool *exact) {
         case QO_BETWEEN: b.lo = &r->vals[0]; b.hi = &r->vals[1]; b.lo_incl = b.hi_incl = true; break;
         case QO_BEGINS: b.prefix = &r->vals[0]; break;
         default: break;
+        }
+        if (other) {
+            bool incl = other->q->op == QO_LE || other->q->op == QO_GE;
+            if (upper_bound_op(other->q->op)) b.hi = &other->vals[0], b.hi_incl = incl;
+            else b.lo = &other->vals[0], b.lo_incl = incl;
         }
         if ((x->rc = st_index_scan(t, p, &b, visit_push, out, x->err))) return x->rc;
     }
@@ -1696,7 +1728,7 @@ static int find_matches(exec *x, const rnode *root, keyvec *out, uint64_t *count
     if (ix) {
         keyvec cand = {0};
         bool exact;
-        if (index_candidates(x, ix, &cand, &exact)) {
+        if (index_candidates(x, ix, other_bound(root, ix), &cand, &exact)) {
             free(cand.v);
             return x->rc;
         }
