@@ -143,7 +143,10 @@ int st_index_queue(strata_table_t *t, st_prop *p, const uint8_t *entry, size_t l
     if (!q && !(q = p->pending = calloc(1, sizeof *q)))
         return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
     if (q->cap - q->len < 3 + STRATA_MAX_KEY) {
-        size_t cap = q->cap ? 2 * q->cap : 65536;
+        /* small at first: a one-object commit queues a few dozen bytes, and 64 KiB from the heap's
+         * top was given back to the system at every commit (two brk calls, its pages faulted
+         * in again) */
+        size_t cap = q->cap ? 2 * q->cap : 3 + STRATA_MAX_KEY + 256;
         uint8_t *b = realloc(q->buf, cap);
         if (!b) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
         q->buf = b;

@@ -11,7 +11,11 @@
  *   24      4     commit counter (atomic): bumped by every publish, the futex word waiters of
  *                 strata_db_wait_commit sleep on in any process (strata_db_stop_waits bumps it
  *                 too, to wake this handle's waiters)
- *   28      4     reserved, zero
+ *   28      4     waiters (atomic; an older library leaves it 0): threads of any process asleep,
+ *                 or about to be, on the commit counter; a publish wakes them only when there
+ *                 are some (a wake with none was a system call at every commit). A waiter of
+ *                 an older library does not count itself: it sleeps its 100 ms at most and
+ *                 sees the commit then
  *   32      8     encrypted files: the version a commit is writing sealed bytes for (0: none);
  *                 left set by a commit that failed or died (its number is spent)
  *   40      8     encrypted files: the version the file was last renumbered to (0: not since
@@ -73,7 +77,7 @@ typedef struct lock_header {
     _Atomic uint32_t commits;   /* bumped by every publish: a futex word, so that waiters in any
                                    process wake (a lock file of an older library leaves it 0:
                                    its commits wake nobody, a waiter's timeout still ends) */
-    uint32_t reserved0;
+    _Atomic uint32_t waiters;   /* asleep on commits, or about to be (0 in an older library's file) */
     _Atomic uint64_t attempt;     /* encrypted files: the commit writing sealed bytes (0: none) */
     _Atomic uint64_t renumbered_to, renumbered_from; /* the last renumbering (0: none yet) */
     _Atomic uint64_t publishes;   /* every publish, before the current version moves */
@@ -288,8 +292,11 @@ void st_readers_publish(strata_db_t *db, uint64_t version, bool own) {
     atomic_fetch_add(&h->publishes, 1);
     atomic_store(&h->current, version);
     atomic_fetch_add(&h->commits, 1);
-    /* Not FUTEX_PRIVATE: waiters in other processes map the same lock file. */
-    syscall(SYS_futex, &h->commits, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+    /* Not FUTEX_PRIVATE: waiters in other processes map the same lock file. A waiter counts
+     * itself before it sleeps on the counter (it sleeps only while the counter holds what it
+     * read): either this load sees it, or its sleep sees the counter moved (both atomics
+     * sequentially consistent). */
+    if (atomic_load(&h->waiters)) syscall(SYS_futex, &h->commits, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
 void st_readers_baseline(strata_db_t *db) {
@@ -366,7 +373,9 @@ int st_readers_wait(strata_db_t *db, uint64_t after, uint32_t timeout_ms, uint64
          * at most 100 ms at a time. */
         if (left_ns > 100000000) left_ns = 100000000;
         struct timespec ts = {left_ns / 1000000000, left_ns % 1000000000};
+        atomic_fetch_add(&h->waiters, 1);
         syscall(SYS_futex, &h->commits, FUTEX_WAIT, seq, &ts, NULL, 0);
+        atomic_fetch_sub(&h->waiters, 1);
     }
 }
 
