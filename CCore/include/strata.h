@@ -146,6 +146,11 @@ typedef struct strata_options {
                                       (FORMAT.md); the library keeps its own copy. Not used for
                                       an in-memory database. Default NULL: not encrypted */
     size_t encryption_key_len;     /* 64; another length is STRATA_ERR_INVALID_ARGUMENT */
+    uint64_t unpacked_cache_bytes; /* a packed file's (strata_copy_options.pack): bytes of its
+                                      pages kept unpacked for later transactions once none holds
+                                      them; reads beyond it unpack again. Default 32 MiB (a
+                                      count over 1M packed messages keeps ~20 MiB: the start of
+                                      each column page and the cluster tree's pages) */
 } strata_options;
 
 /**
@@ -242,6 +247,9 @@ typedef struct strata_space {
     uint64_t packed_bytes;   /* of used_bytes, the packed region's (LZ4-compressed pages that a
                                 compaction wrote; it is freed when none of them is used) */
     uint64_t packed_pages;   /* pages the latest version reaches in the packed region */
+    uint64_t unpacked_bytes; /* bytes of packed pages this handle holds unpacked in memory: those
+                                its transactions read, and up to
+                                strata_options.unpacked_cache_bytes kept for later ones */
 } strata_space;
 
 /** Fill *out with the latest version's use of the file: out->size, set by the caller, says how

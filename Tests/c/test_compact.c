@@ -609,6 +609,67 @@ static void *read_packed(void *p) {
     return NULL;
 }
 
+/* strata_options.unpacked_cache_bytes bounds what a handle keeps unpacked once no transaction
+ * holds it (strata_space.unpacked_bytes): none with 0 (a reader's pages held only while it
+ * reads), at most the bound otherwise, and a bound over the working set keeps every page a
+ * count read, so that the next count unpacks nothing. */
+static void unpacked_pages_kept_up_to_the_option(void) {
+    const char *path = tl_path("keep.db");
+    strata_options o = opts();
+    strata_db_t *db;
+    OK(strata_db_open(path, &o, &db, E));
+    strata_txn_t *w;
+    strata_table_t *t;
+    strata_col_t on, note;
+    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
+    OK(strata_table_create(w, "Flag", &t, E));
+    OK(strata_table_add_property(t, "on", STRATA_TYPE_BOOL, 0, NULL, &on, E));
+    OK(strata_table_add_property(t, "note", STRATA_TYPE_STRING, 0, NULL, &note, E));
+    for (int i = 0; i < 6000; i++) {
+        strata_key_t k;
+        char text[120];
+        int len = snprintf(text, sizeof text, "flag %d, kept or not: a note long enough that a "
+                           "cluster's page holds a few dozen of them", i);
+        OK(strata_obj_create(t, &k, E));
+        OK(strata_obj_set(t, k, on, (strata_value[]){{.type = STRATA_TYPE_BOOL, .u.b = i % 3 == 0}}, E));
+        OK(strata_obj_set(t, k, note, (strata_value[]){{.type = STRATA_TYPE_STRING, .u.bytes = {text, (size_t)len}}}, E));
+    }
+    OK(strata_txn_commit(w, E));
+    strata_txn_free(w);
+    OK(strata_db_compact(db, NULL, E));
+    strata_space sp = {.size = sizeof sp};
+    OK(strata_db_space_get(db, &sp, E));
+    CHECK(sp.packed_pages > 40);
+    OK(strata_db_close(db, E));
+    static const uint64_t keeps[] = {0, 64u << 10, 64u << 20};
+    uint64_t kept[3];
+    for (int k = 0; k < 3; k++) {
+        o = opts();
+        o.unpacked_cache_bytes = keeps[k];
+        OK(strata_db_open(path, &o, &db, E));
+        for (int round = 0; round < 2; round++) {
+            strata_txn_t *r;
+            strata_query_t *q;
+            uint64_t count = 0;
+            OK(strata_txn_begin(db, STRATA_TXN_READ, &r, E));
+            OK(strata_query_compile(r, "Flag", "on == true", &q, E));
+            OK(strata_query_count(q, r, NULL, 0, &count, E));
+            CHECK(count == 2000);
+            strata_query_free(q);
+            OK(strata_db_space_get(db, &sp, E));
+            CHECK(sp.unpacked_bytes > 0); /* held by the reader, whatever the bound */
+            strata_txn_free(r);
+        }
+        OK(strata_db_space_get(db, &sp, E));
+        kept[k] = sp.unpacked_bytes;
+        CHECK(kept[k] <= keeps[k]);
+        OK(strata_db_close(db, E));
+    }
+    fprintf(stderr, "  kept after two counts: %llu, %llu and %llu bytes\n", (unsigned long long)kept[0],
+            (unsigned long long)kept[1], (unsigned long long)kept[2]);
+    CHECK(kept[0] == 0 && kept[1] > (32u << 10) && kept[2] > (64u << 10));
+}
+
 static void packed_pages_read_by_threads(void) {
     const char *path = tl_path("threads.db");
     strata_options o = opts();
@@ -658,6 +719,7 @@ int main(int argc, char **argv) {
         TL_TEST(packed_pages_live_and_go),
         TL_TEST(damaged_packed_pages_are_named),
         TL_TEST(packed_pages_read_by_threads),
+        TL_TEST(unpacked_pages_kept_up_to_the_option),
         TL_TEST(the_file_shrinks_after_a_pinned_reader_lets_go),
     };
     return tl_run("compact", tests, (int)(sizeof tests / sizeof *tests), argc, argv);

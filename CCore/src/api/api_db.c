@@ -4,6 +4,7 @@
  * object store (objects/schema.c) begun, committed and ended alongside each transaction.
  */
 #include "objects/objects.h"
+#include "storage/packed.h"
 
 #include <stddef.h>
 
@@ -26,6 +27,7 @@ static void options_defaults(strata_options *o) {
     o->map_size = DEFAULT_MAP_SIZE;
     o->max_readers = 126;
     o->open_timeout_ms = 30000;
+    o->unpacked_cache_bytes = ST_UNPACKED_DEFAULT_BYTES;
 }
 
 void strata_options_init_sized(strata_options *opts, size_t size) {
@@ -259,6 +261,7 @@ int strata_db_space_get(strata_db_t *db, strata_space *out, strata_error *err) {
     s.free_bytes = info.free_pages * info.page_size;
     rc = st_db_packed(db, &s.packed_bytes, &s.packed_pages, err);
     if (rc) return rc;
+    s.unpacked_bytes = st_unpacked_bytes(db);
     give_sized(out, known, &s, sizeof s); /* only what the caller's struct has */
     return STRATA_OK;
 }

@@ -35,8 +35,9 @@
  * STRATA_ERR_CORRUPT naming the reference. A transaction pins every unpacked page it reads
  * until it ends or refreshes (values read from it point into it, as values read from the map
  * do); an entry records the pin generation of the last transaction to pin it, so one pinned
- * again is not held twice. Pages no transaction pins stay in the cache up to ST_UNPACKED_KEEP
- * pages' bytes; past it, a clock over the entries in order of arrival evicts (a pinned entry,
+ * again is not held twice. Pages no transaction pins stay in the cache up to
+ * strata_options.unpacked_cache_bytes of unpacked bytes; past it, a clock over the entries in
+ * order of arrival evicts (a pinned entry,
  * or one used since the hand passed, gets a second chance): a hit moves no entry. A scan reads
  * ~one packed page a cluster, each a different one: it asks for their slots ahead
  * (st_packed_prefetch), and an entry's bytes follow it in one allocation, so a hit costs about
@@ -96,6 +97,8 @@ struct st_unpacked {
     st_upage lru, lru_part;          /* sentinels of the lists of entries: whole pages, parts */
     st_upage *spare;                 /* evicted whole-page entries (and their pages), for reuse */
     size_t nspare;
+    size_t keep;                     /* strata_options.unpacked_cache_bytes */
+    size_t bytes;                    /* unpacked bytes of all entries, pinned or not */
     /* Encrypted files: the packed region's first bytes (header and dictionary), opened; the
      * one they replaced is kept until the cache is emptied (a reader may still point into it). */
     pthread_mutex_t head_mu;         /* (unpacking holds mu, and reads the head) */
@@ -130,6 +133,7 @@ int st_unpacked_init(strata_db_t *db, strata_error *err) {
         free(u);
         return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory opening '%s'", db->file.shown);
     }
+    u->keep = db->file.opts.unpacked_cache_bytes > SIZE_MAX ? SIZE_MAX : (size_t)db->file.opts.unpacked_cache_bytes;
     pthread_mutex_init(&u->mu, NULL);
     pthread_mutex_init(&u->head_mu, NULL);
     u->lru.lnext = u->lru.lprev = &u->lru;
@@ -157,9 +161,18 @@ static void drop_all(struct st_unpacked *u) {
     u->head = u->old_head = NULL;
     u->head_page = 0;
     memset(u->table, 0, u->cap * sizeof *u->table);
-    u->count = u->unpinned_bytes = u->unpinned_whole = 0;
+    u->count = u->unpinned_bytes = u->unpinned_whole = u->bytes = 0;
     u->lru.lnext = u->lru.lprev = &u->lru;
     u->lru_part.lnext = u->lru_part.lprev = &u->lru_part;
+}
+
+uint64_t st_unpacked_bytes(strata_db_t *db) {
+    struct st_unpacked *u = db->unpacked;
+    if (!u) return 0;
+    pthread_mutex_lock(&u->mu);
+    size_t n = u->bytes;
+    pthread_mutex_unlock(&u->mu);
+    return n;
 }
 
 void st_unpacked_clear(strata_db_t *db) {
@@ -270,7 +283,7 @@ static void entry_retire(struct st_unpacked *u, st_upage *e) {
  * passed it (then it gets a second chance, to the front). Pinning an entry does not move it,
  * so a reader's hit touches no other entry. */
 static void evict(struct st_unpacked *u) {
-    while (u->unpinned_bytes > (size_t)ST_UNPACKED_KEEP * ST_PAGE_SIZE) {
+    while (u->unpinned_bytes > u->keep) {
         st_upage *list = u->unpinned_whole ? &u->lru : &u->lru_part, *e = list->lprev;
         lru_unlink(e);
         if (e->pins || e->referenced) {
@@ -280,6 +293,7 @@ static void evict(struct st_unpacked *u) {
         }
         table_remove(u, e);
         count_unpinned(u, e, false);
+        u->bytes -= e->have;
         entry_retire(u, e);
     }
 }
@@ -533,6 +547,7 @@ static int get(strata_txn_t *txn, pgno_t ref, size_t need, const uint8_t **page,
             e->referenced = false;
             slot_put(u->table, u->cap, e);
             u->count++;
+            u->bytes += want;
             lru_push(u, e);
             count_unpinned(u, e, true); /* until pinned, below */
         }
