@@ -609,6 +609,30 @@ static void *read_packed(void *p) {
     return NULL;
 }
 
+/* Table Flag: n objects, `on` true for every `every`-th, `note` from the format (one %d). */
+static int flag_table(strata_db_t *db, int n, int every, const char *note_format) {
+    strata_txn_t *w;
+    strata_table_t *t;
+    strata_col_t on, note;
+    int rc;
+    if ((rc = strata_txn_begin(db, STRATA_TXN_WRITE, &w, E))) return rc;
+    if (!(rc = strata_table_create(w, "Flag", &t, E)) &&
+        !(rc = strata_table_add_property(t, "on", STRATA_TYPE_BOOL, 0, NULL, &on, E)))
+        rc = strata_table_add_property(t, "note", STRATA_TYPE_STRING, 0, NULL, &note, E);
+    for (int i = 0; rc == STRATA_OK && i < n; i++) {
+        strata_key_t k;
+        char text[160];
+        int len = snprintf(text, sizeof text, note_format, i);
+        strata_value vo = {.type = STRATA_TYPE_BOOL, .u.b = i % every == 0};
+        strata_value vn = {.type = STRATA_TYPE_STRING, .u.bytes = {text, (size_t)len}};
+        if (!(rc = strata_obj_create(t, &k, E)) && !(rc = strata_obj_set(t, k, on, &vo, E)))
+            rc = strata_obj_set(t, k, note, &vn, E);
+    }
+    if (rc == STRATA_OK) rc = strata_txn_commit(w, E);
+    strata_txn_free(w);
+    return rc;
+}
+
 /* strata_options.unpacked_cache_bytes bounds what a handle keeps unpacked once no transaction
  * holds it (strata_space.unpacked_bytes): none with 0 (a reader's pages held only while it
  * reads), at most the bound otherwise, and a bound over the working set keeps every page a
@@ -618,24 +642,8 @@ static void unpacked_pages_kept_up_to_the_option(void) {
     strata_options o = opts();
     strata_db_t *db;
     OK(strata_db_open(path, &o, &db, E));
-    strata_txn_t *w;
-    strata_table_t *t;
-    strata_col_t on, note;
-    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
-    OK(strata_table_create(w, "Flag", &t, E));
-    OK(strata_table_add_property(t, "on", STRATA_TYPE_BOOL, 0, NULL, &on, E));
-    OK(strata_table_add_property(t, "note", STRATA_TYPE_STRING, 0, NULL, &note, E));
-    for (int i = 0; i < 6000; i++) {
-        strata_key_t k;
-        char text[120];
-        int len = snprintf(text, sizeof text, "flag %d, kept or not: a note long enough that a "
-                           "cluster's page holds a few dozen of them", i);
-        OK(strata_obj_create(t, &k, E));
-        OK(strata_obj_set(t, k, on, (strata_value[]){{.type = STRATA_TYPE_BOOL, .u.b = i % 3 == 0}}, E));
-        OK(strata_obj_set(t, k, note, (strata_value[]){{.type = STRATA_TYPE_STRING, .u.bytes = {text, (size_t)len}}}, E));
-    }
-    OK(strata_txn_commit(w, E));
-    strata_txn_free(w);
+    OK(flag_table(db, 6000, 3, "flag %d, kept or not: a note long enough that a cluster's page "
+                               "holds a few dozen of them"));
     OK(strata_db_compact(db, NULL, E));
     strata_space sp = {.size = sizeof sp};
     OK(strata_db_space_get(db, &sp, E));
@@ -676,23 +684,7 @@ static void packed_pages_read_by_threads(void) {
     strata_db_t *db;
     OK(strata_db_open(path, &o, &db, E));
     OK(put_kv(db, 4000, 1));
-    strata_txn_t *w;
-    strata_table_t *t;
-    strata_col_t on, note;
-    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
-    OK(strata_table_create(w, "Flag", &t, E));
-    OK(strata_table_add_property(t, "on", STRATA_TYPE_BOOL, 0, NULL, &on, E));
-    OK(strata_table_add_property(t, "note", STRATA_TYPE_STRING, 0, NULL, &note, E));
-    for (int i = 0; i < 3000; i++) {
-        strata_key_t k;
-        char text[80];
-        int len = snprintf(text, sizeof text, "flag %d of the threads' table, with some text", i);
-        OK(strata_obj_create(t, &k, E));
-        OK(strata_obj_set(t, k, on, (strata_value[]){{.type = STRATA_TYPE_BOOL, .u.b = i % 2 == 0}}, E));
-        OK(strata_obj_set(t, k, note, (strata_value[]){{.type = STRATA_TYPE_STRING, .u.bytes = {text, (size_t)len}}}, E));
-    }
-    OK(strata_txn_commit(w, E));
-    strata_txn_free(w);
+    OK(flag_table(db, 3000, 2, "flag %d of the threads' table, with some text"));
     OK(strata_db_compact(db, NULL, E));
     pthread_t th[4];
     reader_arg args[4];
