@@ -815,6 +815,78 @@ static void two_sided_ranges_use_both_bounds(void) {
     OK(strata_db_close(db, E));
 }
 
+/* ------------------------------------------------------------------ equality through an index */
+
+/* An index's answer to `p == v` (or IN) is the query's, not checked again object by object:
+ * strings longer than an index key holds (kept as a prefix, so several values share an entry
+ * start), null, IN with repeats, ANDed with other terms, and in a write transaction whose
+ * changes the index has not taken yet — against a brute force. */
+static void index_equality_answers_exactly(void) {
+    enum { N = 600, W = 12 };
+    static char words[W][700];
+    for (int w = 0; w < W; w++) { /* 600 bytes alike, then the word's own end */
+        memset(words[w], 'p', 600);
+        snprintf(words[w] + 600, 100, "-%d", w % 4 == 3 ? 3 : w); /* 3, 7 and 11 are equal */
+        if (w >= 8) words[w][10 + w] = 'q';                        /* ... and differ early */
+    }
+    static int val[N]; /* index into words, -1 null */
+    strata_db_t *db;
+    OK(tl_db_open(tl_path("ixeq.db"), &db));
+    strata_txn_t *w;
+    strata_table_t *t;
+    strata_col_t cs, cx;
+    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
+    OK(strata_table_create(w, "E", &t, E));
+    OK(strata_table_add_property(t, "s", STRATA_TYPE_STRING, STRATA_PROP_NULLABLE | STRATA_PROP_INDEXED, NULL, &cs, E));
+    OK(strata_table_add_property(t, "x", STRATA_TYPE_INT, 0, NULL, &cx, E));
+    for (int i = 0; i < N; i++) {
+        strata_key_t k;
+        OK(strata_obj_create(t, &k, E));
+        val[i] = rnd() % 9 == 0 ? -1 : (int)(rnd() % W);
+        strata_value v = val[i] < 0 ? vnull() : vstr(words[val[i]]);
+        OK(strata_obj_set(t, k, cs, &v, E));
+        OK(strata_obj_set(t, k, cx, (strata_value[]){vint(i % 5)}, E));
+    }
+    OK(strata_txn_commit(w, E));
+    strata_txn_free(w);
+    for (int phase = 0; phase < 2; phase++) {
+        strata_txn_t *txn;
+        OK(strata_txn_begin(db, phase ? STRATA_TXN_WRITE : STRATA_TXN_READ, &txn, E));
+        if (phase) { /* changes the index takes at the next query */
+            OK(strata_table_open(txn, "E", &t, E));
+            for (int i = 0; i < 60; i++) {
+                int k = (int)(rnd() % N);
+                val[k] = rnd() % 4 == 0 ? -1 : (int)(rnd() % W);
+                strata_value v = val[k] < 0 ? vnull() : vstr(words[val[k]]);
+                OK(strata_obj_set(t, k, cs, &v, E));
+            }
+        }
+        for (int a = -1; a < W; a++) {
+            strata_value args[3] = {a < 0 ? vnull() : vstr(words[a]), vstr(words[(a + 5 + W) % W]), vstr(words[a < 0 ? 0 : a])};
+            const char *forms[] = {"s == $0", "s IN {$0, $1, $2}", "s == $0 AND x != 2", "x > 0 AND s IN {$0, $1}"};
+            for (int f = 0; f < 4; f++) {
+                uint64_t want = 0, got = 0;
+                for (int i = 0; i < N; i++) {
+                    bool eq[3];
+                    for (int j = 0; j < 3; j++)
+                        eq[j] = args[j].type == STRATA_TYPE_NULL ? val[i] < 0
+                                : val[i] >= 0 && strcmp(words[val[i]], args[j].u.bytes.data) == 0;
+                    want += f == 0 ? eq[0] : f == 1 ? (eq[0] || eq[1] || eq[2])
+                          : f == 2 ? (eq[0] && i % 5 != 2) : (i % 5 > 0 && (eq[0] || eq[1]));
+                }
+                strata_query_t *q;
+                OK(strata_query_compile(txn, "E", forms[f], &q, E));
+                OK(strata_query_count(q, txn, args, 3, &got, E));
+                strata_query_free(q);
+                if (got != want) fprintf(stderr, "  %s (word %d, %s): %llu, expected %llu\n", forms[f], a, phase ? "write" : "read", (unsigned long long)got, (unsigned long long)want);
+                CHECK(got == want);
+            }
+        }
+        strata_txn_free(txn);
+    }
+    OK(strata_db_close(db, E));
+}
+
 /* ------------------------------------------------------------------ chains folded into sets */
 
 /* Long chains of one property's == (OR) or != (AND) with constants run as one sorted set:
@@ -1962,6 +2034,7 @@ static const tl_test tests[] = {
     TL_TEST(real_columns_compare_column_wise),
     TL_TEST(string_columns_compare_column_wise),
     TL_TEST(two_sided_ranges_use_both_bounds),
+    TL_TEST(index_equality_answers_exactly),
 };
 
 int main(int argc, char **argv) {

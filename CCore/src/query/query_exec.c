@@ -13,8 +13,9 @@
  *     predicate is checked on them as step 2 checks a cluster, on a mask of the candidates'
  *     rows (eval_candidates; a candidate alone in its cluster is checked on its object).
  *     TEXT on a property with a full-text index does the same
- *     (fulltext.c); when the index's answer is exact the TEXT term is not checked again, and
- *     when TEXT is the whole predicate the candidates are the answer.
+ *     (fulltext.c). When the index's answer is exact (an equality or IN: the objects holding
+ *     one of the values; TEXT when the index answers it) that term is not checked again, and
+ *     when it is the whole predicate the candidates are the answer.
  *  2. Otherwise the clusters are scanned in key order, the cluster tree walked leaf by leaf
  *     (st_bt_each); each cluster is evaluated 8 clusters behind the walk, which asks memory
  *     for the leaves its packed comparisons read meanwhile (scan_all). Each cluster is
@@ -82,7 +83,7 @@ typedef struct exec {
     int rc;
     const strata_value *args;  /* the run's arguments (a map key given as $n) */
     size_t nargs;
-    const rnode *decided;      /* a TEXT comparison the index answered exactly: true for every
+    const rnode *decided;      /* a comparison the index answered exactly: true for every
                                   candidate (find_matches) */
     int64_t ints[ST_CLUSTER_MAX];
 } exec;
@@ -1506,7 +1507,7 @@ static const rnode *other_bound(const rnode *root, const rnode *r) {
 }
 
 /* Candidates for r from its index (narrowed by other, other_bound's), sorted; *exact: each
- * satisfies r (only TEXT can say so). */
+ * satisfies r (TEXT when the index answers it, an equality on a property not mixed). */
 static int index_candidates(exec *x, const rnode *r, const rnode *other, keyvec *out, bool *exact) {
     strata_table_t *t;
     st_prop *p;
@@ -1521,6 +1522,10 @@ static int index_candidates(exec *x, const rnode *r, const rnode *other, keyvec 
         return x->rc;
     }
     if (r->q->op == QO_EQ || r->q->op == QO_IN) {
+        /* the index finds the objects whose value equals one of r's (a value kept as a prefix
+         * is compared whole): r's answer, where the query's == is that equality (a mixed
+         * property's is not: 1 == 1.0) */
+        *exact = p->type != STRATA_TYPE_MIXED;
         for (int i = 0; i < r->nvals; i++) {
             size_t n;
             if ((x->rc = st_index_find(t, p, &r->vals[i], NULL, 0, &n, x->err))) return x->rc;
