@@ -4,7 +4,6 @@
  * object store (objects/schema.c) begun, committed and ended alongside each transaction.
  */
 #include "objects/objects.h"
-#include "storage/packed.h"
 
 #include <stddef.h>
 

@@ -9,20 +9,11 @@
 
 /* Pages smaller than this once compressed are packed (a saving of an eighth at least). */
 #define ST_PACK_MAX 3584u
-/* strata_options.unpacked_cache_bytes by default: 32 MiB (16 pages in debug builds, so that the
- * tests go through eviction). */
-#ifdef ST_DEBUG
-#define ST_UNPACKED_DEFAULT_BYTES (16u * ST_PAGE_SIZE)
-#else
-#define ST_UNPACKED_DEFAULT_BYTES (32u << 20)
-#endif
 
 /* The handle's cache of unpacked pages: made at open, emptied when the file is replaced. */
 int st_unpacked_init(strata_db_t *db, strata_error *err);
 void st_unpacked_free(strata_db_t *db);
 void st_unpacked_clear(strata_db_t *db);
-/* Bytes the cache holds unpacked (pinned or kept). */
-uint64_t st_unpacked_bytes(strata_db_t *db);
 /* The transaction lets go of the unpacked pages it read (its end, or a refresh). */
 void st_pins_release(strata_txn_t *txn);
 void st_pins_free(strata_txn_t *txn);

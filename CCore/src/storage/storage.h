@@ -30,6 +30,13 @@
 #define ST_FORMAT_OLDEST_READ 1u     /* read: 1 lacks direct primary keys, 1 and 2 key heads */
 #define ST_MAP_SIZE_MAX (1ull << 46) /* 64 TiB: the most a 47-bit user address space can map */
 #define ST_SPARE_PAGES 32            /* page buffers a handle keeps between write transactions */
+/* strata_options.unpacked_cache_bytes by default: 32 MiB (16 pages in debug builds, so that the
+ * tests go through eviction; packed.c). */
+#ifdef ST_DEBUG
+#define ST_UNPACKED_DEFAULT_BYTES (16u * ST_PAGE_SIZE)
+#else
+#define ST_UNPACKED_DEFAULT_BYTES (32u << 20)
+#endif
 
 /* ------------------------------------------------------------------ on-disk meta (pager.c) */
 
@@ -489,6 +496,8 @@ int st_db_open_txns(strata_db_t *db);
 int st_db_info(strata_db_t *db, strata_db_info *info, strata_error *err);
 /* The latest version's packed region: its bytes and the packed pages it reaches. */
 int st_db_packed(strata_db_t *db, uint64_t *bytes, uint64_t *pages, strata_error *err);
+/* Bytes the handle's cache of packed pages holds unpacked, pinned or kept (packed.c). */
+uint64_t st_unpacked_bytes(strata_db_t *db);
 /* The held versions, ascending and distinct, up to cap; returns how many there are in all. */
 size_t st_db_live_versions(strata_db_t *db, uint64_t *versions, size_t cap);
 /* The lock file's taken reader slots (up to cap; returns how many), and freeing dead ones. */
