@@ -1729,11 +1729,14 @@ static int eval_candidates(exec *x, const rnode *root, const keyvec *cand, keyve
         rows[ref.row >> 6] |= 1ull << (ref.row & 63);
         for (; j < cand->n && cand->v[j] <= last; j++) { /* the cluster's other candidates */
             uint32_t row = st_packed_lower_bound(c.keys, n, cand->v[j]);
-            if (row >= n || st_packed_at(c.keys, n, row) != cand->v[j])
-                return x->rc = ST_CORRUPT(x->err, "table '%s': the index names object %lld, which its "
-                                          "cluster does not hold", x->root->name, (long long)cand->v[j]);
+            if (row >= n || st_packed_at(c.keys, n, row) != cand->v[j]) {
+                x->rc = ST_CORRUPT(x->err, "table '%s': the index names object %lld, which its "
+                                   "cluster does not hold", x->root->name, (long long)cand->v[j]);
+                break;
+            }
             rows[row >> 6] |= 1ull << (row & 63);
         }
+        if (x->rc) break;
         st_rowmask in = st_mask_of_words(rows), sel;
         if (eval_cluster(x, root, &c, &in, &sel)) break;
         for (int r = st_mask_next(sel, -1); r >= 0; r = st_mask_next(sel, r))
