@@ -562,6 +562,64 @@ static void real_columns_compare_column_wise(void) {
     OK(strata_db_close(db, E));
 }
 
+/* Integer and bool properties added after the first clusters were written: those clusters have
+ * no leaf, and their rows compare as the default (0, false, or null when nullable). */
+static void packed_properties_added_later_hold_their_default(void) {
+    enum { N = 700, LATER = 400 };
+    static int64_t nv[N], mv[N];
+    static bool bv[N], mnull[N];
+    strata_db_t *db;
+    OK(tl_db_open(tl_path("later.db"), &db));
+    strata_txn_t *w;
+    strata_table_t *t;
+    strata_col_t cn, cb, cm;
+    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
+    OK(strata_table_create(w, "L", &t, E));
+    for (int i = 0; i < LATER; i++) {
+        strata_key_t k;
+        OK(strata_obj_create(t, &k, E));
+        mnull[i] = true;
+    }
+    OK(strata_table_add_property(t, "n", STRATA_TYPE_INT, 0, NULL, &cn, E));
+    OK(strata_table_add_property(t, "b", STRATA_TYPE_BOOL, 0, NULL, &cb, E));
+    OK(strata_table_add_property(t, "m", STRATA_TYPE_INT, STRATA_PROP_NULLABLE, NULL, &cm, E));
+    OK(strata_txn_commit(w, E));
+    strata_txn_free(w);
+    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
+    OK(strata_table_open(w, "L", &t, E));
+    for (int i = LATER; i < N; i++) {
+        strata_key_t k;
+        OK(strata_obj_create(t, &k, E));
+        nv[i] = (int64_t)(rnd() % 7) - 3, bv[i] = rnd() % 2, mnull[i] = rnd() % 4 == 0, mv[i] = (int64_t)(rnd() % 5);
+        OK(strata_obj_set(t, k, cn, (strata_value[]){vint(nv[i])}, E));
+        OK(strata_obj_set(t, k, cb, (strata_value[]){{.type = STRATA_TYPE_BOOL, .u.b = bv[i]}}, E));
+        OK(strata_obj_set(t, k, cm, (strata_value[]){mnull[i] ? vnull() : vint(mv[i])}, E));
+    }
+    OK(strata_txn_commit(w, E));
+    strata_txn_free(w);
+    strata_txn_t *r;
+    OK(strata_txn_begin(db, STRATA_TXN_READ, &r, E));
+    static const char *texts[] = {"n == 0", "n != 0", "n > -1", "n IN {0, 2}", "b == false",
+                                  "m == nil", "m != 3", "m < 2"};
+    for (int q = 0; q < 8; q++) {
+        uint64_t want = 0, got;
+        for (int i = 0; i < N; i++) {
+            int64_t n = nv[i], m = mv[i];
+            bool mn = mnull[i];
+            bool hit[] = {n == 0, n != 0, n > -1, n == 0 || n == 2, !bv[i], mn, mn || m != 3, !mn && m < 2};
+            want += hit[q];
+        }
+        strata_query_t *qq;
+        OK(strata_query_compile(r, "L", texts[q], &qq, E));
+        OK(strata_query_count(qq, r, NULL, 0, &got, E));
+        strata_query_free(qq);
+        if (got != want) fprintf(stderr, "  %s: %llu, expected %llu\n", texts[q], (unsigned long long)got, (unsigned long long)want);
+        CHECK(got == want);
+    }
+    strata_txn_free(r);
+    OK(strata_db_close(db, E));
+}
+
 /* ------------------------------------------------------------------ strings column-wise */
 
 /* Stored in string_columns_compare_column_wise: empty, cases, accents (precomposed and not),
@@ -2032,6 +2090,7 @@ static const tl_test tests[] = {
     TL_TEST(decimal_and_date_aggregates),
     TL_TEST(chains_fold_into_sets),
     TL_TEST(real_columns_compare_column_wise),
+    TL_TEST(packed_properties_added_later_hold_their_default),
     TL_TEST(string_columns_compare_column_wise),
     TL_TEST(two_sided_ranges_use_both_bounds),
     TL_TEST(index_equality_answers_exactly),

@@ -81,6 +81,15 @@ static inline uint32_t st_rd_be32(const uint8_t *p) {
     return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
+/* The order of two byte strings (-1, 0, 1): bytes as unsigned, then the shorter first. Byte keys,
+ * strings (UTF-8's byte order is code-point order) and binaries all sort so. */
+static inline int st_bytes_cmp(const void *a, size_t al, const void *b, size_t bl) {
+    size_t n = al < bl ? al : bl;
+    int c = n ? memcmp(a, b, n) : 0;
+    if (c) return c < 0 ? -1 : 1;
+    return (al > bl) - (al < bl);
+}
+
 /* A byte key's first 8 bytes as a big-endian number, zero past its end: a < b gives
  * head(a) <= head(b), so comparing heads first reads the keys only on ties. */
 static inline uint64_t st_key_head8(const uint8_t *k, size_t len) {

@@ -47,10 +47,7 @@ int st_key_cmp(uint8_t kind, const uint8_t *a, size_t alen, const uint8_t *b, si
         uint64_t x = st_rd64(a), y = st_rd64(b);
         return (x > y) - (x < y);
     }
-    size_t n = alen < blen ? alen : blen;
-    int c = n ? memcmp(a, b, n) : 0;
-    if (c) return c;
-    return (alen > blen) - (alen < blen);
+    return st_bytes_cmp(a, alen, b, blen);
 }
 
 int st_node_check(const uint8_t *p, pgno_t pgno, uint8_t key_kind, strata_error *err) {

@@ -603,21 +603,9 @@ int st_value_cmp(const strata_value *a, const strata_value *b) {
     case STRATA_TYPE_OBJECT_ID: return memcmp(a->u.object_id, b->u.object_id, 12);
     case STRATA_TYPE_UUID: return memcmp(a->u.uuid, b->u.uuid, 16);
     case STRATA_TYPE_STRING:
-    case STRATA_TYPE_BINARY: {
-        size_t n = a->u.bytes.len < b->u.bytes.len ? a->u.bytes.len : b->u.bytes.len;
-        int c = n ? memcmp(a->u.bytes.data, b->u.bytes.data, n) : 0;
-        if (c) return c < 0 ? -1 : 1;
-        return (a->u.bytes.len > b->u.bytes.len) - (a->u.bytes.len < b->u.bytes.len);
-    }
+    case STRATA_TYPE_BINARY: return st_bytes_cmp(a->u.bytes.data, a->u.bytes.len, b->u.bytes.data, b->u.bytes.len);
     default: return 0;
     }
-}
-
-static int cmp_bytes(const uint8_t *a, size_t al, const uint8_t *b, size_t bl) {
-    size_t n = al < bl ? al : bl;
-    int c = n ? memcmp(a, b, n) : 0;
-    if (c) return c < 0 ? -1 : 1;
-    return (al > bl) - (al < bl);
 }
 
 static bool starts_with(const strata_value *v, const strata_value *prefix) {
@@ -670,10 +658,10 @@ int st_index_scan(strata_table_t *t, st_prop *p, const st_index_bounds *b, st_in
         } else {
             if (k[0] == 0 && !(b->with_nulls && !b->lo && !b->hi)) continue; /* null */
             if (b->hi && !check_value) {
-                int ch = cmp_bytes(k, vl, hi, hi_len);
+                int ch = st_bytes_cmp(k, vl, hi, hi_len);
                 if (ch > 0 || (ch == 0 && !b->hi_incl)) break;
             }
-            if (b->lo && !b->lo_incl && !check_value && cmp_bytes(k, vl, lo, lo_len) == 0) continue;
+            if (b->lo && !b->lo_incl && !check_value && st_bytes_cmp(k, vl, lo, lo_len) == 0) continue;
         }
         if (check_value) { /* prefixes of long strings: decide on the stored value */
             st_objref ref;
@@ -692,7 +680,7 @@ int st_index_scan(strata_table_t *t, st_prop *p, const st_index_bounds *b, st_in
                     int ch = st_value_cmp(&cur, b->hi);
                     if (ch > 0 || (ch == 0 && !b->hi_incl)) {
                         /* past hi for good once the entry's prefix is past hi's */
-                        if (cmp_bytes(k, vl, hi, hi_len) > 0) break;
+                        if (st_bytes_cmp(k, vl, hi, hi_len) > 0) break;
                         continue;
                     }
                 }

@@ -478,9 +478,7 @@ int st_list_load(strata_table_t *t, const st_prop *p, uint64_t list_id, strata_v
 }
 
 int st_map_key_cmp(const strata_value *a, const void *b, size_t blen) {
-    size_t alen = a->u.bytes.len, m = alen < blen ? alen : blen;
-    int c = m ? memcmp(a->u.bytes.data, b, m) : 0;
-    return c ? c : (alen > blen) - (alen < blen);
+    return st_bytes_cmp(a->u.bytes.data, a->u.bytes.len, b, blen);
 }
 
 bool st_list_owner(const uint8_t *b, size_t len, int64_t *key, uint32_t *col) {

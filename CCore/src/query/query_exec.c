@@ -402,27 +402,24 @@ static int bind(exec *x, const q_node *q, const strata_value *args, size_t nargs
         ; /* read straight on one object (cmp_object) */
     else /* (a property removed since compiling: reported where it is read) */
         r->fast_t = NULL;
-    /* column-wise over a float or double leaf: one step, a number or two on the right (long
-     * AND chains of such terms read each row of each term through its object: 50,000 terms
-     * over 2,000 objects took 3 s) */
-    r->fast_real = !r->fast && q->lhs.kind == QE_PATH && q->lhs.nsteps == 1 &&
-                   q->lhs.agg == QA_NONE && !(s0->flags & STRATA_PROP_LIST) &&
-                   (s0->type == STRATA_TYPE_FLOAT || s0->type == STRATA_TYPE_DOUBLE) &&
-                   (q->rhs.kind == QE_CONST || q->rhs.kind == QE_ARG) && !r->any_val &&
+    /* Column-wise over the root table's leaf: one plain property against constants (long AND
+     * chains of such terms read each row of each term through its object: 50,000 terms over
+     * 2,000 objects took 3 s on doubles, 12 s on strings, folding each again under [c]). */
+    bool one_column = q->lhs.kind == QE_PATH && q->lhs.nsteps == 1 && q->lhs.agg == QA_NONE &&
+                      !(s0->flags & STRATA_PROP_LIST) && !s0->back && q->quant == QQ_ANY &&
+                      (q->rhs.kind == QE_CONST || q->rhs.kind == QE_ARG || q->rhs.kind == QE_LIST) &&
+                      !r->any_val;
+    /* a float or double leaf, a number or two on the right */
+    r->fast_real = one_column && (s0->type == STRATA_TYPE_FLOAT || s0->type == STRATA_TYPE_DOUBLE) &&
                    (q->op <= QO_GE ? r->nvals == 1 : q->op == QO_BETWEEN && r->nvals == 2);
     for (int i = 0; r->fast_real && i < r->nvals; i++) {
         strata_type t = r->vals[i].type;
         r->fast_real = t == STRATA_TYPE_INT || t == STRATA_TYPE_FLOAT || t == STRATA_TYPE_DOUBLE;
     }
-    /* column-wise over a string or binary leaf, constants on the right: the cluster's elements
-     * are found once for all such terms on the property, and folded once under [c]/[d] (a
-     * chain of 50,000 string terms over 2,000 objects read each row through its object for
-     * each term and folded it again: 12 s) */
-    r->fast_str = q->lhs.kind == QE_PATH && q->lhs.nsteps == 1 && q->lhs.agg == QA_NONE &&
-                  !(s0->flags & STRATA_PROP_LIST) && !s0->back && q->quant == QQ_ANY &&
-                  (s0->type == STRATA_TYPE_STRING || s0->type == STRATA_TYPE_BINARY) &&
-                  (q->rhs.kind == QE_CONST || q->rhs.kind == QE_ARG || q->rhs.kind == QE_LIST) &&
-                  !r->any_val && q->op <= QO_BETWEEN;
+    /* a string or binary leaf: its elements found once per cluster for all such terms on the
+     * property, and folded once under [c]/[d] */
+    r->fast_str = one_column && (s0->type == STRATA_TYPE_STRING || s0->type == STRATA_TYPE_BINARY) &&
+                  q->op <= QO_BETWEEN;
     if (q->op == QO_IN) sort_set(r);
     return STRATA_OK;
 }
@@ -1139,6 +1136,20 @@ static st_rowmask kept_rows(const rnode *r, const st_rowmask *in, st_rowmask hit
     return r->q->op == QO_NE ? st_mask_or(out, st_mask_and(*in, nulls)) : out;
 }
 
+/* A cluster without a leaf for r's property (added after it was written): every row holds the
+ * property's default (null, or zero / empty), so r keeps all of in or none. */
+static int default_rows(exec *x, const rnode *r, const st_rowmask *in, st_rowmask *out) {
+    strata_table_t *t;
+    st_prop *p;
+    if (step_prop(x, &r->q->lhs.steps[0], &t, &p)) return x->rc;
+    strata_value dv;
+    memset(&dv, 0, sizeof dv);
+    dv.type = (p->flags & STRATA_PROP_NULLABLE) ? STRATA_TYPE_NULL : p->type;
+    if (dv.type == STRATA_TYPE_STRING || dv.type == STRATA_TYPE_BINARY) dv.u.bytes.data = (const uint8_t *)"";
+    *out = matches(r, &dv) ? *in : st_mask_none();
+    return STRATA_OK;
+}
+
 /* The packed comparison on a whole leaf, on the rows of in. (Not inlined, nor is cmp_rows: their
  * buffers stay out of eval_cluster's frame, which nesting repeats.) */
 __attribute__((noinline)) static int cmp_fast(exec *x, const rnode *r, const cluster_ctx *c, const st_rowmask *in,
@@ -1149,29 +1160,18 @@ __attribute__((noinline)) static int cmp_fast(exec *x, const rnode *r, const clu
     st_rowmask hits, nulls = st_mask_none();
     int64_t *v = x->ints;
     int64_t k0 = packed_const(&r->vals[0]), k1 = r->nvals > 1 ? packed_const(&r->vals[1]) : 0;
-    if (leaf.pgno) {
-        const uint8_t *seg, *nb;
-        if ((x->rc = st_leaf_header(x->txn, leaf, n, &seg, x->err))) return x->rc;
-        if (!st_leaf_is_packed(seg))
-            return x->rc = ST_CORRUPT(x->err, "query: a packed leaf was expected for '%s'", x->root->name);
-        if ((nb = st_leaf_nulls(seg))) nulls = st_mask_load(nb, n, false);
-        static const int ops[] = {[QO_EQ] = 0, [QO_NE] = 1, [QO_LT] = 2, [QO_LE] = 3, [QO_GT] = 4,
-                                  [QO_GE] = 5, [QO_BETWEEN] = 6};
-        if ((r->q->op <= QO_GE || r->q->op == QO_BETWEEN) &&
-            st_leaf_compare(seg, n, ops[r->q->op], k0, k1, &hits))
-            goto nulls; /* no unpacking */
-        st_leaf_unpack(seg, n, v);
-    } else { /* the property's default in every row */
-        strata_table_t *t;
-        st_prop *p;
-        if (step_prop(x, s, &t, &p)) return x->rc;
-        if (p->flags & STRATA_PROP_NULLABLE) {
-            strata_value nv = {.type = STRATA_TYPE_NULL};
-            *out = matches(r, &nv) ? *in : st_mask_none();
-            return STRATA_OK;
-        }
-        for (uint32_t i = 0; i < n; i++) v[i] = 0;
-    }
+    if (!leaf.pgno) return default_rows(x, r, in, out);
+    const uint8_t *seg, *nb;
+    if ((x->rc = st_leaf_header(x->txn, leaf, n, &seg, x->err))) return x->rc;
+    if (!st_leaf_is_packed(seg))
+        return x->rc = ST_CORRUPT(x->err, "query: a packed leaf was expected for '%s'", x->root->name);
+    if ((nb = st_leaf_nulls(seg))) nulls = st_mask_load(nb, n, false);
+    static const int ops[] = {[QO_EQ] = 0, [QO_NE] = 1, [QO_LT] = 2, [QO_LE] = 3, [QO_GT] = 4,
+                              [QO_GE] = 5, [QO_BETWEEN] = 6};
+    if ((r->q->op <= QO_GE || r->q->op == QO_BETWEEN) &&
+        st_leaf_compare(seg, n, ops[r->q->op], k0, k1, &hits))
+        goto nulls; /* no unpacking */
+    st_leaf_unpack(seg, n, v);
     uint8_t hit[ST_MASK_WORDS * 64];
     switch (r->q->op) { /* tight loops, no calls */
     case QO_EQ: for (uint32_t i = 0; i < n; i++) hit[i] = v[i] == k0; break;
@@ -1210,14 +1210,7 @@ __attribute__((noinline)) static int cmp_real(exec *x, const rnode *r, const clu
     const q_step *s = &r->q->lhs.steps[0];
     uint32_t n = c->cr.n;
     st_leafref leaf = st_crec_col(&c->cr, s->col);
-    if (!leaf.pgno) { /* the property's default in every row */
-        strata_table_t *t;
-        st_prop *p;
-        if (step_prop(x, s, &t, &p)) return x->rc;
-        strata_value dv = {.type = (p->flags & STRATA_PROP_NULLABLE) ? STRATA_TYPE_NULL : p->type};
-        *out = matches(r, &dv) ? *in : st_mask_none();
-        return STRATA_OK;
-    }
+    if (!leaf.pgno) return default_rows(x, r, in, out);
     const uint8_t *seg, *nb;
     if ((x->rc = st_leaf_header(x->txn, leaf, n, &seg, x->err))) return x->rc;
     double v[ST_MASK_WORDS * 64];
@@ -1247,12 +1240,6 @@ static void str_col_drop_folded(str_col *sc) {
     for (int j = 0; j < ST_MASK_WORDS; j++)
         for (; sc->have[j]; sc->have[j] &= sc->have[j] - 1)
             st_text_free(&sc->folded[64 * j + __builtin_ctzll(sc->have[j])]);
-}
-
-/* The order of two byte strings (st_value_cmp's for strings and binaries). */
-static inline int bytes_order(const uint8_t *a, uint32_t al, const uint8_t *b, uint32_t bl) {
-    int c = al && bl ? memcmp(a, b, al < bl ? al : bl) : 0;
-    return c ? (c > 0) - (c < 0) : (al > bl) - (al < bl);
 }
 
 static bool bytes_contain(const uint8_t *a, uint32_t al, const uint8_t *b, uint32_t bl) {
@@ -1328,15 +1315,7 @@ __attribute__((noinline)) static int cmp_str(exec *x, const rnode *r, const clus
     str_col *sc;
     if (str_col_of(x, r, c, &sc)) return x->rc;
     strata_type type = r->q->lhs.steps[0].type;
-    if (sc->dflt) { /* the property's default in every row */
-        strata_table_t *t;
-        st_prop *p;
-        if (step_prop(x, &r->q->lhs.steps[0], &t, &p)) return x->rc;
-        strata_value dv = {.type = (p->flags & STRATA_PROP_NULLABLE) ? STRATA_TYPE_NULL : type,
-                           .u.bytes = {(const uint8_t *)"", 0}};
-        *out = matches(r, &dv) ? *in : st_mask_none();
-        return STRATA_OK;
-    }
+    if (sc->dflt) return default_rows(x, r, in, out);
     if (str_rows(x, sc, c, in)) return x->rc;
     uint64_t hit[ST_MASK_WORDS] = {0};
     const strata_value *k = &r->vals[0];
@@ -1354,10 +1333,10 @@ __attribute__((noinline)) static int cmp_str(exec *x, const rnode *r, const clus
         switch (op) {
         case QO_EQ: EACH_ROW(al == bl && memcmp(a, b, bl) == 0) break;
         case QO_NE: EACH_ROW(al != bl || memcmp(a, b, bl) != 0) break;
-        case QO_LT: EACH_ROW(bytes_order(a, al, b, bl) < 0) break;
-        case QO_LE: EACH_ROW(bytes_order(a, al, b, bl) <= 0) break;
-        case QO_GT: EACH_ROW(bytes_order(a, al, b, bl) > 0) break;
-        case QO_GE: EACH_ROW(bytes_order(a, al, b, bl) >= 0) break;
+        case QO_LT: EACH_ROW(st_bytes_cmp(a, al, b, bl) < 0) break;
+        case QO_LE: EACH_ROW(st_bytes_cmp(a, al, b, bl) <= 0) break;
+        case QO_GT: EACH_ROW(st_bytes_cmp(a, al, b, bl) > 0) break;
+        case QO_GE: EACH_ROW(st_bytes_cmp(a, al, b, bl) >= 0) break;
         case QO_BEGINS: EACH_ROW(al >= bl && memcmp(a, b, bl) == 0) break;
         case QO_ENDS: EACH_ROW(al >= bl && memcmp(a + al - bl, b, bl) == 0) break;
         default: EACH_ROW(bytes_contain(a, al, b, bl)) break;
