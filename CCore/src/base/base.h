@@ -66,16 +66,22 @@ static inline void st_wr32(void *p, uint32_t v) { memcpy(p, &v, 4); }
 static inline void st_wr16(void *p, uint16_t v) { memcpy(p, &v, 2); }
 
 /* Big-endian numbers: index and backlink keys sort like memcmp. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define ST_BE64(v) (v)
+#else
+#define ST_BE64(v) __builtin_bswap64(v)
+#endif
 static inline void st_wr_be64(uint8_t *o, uint64_t v) {
-    for (int i = 7; i >= 0; i--, v >>= 8) o[i] = (uint8_t)v;
+    v = ST_BE64(v); /* (a byte loop here compiled to eight stores and shifts) */
+    memcpy(o, &v, 8);
 }
 static inline void st_wr_be32(uint8_t *o, uint32_t v) {
     for (int i = 3; i >= 0; i--, v >>= 8) o[i] = (uint8_t)v;
 }
 static inline uint64_t st_rd_be64(const uint8_t *p) {
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++) v = v << 8 | p[i];
-    return v;
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return ST_BE64(v);
 }
 static inline uint32_t st_rd_be32(const uint8_t *p) {
     return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
@@ -93,6 +99,7 @@ static inline int st_bytes_cmp(const void *a, size_t al, const void *b, size_t b
 /* A byte key's first 8 bytes as a big-endian number, zero past its end: a < b gives
  * head(a) <= head(b), so comparing heads first reads the keys only on ties. */
 static inline uint64_t st_key_head8(const uint8_t *k, size_t len) {
+    if (len >= 8) return st_rd_be64(k);
     uint64_t h = 0;
     for (size_t i = 0; i < 8; i++) h = h << 8 | (i < len ? k[i] : 0);
     return h;

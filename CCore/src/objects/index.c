@@ -172,10 +172,7 @@ static int pending_add(strata_table_t *t, st_prop *p, const strata_value *v, int
 
 /* A record to sort: its key's first 8 bytes as a number (most records differ there), and the
  * record. Sorting these touches the records only on ties, not at every comparison. */
-typedef struct pending_ref {
-    uint64_t head;
-    const uint8_t *rec;
-} pending_ref;
+typedef st_head_ref pending_ref;
 
 /* By key, and in the order they were made for the same key (the buffer is in that order, so a
  * record's address is its sequence). */
@@ -210,15 +207,9 @@ static void insertion_sort(pending_ref *v, size_t n) {
     }
 }
 
-/* Sort v[0..n) by head, keeping the order among equal heads: a radix sort, a byte a pass from
- * the lowest (passes where every head has the same byte are skipped); a few are sorted whole
- * (insertion_sort: pending_cmp orders by head first). tmp holds n. */
-static void radix_by_head(pending_ref *v, size_t n, pending_ref *tmp) {
-    if (n <= 16) { /* a small commit's few changes */
-        insertion_sort(v, n);
-        return;
-    }
-    pending_ref *src = v, *dst = tmp;
+void st_radix_by_head(st_head_ref *v, size_t n, st_head_ref *tmp) {
+    if (n < 2) return;
+    st_head_ref *src = v, *dst = tmp;
     for (unsigned shift = 0; shift < 64; shift += 8) {
         size_t count[256] = {0};
         for (size_t i = 0; i < n; i++) count[(src[i].head >> shift) & 0xff]++;
@@ -230,11 +221,21 @@ static void radix_by_head(pending_ref *v, size_t n, pending_ref *tmp) {
             at += c;
         }
         for (size_t i = 0; i < n; i++) dst[count[(src[i].head >> shift) & 0xff]++] = src[i];
-        pending_ref *swap = src;
+        st_head_ref *swap = src;
         src = dst;
         dst = swap;
     }
     if (src != v) memcpy(v, src, n * sizeof *v);
+}
+
+/* Sorted by head as st_radix_by_head does; a few whole (insertion_sort: pending_cmp orders by
+ * head first). */
+static void radix_by_head(pending_ref *v, size_t n, pending_ref *tmp) {
+    if (n <= 16) { /* a small commit's few changes */
+        insertion_sort(v, n);
+        return;
+    }
+    st_radix_by_head(v, n, tmp);
 }
 
 /* The runs of v (sorted by the key bytes before `off`, equal there within a run) sorted on:
@@ -351,22 +352,22 @@ int st_index_apply(strata_table_t *t, st_prop *p, strata_error *err) {
     st_index_pending *q = p->pending;
     if (!q || q->n == 0) return STRATA_OK;
     p->pending = NULL; /* taken: the tree calls below must not apply it again */
-    pending_ref *order = malloc(q->n * sizeof *order);
     strata_tree_t *ix;
-    int rc = order ? st_prop_index_tree_raw(t, p, true, &ix, err)
-                   : st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
-    if (rc == STRATA_OK) {
+    int rc = st_prop_index_tree_raw(t, p, true, &ix, err);
+    pending_ref *order = NULL;
+    if (rc == STRATA_OK && (p->flags & STRATA_PROP_FULLTEXT)) {
+        rc = st_fulltext_apply(t, p, ix, q->buf, q->len, q->n, err); /* it groups by word */
+    } else if (rc == STRATA_OK) {
+        order = malloc(q->n * sizeof *order);
         size_t n = 0;
-        for (size_t off = 0; off < q->len; off += 3 + st_rd16(q->buf + off), n++) {
+        for (size_t off = 0; order && off < q->len; off += 3 + st_rd16(q->buf + off), n++) {
             order[n].rec = q->buf + off;
             order[n].head = st_key_head8(q->buf + off + 3, st_rd16(q->buf + off));
         }
-        if (!sort_pending(order, n)) rc = st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
+        if (!order || !sort_pending(order, n)) rc = st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
         /* the changes come in key order: most land in the last leaf */
         st_bt_finger finger = {.leave_room = true};
-        size_t nfinal = 0; /* a full-text index takes the decided changes in one call */
-        bool fulltext = p->flags & STRATA_PROP_FULLTEXT;
-        if (rc == STRATA_OK && !fulltext && rebuild_pays(ix, n)) {
+        if (rc == STRATA_OK && rebuild_pays(ix, n)) {
             rc = rebuild_merged(t, p, ix, order, n, err);
             n = 0; /* done */
         }
@@ -378,10 +379,6 @@ int st_index_apply(strata_table_t *t, st_prop *p, strata_error *err) {
             for (j = i + 1; j < n && order[j].head == order[i].head &&
                             same_key(order[i].rec, order[j].rec); j++) {}
             const uint8_t *r = order[j - 1].rec;
-            if (fulltext) { /* every change, in key order: fulltext.c decides per posting */
-                for (size_t k = i; k < j; k++) order[nfinal++].rec = order[k].rec; /* nfinal <= k */
-                continue;
-            }
             if (!order[i].rec[2] && r[2]) continue;
             size_t kl = st_rd16(r);
             if (!r[2]) {
@@ -390,13 +387,6 @@ int st_index_apply(strata_table_t *t, st_prop *p, strata_error *err) {
                 rc = ST_CORRUPT(err, "index of '%s.%s' lacks the entry of object %lld", t->name,
                                 p->name, (long long)st_rd_be64(r + 3 + kl - 8));
             }
-        }
-        if (rc == STRATA_OK && fulltext) {
-            const uint8_t **recs = malloc((nfinal + 1) * sizeof *recs);
-            if (!recs) rc = st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
-            for (size_t i = 0; recs && i < nfinal; i++) recs[i] = order[i].rec;
-            if (recs) rc = st_fulltext_apply(t, p, ix, recs, nfinal, err);
-            free(recs);
         }
     }
     free(order);

@@ -144,16 +144,24 @@ int st_index_insert(strata_table_t *t, st_prop *p, const strata_value *v, int64_
 int st_index_remove(strata_table_t *t, st_prop *p, const strata_value *v, int64_t key,
                     strata_error *err);
 int st_index_apply(strata_table_t *t, st_prop *p, strata_error *err);
+/* Something sorted by a number (a byte key's first 8 bytes, st_key_head8) before its bytes. */
+typedef struct st_head_ref {
+    uint64_t head;
+    const uint8_t *rec;
+} st_head_ref;
+/* v[0..n) sorted by head, keeping the order among equal heads: a radix sort, a byte a pass from
+ * the lowest (passes where every head has the same byte are skipped). tmp holds n. */
+void st_radix_by_head(st_head_ref *v, size_t n, st_head_ref *tmp);
 /* Queue one raw entry (its key bytes) to insert or remove. */
 int st_index_queue(strata_table_t *t, st_prop *p, const uint8_t *entry, size_t len, bool remove,
                    strata_error *err);
 /* fulltext.c: queue the entries of the words of v (a string; nothing for null) for object key. */
 int st_fulltext_queue(strata_table_t *t, st_prop *p, const strata_value *v, int64_t key,
                       bool remove, strata_error *err);
-/* Apply the queued changes of a full-text index: records (u16 entry length | u8 remove |
- * entry) sorted by entry, at their addresses in the queue (the later, the more recent). */
-int st_fulltext_apply(strata_table_t *t, st_prop *p, strata_tree_t *ix, const uint8_t **recs,
-                      size_t n, strata_error *err);
+/* Apply the queued changes of a full-text index: the queue's n records (u16 entry length | u8
+ * remove | entry) back to back in queue[0..len), in the order they were made. */
+int st_fulltext_apply(strata_table_t *t, st_prop *p, strata_tree_t *ix, const uint8_t *queue,
+                      size_t len, size_t n, strata_error *err);
 /* Index every object's words (the property is flagged already). */
 int st_fulltext_build(strata_table_t *t, st_prop *p, strata_error *err);
 /* STRATA_OK when p (with flags) may have a full-text index, else the error saying why not. */
