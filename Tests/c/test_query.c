@@ -204,6 +204,8 @@ static void paths_arguments_and_suffixes(void) {
     EXPECT_NAMES(&f, "ANY dogs.age > 6 OR dogs.name ==[c] 'zoë'", "小明,José");
     /* SUBQUERY and backlinks */
     EXPECT_NAMES(&f, "SUBQUERY(dogs, $d, $d.age > 2).@count >= 2", "张三");
+    /* a key path without the variable is the element's too (NSPredicate's reading): Dog.age */
+    EXPECT_NAMES(&f, "SUBQUERY(dogs, $d, age > 2).@count >= 2", "张三");
     EXPECT_NAMES(&f, "SUBQUERY(dogs, $d, $d.color == '黑色' AND $d.age > 2).@count == 1", "张三,小明,José");
     EXPECT_NAMES(&f, "SUBQUERY(dogs, $d, SUBQUERY($d.@links.Person.dogs, $o, $o.age < 30).@count > 0).@count > 0",
                  "张三,李四,小明");
@@ -306,7 +308,7 @@ static void errors_name_the_column_and_the_problem(void) {
         {"age BETWEEN {1}", "2 values, not 1"},
         {"ANY age > 3", "need a path through a list"},
         {"age ==[c] 3 ~", "unexpected character '~'"},
-        {"SUBQUERY(dogs, $d, age > 1).@count > 0", "inside SUBQUERY, a key path starts with $d"},
+        {"SUBQUERY(dogs, $d, height > 1).@count > 0", "table 'Dog' has no property 'height'"},
         {"SUBQUERY(name, $d, $d.age > 1).@count > 0", "needs a list of links or @links"},
         {"SUBQUERY(dogs, $d, $d.age > 1) > 0", "expected .@count"},
         {"@links.Dog.name == 'x'", "'Dog.name' does not link to 'Person'"},

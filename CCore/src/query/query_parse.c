@@ -20,7 +20,8 @@
  *   keypath    := step ("." step)*;  step := property [map] | "@links" "." Table "." property
  *   map        := (after a map property) "[" (string | "$" digits | "%@") "]" (one key's value,
  *                 null when absent) | "." ("@keys" | "@allKeys") | "." ("@values" | "@allValues")
- *               (inside a SUBQUERY, a keypath may start with its $name)
+ *               (inside a SUBQUERY, a keypath may start with its $name; without it, it is read
+ *               from the element all the same)
  *   literal    := 'string' | "string" | number | 0x<hex> | [+-]inf | [+-]infinity | nan | true
  *               | false | nil | null | T<seconds>:<nanoseconds> (one sign)
  *               | Y-M-D[@|T H:M:S[:nanoseconds | .fraction]] | oid(24 hex) | uuid(8-4-4-4-12)
@@ -518,9 +519,9 @@ static int parse_path(parser *ps, strata_table_t *t, q_step *steps, int *nsteps,
             return perr(ps, ps->tok.column, "expected '.' and a property after %.*s",
                         (int)ps->var_len, ps->var);
         if ((ps->rc = lex(ps))) return ps->rc;
-    } else if (ps->var) {
-        return perr(ps, ps->tok.column, "inside SUBQUERY, a key path starts with %.*s",
-                    (int)ps->var_len, ps->var);
+    } else if (ps->var) { /* a key path without the variable: from the element too (NSPredicate's
+                             * SUBQUERY in RealmSwift reads it so; a nested SUBQUERY's collection) */
+        cur = ps->var_table;
     }
     for (;;) {
         if (ps->tok.kind != T_IDENT) return perr(ps, ps->tok.column, "expected a property name");
