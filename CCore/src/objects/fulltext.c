@@ -399,6 +399,7 @@ static size_t find_key(const plist *l, int64_t key, bool *found) {
  * again in this transaction). */
 typedef struct change {
     const uint8_t *rec;
+    int64_t key;             /* its object's */
     bool remove, may_be_absent;
 } change;
 
@@ -410,13 +411,14 @@ static int apply_word(strata_table_t *t, st_prop *p, strata_tree_t *ix, st_bt_fi
     for (size_t i = 0; rc == STRATA_OK && i < n;) {
         bool have, have_next;
         int64_t first = 0, next = 0;
-        if ((rc = locate(t, p, ix, w0, wl, (int64_t)st_rd_be64(ch[i].rec + 3 + wl), &have, &first,
+        if ((rc = locate(t, p, ix, w0, wl, ch[i].key, &have, &first,
                          l, &have_next, &next, err)))
             break;
         for (; i < n; i++) { /* every change below the next chunk goes into this one */
+            if (i + 8 < n) __builtin_prefetch(ch[i + 8].rec); /* records all over the queue */
             const uint8_t *e = ch[i].rec + 3;
             size_t el = st_rd16(ch[i].rec);
-            int64_t key = (int64_t)st_rd_be64(e + wl);
+            int64_t key = ch[i].key;
             if (have_next && key >= next) break;
             bool found;
             size_t at = find_key(l, key, &found);
@@ -558,10 +560,12 @@ static bool groups_sort(grouping *w) {
     return true;
 }
 
-/* A queued record of a word and its object key (read once, in queue order). */
+/* A queued record of a word, its object key and whether it removes (read once, in queue order:
+ * the queue of a big commit is megabytes, and reading a record again is a cache miss). */
 typedef struct keyed_rec {
     const uint8_t *rec;
     uint64_t key;
+    bool remove;
 } keyed_rec;
 
 /* By object key, then by address (the queue's order). */
@@ -577,10 +581,9 @@ static size_t decide(const keyed_rec *r, size_t n, change *ch) {
     size_t nch = 0;
     for (size_t j = 0, k; j < n; j = k) {
         for (k = j + 1; k < n && r[k].key == r[j].key; k++) {}
-        const uint8_t *earliest = r[j].rec, *latest = r[k - 1].rec;
-        bool remove = latest[2], first_insert = !earliest[2];
+        bool remove = r[k - 1].remove, first_insert = !r[j].remove;
         if (!(remove && first_insert && k - j > 1)) /* not created and gone again */
-            ch[nch++] = (change){latest, remove, first_insert};
+            ch[nch++] = (change){r[k - 1].rec, (int64_t)r[j].key, remove, first_insert};
     }
     return nch;
 }
@@ -590,11 +593,11 @@ int st_fulltext_apply(strata_table_t *t, st_prop *p, strata_tree_t *ix, const ui
     grouping w = {.gcap = 1024};
     w.g = malloc(w.gcap * sizeof *w.g);
     uint32_t *gid = malloc((n + 1) * sizeof *gid);
-    keyed_rec *ordered = malloc((n + 1) * sizeof *ordered);
+    keyed_rec *inq = malloc((n + 1) * sizeof *inq), *ordered = malloc((n + 1) * sizeof *ordered);
     change *ch = malloc((n + 1) * sizeof *ch);
     plist l = {0};
     st_bt_finger finger = {.leave_room = true}; /* the words go in order: puts land near */
-    int rc = w.g && gid && ordered && ch && slots_make(&w, 4096) ? STRATA_OK
+    int rc = w.g && gid && inq && ordered && ch && slots_make(&w, 4096) ? STRATA_OK
              : st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
     size_t i = 0;
     for (size_t off = 0; rc == STRATA_OK && off < len && i < n; off += 3 + st_rd16(queue + off), i++) {
@@ -606,16 +609,12 @@ int st_fulltext_apply(strata_table_t *t, st_prop *p, strata_tree_t *ix, const ui
         else if (g < 0)
             rc = st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
         else
-            gid[i] = (uint32_t)g, w.g[g].n++;
+            gid[i] = (uint32_t)g, w.g[g].n++, inq[i] = (keyed_rec){rec, st_rd_be64(rec + 3 + wl), rec[2]};
     }
     if (rc == STRATA_OK) { /* each word's records in queue order */
         uint32_t at = 0;
         for (size_t g = 0; g < w.ng; g++) w.g[g].at = at, at += w.g[g].n, w.g[g].word = w.words + w.g[g].woff;
-        size_t off = 0;
-        for (size_t k = 0; k < i; off += 3 + st_rd16(queue + off), k++) {
-            const word_group *g = &w.g[gid[k]];
-            ordered[w.g[gid[k]].at++] = (keyed_rec){queue + off, st_rd_be64(queue + off + 3 + g->wl)};
-        }
+        for (size_t k = 0; k < i; k++) ordered[w.g[gid[k]].at++] = inq[k];
         for (size_t g = 0; g < w.ng; g++) w.g[g].at -= w.g[g].n;
         if (!groups_sort(&w)) rc = st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
     }
@@ -632,6 +631,7 @@ int st_fulltext_apply(strata_table_t *t, st_prop *p, strata_tree_t *ix, const ui
     free(w.slot);
     free(w.words);
     free(gid);
+    free(inq);
     free(ordered);
     free(ch);
     pl_free(&l);
