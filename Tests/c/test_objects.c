@@ -771,6 +771,94 @@ static void index_removals_in_runs_keep_the_index_exact(void) {
     OK(strata_db_close(db, E));
 }
 
+/* Changes of an indexed value that undo each other inside one write (an object created with the
+ * default and given its value, A -> B -> A, created and deleted): the queue drops an insert the
+ * next record removes, and the index must answer as the objects say, before and after commit. */
+static const char *const undo_values[] = {"", "a", "b", "c", "ab", "ba"};
+enum { UNDO_VALUES = 6, UNDO_MAX = 3000 };
+
+static void undo_check(strata_table_t *t, strata_col_t s, const int *model, int n) {
+    for (int v = 0; v < UNDO_VALUES; v++) {
+        static strata_key_t keys[UNDO_MAX];
+        size_t got;
+        OK(strata_index_find(t, s, (strata_value[]){vstr(undo_values[v])}, keys, UNDO_MAX, &got, E));
+        size_t want = 0;
+        for (int i = 0; i < n; i++) want += model[i] == v;
+        if (got != want) fprintf(stderr, "  value '%s': index %zu, objects %zu\n", undo_values[v], got, want);
+        CHECK(got == want);
+        for (size_t k = 0; k < got; k++) CHECK(keys[k] < n && model[keys[k]] == v);
+    }
+}
+
+static void index_changes_that_undo_each_other_in_one_write(void) {
+    tl_seed(0xC0FFEE);
+    strata_db_t *db = open_db(tl_path("undo.db"));
+    CHECK(db);
+    static int model[UNDO_MAX]; /* object -> index into undo_values, -1 = deleted */
+    int n = 0;
+    strata_txn_t *w;
+    strata_table_t *t;
+    strata_col_t s;
+    OK(begin_indexed_strings(db, &w, &t, &s));
+    for (; n < 200; n++) {
+        strata_key_t k;
+        OK(strata_obj_create(t, &k, E));
+        CHECK(k == n);
+        model[n] = n % UNDO_VALUES;
+        if (model[n]) OK(strata_obj_set(t, k, s, (strata_value[]){vstr(undo_values[model[n]])}, E));
+    }
+    OK(strata_txn_commit(w, E));
+    strata_txn_free(w);
+    for (int round = 0; round < 3; round++) {
+        OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
+        OK(strata_table_open(w, "T", &t, E));
+        for (int step = 0; step < 2000 && n < UNDO_MAX; step++) {
+            int op = (int)(rnd() % 10);
+            if (op < 2) { /* a new object: the default, maybe a value, maybe back to "" */
+                strata_key_t k;
+                OK(strata_obj_create(t, &k, E));
+                CHECK(k == n);
+                model[n] = 0;
+                for (int sets = (int)(rnd() % 3); sets > 0; sets--) {
+                    model[n] = (int)(rnd() % UNDO_VALUES);
+                    OK(strata_obj_set(t, k, s, (strata_value[]){vstr(undo_values[model[n]])}, E));
+                }
+                n++;
+                continue;
+            }
+            int i = (int)(rnd() % (uint64_t)n);
+            if (model[i] < 0) continue;
+            if (op == 2) {
+                OK(strata_obj_delete(t, i, E));
+                model[i] = -1;
+            } else { /* one value, or there and back (A -> B -> A) */
+                int was = model[i], to = (int)(rnd() % UNDO_VALUES);
+                OK(strata_obj_set(t, i, s, (strata_value[]){vstr(undo_values[to])}, E));
+                model[i] = to;
+                if (op >= 7) {
+                    OK(strata_obj_set(t, i, s, (strata_value[]){vstr(undo_values[was])}, E));
+                    model[i] = was;
+                }
+            }
+        }
+        undo_check(t, s, model, n); /* in the write, queued changes applied for the lookups */
+        if (round == 2) { /* the last round rolled back (the test ends there) */
+            strata_txn_abort(w);
+            strata_txn_free(w);
+            OK(strata_db_close(db, E));
+            break;
+        }
+        OK(strata_txn_commit(w, E));
+        strata_txn_free(w);
+        OK(strata_db_verify(db, E));
+        strata_txn_t *r;
+        OK(strata_txn_begin(db, STRATA_TXN_READ, &r, E));
+        OK(strata_table_open(r, "T", &t, E));
+        undo_check(t, s, model, n);
+        strata_txn_free(r);
+    }
+}
+
 /* Strings that index in an order unrelated to the objects' order (as names do). */
 static void spread_name(int64_t i, char *buf, size_t cap) {
     snprintf(buf, cap, "n%08llu-%lld", (unsigned long long)((uint64_t)i * 2654435761u % 100000007u),
@@ -2158,6 +2246,7 @@ static const tl_test tests[] = {
     TL_TEST(index_find_returns_every_holder_across_leaves),
     TL_TEST(index_searches_through_the_leaf_directory_agree_with_the_descent),
     TL_TEST(index_removals_in_runs_keep_the_index_exact),
+    TL_TEST(index_changes_that_undo_each_other_in_one_write),
     TL_TEST(an_index_grown_in_bulk_stays_full),
     TL_TEST(a_bulk_commit_gives_the_files_unused_end_back),
     TL_TEST(the_last_handle_closing_gives_the_files_end_back),

@@ -142,6 +142,15 @@ int st_index_queue(strata_table_t *t, st_prop *p, const uint8_t *entry, size_t l
     st_index_pending *q = p->pending;
     if (!q && !(q = p->pending = calloc(1, sizeof *q)))
         return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
+    if (remove && q->last < q->len && !q->buf[q->last + 2] && st_rd16(q->buf + q->last) == len &&
+        memcmp(q->buf + q->last + 3, entry, len) == 0) {
+        /* the entry the last record inserts, removed: the pair changes nothing whatever came
+         * before (an object created with the default value, then given its own: without this a
+         * bulk insert queued and sorted three records an object, not one) */
+        q->len = q->last;
+        q->n--;
+        return STRATA_OK;
+    }
     if (q->cap - q->len < 3 + STRATA_MAX_KEY) {
         /* small at first: a one-object commit queues a few dozen bytes, and 64 KiB from the heap's
          * top was given back to the system at every commit (two brk calls, its pages faulted
@@ -156,6 +165,7 @@ int st_index_queue(strata_table_t *t, st_prop *p, const uint8_t *entry, size_t l
     memcpy(r + 3, entry, len);
     st_wr16(r, (uint16_t)len);
     r[2] = remove;
+    q->last = q->len;
     q->len += 3 + len;
     q->n++;
     return q->len >= PENDING_MAX_BYTES ? st_index_apply(t, p, err) : STRATA_OK;

@@ -54,6 +54,7 @@ struct st_index_pending {
     uint8_t *buf;
     size_t len, cap;
     size_t n;                /* records */
+    size_t last;             /* where the last record starts (len when none) */
 };
 
 /* The object keeps no entry in p's index: p is a direct primary key and its value is the key. */
