@@ -21,9 +21,10 @@
  * A word longer than ST_WORD_KEY_MAX bytes shares its postings with every word that begins with
  * the same cut: a lookup of a word that long (or of a prefix that long) is inexact, and its
  * candidates are checked against their text. Changes are queued as entries "cut word | 0x00 |
- * object key | positions" (index.c sorts them; st_fulltext_apply takes, per word and object, the
- * last change made and merges them into the word's chunks), so a commit touches each word's
- * chunks once. Null values have no words.
+ * object key | positions" in index.c's queue; st_fulltext_apply groups them by word (a hash
+ * table), takes per word and object the last change made and merges them into the word's
+ * chunks, the words in order, so a commit touches each word's chunks once. Null values have no
+ * words.
  *
  * Invariant (checked by st_fulltext_verify): the chunks are well formed and ordered, and they
  * hold exactly the postings of every object's current value, positions included.
@@ -535,7 +536,7 @@ static bool groups_sort(grouping *w) {
         free(sorted);
         return false;
     }
-    for (size_t i = 0; i < w->ng; i++)
+    for (size_t i = 0; i < w->ng; i++) /* (rec: the group itself) */
         v[i] = (st_head_ref){st_key_head8(w->g[i].word, w->g[i].wl), (const uint8_t *)&w->g[i]};
     st_radix_by_head(v, w->ng, v + w->ng);
     for (size_t i = 0, j; i < w->ng; i = j) {
@@ -565,6 +566,7 @@ static bool groups_sort(grouping *w) {
 typedef struct keyed_rec {
     const uint8_t *rec;
     uint64_t key;
+    uint32_t group;          /* its word's (grouping.g) until the groups are sorted */
     bool remove;
 } keyed_rec;
 
@@ -592,12 +594,11 @@ int st_fulltext_apply(strata_table_t *t, st_prop *p, strata_tree_t *ix, const ui
                       size_t len, size_t n, strata_error *err) {
     grouping w = {.gcap = 1024};
     w.g = malloc(w.gcap * sizeof *w.g);
-    uint32_t *gid = malloc((n + 1) * sizeof *gid);
     keyed_rec *inq = malloc((n + 1) * sizeof *inq), *ordered = malloc((n + 1) * sizeof *ordered);
     change *ch = malloc((n + 1) * sizeof *ch);
     plist l = {0};
     st_bt_finger finger = {.leave_room = true}; /* the words go in order: puts land near */
-    int rc = w.g && gid && inq && ordered && ch && slots_make(&w, 4096) ? STRATA_OK
+    int rc = w.g && inq && ordered && ch && slots_make(&w, 4096) ? STRATA_OK
              : st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
     size_t i = 0;
     for (size_t off = 0; rc == STRATA_OK && off < len && i < n; off += 3 + st_rd16(queue + off), i++) {
@@ -609,12 +610,12 @@ int st_fulltext_apply(strata_table_t *t, st_prop *p, strata_tree_t *ix, const ui
         else if (g < 0)
             rc = st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
         else
-            gid[i] = (uint32_t)g, w.g[g].n++, inq[i] = (keyed_rec){rec, st_rd_be64(rec + 3 + wl), rec[2]};
+            w.g[g].n++, inq[i] = (keyed_rec){rec, st_rd_be64(rec + 3 + wl), (uint32_t)g, rec[2]};
     }
     if (rc == STRATA_OK) { /* each word's records in queue order */
         uint32_t at = 0;
         for (size_t g = 0; g < w.ng; g++) w.g[g].at = at, at += w.g[g].n, w.g[g].word = w.words + w.g[g].woff;
-        for (size_t k = 0; k < i; k++) ordered[w.g[gid[k]].at++] = inq[k];
+        for (size_t k = 0; k < i; k++) ordered[w.g[inq[k].group].at++] = inq[k];
         for (size_t g = 0; g < w.ng; g++) w.g[g].at -= w.g[g].n;
         if (!groups_sort(&w)) rc = st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
     }
@@ -630,7 +631,6 @@ int st_fulltext_apply(strata_table_t *t, st_prop *p, strata_tree_t *ix, const ui
     free(w.g);
     free(w.slot);
     free(w.words);
-    free(gid);
     free(inq);
     free(ordered);
     free(ch);
