@@ -166,7 +166,8 @@ static int words_of(const uint8_t *text, size_t len, wordset *s) {
 
 static size_t next_word(const wordset *s, size_t i) {
     size_t j = i + 1;
-    while (j < s->n && word_cmp(s->buf + s->w[i].at, s->buf + s->w[j].at) == 0) j++;
+    while (j < s->n && s->w[j].head == s->w[i].head && word_cmp(s->buf + s->w[i].at, s->buf + s->w[j].at) == 0)
+        j++;
     return j;
 }
 

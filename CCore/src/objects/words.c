@@ -30,8 +30,22 @@ static bool solo(uint32_t c) {
            (c >= 0xFF66 && c <= 0xFF9D) || (c >= 0x20000 && c <= 0x3FFFF);
 }
 
+/* ASCII folded: a letter's lower case, a digit itself, 0 for anything that separates words. */
+static const uint8_t ascii_fold[128] = {
+    ['0'] = '0', ['1'] = '1', ['2'] = '2', ['3'] = '3', ['4'] = '4',
+    ['5'] = '5', ['6'] = '6', ['7'] = '7', ['8'] = '8', ['9'] = '9',
+    ['A'] = 'a', ['B'] = 'b', ['C'] = 'c', ['D'] = 'd', ['E'] = 'e', ['F'] = 'f', ['G'] = 'g',
+    ['H'] = 'h', ['I'] = 'i', ['J'] = 'j', ['K'] = 'k', ['L'] = 'l', ['M'] = 'm', ['N'] = 'n',
+    ['O'] = 'o', ['P'] = 'p', ['Q'] = 'q', ['R'] = 'r', ['S'] = 's', ['T'] = 't', ['U'] = 'u',
+    ['V'] = 'v', ['W'] = 'w', ['X'] = 'x', ['Y'] = 'y', ['Z'] = 'z',
+    ['a'] = 'a', ['b'] = 'b', ['c'] = 'c', ['d'] = 'd', ['e'] = 'e', ['f'] = 'f', ['g'] = 'g',
+    ['h'] = 'h', ['i'] = 'i', ['j'] = 'j', ['k'] = 'k', ['l'] = 'l', ['m'] = 'm', ['n'] = 'n',
+    ['o'] = 'o', ['p'] = 'p', ['q'] = 'q', ['r'] = 'r', ['s'] = 's', ['t'] = 't', ['u'] = 'u',
+    ['v'] = 'v', ['w'] = 'w', ['x'] = 'x', ['y'] = 'y', ['z'] = 'z',
+};
+
 static bool word_char(uint32_t c) {
-    if (c < 0x80) return (c | 0x20) - 'a' < 26 || c - '0' < 10;
+    if (c < 0x80) return ascii_fold[c] != 0;
     switch (utf8proc_category((utf8proc_int32_t)c)) {
     case UTF8PROC_CATEGORY_LU: case UTF8PROC_CATEGORY_LL: case UTF8PROC_CATEGORY_LT:
     case UTF8PROC_CATEGORY_LM: case UTF8PROC_CATEGORY_LO:
@@ -129,7 +143,7 @@ int st_words_each(const uint8_t *text, size_t len, st_word_visit visit, void *ar
     for (size_t i = 0; rc == STRATA_OK && i < len; i += n) {
         if (text[i] < 0x80) { /* a run of ASCII letters and digits without utf8proc */
             size_t j = i;
-            while (j < len && text[j] < 0x80 && word_char(text[j])) j++;
+            while (j < len && text[j] < 0x80 && ascii_fold[text[j]]) j++;
             n = j > i ? j - i : 1;
             if (j == i) {
                 rc = flush(&w, &pos, visit, arg);
@@ -143,14 +157,12 @@ int st_words_each(const uint8_t *text, size_t len, st_word_visit visit, void *ar
                     w.utf8 = g;
                     w.ucap = n < 64 ? 64 : n;
                 }
-                for (size_t k = 0; k < n; k++)
-                    w.utf8[k] = (uint8_t)(text[i + k] >= 'A' && text[i + k] <= 'Z' ? text[i + k] + 32 : text[i + k]);
+                for (size_t k = 0; k < n; k++) w.utf8[k] = ascii_fold[text[i + k]];
                 rc = visit(arg, w.utf8, n, pos++);
             } else if (!reserve(&w, n)) {
                 rc = STRATA_ERR_NO_MEMORY;
             } else {
-                for (size_t k = i; k < j; k++)
-                    w.cp[w.n++] = (utf8proc_int32_t)(text[k] >= 'A' && text[k] <= 'Z' ? text[k] + 32 : text[k]);
+                for (size_t k = i; k < j; k++) w.cp[w.n++] = ascii_fold[text[k]];
             }
             continue;
         }
