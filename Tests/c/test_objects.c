@@ -45,6 +45,22 @@ static int begin_indexed_strings(strata_db_t *db, strata_txn_t **w, strata_table
     return rc;
 }
 
+/* Commit w, verify the file, then a read transaction with table "T" open in *t (NULL on a
+ * failure, which it reports). */
+static strata_txn_t *commit_verify_read(strata_db_t *db, strata_txn_t *w, strata_table_t **t) {
+    strata_txn_t *r = NULL;
+    int rc = strata_txn_commit(w, E);
+    strata_txn_free(w);
+    if (rc == STRATA_OK) rc = strata_db_verify(db, E);
+    if (rc == STRATA_OK) rc = strata_txn_begin(db, STRATA_TXN_READ, &r, E);
+    if (rc == STRATA_OK && (rc = strata_table_open(r, "T", t, E)) != STRATA_OK) {
+        strata_txn_free(r);
+        r = NULL;
+    }
+    if (rc != STRATA_OK) fprintf(stderr, "  commit, verify and read: %s\n", tl_err.message);
+    return r;
+}
+
 static bool same_value(const strata_value *a, const strata_value *b) {
     if (a->type != b->type) return false;
     if (a->type == STRATA_TYPE_STRING || a->type == STRATA_TYPE_BINARY)
@@ -744,12 +760,8 @@ static void index_removals_in_runs_keep_the_index_exact(void) {
                 OK(strata_obj_set(t, i, s, (strata_value[]){vstr(buf)}, E));
             }
         }
-        OK(strata_txn_commit(w, E));
-        strata_txn_free(w);
-        OK(strata_db_verify(db, E));
-        strata_txn_t *r;
-        OK(strata_txn_begin(db, STRATA_TXN_READ, &r, E));
-        OK(strata_table_open(r, "T", &t, E));
+        strata_txn_t *r = commit_verify_read(db, w, &t);
+        CHECK(r);
         uint64_t count;
         OK(strata_table_size(t, &count, E));
         uint64_t live = 0;
@@ -848,12 +860,8 @@ static void index_changes_that_undo_each_other_in_one_write(void) {
             OK(strata_db_close(db, E));
             break;
         }
-        OK(strata_txn_commit(w, E));
-        strata_txn_free(w);
-        OK(strata_db_verify(db, E));
-        strata_txn_t *r;
-        OK(strata_txn_begin(db, STRATA_TXN_READ, &r, E));
-        OK(strata_table_open(r, "T", &t, E));
+        strata_txn_t *r = commit_verify_read(db, w, &t);
+        CHECK(r);
         undo_check(t, s, model, n);
         strata_txn_free(r);
     }
