@@ -367,14 +367,21 @@ static void a_query_gives_the_newer_answer_on_a_newer_version(void) {
 }
 
 
+/* A new database (file in the test folder) in a write transaction with an empty table. */
+static int new_table(const char *file, const char *table, strata_db_t **db, strata_txn_t **w,
+                     strata_table_t **t) {
+    int rc = tl_db_open(tl_path(file), db);
+    if (rc == STRATA_OK) rc = strata_txn_begin(*db, STRATA_TXN_WRITE, w, E);
+    if (rc == STRATA_OK) rc = strata_table_create(*w, table, t, E);
+    return rc;
+}
+
 static void literals_of_every_kind(void) {
     strata_db_t *db;
-    OK(tl_db_open(tl_path("q6.db"), &db));
     strata_txn_t *w;
     strata_table_t *t;
     strata_col_t at, oid, uuid, bin, flag, dbl;
-    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
-    OK(strata_table_create(w, "Event", &t, E));
+    OK(new_table("q6.db", "Event", &db, &w, &t));
     OK(strata_table_add_property(t, "at", STRATA_TYPE_TIMESTAMP, STRATA_PROP_INDEXED, NULL, &at, E));
     OK(strata_table_add_property(t, "oid", STRATA_TYPE_OBJECT_ID, STRATA_PROP_NULLABLE, NULL, &oid, E));
     OK(strata_table_add_property(t, "u", STRATA_TYPE_UUID, 0, NULL, &uuid, E));
@@ -571,12 +578,10 @@ static void packed_properties_added_later_hold_their_default(void) {
     static int64_t nv[N], mv[N];
     static bool bv[N], mnull[N];
     strata_db_t *db;
-    OK(tl_db_open(tl_path("later.db"), &db));
     strata_txn_t *w;
     strata_table_t *t;
     strata_col_t cn, cb, cm;
-    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
-    OK(strata_table_create(w, "L", &t, E));
+    OK(new_table("later.db", "L", &db, &w, &t));
     for (int i = 0; i < LATER; i++) {
         strata_key_t k;
         OK(strata_obj_create(t, &k, E));
@@ -806,12 +811,10 @@ static void two_sided_ranges_use_both_bounds(void) {
     static bool nnull[N];
     static char sv[N][4];
     strata_db_t *db;
-    OK(tl_db_open(tl_path("ranges.db"), &db));
     strata_txn_t *w;
     strata_table_t *t;
     strata_col_t cn, cs, cx;
-    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
-    OK(strata_table_create(w, "R", &t, E));
+    OK(new_table("ranges.db", "R", &db, &w, &t));
     OK(strata_table_add_property(t, "n", STRATA_TYPE_INT, STRATA_PROP_NULLABLE | STRATA_PROP_INDEXED, NULL, &cn, E));
     OK(strata_table_add_property(t, "s", STRATA_TYPE_STRING, STRATA_PROP_INDEXED, NULL, &cs, E));
     OK(strata_table_add_property(t, "x", STRATA_TYPE_INT, 0, NULL, &cx, E));
@@ -891,12 +894,10 @@ static void index_equality_answers_exactly(void) {
     }
     static int val[N]; /* index into words, -1 null */
     strata_db_t *db;
-    OK(tl_db_open(tl_path("ixeq.db"), &db));
     strata_txn_t *w;
     strata_table_t *t;
     strata_col_t cs, cx;
-    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
-    OK(strata_table_create(w, "E", &t, E));
+    OK(new_table("ixeq.db", "E", &db, &w, &t));
     OK(strata_table_add_property(t, "s", STRATA_TYPE_STRING, STRATA_PROP_NULLABLE | STRATA_PROP_INDEXED, NULL, &cs, E));
     OK(strata_table_add_property(t, "x", STRATA_TYPE_INT, 0, NULL, &cx, E));
     for (int i = 0; i < N; i++) {
@@ -962,13 +963,11 @@ static void chains_fold_into_sets(void) {
     for (int i = 0; i < 40; i++) snprintf(names[i], sizeof names[i], "n%02d", i);
     for (int indexed = 0; indexed < 2; indexed++) {
         strata_db_t *db;
-        OK(tl_db_open(tl_path(indexed ? "chains-ix.db" : "chains.db"), &db));
         strata_txn_t *w;
         strata_table_t *t;
         strata_col_t ci, cs;
         unsigned ix = indexed ? STRATA_PROP_INDEXED : 0;
-        OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
-        OK(strata_table_create(w, "C", &t, E));
+        OK(new_table(indexed ? "chains-ix.db" : "chains.db", "C", &db, &w, &t));
         OK(strata_table_add_property(t, "i", STRATA_TYPE_INT, STRATA_PROP_NULLABLE | ix, NULL, &ci, E));
         OK(strata_table_add_property(t, "s", STRATA_TYPE_STRING, STRATA_PROP_NULLABLE | ix, NULL, &cs, E));
         tl_seed(0x9e3779b97f4a7c15ull);
@@ -1272,13 +1271,11 @@ static int64_t sort_key_a(int i) { return data[i].a_null ? INT64_MIN : data[i].a
 static void random_predicates_match_brute_force(void) {
     for (int indexed = 0; indexed < 2; indexed++) {
         strata_db_t *db;
-        OK(tl_db_open(tl_path(indexed ? "rand-ix.db" : "rand.db"), &db));
         strata_txn_t *w;
         strata_table_t *t;
         strata_col_t ca, cb, cc, cf, cs;
         unsigned ix = indexed ? STRATA_PROP_INDEXED : 0;
-        OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
-        OK(strata_table_create(w, "R", &t, E));
+        OK(new_table(indexed ? "rand-ix.db" : "rand.db", "R", &db, &w, &t));
         OK(strata_table_add_property(t, "a", STRATA_TYPE_INT, STRATA_PROP_NULLABLE | ix, NULL, &ca, E));
         OK(strata_table_add_property(t, "b", STRATA_TYPE_INT, 0, NULL, &cb, E));
         OK(strata_table_add_property(t, "c", STRATA_TYPE_INT, 0, NULL, &cc, E));
