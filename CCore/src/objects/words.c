@@ -89,12 +89,9 @@ static bool reserve(word_buf *w, size_t more) {
     return true;
 }
 
+/* A character past ASCII folded into w (ASCII never comes here: st_words_each folds it through
+ * ascii_fold). */
 static bool fold_into(word_buf *w, uint32_t c) {
-    if (c < 0x80) { /* ASCII: the common case, without utf8proc */
-        if (!reserve(w, 1)) return false;
-        w->cp[w->n++] = (utf8proc_int32_t)(c >= 'A' && c <= 'Z' ? c + 32 : c);
-        return true;
-    }
     for (size_t room = 8;; room *= 4) {
         if (!reserve(w, room)) return false;
         int bound = 0;
