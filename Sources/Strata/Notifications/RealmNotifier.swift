@@ -106,7 +106,8 @@ enum DeliveryHome {
 /// commit of this Realm, during `refresh()`, and (through the file's commit watcher) when
 /// another thread or process commits, from the Realm's run loop or queue.
 final class RealmNotifier: @unchecked Sendable {
-    private weak var realm: RealmInstance?
+    private let weakRealm: WeakRealm
+    private var realm: RealmInstance? { weakRealm.instance }
     let home: DeliveryHome
     private let lock = NSLock()
     private var observers: [NotificationObserver] = []
@@ -119,7 +120,7 @@ final class RealmNotifier: @unchecked Sendable {
     var deferredLocal = false
 
     init(realm: RealmInstance, home: DeliveryHome) {
-        self.realm = realm
+        weakRealm = WeakRealm(realm)
         self.home = home
     }
 

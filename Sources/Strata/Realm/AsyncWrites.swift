@@ -50,13 +50,13 @@ final class AsyncWriteQueue {
         let id = newId()
         completions[id] = body
         updateKeepAlive(realm)
-        let home = UncheckedRealm(realm)
+        let home = WeakRealm(realm)
         // (the group sync's thread reaches the home as the commit watcher's does: perform)
         let place = Unchecked(realm.notifications().home)
         let deliver: @Sendable (Error?) -> Void = { error in
             let failure = Unchecked(error)
             place.value.perform {
-                guard let r = home.realm else { return }
+                guard let r = home.instance else { return }
                 r.asyncWrites.runCompletion(id, failure.value, r)
             }
         }
@@ -88,9 +88,9 @@ final class AsyncWriteQueue {
     private func scheduleTry(_ realm: RealmInstance) {
         if tryScheduled || running != nil { return }
         tryScheduled = true
-        let home = UncheckedRealm(realm)
+        let home = WeakRealm(realm)
         realm.notifications().home.perform {
-            guard let r = home.realm else { return }
+            guard let r = home.instance else { return }
             r.asyncWrites.tryNext(r)
         }
     }
@@ -108,11 +108,11 @@ final class AsyncWriteQueue {
         }
         if !began {
             tryScheduled = true
-            let home = UncheckedRealm(realm)
+            let home = WeakRealm(realm)
             realm.shared.writeTurns.whenReleased {
-                guard let r = home.realm else { return }
+                guard let r = home.instance else { return }
                 r.notifications().home.perform {
-                    guard let r = home.realm else { return }
+                    guard let r = home.instance else { return }
                     r.asyncWrites.tryNext(r)
                 }
             }
@@ -134,11 +134,6 @@ final class AsyncWriteQueue {
     }
 }
 
-/// A weak reference to a Realm, sent to its own home (which is the only place it is used).
-struct UncheckedRealm: @unchecked Sendable {
-    weak var realm: RealmInstance?
-    init(_ realm: RealmInstance) { self.realm = realm }
-}
 
 extension Realm {
     /// Run `block` inside a write begun without blocking this thread (when no other writer holds

@@ -74,6 +74,8 @@ final class RealmInstance {
     var asyncWriters = 0
     /// The queued `beginAsyncWrite` blocks and commit completions.
     let asyncWrites = AsyncWriteQueue()
+    /// Where the caches of open Realms find this one without a weak reference (RealmSlot).
+    let slot = RealmSlot()
 
     init(opening configuration: Realm.Configuration, queue: DispatchQueue? = nil, actor: (any Actor)? = nil) throws {
         self.configuration = configuration
@@ -94,6 +96,7 @@ final class RealmInstance {
         keyPathIndexes = RealmInstance.keyPathCache(for: tables.map(\.info))
         tableHandles = TableHandleSlots(count: RealmInstance.ordinals(tables.map(\.info)))
         txn = try CoreTxn(db: shared.db, write: false)
+        slot.fill(self)
     }
 
     /// Open `configuration`'s file and set its schema up (creating, migrating, compacting) —
@@ -123,6 +126,7 @@ final class RealmInstance {
         keyPathIndexes = RealmInstance.keyPathCache(for: infos.map(\.info))
         tableHandles = TableHandleSlots(count: 0) // a frozen Realm's are per thread (FrozenReads)
         self.txn = txn
+        slot.fill(self)
     }
 
     /// How many table ordinals the classes of `infos` span.
@@ -154,6 +158,7 @@ final class RealmInstance {
     }
 
     deinit {
+        slot.empty()
         holdCount.deallocate()
         for q in compiledQueries.values { strata_query_free(q) }
         if !isFrozen { txn.free() } // a frozen Realm's transactions free themselves when unused
@@ -782,7 +787,7 @@ final class RealmBox: @unchecked Sendable {
 /// of its objects is used).
 enum RealmCache {
     private final class Box { var realms: [String: WeakInstance] = [:] }
-    private struct WeakInstance { weak var instance: RealmInstance? }
+    private typealias WeakInstance = WeakRealm
     private static let key = "strata.realm.cache"
 
     private static let queueLock = NSLock()
@@ -799,7 +804,7 @@ enum RealmCache {
         if let r = mainRealms[key]?.instance, try reuse(r, for: config) { return r }
         try refuseOtherReadOnly(mainRealms[config.storeKey + "|" + (config.readOnly ? "rw" : "ro")]?.instance, config)
         let r = try RealmInstance(opening: config)
-        mainRealms[key] = WeakInstance(instance: r)
+        mainRealms[key] = WeakInstance(r)
         return r
     }
 
@@ -844,7 +849,7 @@ enum RealmCache {
             return r
         }
         let r = try RealmInstance(opening: config, queue: queue)
-        queueRealms[key] = WeakInstance(instance: r)
+        queueRealms[key] = WeakInstance(r)
         return r
     }
 
@@ -860,7 +865,7 @@ enum RealmCache {
         actorRealms = actorRealms.filter { $0.value.instance != nil }
         if let r = actorRealms[key]?.instance, try reuse(r, for: config) { return r }
         let r = try RealmInstance(opening: config, actor: actor)
-        actorRealms[key] = WeakInstance(instance: r)
+        actorRealms[key] = WeakInstance(r)
         return r
     }
 
@@ -873,7 +878,7 @@ enum RealmCache {
         if let r = box.realms[cacheKey]?.instance, try reuse(r, for: config) { return r }
         try refuseOtherReadOnly(box.realms[config.storeKey + "|" + (config.readOnly ? "rw" : "ro")]?.instance, config)
         let r = try RealmInstance(opening: config)
-        box.realms[cacheKey] = WeakInstance(instance: r)
+        box.realms[cacheKey] = WeakInstance(r)
         return r
     }
 }

@@ -74,16 +74,15 @@ final class SharedFile: @unchecked Sendable { // (its state is guarded by its lo
 
     /// Frozen Realms by version and class set, while something uses them: freezing objects of
     /// one version shares one frozen Realm (and its transactions).
-    private var frozenRealms: [String: WeakFrozen] = [:]
-    private struct WeakFrozen { weak var realm: RealmInstance? }
+    private var frozenRealms: [String: WeakRealm] = [:]
 
     func frozenRealm(_ key: String, make: () throws -> RealmInstance) rethrows -> RealmInstance {
         lock.lock()
         defer { lock.unlock() }
-        if let r = frozenRealms[key]?.realm { return r }
+        if let r = frozenRealms[key]?.instance { return r }
         let r = try make()
-        frozenRealms = frozenRealms.filter { $0.value.realm != nil }
-        frozenRealms[key] = WeakFrozen(realm: r)
+        frozenRealms = frozenRealms.filter { $0.value.instance != nil }
+        frozenRealms[key] = WeakRealm(r)
         return r
     }
 
