@@ -171,6 +171,63 @@ static void test_unsynced_records_go_through_the_page_cache(void) {
     OK(strata_db_close(l, E));
 }
 
+/* Counts the fdatasyncs of a handle's log; passes every call to the default table. */
+typedef struct counting {
+    strata_db_t *db;
+    int log_syncs;
+} counting;
+
+static int counting_fdatasync(void *ctx, int fd) {
+    counting *c = ctx;
+    if (fd == c->db->file.log_fd) c->log_syncs++;
+    return strata_io_default()->fdatasync(NULL, fd);
+}
+
+/* A synced record goes out with its sync in one write (RWF_DSYNC, no fdatasync) only when no
+ * other write to the log awaits a sync: after an unsynced record (group commit), the next synced
+ * commit syncs the log, which makes the cached record durable too — written alone, the synced
+ * record could survive a power cut that took the one before it, and the log would stop short of
+ * it. The log written either way replays onto the file from before every record. */
+static void test_a_synced_record_goes_out_with_its_sync_unless_another_awaits_one(void) {
+    if (!direct_io_supported_here()) {
+        fprintf(stderr, "  (no direct I/O in %s; skipped)\n", tl_dir);
+        return;
+    }
+    const char *path = tl_path("dsync.db"), *cut = tl_path("dsync_cut.db");
+    char log[600], cut_log[600];
+    strata_db_t *db;
+    durable_then_logged(path, cut, log, cut_log, sizeof log, &db);
+    CHECK(db);
+    CHECK(db->file.log_direct);
+    counting c = {db, 0};
+    db->file.io.ctx = &c;
+    db->file.io.fdatasync = counting_fdatasync;
+    uint64_t written = db->file.log_synced_writes;
+    OK(put(db, 2, 102, false)); /* follows a synced record: one write, no fdatasync */
+    CHECK(db->file.log_synced_writes == written + 1 && c.log_syncs == 0);
+    OK(put(db, 3, 103, true)); /* unsynced: through the page cache, no sync */
+    CHECK(db->file.log_synced_writes == written + 1 && c.log_syncs == 0);
+    OK(put(db, 4, 104, false)); /* follows an unsynced record: a write and an fdatasync */
+    CHECK(db->file.log_synced_writes == written + 1 && c.log_syncs == 1);
+    OK(put(db, 5, 105, false)); /* everything before it synced again: one write */
+    CHECK(db->file.log_synced_writes == written + 2 && c.log_syncs == 1);
+    strata_txn_t *rd;
+    OK(strata_txn_begin(db, STRATA_TXN_READ, &rd, E));
+    uint64_t version = strata_txn_version(rd);
+    strata_txn_free(rd);
+    CHECK(tl_copy_file(log, cut_log));
+    OK(strata_db_close(db, E));
+
+    strata_db_t *l = tl_open_db(cut, STRATA_DURABILITY_FULL);
+    CHECK(l);
+    OK(strata_txn_begin(l, STRATA_TXN_READ, &rd, E));
+    CHECK(strata_txn_version(rd) == version);
+    for (uint64_t k = 0; k <= 5; k++) CHECK(holds(rd, k, 100 + k));
+    strata_txn_free(rd);
+    OK(strata_db_verify(l, E));
+    OK(strata_db_close(l, E));
+}
+
 typedef struct syncing {
     strata_db_t *db;
     uint64_t covered;
@@ -374,6 +431,7 @@ int main(int argc, char **argv) {
     static const tl_test tests[] = {
         TL_TEST(test_a_refused_direct_log_write_goes_through_the_page_cache),
         TL_TEST(test_unsynced_records_go_through_the_page_cache),
+        TL_TEST(test_a_synced_record_goes_out_with_its_sync_unless_another_awaits_one),
         TL_TEST(test_sync_commits_does_not_wait_for_the_writer),
         TL_TEST(test_moved_bytes_are_logged_as_copies_and_replayed),
         TL_TEST(test_bytes_moved_back_by_deletes_are_logged_as_copies),

@@ -435,6 +435,38 @@ int st_os_log_write_fd(st_file *f, bool deferred) {
     return f->log_cached_fd;
 }
 
+int st_os_log_write_synced(st_file *f, const char *name, uint64_t off, const void *buf, size_t len,
+                           bool *synced, strata_error *err) {
+    *synced = false;
+#ifdef RWF_DSYNC
+    if (f->log_direct && f->io.pwrite == io_pwrite) {
+        const uint8_t *p = buf;
+        size_t done = 0;
+        while (done < len) {
+            struct iovec v = {(void *)(p + done), len - done};
+            ssize_t n = pwritev2(f->log_fd, &v, 1, (off_t)(off + done), RWF_DSYNC);
+            if (n > 0) {
+                done += (size_t)n;
+                continue;
+            }
+            if (n < 0 && errno == EINTR) continue;
+            /* A kernel without per-write flags (before 4.7), or a refused direct write: the
+             * plain way (which turns direct I/O off on EINVAL), then the caller's sync. */
+            if (n < 0 && done == 0 && (errno == EOPNOTSUPP || errno == ENOSYS || errno == EINVAL)) break;
+            if (n == 0) return st_err(err, STRATA_ERR_IO, "write to '%s' made no progress", name);
+            return st_err_errno(err, errno, "synced write of %zu bytes at offset %llu of '%s' failed",
+                                len - done, (unsigned long long)(off + done), name);
+        }
+        if (done == len) {
+            *synced = true;
+            f->log_synced_writes++;
+            return STRATA_OK;
+        }
+    }
+#endif
+    return st_os_write_fd(f, f->log_fd, name, off, buf, len, err);
+}
+
 int st_os_write(st_file *f, uint64_t off, const void *buf, size_t len, strata_error *err) {
     if (off + len > f->map_size)
         return st_err(err, STRATA_ERR_MAP_FULL, "write at %llu past the map size %llu of '%s'",

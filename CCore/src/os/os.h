@@ -35,6 +35,7 @@ typedef struct st_file {
     int log_cached_fd;       /* when log_direct: the log again, through the page cache, for records
                               * written without a sync (group commit); -1 until one is */
     uint64_t log_bytes;      /* the open log file's size */
+    uint64_t log_synced_writes; /* records written with their sync (st_os_log_write_synced) */
     bool found_empty;        /* st_os_open found the file there but empty (set with *missing) */
 } st_file;
 
@@ -98,6 +99,14 @@ int st_os_open_log(st_file *f, uint64_t min_size, uint64_t create_size, strata_e
  * (`deferred`) of a direct log, one through the page cache — a direct write waits for the
  * device, which a record whose sync comes later (shared by a group of them) need not. */
 int st_os_log_write_fd(st_file *f, bool deferred);
+/* Write a log record's blocks (log_fd) so that they are on stable storage when it returns, in one
+ * call where it can: a direct log through the default I/O table is written with RWF_DSYNC (the
+ * device's FUA, or a flush the kernel adds: a system call and a device round trip fewer than a
+ * write and an fdatasync) and *synced is set; else the blocks are written plainly, *synced stays
+ * false and the caller syncs. It covers these blocks only: the caller knows no other write to the
+ * log awaits a sync. After a failure the blocks may or may not be on the disk. */
+int st_os_log_write_synced(st_file *f, const char *name, uint64_t off, const void *buf, size_t len,
+                           bool *synced, strata_error *err);
 
 /* Grow the file in chunks so that it holds at least `needed` bytes. */
 int st_os_ensure_size(st_file *f, uint64_t needed, strata_error *err);

@@ -34,9 +34,10 @@
  * last block zeros; a new generation's header is written with its first
  * record, through the page cache (block 0 is read and written there: an open reads it without a
  * device round trip; the record's sync writes it too). A record synced at once is written direct
- * (when the log is, os.c); one whose sync comes later (group commit) goes through the page
- * cache — a direct write would wait for the device, which the shared sync does once for the
- * whole group.
+ * (when the log is, os.c) — with its sync in the same write (RWF_DSYNC) when no other write to
+ * the log awaits a sync (no header in it, no unsynced record before it); one whose sync comes
+ * later (group commit) goes through the page cache — a direct write would wait for the device,
+ * which the shared sync does once for the whole group.
  *
  * Commit (pager.c): write the pages without sync, append the record, fdatasync the log, write
  * the meta without sync, publish. The record is durable before the meta exists anywhere, so every
@@ -508,15 +509,27 @@ int st_log_commit(strata_txn_t *txn, st_dirty *const *list, size_t n, st_meta *m
         off += ST_LOG_BLOCK;
         from = ST_LOG_BLOCK;
     }
-    if ((rc = st_os_write_fd(&db->file, fd, name, off, db->log_buf + from, stop - from, err)))
-        return rc;
+    /* A record synced now goes out with its sync in one write when no other write to the log
+     * awaits one: no header in this write (it goes through the page cache), and no unsynced
+     * record before it — the version it follows is not ST_META_LOG_PENDING, so every record up to
+     * that one was synced already (by an fdatasync of the log, or written this way). */
+    bool alone = !defer_sync && !reset && fd == db->file.log_fd &&
+                 !(txn->meta.flags & ST_META_LOG_PENDING);
+    bool synced = false;
+    rc = alone ? st_os_log_write_synced(&db->file, name, off, db->log_buf + from, stop - from, &synced, err)
+               : st_os_write_fd(&db->file, fd, name, off, db->log_buf + from, stop - from, err);
+    if (rc && alone) { /* its sync failed, or part of it: the record may still be on the disk */
+        strata_error e2 = {0};
+        st_log_retract(db, at, &e2);
+    }
+    if (rc) return rc;
     if (reset) {
         db->log_header_salt = m->log_salt;
         db->log_header_base = d;
         db->log_header_id = m->db_id;
     }
     if (at == db->log_retract_at) db->log_retract_at = 0; /* overwritten: gone */
-    if (!defer_sync && (rc = st_os_sync_fd(&db->file, db->file.log_fd, name, err))) {
+    if (!defer_sync && !synced && (rc = st_os_sync_fd(&db->file, db->file.log_fd, name, err))) {
         /* The record may still reach the disk: it must never be replayed. */
         strata_error e2 = {0};
         st_log_retract(db, at, &e2);

@@ -48,10 +48,12 @@
  *      lock file marks the version as being written (a failure spends it: renumber, below);
  *   c. pwrite every dirty page, in page order (adjacent ones together), without sync (an
  *      encrypted file's view gets their plain bytes, trusted with the new stamp);
- *   d. logged: append the record and fdatasync the log (unsynced: not now, the record through
- *      the page cache and the meta flagged ST_META_LOG_PENDING; st_pager_sync_commits makes
- *      them durable with one log sync, without the writer lock, and does nothing when the
- *      latest version is durable already), then pwrite the meta into txn->meta_slot; else pwrite
+ *   d. logged: append the record and sync it (one write with RWF_DSYNC when nothing else in
+ *      the log awaits a sync, else a write and an fdatasync of the log; unsynced: not now, the
+ *      record through the page cache and the meta flagged ST_META_LOG_PENDING;
+ *      st_pager_sync_commits makes them durable with one log sync, without the writer lock, and
+ *      does nothing when the latest version is durable already), then pwrite the meta into
+ *      txn->meta_slot; else pwrite
  *      the meta and (FULL, synced) fdatasync the file;
  *   e. publish the version in the lock file; keep the new free list as the next base; shorten
  *      the file if its end came free (never below either meta slot's page count, and only once
