@@ -41,8 +41,8 @@ extern "C" {
 /** The library's version as "major.minor.patch"; a static string. */
 STRATA_API const char *strata_version(void);
 
-/** The newest on-disk format version this library writes (see CCore/FORMAT.md): 9, that of
- *  encrypted files; a plain file is written as format 8. */
+/** The newest on-disk format version this library writes (see CCore/FORMAT.md): 13, that of
+ *  encrypted files; a plain file is written as format 12. */
 STRATA_API uint32_t strata_format_version(void);
 
 typedef enum strata_status {

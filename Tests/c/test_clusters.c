@@ -210,11 +210,192 @@ static void strings_longer_than_the_guess_still_split_cleanly(void) {
     OK(strata_db_close(db, E));
 }
 
+/* ---------------------------------------------------------------- timestamp leaves */
+
+/* Object i's time, by cluster (256 objects each): whole seconds a minute apart (0..255); times
+ * within a year with nanoseconds, before 1970 too, every 7th null (256..511); the extremes
+ * (512..767); a second apart with microseconds, as Date() makes them (768..1023). */
+static strata_value time_of(int i) {
+    strata_value v = {.type = STRATA_TYPE_TIMESTAMP};
+    if (i < 256) {
+        v.u.timestamp.seconds = 1700000000 + 60 * (int64_t)i;
+    } else if (i < 512) {
+        if (i % 7 == 0) return (strata_value){.type = STRATA_TYPE_NULL};
+        int64_t s = (int64_t)(rnd() % 31536000) - (i % 3 == 0 ? 40000000 : 0);
+        int32_t ns = (int32_t)(rnd() % 1000000000);
+        v.u.timestamp.seconds = s;
+        v.u.timestamp.nanoseconds = s < 0 ? -ns : ns; /* Realm's rule: the signs agree */
+    } else if (i < 768) {
+        v.u.timestamp.seconds = i % 2 ? INT64_MAX - i : INT64_MIN + i;
+        v.u.timestamp.nanoseconds = i % 2 ? 999999999 : -999999999;
+    } else {
+        v.u.timestamp.seconds = 1800000000 + i;
+        v.u.timestamp.nanoseconds = (int32_t)(rnd() % 1000000) * 1000;
+    }
+    return v;
+}
+
+static bool same_time(const strata_value *a, const strata_value *b) {
+    return a->type == b->type && (a->type == STRATA_TYPE_NULL ||
+                                  (a->u.timestamp.seconds == b->u.timestamp.seconds &&
+                                   a->u.timestamp.nanoseconds == b->u.timestamp.nanoseconds));
+}
+
+static int time_cmp(const strata_value *a, const strata_value *b) {
+    if (a->u.timestamp.seconds != b->u.timestamp.seconds)
+        return a->u.timestamp.seconds < b->u.timestamp.seconds ? -1 : 1;
+    return (a->u.timestamp.nanoseconds > b->u.timestamp.nanoseconds) -
+           (a->u.timestamp.nanoseconds < b->u.timestamp.nanoseconds);
+}
+
+typedef struct leaf_kinds {
+    strata_txn_t *txn;
+    strata_col_t col;
+    int times, fixed; /* leaves of the property by encoding */
+} leaf_kinds;
+
+static int count_leaf_kind(void *arg, const uint8_t *k, size_t kl, const uint8_t *rec, size_t rlen) {
+    leaf_kinds *lk = arg;
+    st_crec r;
+    strata_error err;
+    const uint8_t *pg;
+    (void)kl;
+    int rc = st_crec_parse("T", st_rd64(k), rec, rlen, &r, &err);
+    if (rc) return rc;
+    st_leafref leaf = st_crec_col(&r, lk->col);
+    if (!leaf.pgno || (rc = st_page_get(lk->txn, leaf.pgno, &pg, &err))) return rc;
+    if (pg[leaf.off] == ST_ENC_TIMES) lk->times++;
+    if (pg[leaf.off] == ST_ENC_FIXED) lk->fixed++;
+    return STRATA_OK;
+}
+
+/* Every object's time reads back in r, each count query agrees with the values, and the
+ * property's leaves are of both encodings (*kinds). */
+static void check_times(strata_txn_t *r, const strata_value *want, int n, leaf_kinds *kinds) {
+    strata_table_t *t;
+    strata_col_t at;
+    strata_tree_t *tree;
+    OK(strata_table_open(r, "T", &t, E));
+    OK(strata_table_find_property(t, "at", &at, E));
+    for (int i = 0; i < n; i++) {
+        strata_value v;
+        OK(strata_obj_get(t, i, at, &v, E));
+        if (!same_time(&v, &want[i])) {
+            fprintf(stderr, "  object %d: %lld.%d, want %lld.%d\n", i, (long long)v.u.timestamp.seconds,
+                    v.u.timestamp.nanoseconds, (long long)want[i].u.timestamp.seconds,
+                    want[i].u.timestamp.nanoseconds);
+            CHECK(false);
+            return;
+        }
+    }
+    const char *preds[] = {"at > $0", "at <= $0", "at == $0", "at == nil", "at BETWEEN {$0, $1}"};
+    for (int probe = 0; probe < 6; probe++) {
+        strata_value args[2] = {want[probe * 97 % n], want[probe * 61 % n]};
+        if (args[0].type == STRATA_TYPE_NULL || args[1].type == STRATA_TYPE_NULL) continue;
+        for (size_t q = 0; q < sizeof preds / sizeof *preds; q++) {
+            strata_query_t *query;
+            uint64_t count, expect = 0;
+            OK(strata_query_compile(r, "T", preds[q], &query, E));
+            OK(strata_query_count(query, r, args, 2, &count, E));
+            strata_query_free(query);
+            for (int i = 0; i < n; i++) {
+                const strata_value *v = &want[i];
+                bool null = v->type == STRATA_TYPE_NULL;
+                int c0 = null ? 0 : time_cmp(v, &args[0]), c1 = null ? 0 : time_cmp(v, &args[1]);
+                expect += q == 0 ? !null && c0 > 0 : q == 1 ? !null && c0 <= 0 : q == 2 ? !null && c0 == 0
+                          : q == 3 ? null : !null && c0 >= 0 && c1 <= 0;
+            }
+            if (count != expect) fprintf(stderr, "  %s: %llu, want %llu\n", preds[q],
+                                         (unsigned long long)count, (unsigned long long)expect);
+            CHECK(count == expect);
+        }
+    }
+    *kinds = (leaf_kinds){r, at, 0, 0};
+    OK(st_table_tree(t, ST_TABLE_CLUSTERS, false, &tree, E));
+    OK(st_bt_each(tree, count_leaf_kind, kinds, E));
+}
+
+/* Timestamps are stored as two packed arrays (seconds, nanoseconds; format 12) where that is
+ * smaller than 12 bytes a value, and as fixed slots where not (the extremes): both read back,
+ * query and sort alike, take changes in place (inside the leaf's range) and changes that
+ * re-encode the cluster, in the write, after commit and after reopening, and the file
+ * verifies. */
+static void timestamps_are_stored_as_packed_seconds_and_nanoseconds(void) {
+    enum { N = 1024 };
+    static strata_value want[N];
+    const char *path = tl_path("times.db");
+    strata_db_t *db;
+    OK(strata_db_open(path, NULL, &db, E));
+    strata_txn_t *w;
+    strata_table_t *t;
+    strata_col_t at;
+    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
+    OK(strata_table_create(w, "T", &t, E));
+    OK(strata_table_add_property(t, "at", STRATA_TYPE_TIMESTAMP, STRATA_PROP_NULLABLE, NULL, &at, E));
+    for (int i = 0; i < N; i++) {
+        strata_key_t k;
+        want[i] = time_of(i);
+        OK(strata_obj_create(t, &k, E));
+        CHECK(k == i);
+        OK(strata_obj_set(t, k, at, &want[i], E));
+    }
+    leaf_kinds kinds;
+    check_times(w, want, N, &kinds); /* (the clusters are written for the scans) */
+    OK(strata_txn_commit(w, E));
+    strata_txn_free(w);
+    strata_txn_t *r;
+    OK(strata_txn_begin(db, STRATA_TXN_READ, &r, E));
+    check_times(r, want, N, &kinds);
+    strata_txn_free(r);
+    CHECK(kinds.times >= 3 && kinds.fixed >= 1); /* whole seconds, with nanoseconds, microseconds; extremes */
+    OK(strata_db_verify(db, E));
+
+    /* Changes: inside a leaf's ranges (written in place), outside them (nanoseconds where a
+     * leaf has none, seconds past its width: the cluster is re-encoded), to and from null. The
+     * first round changes one object of each cluster by each way alone (in place needs the
+     * cluster not decoded yet), the second many. */
+    for (int round = 0; round < 3; round++) {
+        OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
+        OK(strata_table_open(w, "T", &t, E));
+        OK(strata_table_find_property(t, "at", &at, E));
+        for (int i = round < 2 ? 3 + 40 * round : 1; i < N; i += round < 2 ? 256 : 5) {
+            strata_value v = want[i];
+            int how = round < 2 ? round : i % 4;
+            if (how == 0 && v.type == STRATA_TYPE_TIMESTAMP) { /* a neighbour's value: in range */
+                v = want[i + 1].type == STRATA_TYPE_TIMESTAMP ? want[i + 1] : v;
+            } else if (how == 1) { /* far away, with nanoseconds: outside every narrow leaf */
+                v = (strata_value){.type = STRATA_TYPE_TIMESTAMP, .u.timestamp = {-(int64_t)i * 1000003, -(int32_t)i - 1}};
+            } else if (how == 2) {
+                v = (strata_value){.type = STRATA_TYPE_NULL};
+            } else if (v.type == STRATA_TYPE_TIMESTAMP) {
+                v.u.timestamp.nanoseconds = v.u.timestamp.seconds < 0 ? -7 : 7;
+            }
+            OK(strata_obj_set(t, i, at, &v, E));
+            want[i] = v;
+        }
+        check_times(w, want, N, &kinds);
+        OK(strata_txn_commit(w, E));
+        strata_txn_free(w);
+        OK(strata_txn_begin(db, STRATA_TXN_READ, &r, E));
+        check_times(r, want, N, &kinds);
+        strata_txn_free(r);
+    }
+    OK(strata_db_verify(db, E));
+    OK(strata_db_close(db, E));
+    OK(strata_db_open(path, NULL, &db, E));
+    OK(strata_txn_begin(db, STRATA_TXN_READ, &r, E));
+    check_times(r, want, N, &kinds);
+    strata_txn_free(r);
+    OK(strata_db_verify(db, E));
+    OK(strata_db_close(db, E));
+}
+
 static const tl_test tests[] = {
     TL_TEST(appended_clusters_fill_their_pages),
     TL_TEST(strings_longer_than_the_guess_still_split_cleanly),
     TL_TEST(wide_objects_fill_their_page),
     TL_TEST(objects_too_wide_for_a_page_spread_their_leaves),
+    TL_TEST(timestamps_are_stored_as_packed_seconds_and_nanoseconds),
 };
 
 int main(int argc, char **argv) {

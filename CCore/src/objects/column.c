@@ -6,15 +6,18 @@
  * share one page, packed after the 32-byte page header at 8-byte aligned offsets; a leaf that
  * does not fit beside the others gets a page of its own (cluster.c decides). Segment layout,
  * offsets relative to the segment's start:
- *    0  u8  encoding: 1 packed integers, 2 fixed-size slots, 3 variable-size elements
- *    1  u8  packed: bits per value (0, 1, 2, 4, 8, 16, 32 or 64); fixed: bytes per slot
+ *    0  u8  encoding: 1 packed integers, 2 fixed-size slots, 3 variable-size elements,
+ *           4 timestamps as two packed arrays (format 12)
+ *    1  u8  packed: bits per value (0, 1, 2, 4, 8, 16, 32 or 64); fixed: bytes per slot;
+ *           timestamps: bits per seconds value (as packed)
  *    2  u8  flags: 1 = null bitmap present, 2 = big bitmap present, 4 = packed values count
  *           from their row: value i = base + i + stored i (keys and ids that grow by one per
  *           object pack to 0 bits)
- *    3  u8  0
+ *    3  u8  timestamps: bits per nanoseconds value (0, 1, 2, 4, 8, 16 or 32); else 0
  *    4  u32 n, the number of values (the cluster's object count)
- *    8  i64 packed: base; value i = base + stored i (+ i with flag 4), stored as unsigned bits
- *   16  u32 var: bytes of element data
+ *    8  i64 packed: base; value i = base + stored i (+ i with flag 4), stored as unsigned bits;
+ *           timestamps: the seconds' base
+ *   16  u32 var: bytes of element data; timestamps: the nanoseconds' base (an i32)
  *   20  u32 0
  *   24  null bitmap, (n + 7) / 8 bytes, bit i set = value i is null (if flag 1)
  *       big bitmap, same size, bit i set = element i is {u64 run page, u32 length} (if flag 2)
@@ -22,10 +25,13 @@
  *         packed: ceil(n * bits / 64) u64 words, value i at bit i * bits (little-endian)
  *         fixed:  n slots
  *         var:    n + 1 u32 offsets into the element data that follows (offset 0 first)
+ *         timestamps: the seconds packed as above (ceil(n * bits / 64) u64 words), then the
+ *                 nanoseconds the same way with their own width and base
  *
  * Which encoding a property gets: packed for bool, int, link and list ids (a list column holds
  * the id of the list's storage, 0 for empty); fixed for float (4), double (8), timestamp (12:
- * i64 seconds, i32 nanoseconds), ObjectId (12), UUID (16), decimal128 (16: low, high); var for
+ * i64 seconds, i32 nanoseconds; written as encoding 4 instead when that is smaller, as it is
+ * for times a few years apart: 4 + 4 bytes, or 4 + 0 when whole seconds), ObjectId (12), UUID (16), decimal128 (16: low, high); var for
  * string, binary and mixed. A mixed element is a type tag byte and the value's bytes (the fixed
  * layout above, or the raw string/binary bytes).
  *
@@ -44,8 +50,10 @@
 #define CH_WIDTH 1
 #define CH_FLAGS 2
 #define CH_N 4
+#define CH_WIDTH2 3
 #define CH_BASE 8
 #define CH_VARBYTES 16
+#define CH_BASE2 16
 #define CH_BITMAPS 24
 
 static size_t bitmap_bytes(uint32_t n) { return (n + 7) / 8; }
@@ -57,6 +65,9 @@ static uint8_t width_for(uint64_t range) {
         if (range < (1ull << widths[i])) return widths[i];
     return 64;
 }
+
+/* Bytes of n values of w bits, in whole u64 words. */
+static size_t packed_words(uint32_t n, uint8_t w) { return ((size_t)n * w + 63) / 64 * 8; }
 
 static uint64_t get_bits(const uint8_t *d, uint32_t i, uint8_t w) {
     switch (w) {
@@ -266,6 +277,11 @@ int st_leaf_header(strata_txn_t *txn, st_leafref ref, uint32_t n, const uint8_t 
     } else if (enc == ST_ENC_VAR) {
         /* Element offsets are checked where they are used (var_bounds); verify checks all. */
         end = off + 4 * ((size_t)n + 1) + st_rd32(p + CH_VARBYTES);
+    } else if (enc == ST_ENC_TIMES) {
+        uint8_t w2 = p[CH_WIDTH2];
+        if ((w & (w - 1)) || w > 64 || (w2 & (w2 - 1)) || w2 > 32)
+            return ST_CORRUPT(err, "column page %llu: timestamps of %u and %u bits", pgno, w, w2);
+        end = off + packed_words(n, w) + packed_words(n, w2);
     } else {
         return ST_CORRUPT(err, "column page %llu: unknown encoding %u", pgno, enc);
     }
@@ -313,6 +329,13 @@ static size_t data_off(const uint8_t *p, uint32_t n) {
 int64_t st_packed_at(const uint8_t *p, uint32_t n, uint32_t i) {
     uint64_t v = st_rd64(p + CH_BASE) + get_bits(p + data_off(p, n), i, p[CH_WIDTH]);
     return (int64_t)((p[CH_FLAGS] & 4) ? v + i : v);
+}
+
+/* Row i of a timestamps leaf (encoding 4). */
+static void times_at(const uint8_t *p, uint32_t n, uint32_t i, int64_t *seconds, int32_t *nanos) {
+    const uint8_t *d = p + data_off(p, n);
+    *seconds = (int64_t)(st_rd64(p + CH_BASE) + get_bits(d, i, p[CH_WIDTH]));
+    *nanos = (int32_t)(st_rd32(p + CH_BASE2) + (uint32_t)get_bits(d + packed_words(n, p[CH_WIDTH]), i, p[CH_WIDTH2]));
 }
 
 /* The first row whose value is >= key in a packed leaf of ascending values (object keys). */
@@ -370,12 +393,27 @@ bool st_leaf_can_patch(const uint8_t *p, uint32_t n, uint32_t i, const st_prop *
         return false;
     if ((p[CH_FLAGS] & 1) && bit_at(p + CH_BITMAPS, i)) return false; /* now null */
     if (p[CH_ENC] == ST_ENC_FIXED) return true;
+    if (p[CH_ENC] == ST_ENC_TIMES) {
+        uint64_t s = (uint64_t)v->u.timestamp.seconds - st_rd64(p + CH_BASE);
+        uint32_t ns = (uint32_t)v->u.timestamp.nanoseconds - st_rd32(p + CH_BASE2);
+        uint8_t w = p[CH_WIDTH], w2 = p[CH_WIDTH2];
+        return (w == 64 || s < (1ull << w)) && (w2 == 32 || ns < (1u << w2));
+    }
     if (p[CH_ENC] != ST_ENC_PACKED) return false;
     int64_t x = packed_of(v);
     uint64_t stored = (uint64_t)x - st_rd64(p + CH_BASE) - ((p[CH_FLAGS] & 4) ? i : 0);
     uint8_t w = p[CH_WIDTH];
     (void)n;
     return w == 64 || stored < (1ull << w);
+}
+
+/* Replace value i of w-bit packed values at d. */
+static void patch_bits(uint8_t *d, uint32_t i, uint8_t w, uint64_t stored) {
+    if (w > 0 && w < 8) { /* clear the old bits first */
+        size_t bit = (size_t)i * w;
+        d[bit >> 3] &= (uint8_t)~(((1u << w) - 1) << (bit & 7));
+    }
+    put_bits(d, i, w, stored);
 }
 
 /* Write v into row i of a writable leaf that st_leaf_can_patch accepted. */
@@ -385,14 +423,14 @@ void st_leaf_patch(uint8_t *p, uint32_t n, uint32_t i, const st_prop *prop, cons
         fixed_put(prop->type, v, d + (size_t)i * p[CH_WIDTH]);
         return;
     }
-    int64_t x = packed_of(v);
-    uint64_t stored = (uint64_t)x - st_rd64(p + CH_BASE) - ((p[CH_FLAGS] & 4) ? i : 0);
-    uint8_t w = p[CH_WIDTH];
-    if (w > 0 && w < 8) { /* clear the old bits first */
-        size_t bit = (size_t)i * w;
-        d[bit >> 3] &= (uint8_t)~(((1u << w) - 1) << (bit & 7));
+    if (p[CH_ENC] == ST_ENC_TIMES) {
+        patch_bits(d, i, p[CH_WIDTH], (uint64_t)v->u.timestamp.seconds - st_rd64(p + CH_BASE));
+        patch_bits(d + packed_words(n, p[CH_WIDTH]), i, p[CH_WIDTH2],
+                   (uint32_t)v->u.timestamp.nanoseconds - st_rd32(p + CH_BASE2));
+        return;
     }
-    put_bits(d, i, w, stored);
+    int64_t x = packed_of(v);
+    patch_bits(d, i, p[CH_WIDTH], (uint64_t)x - st_rd64(p + CH_BASE) - ((p[CH_FLAGS] & 4) ? i : 0));
 }
 
 /* Compare a packed leaf with constants without unpacking it: *out = the rows whose value op k0
@@ -532,6 +570,7 @@ int st_leaf_big_runs(const uint8_t *p, uint32_t n, pgno_t *runs, uint32_t *lens,
 static bool enc_matches(const uint8_t *p, const st_prop *prop) {
     if (st_type_packed(prop->type, prop->flags)) return p[CH_ENC] == ST_ENC_PACKED;
     if (st_type_var(prop->type, prop->flags)) return p[CH_ENC] == ST_ENC_VAR;
+    if (prop->type == STRATA_TYPE_TIMESTAMP && p[CH_ENC] == ST_ENC_TIMES) return true;
     return p[CH_ENC] == ST_ENC_FIXED && p[CH_WIDTH] == st_type_fixed_size(prop->type);
 }
 
@@ -646,7 +685,8 @@ void st_col_prefetch(strata_txn_t *txn, st_leafref ref, uint32_t n, uint32_t i) 
     if (!p) return;
     size_t at = data_off(p, n);
     switch (p[CH_ENC]) {
-    case ST_ENC_PACKED: at += (size_t)i * p[CH_WIDTH] / 8; break;
+    case ST_ENC_PACKED:
+    case ST_ENC_TIMES: at += (size_t)i * p[CH_WIDTH] / 8; break;
     case ST_ENC_FIXED: at += (size_t)i * p[CH_WIDTH]; break;
     default: at += 4 * (size_t)i; break; /* the element's offsets */
     }
@@ -680,6 +720,10 @@ int st_col_read(strata_txn_t *txn, st_leafref ref, uint32_t n, uint32_t i, const
     case ST_ENC_FIXED:
         fixed_get(prop->type, p + data_off(p, n) + (size_t)i * p[CH_WIDTH], out);
         return STRATA_OK;
+    case ST_ENC_TIMES:
+        out->type = STRATA_TYPE_TIMESTAMP;
+        times_at(p, n, i, &out->u.timestamp.seconds, &out->u.timestamp.nanoseconds);
+        return STRATA_OK;
     default: {
         const uint8_t *b = NULL;
         uint32_t len = 0;
@@ -710,6 +754,7 @@ int st_dcol_alloc(st_dcol *c, const st_prop *p) {
     }
     c->enc = ST_ENC_FIXED;
     c->slot = (uint8_t)st_type_fixed_size(p->type);
+    c->times = p->type == STRATA_TYPE_TIMESTAMP;
     c->fixed = malloc((size_t)ST_CLUSTER_MAX * c->slot);
     return c->fixed ? 0 : -1;
 }
@@ -752,6 +797,12 @@ int st_col_decode(strata_txn_t *txn, st_leafref ref, const st_prop *prop, uint32
         memset(c->nulls, 0, n);
     if (c->enc == ST_ENC_PACKED) {
         st_leaf_unpack(p, n, c->ints);
+    } else if (c->enc == ST_ENC_FIXED && p[CH_ENC] == ST_ENC_TIMES) {
+        for (uint32_t i = 0; i < n; i++) { /* (null rows are zeros, as in a fixed leaf) */
+            strata_value v = {.type = STRATA_TYPE_TIMESTAMP};
+            if (!c->nulls[i]) times_at(p, n, i, &v.u.timestamp.seconds, &v.u.timestamp.nanoseconds);
+            fixed_put(STRATA_TYPE_TIMESTAMP, &v, c->fixed + (size_t)i * c->slot);
+        }
     } else if (c->enc == ST_ENC_FIXED) {
         memcpy(c->fixed, p + off, (size_t)n * c->slot);
     } else { /* the elements' bytes are copied at once; each element points into the copy */
@@ -919,9 +970,31 @@ size_t st_col_measure(const st_dcol *c, uint32_t from, uint32_t to, st_col_plan 
     return plan->size;
 }
 
+/* Timestamps [from, to) as two packed arrays (encoding 4): the widths and bases into plan, the
+ * bytes of the two arrays returned. */
+static size_t times_range(const st_dcol *c, uint32_t from, uint32_t to, st_col_plan *plan) {
+    int64_t slo = 0, shi = 0, nlo = 0, nhi = 0;
+    bool any = false;
+    for (uint32_t i = from; i < to; i++) {
+        if (c->nulls[i]) continue;
+        const uint8_t *f = c->fixed + (size_t)i * c->slot;
+        int64_t sec = (int64_t)st_rd64(f), ns = (int32_t)st_rd32(f + 8);
+        if (!any) slo = shi = sec, nlo = nhi = ns, any = true;
+        slo = sec < slo ? sec : slo;
+        shi = sec > shi ? sec : shi;
+        nlo = ns < nlo ? ns : nlo;
+        nhi = ns > nhi ? ns : nhi;
+    }
+    plan->base = slo;
+    plan->base2 = (int32_t)nlo;
+    plan->width = width_for((uint64_t)shi - (uint64_t)slo);
+    plan->width2 = width_for((uint64_t)(nhi - nlo)); /* < 2^32: nanoseconds are int32 */
+    return packed_words(to - from, plan->width) + packed_words(to - from, plan->width2);
+}
+
 size_t st_col_bytes(const st_dcol *c, uint32_t from, uint32_t to, st_col_plan *plan) {
     uint32_t n = to - from;
-    *plan = (st_col_plan){.flags = range_flags(c, from, to)};
+    *plan = (st_col_plan){.enc = c->enc, .flags = range_flags(c, from, to)};
     size_t size = CH_BITMAPS + (plan->flags & 1 ? bitmap_bytes(n) : 0) +
                   (plan->flags & 2 ? bitmap_bytes(n) : 0);
     size = align8(size);
@@ -931,7 +1004,9 @@ size_t st_col_bytes(const st_dcol *c, uint32_t from, uint32_t to, st_col_plan *p
         if (by_row) plan->flags |= 4;
         size += ((size_t)n * plan->width + 63) / 64 * 8;
     } else if (c->enc == ST_ENC_FIXED) {
-        size += (size_t)n * c->slot;
+        size_t times = c->times ? times_range(c, from, to, plan) : SIZE_MAX;
+        if (times < (size_t)n * c->slot) plan->enc = ST_ENC_TIMES; /* (format 12: smaller) */
+        size += plan->enc == ST_ENC_TIMES ? times : (size_t)n * c->slot;
     } else {
         size += 4 * ((size_t)n + 1);
         for (uint32_t i = from; i < to; i++) size += c->var[i].big ? 12 : c->var[i].len;
@@ -944,7 +1019,7 @@ void st_col_encode(const st_dcol *c, uint32_t from, uint32_t to, const st_col_pl
                    uint8_t *p) {
     uint32_t n = to - from;
     memset(p, 0, plan->size);
-    p[CH_ENC] = c->enc;
+    p[CH_ENC] = plan->enc;
     st_wr32(p + CH_N, n);
     uint8_t flags = plan->flags, w = plan->width;
     int64_t base = plan->base;
@@ -967,6 +1042,19 @@ void st_col_encode(const st_dcol *c, uint32_t from, uint32_t to, const st_col_pl
             if (!c->nulls[from + i])
                 put_bits(p + off, i, w,
                          (uint64_t)c->ints[from + i] - (uint64_t)base - (by_row ? i : 0));
+    } else if (plan->enc == ST_ENC_TIMES) {
+        uint8_t w2 = plan->width2;
+        uint8_t *d2 = p + off + packed_words(n, w);
+        p[CH_WIDTH] = w;
+        p[CH_WIDTH2] = w2;
+        st_wr64(p + CH_BASE, (uint64_t)base);
+        st_wr32(p + CH_BASE2, (uint32_t)plan->base2);
+        for (uint32_t i = 0; i < n; i++) {
+            if (c->nulls[from + i]) continue;
+            const uint8_t *f = c->fixed + (size_t)(from + i) * c->slot;
+            put_bits(p + off, i, w, st_rd64(f) - (uint64_t)base);
+            put_bits(d2, i, w2, (uint32_t)(st_rd32(f + 8) - (uint32_t)plan->base2));
+        }
     } else if (c->enc == ST_ENC_FIXED) {
         p[CH_WIDTH] = c->slot;
         memcpy(p + off, c->fixed + (size_t)from * c->slot, (size_t)n * c->slot);

@@ -18,8 +18,9 @@ typedef struct st_var {
 
 typedef struct st_dcol {
     uint32_t col_id;
-    uint8_t enc;             /* ST_ENC_* */
+    uint8_t enc;             /* ST_ENC_* (timestamps: fixed, whatever their leaf's encoding) */
     uint8_t slot;            /* fixed encoding: bytes per value */
+    bool times;              /* timestamps: their leaves may be ST_ENC_TIMES */
     bool dirty;              /* values changed since decode */
     st_leafref old;          /* the leaf it was decoded from (pgno 0: none) */
     bool old_own;            /* ... alone on its page (it can stay there if clean) */
@@ -46,7 +47,7 @@ struct st_dcluster {
     uint32_t nold_pages;
 };
 
-enum { ST_ENC_PACKED = 1, ST_ENC_FIXED = 2, ST_ENC_VAR = 3 };
+enum { ST_ENC_PACKED = 1, ST_ENC_FIXED = 2, ST_ENC_VAR = 3, ST_ENC_TIMES = 4 };
 
 /* Index changes a write transaction has made but not yet applied to the index tree (index.c):
  * records {u16 key length | u8 remove | key}, in the order they were made. */
@@ -79,10 +80,13 @@ int st_col_decode(strata_txn_t *txn, st_leafref ref, const st_prop *p, uint32_t 
 void st_col_default(const st_prop *p, uint32_t from, uint32_t to, st_dcol *c);
 /* How rows [from, to) of a column are laid out as a leaf: measured once, then encoded. */
 typedef struct st_col_plan {
-    size_t size;   /* bytes of the leaf; 0 when it cannot fit in a page */
-    uint8_t flags; /* leaf flags: 1 nulls bitmap, 2 big-values bitmap, 4 packed by row */
-    uint8_t width; /* packed: bits per value */
-    int64_t base;  /* packed: the value (or value - row) stored as 0 */
+    size_t size;    /* bytes of the leaf; 0 when it cannot fit in a page */
+    uint8_t enc;    /* the leaf's encoding (the column's, or ST_ENC_TIMES for timestamps) */
+    uint8_t flags;  /* leaf flags: 1 nulls bitmap, 2 big-values bitmap, 4 packed by row */
+    uint8_t width;  /* packed: bits per value; times: of the seconds */
+    uint8_t width2; /* times: bits per nanoseconds value */
+    int64_t base;   /* packed: the value (or value - row) stored as 0; times: the seconds */
+    int32_t base2;  /* times: the nanoseconds stored as 0 */
 } st_col_plan;
 /* Measure the range [from, to) of c as a leaf; returns plan->size (0: it does not fit a page). */
 size_t st_col_measure(const st_dcol *c, uint32_t from, uint32_t to, st_col_plan *plan);

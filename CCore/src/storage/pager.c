@@ -309,9 +309,10 @@ static meta_problem_t meta_problem(strata_db_t *db, const meta_slot *slot) {
         return META_FORMAT;
     if (m->page_size != ST_PAGE_SIZE) return META_PAGE_SIZE;
     if (m->checksum != st_checksum((const uint8_t *)m + 8, sizeof *m - 8)) return META_CHECKSUM;
-    /* Formats 9 and 11 are exactly the encrypted files: their meta pages carry the header. */
+    /* Formats 9, 11 and 13 are exactly the encrypted files: their meta pages carry the header. */
     bool encrypted = st_meta_page_encrypted((const uint8_t *)slot);
     if (encrypted != (m->format_version == ST_FORMAT_ENCRYPTED ||
+                      m->format_version == ST_FORMAT_ENCRYPTED_11 ||
                       m->format_version == ST_FORMAT_ENCRYPTED_9))
         return META_FLAGS;
     if (encrypted && !db->cipher) return META_ENCRYPTED;

@@ -22,11 +22,13 @@
 #include "storage/page.h"
 
 /* The newest format read; 4 adds the commit log, 5 packed pages, 6 mixed indexes, 7 maps, 8
- * full-text indexes, 9 encryption, 10 (plain) and 11 (encrypted) copies in log records. */
-#define ST_FORMAT_VERSION 11u
-#define ST_FORMAT_PLAIN 10u          /* written by every commit of a file without encryption */
-#define ST_FORMAT_ENCRYPTED 11u      /* written by every commit of an encrypted file (cipher.c) */
-#define ST_FORMAT_ENCRYPTED_9 9u     /* an encrypted file written before format 10 */
+ * full-text indexes, 9 encryption, 10 (plain) and 11 (encrypted) copies in log records, 12
+ * (plain) and 13 (encrypted) timestamp leaves as two packed arrays (objects/column.c). */
+#define ST_FORMAT_VERSION 13u
+#define ST_FORMAT_PLAIN 12u          /* written by every commit of a file without encryption */
+#define ST_FORMAT_ENCRYPTED 13u      /* written by every commit of an encrypted file (cipher.c) */
+#define ST_FORMAT_ENCRYPTED_9 9u     /* encrypted files written before format 12 */
+#define ST_FORMAT_ENCRYPTED_11 11u
 #define ST_FORMAT_OLDEST_READ 1u     /* read: 1 lacks direct primary keys, 1 and 2 key heads */
 #define ST_MAP_SIZE_MAX (1ull << 46) /* 64 TiB: the most a 47-bit user address space can map */
 #define ST_SPARE_PAGES 32            /* page buffers a handle keeps between write transactions */
