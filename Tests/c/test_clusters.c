@@ -390,12 +390,49 @@ static void timestamps_are_stored_as_packed_seconds_and_nanoseconds(void) {
     OK(strata_db_close(db, E));
 }
 
+/* Strings written before format 12 (u32 element offsets, here through the core's test switch)
+ * read, change and verify beside leaves written since (u16 offsets): the same file, the same
+ * table, objects of both kinds in one cluster after the changes. */
+static void string_leaves_of_both_offset_widths_read_and_change(void) {
+    strata_db_t *db;
+    OK(strata_db_open(tl_path("offsets.db"), NULL, &db, E));
+    st_col_u32_offsets = true;
+    append(db, 0, 300, 30, 300, 30, 300);
+    st_col_u32_offsets = false;
+    append(db, 300, 600, 30, 450, 50, 100); /* later ones longer: the other string length */
+    check_all(db, 600, 30, 450, 50);
+    strata_txn_t *w;
+    strata_table_t *t;
+    strata_col_t s;
+    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
+    OK(strata_table_open(w, "T", &t, E));
+    OK(strata_table_find_property(t, "s", &s, E));
+    for (int i = 0; i < 600; i += 7) { /* another text, then its own again: the cluster is
+                                         * decoded and written anew, with u16 offsets */
+        char buf[512];
+        size_t l = text_of(i, i >= 450 ? 50 : 30, buf);
+        OK(strata_obj_set(t, i, s, (strata_value[]){{.type = STRATA_TYPE_STRING, .u.bytes = {"changed", 7}}}, E));
+        OK(strata_obj_set(t, i, s, (strata_value[]){{.type = STRATA_TYPE_STRING, .u.bytes = {buf, l}}}, E));
+    }
+    strata_key_t k;
+    OK(strata_obj_create(t, &k, E)); /* an object without a string, into the last cluster */
+    OK(strata_obj_delete(t, k, E));
+    OK(strata_txn_commit(w, E));
+    strata_txn_free(w);
+    check_all(db, 600, 30, 450, 50);
+    OK(strata_db_close(db, E));
+    OK(strata_db_open(tl_path("offsets.db"), NULL, &db, E));
+    check_all(db, 600, 30, 450, 50);
+    OK(strata_db_close(db, E));
+}
+
 static const tl_test tests[] = {
     TL_TEST(appended_clusters_fill_their_pages),
     TL_TEST(strings_longer_than_the_guess_still_split_cleanly),
     TL_TEST(wide_objects_fill_their_page),
     TL_TEST(objects_too_wide_for_a_page_spread_their_leaves),
     TL_TEST(timestamps_are_stored_as_packed_seconds_and_nanoseconds),
+    TL_TEST(string_leaves_of_both_offset_widths_read_and_change),
 };
 
 int main(int argc, char **argv) {

@@ -12,7 +12,8 @@
  *           timestamps: bits per seconds value (as packed)
  *    2  u8  flags: 1 = null bitmap present, 2 = big bitmap present, 4 = packed values count
  *           from their row: value i = base + i + stored i (keys and ids that grow by one per
- *           object pack to 0 bits)
+ *           object pack to 0 bits), 8 = var element offsets are u16 (format 12: a leaf's
+ *           element data is under 64 KiB, as every leaf written since is)
  *    3  u8  timestamps: bits per nanoseconds value (0, 1, 2, 4, 8, 16 or 32); else 0
  *    4  u32 n, the number of values (the cluster's object count)
  *    8  i64 packed: base; value i = base + stored i (+ i with flag 4), stored as unsigned bits;
@@ -24,7 +25,8 @@
  *       then, at the next multiple of 8:
  *         packed: ceil(n * bits / 64) u64 words, value i at bit i * bits (little-endian)
  *         fixed:  n slots
- *         var:    n + 1 u32 offsets into the element data that follows (offset 0 first)
+ *         var:    n + 1 u32 (flag 8: u16) offsets into the element data that follows (offset 0
+ *                 first)
  *         timestamps: the seconds packed as above (ceil(n * bits / 64) u64 words), then the
  *                 nanoseconds the same way with their own width and base
  *
@@ -68,6 +70,25 @@ static uint8_t width_for(uint64_t range) {
 
 /* Bytes of n values of w bits, in whole u64 words. */
 static size_t packed_words(uint32_t n, uint8_t w) { return ((size_t)n * w + 63) / 64 * 8; }
+
+/* A var leaf's element offsets: u16 with flag 8 (format 12), else u32; the element data starts
+ * at a multiple of 4 either way (an object appended then shifts it by 4 bytes or none, which the
+ * commit log's diff finds as a copy: it looks for shifts in multiples of 4). */
+#define VAR_U16 8
+static size_t var_offsets_size(uint32_t n, bool u16) {
+    return u16 ? (((size_t)n + 1) * 2 + 3) & ~(size_t)3 : ((size_t)n + 1) * 4;
+}
+
+bool st_col_u32_offsets;
+
+static size_t var_offsets_bytes(const uint8_t *p, uint32_t n) {
+    return var_offsets_size(n, p[CH_FLAGS] & VAR_U16);
+}
+
+/* Offset i of a var leaf whose offsets start at off. */
+static uint32_t var_off(const uint8_t *p, size_t off, uint32_t i) {
+    return p[CH_FLAGS] & VAR_U16 ? st_rd16(p + off + 2 * (size_t)i) : st_rd32(p + off + 4 * (size_t)i);
+}
 
 static uint64_t get_bits(const uint8_t *d, uint32_t i, uint8_t w) {
     switch (w) {
@@ -276,7 +297,7 @@ int st_leaf_header(strata_txn_t *txn, st_leafref ref, uint32_t n, const uint8_t 
         end = off + (size_t)n * w;
     } else if (enc == ST_ENC_VAR) {
         /* Element offsets are checked where they are used (var_bounds); verify checks all. */
-        end = off + 4 * ((size_t)n + 1) + st_rd32(p + CH_VARBYTES);
+        end = off + var_offsets_bytes(p, n) + st_rd32(p + CH_VARBYTES);
     } else if (enc == ST_ENC_TIMES) {
         uint8_t w2 = p[CH_WIDTH2];
         if ((w & (w - 1)) || w > 64 || (w2 & (w2 - 1)) || w2 > 32)
@@ -298,8 +319,8 @@ static size_t data_off(const uint8_t *p, uint32_t n);
 static int var_bounds(const uint8_t *p, uint32_t n, uint32_t i, uint32_t *a, uint32_t *b,
                       strata_error *err) {
     size_t off = data_off(p, n);
-    *a = st_rd32(p + off + 4 * (size_t)i);
-    *b = st_rd32(p + off + 4 * (size_t)i + 4);
+    *a = var_off(p, off, i);
+    *b = var_off(p, off, i + 1);
     if ((i == 0 && *a != 0) || *a > *b || *b > st_rd32(p + CH_VARBYTES))
         return ST_CORRUPT(err, "column leaf: element %u of %u spans [%u, %u) of %u bytes", i, n,
                           *a, *b, st_rd32(p + CH_VARBYTES));
@@ -314,9 +335,9 @@ int st_leaf_check_all(const uint8_t *p, uint32_t n, strata_error *err) {
         if (rc) return rc;
     }
     size_t off = data_off(p, n);
-    if (n && st_rd32(p + off + 4 * (size_t)n) != st_rd32(p + CH_VARBYTES))
-        return ST_CORRUPT(err, "column leaf: element data ends at %u, not %u",
-                          st_rd32(p + off + 4 * (size_t)n), st_rd32(p + CH_VARBYTES));
+    if (n && var_off(p, off, n) != st_rd32(p + CH_VARBYTES))
+        return ST_CORRUPT(err, "column leaf: element data ends at %u, not %u", var_off(p, off, n),
+                          st_rd32(p + CH_VARBYTES));
     return STRATA_OK;
 }
 
@@ -552,7 +573,7 @@ int st_leaf_big_runs(const uint8_t *p, uint32_t n, pgno_t *runs, uint32_t *lens,
                      uint32_t *count, strata_error *err) {
     *count = 0;
     if (p[CH_ENC] != ST_ENC_VAR || !(p[CH_FLAGS] & 2)) return STRATA_OK;
-    size_t off = data_off(p, n), data = off + 4 * ((size_t)n + 1);
+    size_t off = data_off(p, n), data = off + var_offsets_bytes(p, n);
     for (uint32_t i = 0; i < n; i++) {
         if (!leaf_big(p, n, i)) continue;
         uint32_t a, b;
@@ -581,7 +602,7 @@ static int var_element(strata_txn_t *txn, const uint8_t *p, uint32_t n, uint32_t
     uint32_t a, b;
     int rc = var_bounds(p, n, i, &a, &b, err);
     if (rc) return rc;
-    const uint8_t *e = p + off + 4 * ((size_t)n + 1) + a;
+    const uint8_t *e = p + off + var_offsets_bytes(p, n) + a;
     *big = 0;
     if (leaf_big(p, n, i)) {
         if (b - a != 12)
@@ -688,7 +709,7 @@ void st_col_prefetch(strata_txn_t *txn, st_leafref ref, uint32_t n, uint32_t i) 
     case ST_ENC_PACKED:
     case ST_ENC_TIMES: at += (size_t)i * p[CH_WIDTH] / 8; break;
     case ST_ENC_FIXED: at += (size_t)i * p[CH_WIDTH]; break;
-    default: at += 4 * (size_t)i; break; /* the element's offsets */
+    default: at += (size_t)i * (p[CH_FLAGS] & VAR_U16 ? 2 : 4); break; /* the element's offsets */
     }
     if (at < ref.len) __builtin_prefetch(p + at);
 }
@@ -697,8 +718,8 @@ void st_col_prefetch_element(strata_txn_t *txn, st_leafref ref, uint32_t n, uint
     const uint8_t *p = leaf_to_prefetch(txn, ref, n, i);
     if (!p || p[CH_ENC] != ST_ENC_VAR) return;
     size_t off = data_off(p, n);
-    if (off + 4 * ((size_t)n + 1) > ref.len) return;
-    size_t at = off + 4 * ((size_t)n + 1) + st_rd32(p + off + 4 * (size_t)i);
+    if (off + var_offsets_bytes(p, n) > ref.len) return;
+    size_t at = off + var_offsets_bytes(p, n) + var_off(p, off, i);
     if (at < ref.len) __builtin_prefetch(p + at);
 }
 
@@ -806,8 +827,8 @@ int st_col_decode(strata_txn_t *txn, st_leafref ref, const st_prop *prop, uint32
     } else if (c->enc == ST_ENC_FIXED) {
         memcpy(c->fixed, p + off, (size_t)n * c->slot);
     } else { /* the elements' bytes are copied at once; each element points into the copy */
-        size_t data = off + 4 * ((size_t)n + 1);
-        uint32_t end = n ? st_rd32(p + off + 4 * (size_t)n) : 0;
+        size_t data = off + var_offsets_bytes(p, n);
+        uint32_t end = n ? var_off(p, off, n) : 0;
         if (end > st_rd32(p + CH_VARBYTES))
             return ST_CORRUPT(err, "column page %llu: element data ends at %u, past %u bytes",
                               (unsigned long long)ref.pgno, end, st_rd32(p + CH_VARBYTES));
@@ -815,9 +836,9 @@ int st_col_decode(strata_txn_t *txn, st_leafref ref, const st_prop *prop, uint32
         if (!copy) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
         memcpy(copy, p + data, end);
         bool bigs = p[CH_FLAGS] & 2;
-        uint32_t a = n ? st_rd32(p + off) : 0, b;
+        uint32_t a = n ? var_off(p, off, 0) : 0, b;
         for (uint32_t i = 0; i < n; i++, a = b) {
-            b = st_rd32(p + off + 4 * (size_t)i + 4);
+            b = var_off(p, off, i + 1);
             if ((i == 0 && a != 0) || a > b || b > end)
                 return ST_CORRUPT(err, "column page %llu: element %u of %u spans [%u, %u) of %u "
                                   "bytes", (unsigned long long)ref.pgno, i, n, a, b, end);
@@ -1008,8 +1029,10 @@ size_t st_col_bytes(const st_dcol *c, uint32_t from, uint32_t to, st_col_plan *p
         if (times < (size_t)n * c->slot) plan->enc = ST_ENC_TIMES; /* (format 12: smaller) */
         size += plan->enc == ST_ENC_TIMES ? times : (size_t)n * c->slot;
     } else {
-        size += 4 * ((size_t)n + 1);
-        for (uint32_t i = from; i < to; i++) size += c->var[i].big ? 12 : c->var[i].len;
+        size_t bytes = 0;
+        for (uint32_t i = from; i < to; i++) bytes += c->var[i].big ? 12 : c->var[i].len;
+        if (bytes <= UINT16_MAX && !st_col_u32_offsets) plan->flags |= VAR_U16; /* (format 12) */
+        size += var_offsets_size(n, plan->flags & VAR_U16) + bytes;
     }
     plan->size = size;
     return size;
@@ -1059,11 +1082,13 @@ void st_col_encode(const st_dcol *c, uint32_t from, uint32_t to, const st_col_pl
         p[CH_WIDTH] = c->slot;
         memcpy(p + off, c->fixed + (size_t)from * c->slot, (size_t)n * c->slot);
     } else {
-        uint8_t *data = p + off + 4 * ((size_t)n + 1);
+        bool u16 = flags & VAR_U16;
+        uint8_t *data = p + off + var_offsets_size(n, u16);
         uint32_t o = 0;
         for (uint32_t i = 0; i < n; i++) {
             const st_var *e = &c->var[from + i];
-            st_wr32(p + off + 4 * (size_t)i, o);
+            if (u16) st_wr16(p + off + 2 * (size_t)i, (uint16_t)o);
+            else st_wr32(p + off + 4 * (size_t)i, o);
             if (e->big) {
                 st_wr64(data + o, e->big);
                 st_wr32(data + o + 8, e->len);
@@ -1073,7 +1098,8 @@ void st_col_encode(const st_dcol *c, uint32_t from, uint32_t to, const st_col_pl
                 o += e->len;
             }
         }
-        st_wr32(p + off + 4 * (size_t)n, o);
+        if (u16) st_wr16(p + off + 2 * (size_t)n, (uint16_t)o);
+        else st_wr32(p + off + 4 * (size_t)n, o);
         st_wr32(p + CH_VARBYTES, o);
     }
 }

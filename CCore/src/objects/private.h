@@ -88,6 +88,8 @@ typedef struct st_col_plan {
     int64_t base;   /* packed: the value (or value - row) stored as 0; times: the seconds */
     int32_t base2;  /* times: the nanoseconds stored as 0 */
 } st_col_plan;
+/* For tests of files written before format 12: var leaves are written with u32 offsets. */
+extern bool st_col_u32_offsets;
 /* Measure the range [from, to) of c as a leaf; returns plan->size (0: it does not fit a page). */
 size_t st_col_measure(const st_dcol *c, uint32_t from, uint32_t to, st_col_plan *plan);
 /* The same, the leaf's bytes whether or not they fit a page (plan->size is that many). */
