@@ -3,7 +3,8 @@
  * reader can see in it.
  *
  * The database: Person {name (indexed), age, photo (big values in overflow runs), dogs: [Dog],
- * best: Dog?, nick: {string: int} (a map), tag: Tag?}, Dog {name (full-text index), age}, Tag (embedded)
+ * best: Dog?, nick: {string: int} (a map), tag: Tag?}, Dog {name (full-text index), age, born (a
+ * timestamp, null for some)}, Tag (embedded)
  * {label}, and raw trees "kv" (byte keys, some values of 9 KB) and "ints".
  * commit_version(db, v) makes version v (1, 2, ...): new dogs and people each time, older people
  * changed or deleted, tree entries put over earlier ones.
@@ -37,6 +38,10 @@ static void fp_value(fp_state *f, const strata_value *v) {
         fp_bytes(f, v->u.bytes.data, v->u.bytes.len);
         break;
     case STRATA_TYPE_NULL: break;
+    case STRATA_TYPE_TIMESTAMP:
+        fp_u64(f, (uint64_t)v->u.timestamp.seconds);
+        fp_u64(f, (uint64_t)(uint32_t)v->u.timestamp.nanoseconds);
+        break;
     default: fp_bytes(f, &v->u, sizeof v->u.i); break; /* bool, int, link: the first 8 bytes */
     }
 }
@@ -150,7 +155,7 @@ static strata_value vlink(int64_t k) { return (strata_value){.type = STRATA_TYPE
 static uint8_t big[9000];
 
 typedef struct cols {
-    strata_col_t name, age, photo, dogs, best, dname, dage, nick, tag, tlabel;
+    strata_col_t name, age, photo, dogs, best, dname, dage, dborn, nick, tag, tlabel;
 } cols;
 
 /* Commit v (1..VERSIONS) of the database. */
@@ -164,6 +169,7 @@ __attribute__((unused)) static int commit_version(strata_db_t *db, int v, cols *
         if ((rc = strata_table_create(w, "Dog", &d, E)) || (rc = strata_table_create(w, "Person", &p, E)) ||
             (rc = strata_table_add_property(d, "name", STRATA_TYPE_STRING, STRATA_PROP_FULLTEXT, NULL, &c->dname, E)) ||
             (rc = strata_table_add_property(d, "age", STRATA_TYPE_INT, 0, NULL, &c->dage, E)) ||
+            (rc = strata_table_add_property(d, "born", STRATA_TYPE_TIMESTAMP, STRATA_PROP_NULLABLE, NULL, &c->dborn, E)) ||
             (rc = strata_table_add_property(p, "name", STRATA_TYPE_STRING, STRATA_PROP_INDEXED, NULL, &c->name, E)) ||
             (rc = strata_table_add_property(p, "age", STRATA_TYPE_INT, 0, NULL, &c->age, E)) ||
             (rc = strata_table_add_property(p, "photo", STRATA_TYPE_BINARY, STRATA_PROP_NULLABLE, NULL, &c->photo, E)) ||
@@ -189,6 +195,9 @@ __attribute__((unused)) static int commit_version(strata_db_t *db, int v, cols *
         if ((rc = strata_obj_create(d, &k, E)) || (rc = strata_obj_set(d, k, c->dname, (strata_value[]){vstr(s)}, E)) ||
             (rc = strata_obj_set(d, k, c->dage, (strata_value[]){vint((v * 7 + i) % 11)}, E)))
             goto out;
+        strata_value born = {.type = STRATA_TYPE_TIMESTAMP,
+                             .u.timestamp = {1700000000 + v * 86400 + i * 61, (int32_t)((i * 7919u) % 1000000000u)}};
+        if (i % 6 != 5 && (rc = strata_obj_set(d, k, c->dborn, &born, E))) goto out;
     }
     for (int i = 0; i < 40; i++) { /* people: 40 new, and older ones changed or deleted */
         strata_key_t k;
