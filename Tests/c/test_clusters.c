@@ -37,6 +37,15 @@ static void shape_of(strata_db_t *db, shape *s) {
     strata_txn_free(r);
 }
 
+/* A transaction of db (`mode`: STRATA_TXN_READ or _WRITE) into *txn, table T into *t and its
+ * property `prop` into *col. */
+static void begin_T(strata_db_t *db, unsigned mode, strata_txn_t **txn, strata_table_t **t,
+                    const char *prop, strata_col_t *col) {
+    OK(strata_txn_begin(db, mode, txn, E));
+    OK(strata_table_open(*txn, "T", t, E));
+    OK(strata_table_find_property(*t, prop, col, E));
+}
+
 /* "<i>:" then x up to len bytes. */
 static size_t text_of(int i, size_t len, char *out) {
     int n = snprintf(out, len + 1, "%d:", i);
@@ -78,9 +87,7 @@ static void check_all(strata_db_t *db, int n, size_t len, int len_at, size_t len
     strata_table_t *t;
     strata_col_t s;
     OK(strata_db_verify(db, E));
-    OK(strata_txn_begin(db, STRATA_TXN_READ, &r, E));
-    OK(strata_table_open(r, "T", &t, E));
-    OK(strata_table_find_property(t, "s", &s, E));
+    begin_T(db, STRATA_TXN_READ, &r, &t, "s", &s);
     for (int i = 0; i < n; i++) {
         char want[512];
         size_t l = text_of(i, i >= len_at ? len2 : len, want);
@@ -355,9 +362,7 @@ static void timestamps_are_stored_as_packed_seconds_and_nanoseconds(void) {
      * first round changes one object of each cluster by each way alone (in place needs the
      * cluster not decoded yet), the second many. */
     for (int round = 0; round < 3; round++) {
-        OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
-        OK(strata_table_open(w, "T", &t, E));
-        OK(strata_table_find_property(t, "at", &at, E));
+        begin_T(db, STRATA_TXN_WRITE, &w, &t, "at", &at);
         for (int i = round < 2 ? 3 + 40 * round : 1; i < N; i += round < 2 ? 256 : 5) {
             strata_value v = want[i];
             int how = round < 2 ? round : i % 4;
@@ -404,9 +409,7 @@ static void string_leaves_of_both_offset_widths_read_and_change(void) {
     strata_txn_t *w;
     strata_table_t *t;
     strata_col_t s;
-    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
-    OK(strata_table_open(w, "T", &t, E));
-    OK(strata_table_find_property(t, "s", &s, E));
+    begin_T(db, STRATA_TXN_WRITE, &w, &t, "s", &s);
     for (int i = 0; i < 600; i += 7) { /* another text, then its own again: the cluster is
                                          * decoded and written anew, with u16 offsets */
         char buf[512];

@@ -89,29 +89,33 @@ static void durable_then_logged(const char *path, const char *cut, char *log, ch
     *out = db;
 }
 
-/* Records written after the refusal go through the page cache and replay like any other: a
- * power cut that loses every page of the logged commits (the file as it was before them) is
- * rebuilt from the log, including the records from before and after the switch. */
-static void test_a_refused_direct_log_write_goes_through_the_page_cache(void) {
+/* A test's files: the database, its copy from before the logged commits, and their logs. */
+typedef struct cut_files {
+    char path[600], cut[600], log[620], cut_log[620];
+} cut_files;
+
+/* durable_then_logged for the test named `name`, on a file system with direct I/O (the log
+ * opened for it): the handle into *out, or NULL (the test is skipped, or a step failed). */
+static void direct_logged(const char *name, cut_files *f, strata_db_t **out) {
+    *out = NULL;
     if (!direct_io_supported_here()) {
-        fprintf(stderr, "  (no direct I/O in %s: nothing to refuse; skipped)\n", tl_dir);
+        fprintf(stderr, "  (no direct I/O in %s; skipped)\n", tl_dir);
         return;
     }
-    const char *path = tl_path("refused.db"), *cut = tl_path("refused_cut.db");
-    char log[600], cut_log[600];
-    strata_db_t *db;
-    durable_then_logged(path, cut, log, cut_log, sizeof log, &db);
-    CHECK(db);
-    /* (the logged commit opened the log for direct I/O) */
-    CHECK(db->file.log_fd >= 0 && db->file.log_direct);
-    refusing r = {db, 0};
-    db->file.io.ctx = &r;
-    db->file.io.pwrite = refusing_pwrite;
-    for (uint64_t k = 2; k < 30; k++) OK(put_one(db, k, 100 + k));
-    CHECK(r.refused == 1); /* refused once, then never tried again */
-    CHECK(!db->file.log_direct);
-    int fl = fcntl(db->file.log_fd, F_GETFL);
-    CHECK(fl >= 0 && !(fl & O_DIRECT));
+    char file[64];
+    snprintf(file, sizeof file, "%s.db", name);
+    snprintf(f->path, sizeof f->path, "%s", tl_path(file));
+    snprintf(file, sizeof file, "%s_cut.db", name);
+    snprintf(f->cut, sizeof f->cut, "%s", tl_path(file));
+    durable_then_logged(f->path, f->cut, f->log, f->cut_log, sizeof f->log, out);
+    CHECK(*out);
+    CHECK(*out && (*out)->file.log_fd >= 0 && (*out)->file.log_direct); /* (the logged commit opened it) */
+}
+
+/* The log now, copied beside the file from before the logged commits, rebuilds db's latest
+ * version there: keys 0..keys-1 hold 100 + key, and the file verifies. Closes db. */
+static void cut_replays(strata_db_t *db, const cut_files *f, uint64_t keys) {
+    const char *log = f->log, *cut = f->cut, *cut_log = f->cut_log;
     strata_txn_t *rd;
     OK(strata_txn_begin(db, STRATA_TXN_READ, &rd, E));
     uint64_t version = strata_txn_version(rd);
@@ -121,11 +125,32 @@ static void test_a_refused_direct_log_write_goes_through_the_page_cache(void) {
 
     strata_db_t *l = tl_open_db(cut, STRATA_DURABILITY_FULL);
     CHECK(l);
+    if (!l) return;
     OK(strata_txn_begin(l, STRATA_TXN_READ, &rd, E));
     CHECK(strata_txn_version(rd) == version);
-    for (uint64_t k = 0; k < 30; k++) CHECK(holds(rd, k, 100 + k));
+    for (uint64_t k = 0; k < keys; k++) CHECK(holds(rd, k, 100 + k));
     strata_txn_free(rd);
+    OK(strata_db_verify(l, E));
     OK(strata_db_close(l, E));
+}
+
+/* Records written after the refusal go through the page cache and replay like any other: a
+ * power cut that loses every page of the logged commits (the file as it was before them) is
+ * rebuilt from the log, including the records from before and after the switch. */
+static void test_a_refused_direct_log_write_goes_through_the_page_cache(void) {
+    cut_files f;
+    strata_db_t *db;
+    direct_logged("refused", &f, &db);
+    if (!db) return;
+    refusing r = {db, 0};
+    db->file.io.ctx = &r;
+    db->file.io.pwrite = refusing_pwrite;
+    for (uint64_t k = 2; k < 30; k++) OK(put_one(db, k, 100 + k));
+    CHECK(r.refused == 1); /* refused once, then never tried again */
+    CHECK(!db->file.log_direct);
+    int fl = fcntl(db->file.log_fd, F_GETFL);
+    CHECK(fl >= 0 && !(fl & O_DIRECT));
+    cut_replays(db, &f, 30);
 }
 
 /* Unsynced records (group commit) go through the page cache, synced ones direct, into the same
@@ -133,16 +158,10 @@ static void test_a_refused_direct_log_write_goes_through_the_page_cache(void) {
  * of the log after the syncs is rebuilt to the latest version with every value — the direct
  * writes and the syncs saw the cached records. */
 static void test_unsynced_records_go_through_the_page_cache(void) {
-    if (!direct_io_supported_here()) {
-        fprintf(stderr, "  (no direct I/O in %s; skipped)\n", tl_dir);
-        return;
-    }
-    const char *path = tl_path("cached.db"), *cut = tl_path("cached_cut.db");
-    char log[600], cut_log[600];
+    cut_files f;
     strata_db_t *db;
-    durable_then_logged(path, cut, log, cut_log, sizeof log, &db);
-    CHECK(db);
-    CHECK(db->file.log_direct); /* synced records: direct (the header block alone is cached) */
+    direct_logged("cached", &f, &db); /* synced records: direct (the header block alone cached) */
+    if (!db) return;
     uint64_t covered = 0;
     for (uint64_t k = 2; k < 60; k++) {
         OK(put(db, k, 100 + k, k % 3 != 0));
@@ -158,17 +177,7 @@ static void test_unsynced_records_go_through_the_page_cache(void) {
     uint64_t version = strata_txn_version(rd);
     strata_txn_free(rd);
     CHECK(covered == version);
-    CHECK(tl_copy_file(log, cut_log));
-    OK(strata_db_close(db, E));
-
-    strata_db_t *l = tl_open_db(cut, STRATA_DURABILITY_FULL);
-    CHECK(l);
-    OK(strata_txn_begin(l, STRATA_TXN_READ, &rd, E));
-    CHECK(strata_txn_version(rd) == version);
-    for (uint64_t k = 0; k <= 60; k++) CHECK(holds(rd, k, 100 + k));
-    strata_txn_free(rd);
-    OK(strata_db_verify(l, E));
-    OK(strata_db_close(l, E));
+    cut_replays(db, &f, 61);
 }
 
 /* Counts the fdatasyncs of a handle's log; passes every call to the default table. */
@@ -189,16 +198,10 @@ static int counting_fdatasync(void *ctx, int fd) {
  * record could survive a power cut that took the one before it, and the log would stop short of
  * it. The log written either way replays onto the file from before every record. */
 static void test_a_synced_record_goes_out_with_its_sync_unless_another_awaits_one(void) {
-    if (!direct_io_supported_here()) {
-        fprintf(stderr, "  (no direct I/O in %s; skipped)\n", tl_dir);
-        return;
-    }
-    const char *path = tl_path("dsync.db"), *cut = tl_path("dsync_cut.db");
-    char log[600], cut_log[600];
+    cut_files f;
     strata_db_t *db;
-    durable_then_logged(path, cut, log, cut_log, sizeof log, &db);
-    CHECK(db);
-    CHECK(db->file.log_direct);
+    direct_logged("dsync", &f, &db);
+    if (!db) return;
     counting c = {db, 0};
     db->file.io.ctx = &c;
     db->file.io.fdatasync = counting_fdatasync;
@@ -211,21 +214,7 @@ static void test_a_synced_record_goes_out_with_its_sync_unless_another_awaits_on
     CHECK(db->file.log_synced_writes == written + 1 && c.log_syncs == 1);
     OK(put(db, 5, 105, false)); /* everything before it synced again: one write */
     CHECK(db->file.log_synced_writes == written + 2 && c.log_syncs == 1);
-    strata_txn_t *rd;
-    OK(strata_txn_begin(db, STRATA_TXN_READ, &rd, E));
-    uint64_t version = strata_txn_version(rd);
-    strata_txn_free(rd);
-    CHECK(tl_copy_file(log, cut_log));
-    OK(strata_db_close(db, E));
-
-    strata_db_t *l = tl_open_db(cut, STRATA_DURABILITY_FULL);
-    CHECK(l);
-    OK(strata_txn_begin(l, STRATA_TXN_READ, &rd, E));
-    CHECK(strata_txn_version(rd) == version);
-    for (uint64_t k = 0; k <= 5; k++) CHECK(holds(rd, k, 100 + k));
-    strata_txn_free(rd);
-    OK(strata_db_verify(l, E));
-    OK(strata_db_close(l, E));
+    cut_replays(db, &f, 6);
 }
 
 typedef struct syncing {
