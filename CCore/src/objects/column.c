@@ -33,8 +33,8 @@
  * Which encoding a property gets: packed for bool, int, link and list ids (a list column holds
  * the id of the list's storage, 0 for empty); fixed for float (4), double (8), timestamp (12:
  * i64 seconds, i32 nanoseconds; written as encoding 4 instead when that is smaller, as it is
- * for times a few years apart: 4 + 4 bytes, or 4 + 0 when whole seconds), ObjectId (12), UUID (16), decimal128 (16: low, high); var for
- * string, binary and mixed. A mixed element is a type tag byte and the value's bytes (the fixed
+ * for times a few years apart: 4 + 4 bytes, or 4 + 0 when whole seconds), ObjectId (12), UUID
+ * (16), decimal128 (16: low, high); var for string, binary and mixed. A mixed element is a type tag byte and the value's bytes (the fixed
  * layout above, or the raw string/binary bytes).
  *
  * Elements over ST_INLINE_MAX bytes live in an overflow run (kind 3, as btree.c's) of their
@@ -51,8 +51,8 @@
 #define CH_ENC 0
 #define CH_WIDTH 1
 #define CH_FLAGS 2
-#define CH_N 4
 #define CH_WIDTH2 3
+#define CH_N 4
 #define CH_BASE 8
 #define CH_VARBYTES 16
 #define CH_BASE2 16
@@ -356,7 +356,8 @@ int64_t st_packed_at(const uint8_t *p, uint32_t n, uint32_t i) {
 static void times_at(const uint8_t *p, uint32_t n, uint32_t i, int64_t *seconds, int32_t *nanos) {
     const uint8_t *d = p + data_off(p, n);
     *seconds = (int64_t)(st_rd64(p + CH_BASE) + get_bits(d, i, p[CH_WIDTH]));
-    *nanos = (int32_t)(st_rd32(p + CH_BASE2) + (uint32_t)get_bits(d + packed_words(n, p[CH_WIDTH]), i, p[CH_WIDTH2]));
+    const uint8_t *d2 = d + packed_words(n, p[CH_WIDTH]);
+    *nanos = (int32_t)(st_rd32(p + CH_BASE2) + (uint32_t)get_bits(d2, i, p[CH_WIDTH2]));
 }
 
 /* The first row whose value is >= key in a packed leaf of ascending values (object keys). */
