@@ -134,7 +134,6 @@ final class AsyncWriteQueue {
     }
 }
 
-
 extension Realm {
     /// Run `block` inside a write begun without blocking this thread (when no other writer holds
     /// the file), on this Realm's thread, queue or actor, in the order queued; the write is then
