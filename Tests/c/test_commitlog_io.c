@@ -91,32 +91,15 @@ static bool dsync_supported_here(void) {
 #endif
 }
 
-/* `path` with one durable version (key 0 = 100), copied to `cut` — the file a power cut that
- * loses every later page falls back to — then opened again with a logged commit made (key 1 =
- * 101) into *out (NULL when a step failed); `log` and `cut_log` receive the two logs' paths. */
-static void durable_then_logged(const char *path, const char *cut, char *log, char *cut_log,
-                                size_t cap, strata_db_t **out) {
-    *out = NULL;
-    snprintf(log, cap, "%s.log", path);
-    snprintf(cut_log, cap, "%s.log", cut);
-    strata_db_t *db = tl_open_db(path, STRATA_DURABILITY_FULL);
-    CHECK(db);
-    OK(put_one(db, 0, 100));
-    OK(strata_db_close(db, E));
-    CHECK(tl_copy_file(path, cut));
-    db = tl_open_db(path, STRATA_DURABILITY_FULL);
-    CHECK(db);
-    OK(put_one(db, 1, 101));
-    *out = db;
-}
-
 /* A test's files: the database, its copy from before the logged commits, and their logs. */
 typedef struct cut_files {
     char path[600], cut[600], log[620], cut_log[620];
 } cut_files;
 
-/* durable_then_logged for the test named `name`, on a file system with direct I/O (the log
- * opened for it): the handle into *out, or NULL (the test is skipped, or a step failed). */
+/* For the test named `name`, on a file system with direct I/O: its database with one durable
+ * version (key 0 = 100), copied to f->cut — the file a power cut that loses every later page
+ * falls back to — then opened again with a logged commit made (key 1 = 101; the log opened for
+ * direct I/O) into *out; NULL when the test is skipped or a step failed. */
 static void direct_logged(const char *name, cut_files *f, strata_db_t **out) {
     *out = NULL;
     if (!direct_io_supported_here()) {
@@ -128,9 +111,18 @@ static void direct_logged(const char *name, cut_files *f, strata_db_t **out) {
     snprintf(f->path, sizeof f->path, "%s", tl_path(file));
     snprintf(file, sizeof file, "%s_cut.db", name);
     snprintf(f->cut, sizeof f->cut, "%s", tl_path(file));
-    durable_then_logged(f->path, f->cut, f->log, f->cut_log, sizeof f->log, out);
-    CHECK(*out);
-    CHECK(*out && (*out)->file.log_fd >= 0 && (*out)->file.log_direct); /* (the logged commit opened it) */
+    snprintf(f->log, sizeof f->log, "%s.log", f->path);
+    snprintf(f->cut_log, sizeof f->cut_log, "%s.log", f->cut);
+    strata_db_t *db = tl_open_db(f->path, STRATA_DURABILITY_FULL);
+    CHECK(db);
+    OK(put_one(db, 0, 100));
+    OK(strata_db_close(db, E));
+    CHECK(tl_copy_file(f->path, f->cut));
+    db = tl_open_db(f->path, STRATA_DURABILITY_FULL);
+    CHECK(db);
+    OK(put_one(db, 1, 101));
+    *out = db;
+    CHECK(db->file.log_fd >= 0 && db->file.log_direct); /* (the logged commit opened it) */
 }
 
 /* The log now, copied beside the file from before the logged commits, rebuilds db's latest

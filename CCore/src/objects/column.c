@@ -71,6 +71,9 @@ static uint8_t width_for(uint64_t range) {
 /* Bytes of n values of w bits, in whole u64 words. */
 static size_t packed_words(uint32_t n, uint8_t w) { return ((size_t)n * w + 63) / 64 * 8; }
 
+/* Whether w bits a value is a packed width (0, 1, 2, 4, ... up to max). */
+static bool packed_width(uint8_t w, uint8_t max) { return !(w & (w - 1)) && w <= max; }
+
 /* A var leaf's element offsets: u16 with flag 8 (format 12), else u32; the element data starts
  * at a multiple of 4 either way (an object appended then shifts it by 4 bytes or none, which the
  * commit log's diff finds as a copy: it looks for shifts in multiples of 4). */
@@ -289,9 +292,8 @@ int st_leaf_header(strata_txn_t *txn, st_leafref ref, uint32_t n, const uint8_t 
     off = align8(off);
     size_t end;
     if (enc == ST_ENC_PACKED) {
-        if (w != 0 && w != 1 && w != 2 && w != 4 && w != 8 && w != 16 && w != 32 && w != 64)
-            return ST_CORRUPT(err, "column page %llu: bit width %u", pgno, w);
-        end = off + ((size_t)n * w + 63) / 64 * 8;
+        if (!packed_width(w, 64)) return ST_CORRUPT(err, "column page %llu: bit width %u", pgno, w);
+        end = off + packed_words(n, w);
     } else if (enc == ST_ENC_FIXED) {
         if (w == 0 || w > 16) return ST_CORRUPT(err, "column page %llu: slot of %u bytes", pgno, w);
         end = off + (size_t)n * w;
@@ -300,7 +302,7 @@ int st_leaf_header(strata_txn_t *txn, st_leafref ref, uint32_t n, const uint8_t 
         end = off + var_offsets_bytes(p, n) + st_rd32(p + CH_VARBYTES);
     } else if (enc == ST_ENC_TIMES) {
         uint8_t w2 = p[CH_WIDTH2];
-        if ((w & (w - 1)) || w > 64 || (w2 & (w2 - 1)) || w2 > 32)
+        if (!packed_width(w, 64) || !packed_width(w2, 32))
             return ST_CORRUPT(err, "column page %llu: timestamps of %u and %u bits", pgno, w, w2);
         end = off + packed_words(n, w) + packed_words(n, w2);
     } else {
@@ -1024,7 +1026,7 @@ size_t st_col_bytes(const st_dcol *c, uint32_t from, uint32_t to, st_col_plan *p
         bool by_row;
         packed_range(c, from, to, &plan->base, &plan->width, &by_row);
         if (by_row) plan->flags |= 4;
-        size += ((size_t)n * plan->width + 63) / 64 * 8;
+        size += packed_words(n, plan->width);
     } else if (c->enc == ST_ENC_FIXED) {
         size_t times = c->times ? times_range(c, from, to, plan) : SIZE_MAX;
         if (times < (size_t)n * c->slot) plan->enc = ST_ENC_TIMES; /* (format 12: smaller) */

@@ -512,9 +512,9 @@ int st_log_commit(strata_txn_t *txn, st_dirty *const *list, size_t n, st_meta *m
     /* A record synced now goes out with its sync in one write when no other write to the log
      * awaits one: no header in this write (it goes through the page cache), and no unsynced
      * record before it — the version it follows is not ST_META_LOG_PENDING, so every record up to
-     * that one was synced already (by an fdatasync of the log, or written this way). */
-    bool alone = !defer_sync && !reset && fd == db->file.log_fd &&
-                 !(txn->meta.flags & ST_META_LOG_PENDING);
+     * that one was synced already (by an fdatasync of the log, or written this way). A record
+     * synced now goes to log_fd (st_os_log_write_fd), which st_os_log_write_synced writes. */
+    bool alone = !defer_sync && !reset && !(txn->meta.flags & ST_META_LOG_PENDING);
     bool synced = false;
     rc = alone ? st_os_log_write_synced(&db->file, name, off, db->log_buf + from, stop - from, &synced, err)
                : st_os_write_fd(&db->file, fd, name, off, db->log_buf + from, stop - from, err);
