@@ -38,7 +38,7 @@ final class RealmSlot: @unchecked Sendable { // (its pointer is guarded by its l
 }
 
 /// A reference to a RealmInstance that does not keep it alive (through its slot: RealmSlot).
-struct WeakRealm: @unchecked Sendable { // (sent to the Realm's own home, the only place it is read)
+struct WeakRealm: Sendable { // (its slot is locked: any thread may read it)
     private let slot: RealmSlot
 
     init(_ instance: RealmInstance) { slot = instance.slot }
