@@ -678,6 +678,124 @@ static void unpacked_pages_kept_up_to_the_option(void) {
     CHECK(kept[0] == 0 && kept[1] > (32u << 10) && kept[2] > (64u << 10));
 }
 
+/* Table Tag (name "tag %d", every fifth deleted: its clusters are not dense, so a point read
+ * goes through their keys leaves) and table Note: n notes (text "note %d …", long enough that a
+ * page holds a few dozen) each linking to a live tag. */
+static void tagged_notes(strata_db_t *db, int tags, int n) {
+    strata_txn_t *w;
+    strata_table_t *tag, *note;
+    strata_col_t name, text, link;
+    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
+    OK(strata_table_create(w, "Tag", &tag, E));
+    OK(strata_table_add_property(tag, "name", STRATA_TYPE_STRING, 0, NULL, &name, E));
+    OK(strata_table_create(w, "Note", &note, E));
+    OK(strata_table_add_property(note, "text", STRATA_TYPE_STRING, 0, NULL, &text, E));
+    OK(strata_table_add_property(note, "tag", STRATA_TYPE_LINK, 0, "Tag", &link, E));
+    char buf[200];
+    for (int i = 0; i < tags; i++) {
+        strata_key_t k;
+        strata_value v = {.type = STRATA_TYPE_STRING, .u.bytes = {buf, (size_t)snprintf(buf, sizeof buf, "tag %d", i)}};
+        OK(strata_obj_create(tag, &k, E));
+        OK(strata_obj_set(tag, k, name, &v, E));
+    }
+    for (int i = 0; i < tags; i += 5) OK(strata_obj_delete(tag, i, E));
+    for (int i = 0; i < n; i++) {
+        strata_key_t k;
+        int len = snprintf(buf, sizeof buf, "note %d, a text long enough that a page of them holds "
+                                            "a few dozen and a scan reads hundreds of pages", i);
+        strata_value v = {.type = STRATA_TYPE_STRING, .u.bytes = {buf, (size_t)len}};
+        strata_value l = {.type = STRATA_TYPE_LINK, .u.link = i % tags / 5 * 5 + 1};
+        OK(strata_obj_create(note, &k, E));
+        OK(strata_obj_set(note, k, text, &v, E));
+        OK(strata_obj_set(note, k, link, &l, E));
+    }
+    OK(strata_txn_commit(w, E));
+    strata_txn_free(w);
+}
+
+static int count_of(strata_txn_t *r, const char *table, const char *pred, uint64_t *count) {
+    strata_query_t *q;
+    int rc = strata_query_compile(r, table, pred, &q, E);
+    if (rc == STRATA_OK) rc = strata_query_count(q, r, NULL, 0, count, E);
+    strata_query_free(q);
+    return rc;
+}
+
+static int unpacked_now(strata_db_t *db, uint64_t *bytes) {
+    strata_space sp = {.size = sizeof sp};
+    int rc = strata_db_space_get(db, &sp, E);
+    *bytes = sp.unpacked_bytes;
+    return rc;
+}
+
+/* A scan of a packed table lets go of the column pages it unpacks as it goes: a read
+ * transaction that counts over every note holds about the cache's bound, not the table
+ * unpacked (as one that reads every note does). What it read before the scan stays where it
+ * was, and reads of tags during and after it are right (the tag table's cached cluster record
+ * names a keys leaf that the scan let go of after the cluster that followed links to it). */
+static void a_scan_of_a_packed_table_holds_the_cache_bound(void) {
+    enum { TAGS = 600, NOTES = 6000 };
+    const char *path = tl_path("scan.db");
+    strata_options o = opts();
+    strata_db_t *db;
+    OK(strata_db_open(path, &o, &db, E));
+    tagged_notes(db, TAGS, NOTES);
+    OK(strata_db_compact(db, NULL, E));
+    OK(strata_db_close(db, E));
+    o.unpacked_cache_bytes = 0; /* what no transaction holds goes at once */
+    OK(strata_db_open(path, &o, &db, E));
+    strata_txn_t *r;
+    strata_table_t *note, *tag;
+    strata_col_t text, name;
+    strata_value v;
+    /* what a reader of every note holds */
+    OK(strata_txn_begin(db, STRATA_TXN_READ, &r, E));
+    OK(strata_table_open(r, "Note", &note, E));
+    OK(strata_table_find_property(note, "text", &text, E));
+    for (int i = 0; i < NOTES; i++) OK(strata_obj_get(note, i, text, &v, E));
+    uint64_t all, scanned, count;
+    OK(unpacked_now(db, &all));
+    strata_txn_free(r);
+
+    OK(strata_txn_begin(db, STRATA_TXN_READ, &r, E));
+    OK(strata_table_open(r, "Tag", &tag, E));
+    OK(strata_table_find_property(tag, "name", &name, E));
+    strata_value first;
+    OK(strata_obj_get(tag, 1, name, &first, E)); /* read before: kept */
+    uint64_t sevens = 0, both = 0;
+    char buf[200], tagbuf[40];
+    for (int i = 0; i < NOTES; i++) {
+        snprintf(buf, sizeof buf, "note %d,", i);
+        sevens += strchr(buf, '7') != NULL;
+        snprintf(tagbuf, sizeof tagbuf, "tag %d", i % TAGS / 5 * 5 + 1);
+        both += strchr(buf, '1') && strchr(tagbuf, '3');
+    }
+    OK(count_of(r, "Note", "text CONTAINS '7'", &count));
+    CHECK(count == sevens);
+    OK(unpacked_now(db, &scanned));
+    /* each cluster's text page unpacked where the tag page the cluster before read was */
+    OK(count_of(r, "Note", "text CONTAINS '1' AND tag.name CONTAINS '3'", &count));
+    CHECK(count == both);
+    CHECK(first.type == STRATA_TYPE_STRING && first.u.bytes.len == 5 &&
+          memcmp(first.u.bytes.data, "tag 1", 5) == 0);
+    for (int i = 0; i < TAGS; i++) {
+        int rc = strata_obj_get(tag, i, name, &v, E);
+        if (i % 5 == 0) {
+            CHECK(rc == STRATA_ERR_NOT_FOUND);
+            continue;
+        }
+        OK(rc);
+        int len = snprintf(buf, sizeof buf, "tag %d", i);
+        CHECK(v.u.bytes.len == (size_t)len && memcmp(v.u.bytes.data, buf, (size_t)len) == 0);
+    }
+    strata_txn_free(r);
+    fprintf(stderr, "  held by a reader of every note: %llu bytes; by a count over them: %llu\n",
+            (unsigned long long)all, (unsigned long long)scanned);
+    CHECK(all > (256u << 10) && scanned * 4 < all);
+    OK(strata_db_verify(db, E));
+    OK(strata_db_close(db, E));
+}
+
 static void packed_pages_read_by_threads(void) {
     const char *path = tl_path("threads.db");
     strata_options o = opts();
@@ -712,6 +830,7 @@ int main(int argc, char **argv) {
         TL_TEST(damaged_packed_pages_are_named),
         TL_TEST(packed_pages_read_by_threads),
         TL_TEST(unpacked_pages_kept_up_to_the_option),
+        TL_TEST(a_scan_of_a_packed_table_holds_the_cache_bound),
         TL_TEST(the_file_shrinks_after_a_pinned_reader_lets_go),
     };
     return tl_run("compact", tests, (int)(sizeof tests / sizeof *tests), argc, argv);

@@ -352,12 +352,13 @@ static int not_found(strata_table_t *t, int64_t key, strata_error *err) {
                   (long long)key);
 }
 
-/* The cached record answers unless the tree changed since (mod_count) or the cluster was
- * decoded (dc_insert drops it then). A decoded cluster that is new has a base above every key
+/* The cached record answers unless the tree changed since (mod_count), the cluster was
+ * decoded (dc_insert drops it then) or a scan let go of unpacked column pages (the keys leaf
+ * may have been one). A decoded cluster that is new has a base above every key
  * of the tree, so it never falls inside the cached record's keys. */
 static bool rcache_usable(const strata_table_t *t) {
     return t->rcache.valid && t->clusters && !t->clusters->dropped &&
-           t->rcache.mod == t->clusters->mod_count;
+           t->rcache.mod == t->clusters->mod_count && t->rcache.let_go == t->txn->let_go;
 }
 
 /* Row of key in the cached cluster's keys leaf (the first row with a key >= key: *exact);
@@ -386,6 +387,7 @@ static void rcache_fill(strata_table_t *t, uint64_t base, const uint8_t *rec, si
     t->rcache.valid = true;
     t->rcache.dense = keys == NULL;
     t->rcache.mod = t->clusters->mod_count;
+    t->rcache.let_go = t->txn->let_go;
     t->rcache.base = base;
     t->rcache.rec = rec;
     t->rcache.rec_len = rlen;

@@ -118,10 +118,12 @@ struct strata_table {
     /* The cluster record last found through the tree, valid while the tree's mod_count stays
      * (and no cluster is decoded): point reads of one cluster skip the tree descent. A dense
      * cluster (every key from first to last) is cached without its keys leaf (keys NULL): a
-     * key's row is key - first. */
+     * key's row is key - first. Invalid too once a scan let go of unpacked column pages. */
     struct {
         bool valid, dense;
         uint64_t mod, base;
+        uint64_t let_go;     /* the transaction's let_go when filled: keys may lie in an
+                                unpacked column page that a scan has let go of since */
         const uint8_t *rec, *keys;
         size_t rec_len;
         uint32_t n;

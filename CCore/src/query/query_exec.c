@@ -1574,6 +1574,7 @@ typedef struct scan {
     unsigned head, held;
     str_cols *strs;    /* for cmp_str's terms (NULL when there are none) */
     uint64_t clusters; /* evaluated so far */
+    size_t pins;       /* the transaction's pins when the scan began (st_pins_mark) */
 } scan;
 
 static bool reads_strings(const rnode *r) {
@@ -1610,6 +1611,9 @@ static int scan_one(scan *s, const ring_slot *pc) {
     for (int i = s->out ? st_mask_next(sel, -1) : -1; i >= 0; i = st_mask_next(sel, i))
         if (st_keyvec_push(s->out, st_packed_at(c.keys, c.cr.n, (uint32_t)i)))
             return x->rc = st_err(x->err, STRATA_ERR_NO_MEMORY, "out of memory");
+    /* Nothing read from the cluster is kept past here (keys are copied, the strings cache is
+     * per cluster): a packed table's unpacked column pages go back to the cache. */
+    s->pins = st_pins_let_go_columns(x->txn, s->pins);
     return STRATA_OK;
 }
 
@@ -1648,6 +1652,7 @@ static int scan_cluster(void *arg, const uint8_t *k, size_t kl, const uint8_t *r
 /* Scan every cluster of tree with s: the walk, then the clusters still in the ring. */
 static int scan_all(scan *s, strata_tree_t *tree) {
     exec *x = s->x;
+    s->pins = st_pins_mark(x->txn);
     fast_cols(s, s->root);
     if (reads_strings(s->root) && !(s->strs = str_cols_new()))
         return x->rc = st_err(x->err, STRATA_ERR_NO_MEMORY, "out of memory");

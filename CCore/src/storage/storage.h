@@ -270,6 +270,7 @@ struct strata_txn {
     st_meta meta;            /* the version read (for a write: the base, updated at commit) */
     int reader_slot;         /* read transactions: the slot in the lock file, -1 for none */
     struct st_pins *pins;    /* the unpacked pages this transaction reads (packed.c) */
+    uint64_t let_go;         /* how many times a scan let go of unpacked column pages */
     /* write transactions only */
     uint64_t new_version;
     uint64_t page_count;     /* grows as pages are taken from the end */
@@ -330,6 +331,16 @@ int st_packed_get_part(strata_txn_t *txn, pgno_t ref, size_t need, const uint8_t
 /* A hint before st_packed_get_part of ref (a scan asks a few clusters ahead): the cache's slot
  * for it is asked for. Never blocks, never fails. */
 void st_packed_prefetch(strata_txn_t *txn, pgno_t ref);
+/* A scan that keeps nothing it read from a cluster once it has evaluated it (a count, the keys
+ * of the matches) lets go of the column pages it unpacked as it goes, so that scanning a packed
+ * table holds the unpacked cache's bound, not the table unpacked: st_pins_mark where it
+ * begins, st_pins_let_go_columns(txn, mark) after each cluster. Only column pages go (a tree
+ * page may hold a cursor's place or a record a directory points at); values read from them
+ * before are gone, which is why the transaction counts the times (let_go: the object layer's
+ * caches of leaf addresses compare it). Nothing for pages not packed. */
+size_t st_pins_mark(const strata_txn_t *txn);
+/* (its result: the mark for the next call, past the pages kept) */
+size_t st_pins_let_go_columns(strata_txn_t *txn, size_t mark);
 
 /* A page-trust entry for a version stamp: its low 32 bits, never 0 (0 is "not checked": a
  * version whose low bits are 0 shares its entry with the one after it, 2^32 versions apart). */
