@@ -2070,6 +2070,80 @@ static void scans_of_many_clusters_match_brute_force(void) {
     OK(strata_db_close(db, E));
 }
 
+/* CONTAINS compares bytes 16 positions at a time (query/text.c) and the last few one by one:
+ * parts of one to many characters, found or nearly found (the same first bytes, the same last
+ * byte) at every position of texts of every length up to 90 bytes, as the column-wise scan
+ * and the row-wise comparison (the constant as the text) decide them, against memmem. */
+static void contains_finds_parts_at_every_position(void) {
+    /* 好 她 share their first two bytes (E5 A5), 妳 its first (E5) */
+    static const char *tokens[] = {"a", "b", "好", "她", "妳"};
+    enum { N = 600, MAXTOK = 40 };
+    static char texts[N][MAXTOK * 3 + 1];
+    static int toks[N][MAXTOK], ntok[N];
+    strata_db_t *db;
+    strata_txn_t *w;
+    strata_table_t *t;
+    strata_col_t cs;
+    OK(tl_db_open(tl_path("contains.db"), &db));
+    OK(strata_txn_begin(db, STRATA_TXN_WRITE, &w, E));
+    OK(strata_table_create(w, "Text", &t, E));
+    OK(strata_table_add_property(t, "s", STRATA_TYPE_STRING, 0, NULL, &cs, E));
+    for (int i = 0; i < N; i++) {
+        ntok[i] = (int)(rnd() % (MAXTOK + 1));
+        texts[i][0] = 0;
+        for (int j = 0; j < ntok[i]; j++) {
+            toks[i][j] = (int)(rnd() % 5);
+            strcat(texts[i], tokens[toks[i][j]]);
+        }
+        strata_key_t k;
+        OK(strata_obj_create(t, &k, E));
+        OK(strata_obj_set(t, k, cs, (strata_value[]){vstr(texts[i])}, E));
+    }
+    OK(strata_txn_commit(w, E));
+    strata_txn_free(w);
+    OK(strata_txn_begin(db, STRATA_TXN_READ, &w, E));
+    int checked = 0, found_somewhere = 0;
+    for (int round = 0; round < 300; round++) {
+        char part[MAXTOK * 3 + 1] = "", text[MAXTOK * 3 + 40];
+        int from = (int)(rnd() % N), len = 1 + (int)(rnd() % 8);
+        if (round % 3 == 0) { /* made up: found or nearly found */
+            for (int j = 0; j < len; j++) strcat(part, tokens[rnd() % 5]);
+        } else { /* a piece of a stored text */
+            int a = ntok[from] ? (int)(rnd() % (unsigned)ntok[from]) : 0;
+            for (int j = a; j < a + len && j < ntok[from]; j++) strcat(part, tokens[toks[from][j]]);
+            if (!part[0]) strcat(part, "好");
+        }
+        uint64_t want = 0, got = 0, rwant = 0, rgot = 0;
+        for (int i = 0; i < N; i++) {
+            want += memmem(texts[i], strlen(texts[i]), part, strlen(part)) != NULL;
+            rwant += memmem(texts[from], strlen(texts[from]), texts[i], strlen(texts[i])) != NULL;
+        }
+        strata_query_t *q;
+        snprintf(text, sizeof text, "s CONTAINS '%s'", part);
+        OK(strata_query_compile(w, "Text", text, &q, E));
+        OK(strata_query_count(q, w, NULL, 0, &got, E));
+        strata_query_free(q);
+        snprintf(text, sizeof text, "'%s' CONTAINS s", texts[from]);
+        OK(strata_query_compile(w, "Text", text, &q, E));
+        OK(strata_query_count(q, w, NULL, 0, &rgot, E));
+        strata_query_free(q);
+        if (got != want || rgot != rwant) {
+            fprintf(stderr, "  FAIL: CONTAINS '%s': %llu of %llu; '%s' CONTAINS s: %llu of %llu\n", part,
+                    (unsigned long long)got, (unsigned long long)want, texts[from],
+                    (unsigned long long)rgot, (unsigned long long)rwant);
+            tl_failed_checks++;
+            break;
+        }
+        checked++;
+        found_somewhere += want > 0 && want < N;
+    }
+    strata_txn_free(w);
+    fprintf(stderr, "  %d parts checked both ways, %d found in some texts and not others\n", checked,
+            found_somewhere);
+    CHECK(checked == 300 && found_somewhere > 150);
+    OK(strata_db_close(db, E));
+}
+
 static const tl_test tests[] = {
     TL_TEST(scans_of_many_clusters_match_brute_force),
     TL_TEST(one_object_matched_and_placed),
@@ -2093,6 +2167,7 @@ static const tl_test tests[] = {
     TL_TEST(string_columns_compare_column_wise),
     TL_TEST(two_sided_ranges_use_both_bounds),
     TL_TEST(index_equality_answers_exactly),
+    TL_TEST(contains_finds_parts_at_every_position),
 };
 
 int main(int argc, char **argv) {

@@ -176,6 +176,8 @@ typedef struct st_text {
 int st_text_fold(const uint8_t *s, size_t len, unsigned flags, st_text *out);
 void st_text_free(st_text *t);
 bool st_text_like(const st_text *s, const st_text *pattern); /* '*' any run, '?' one */
+/* Whether b's bytes occur in a (CONTAINS without flags). */
+bool st_bytes_contain(const uint8_t *a, size_t al, const uint8_t *b, size_t bl);
 size_t st_utf8_length(const uint8_t *s, size_t len);
 
 /* geo.c: a region of a GEOWITHIN argument, checked and prepared once per run (*why: what is

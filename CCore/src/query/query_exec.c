@@ -513,11 +513,7 @@ static bool string_match(const rnode *r, const strata_value *v, const st_text *v
     switch (op) {
     case QO_BEGINS: return al >= bl && memcmp(a, b, bl) == 0;
     case QO_ENDS: return al >= bl && memcmp(a + al - bl, b, bl) == 0;
-    case QO_CONTAINS:
-        if (bl == 0) return true;
-        for (size_t o = 0; o + bl <= al; o++)
-            if (memcmp(a + o, b, bl) == 0) return true;
-        return false;
+    case QO_CONTAINS: return st_bytes_contain(a, al, b, bl);
     default: return false;
     }
 }
@@ -1242,12 +1238,6 @@ static void str_col_drop_folded(str_col *sc) {
             st_text_free(&sc->folded[64 * j + __builtin_ctzll(sc->have[j])]);
 }
 
-static bool bytes_contain(const uint8_t *a, uint32_t al, const uint8_t *b, uint32_t bl) {
-    if (bl == 0) return true;
-    if (al < bl) return false;
-    return memmem(a, al, b, bl) != NULL;
-}
-
 /* An empty cache (not zeroed whole: its arrays are 29 KB, and an index's few candidates made
  * that a tenth of a lookup). */
 static str_cols *str_cols_new(void) {
@@ -1339,7 +1329,7 @@ __attribute__((noinline)) static int cmp_str(exec *x, const rnode *r, const clus
         case QO_GE: EACH_ROW(st_bytes_cmp(a, al, b, bl) >= 0) break;
         case QO_BEGINS: EACH_ROW(al >= bl && memcmp(a, b, bl) == 0) break;
         case QO_ENDS: EACH_ROW(al >= bl && memcmp(a + al - bl, b, bl) == 0) break;
-        default: EACH_ROW(bytes_contain(a, al, b, bl)) break;
+        default: EACH_ROW(st_bytes_contain(a, al, b, bl)) break;
         }
 #undef EACH_ROW
         *out = kept_rows(r, in, st_mask_of_words(hit), sc->nulls);

@@ -9,11 +9,59 @@
  * [cd] does both. Without a flag the code points are compared as stored (no normalization).
  * Invalid UTF-8 bytes are taken one by one as code points U+DC80.. (never a crash, stable order);
  * folding leaves them as they are.
+ *
+ * CONTAINS without flags compares bytes (st_bytes_contain): the part's first two bytes and its
+ * last are looked for at 16 positions at once (SSE2; NEON on ARM), the part's other bytes
+ * compared only where all three are found. glibc's memmem (two-way) took 75% of a CONTAINS scan over chat
+ * messages, 10–200 characters each, where a part like "好" is a few bytes: its set-up is paid
+ * per message, and it compares a byte at a time.
  */
 #include "query/query.h"
 
 #include <stdlib.h>
+#include <string.h>
 #include <utf8proc.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#elif defined(__ARM_NEON)
+#include <arm_neon.h>
+#endif
+
+/* The positions i (of 16 from at) where a[i] == b[0], a[i + 1] == b[1] and a[i + bl - 1] ==
+ * b[bl - 1] (bl >= 2), one bit each. */
+#if defined(__SSE2__)
+static inline unsigned candidates(const uint8_t *a, size_t at, const uint8_t *b, size_t bl) {
+    __m128i f = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(a + at)), _mm_set1_epi8((char)b[0]));
+    __m128i s = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(a + at + 1)), _mm_set1_epi8((char)b[1]));
+    __m128i l = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(a + at + bl - 1)), _mm_set1_epi8((char)b[bl - 1]));
+    return (unsigned)_mm_movemask_epi8(_mm_and_si128(_mm_and_si128(f, s), l));
+}
+#elif defined(__ARM_NEON)
+static inline unsigned candidates(const uint8_t *a, size_t at, const uint8_t *b, size_t bl) {
+    uint8x16_t m = vandq_u8(vandq_u8(vceqq_u8(vld1q_u8(a + at), vdupq_n_u8(b[0])),
+                                     vceqq_u8(vld1q_u8(a + at + 1), vdupq_n_u8(b[1]))),
+                            vceqq_u8(vld1q_u8(a + at + bl - 1), vdupq_n_u8(b[bl - 1])));
+    static const uint8_t bit[16] = {1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128};
+    uint8x16_t w = vandq_u8(m, vld1q_u8(bit));
+    return (unsigned)vaddv_u8(vget_low_u8(w)) | (unsigned)vaddv_u8(vget_high_u8(w)) << 8;
+}
+#endif
+
+bool st_bytes_contain(const uint8_t *a, size_t al, const uint8_t *b, size_t bl) {
+    if (bl == 0) return true;
+    if (al < bl) return false;
+    if (bl == 1) return memchr(a, b[0], al) != NULL;
+    size_t at = 0;
+#if defined(__SSE2__) || defined(__ARM_NEON)
+    /* three bytes compared by the filter: a part of three bytes (a CJK character) needs no more */
+    for (size_t positions = al - bl + 1; at + 16 <= positions; at += 16)
+        for (unsigned m = candidates(a, at, b, bl); m; m &= m - 1)
+            if (bl <= 3 || memcmp(a + at + (unsigned)__builtin_ctz(m) + 2, b + 2, bl - 3) == 0) return true;
+#endif
+    for (; at + bl <= al; at++) /* the last (fewer than 16) positions */
+        if (a[at] == b[0] && memcmp(a + at + 1, b + 1, bl - 1) == 0) return true;
+    return false;
+}
 
 static size_t utf8_next(const uint8_t *s, size_t len, uint32_t *cp) {
     uint8_t c = s[0];
