@@ -206,10 +206,6 @@ import CCore
         return try StrataError.foundRead { strata_obj_find_pk(handle, &v, &key, $0) } ? key : nil
     }
 
-    /// A hint that the object's properties are about to be read (strata_obj_prefetch): their
-    /// bytes are asked of memory together. Nothing is read; a failure is no matter.
-    @_spi(StrataCore) public func prefetch(_ key: Int64) { _ = strata_obj_prefetch(handle, key, nil) }
-
     @_spi(StrataCore) public func exists(_ key: Int64) throws -> Bool {
         try StrataError.foundRead { strata_obj_exists(handle, key, $0) }
     }
