@@ -21,22 +21,25 @@
 #include <stdlib.h>
 #include <string.h>
 #include <utf8proc.h>
-#if defined(__SSE2__)
+/* (test_query_portable builds without them: ST_PORTABLE_SCAN, as rowmask.h) */
+#if defined(__SSE2__) && !defined(ST_PORTABLE_SCAN)
+#define CONTAINS_SSE2 1
 #include <emmintrin.h>
-#elif defined(__ARM_NEON)
+#elif defined(__aarch64__) && defined(__ARM_NEON) && !defined(ST_PORTABLE_SCAN)
+#define CONTAINS_NEON 1
 #include <arm_neon.h>
 #endif
 
 /* The positions i (of 16 from at) where a[i] == b[0], a[i + 1] == b[1] and a[i + bl - 1] ==
  * b[bl - 1] (bl >= 2), one bit each. */
-#if defined(__SSE2__)
+#if defined(CONTAINS_SSE2)
 static inline unsigned candidates(const uint8_t *a, size_t at, const uint8_t *b, size_t bl) {
     __m128i f = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(a + at)), _mm_set1_epi8((char)b[0]));
     __m128i s = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(a + at + 1)), _mm_set1_epi8((char)b[1]));
     __m128i l = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(a + at + bl - 1)), _mm_set1_epi8((char)b[bl - 1]));
     return (unsigned)_mm_movemask_epi8(_mm_and_si128(_mm_and_si128(f, s), l));
 }
-#elif defined(__ARM_NEON)
+#elif defined(CONTAINS_NEON)
 static inline unsigned candidates(const uint8_t *a, size_t at, const uint8_t *b, size_t bl) {
     uint8x16_t m = vandq_u8(vandq_u8(vceqq_u8(vld1q_u8(a + at), vdupq_n_u8(b[0])),
                                      vceqq_u8(vld1q_u8(a + at + 1), vdupq_n_u8(b[1]))),
@@ -52,7 +55,7 @@ bool st_bytes_contain(const uint8_t *a, size_t al, const uint8_t *b, size_t bl) 
     if (al < bl) return false;
     if (bl == 1) return memchr(a, b[0], al) != NULL;
     size_t at = 0;
-#if defined(__SSE2__) || defined(__ARM_NEON)
+#if defined(CONTAINS_SSE2) || defined(CONTAINS_NEON)
     /* three bytes compared by the filter: a part of three bytes (a CJK character) needs no more */
     for (size_t positions = al - bl + 1; at + 16 <= positions; at += 16)
         for (unsigned m = candidates(a, at, b, bl); m; m &= m - 1)
