@@ -265,22 +265,28 @@ static void lru_unlink(st_upage *e) {
     e->lprev = e->lnext = NULL;
 }
 
+/* e into its list between two neighbours (mutex held). */
+static void lru_insert(st_upage *e, st_upage *prev, st_upage *next) {
+    e->lprev = prev;
+    e->lnext = next;
+    prev->lnext = e;
+    next->lprev = e;
+}
+
+static st_upage *lru_head(struct st_unpacked *u, const st_upage *e) {
+    return e->have == ST_PAGE_SIZE ? &u->lru : &u->lru_part;
+}
+
 /* e to the front of its list (mutex held). */
 static void lru_push(struct st_unpacked *u, st_upage *e) {
-    st_upage *head = e->have == ST_PAGE_SIZE ? &u->lru : &u->lru_part;
-    e->lnext = head->lnext;
-    e->lprev = head;
-    head->lnext->lprev = e;
-    head->lnext = e;
+    st_upage *head = lru_head(u, e);
+    lru_insert(e, head, head->lnext);
 }
 
 /* e to the back of its list, the next the hand takes (mutex held). */
 static void lru_push_oldest(struct st_unpacked *u, st_upage *e) {
-    st_upage *head = e->have == ST_PAGE_SIZE ? &u->lru : &u->lru_part;
-    e->lprev = head->lprev;
-    e->lnext = head;
-    head->lprev->lnext = e;
-    head->lprev = e;
+    st_upage *head = lru_head(u, e);
+    lru_insert(e, head->lprev, head);
 }
 
 /* No transaction pins e now, or one pins it again: the unpinned bytes (mutex held). */
