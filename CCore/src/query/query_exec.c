@@ -1602,8 +1602,9 @@ static int scan_one(scan *s, const ring_slot *pc) {
         if (st_keyvec_push(s->out, st_packed_at(c.keys, c.cr.n, (uint32_t)i)))
             return x->rc = st_err(x->err, STRATA_ERR_NO_MEMORY, "out of memory");
     /* Nothing read from the cluster is kept past here (keys are copied, the strings cache is
-     * per cluster): a packed table's unpacked column pages go back to the cache. */
-    s->pins = st_pins_let_go_columns(x->txn, s->pins);
+     * per cluster): a packed table's unpacked column pages go back to the cache (a plain file's
+     * transaction holds none: no call). */
+    if (x->txn->pins) s->pins = st_pins_let_go_columns(x->txn, s->pins);
     return STRATA_OK;
 }
 
