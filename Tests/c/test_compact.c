@@ -694,7 +694,8 @@ static void tagged_notes(strata_db_t *db, int tags, int n) {
     char buf[200];
     for (int i = 0; i < tags; i++) {
         strata_key_t k;
-        strata_value v = {.type = STRATA_TYPE_STRING, .u.bytes = {buf, (size_t)snprintf(buf, sizeof buf, "tag %d", i)}};
+        int len = snprintf(buf, sizeof buf, "tag %d", i);
+        strata_value v = {.type = STRATA_TYPE_STRING, .u.bytes = {buf, (size_t)len}};
         OK(strata_obj_create(tag, &k, E));
         OK(strata_obj_set(tag, k, name, &v, E));
     }

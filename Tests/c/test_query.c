@@ -2128,8 +2128,8 @@ static void contains_finds_parts_at_every_position(void) {
         OK(strata_query_count(q, w, NULL, 0, &rgot, E));
         strata_query_free(q);
         if (got != want || rgot != rwant) {
-            fprintf(stderr, "  FAIL: CONTAINS '%s': %llu of %llu; '%s' CONTAINS s: %llu of %llu\n", part,
-                    (unsigned long long)got, (unsigned long long)want, texts[from],
+            fprintf(stderr, "  FAIL: CONTAINS '%s': %llu of %llu; '%s' CONTAINS s: %llu of %llu\n",
+                    part, (unsigned long long)got, (unsigned long long)want, texts[from],
                     (unsigned long long)rgot, (unsigned long long)rwant);
             tl_failed_checks++;
             break;
@@ -2138,8 +2138,8 @@ static void contains_finds_parts_at_every_position(void) {
         found_somewhere += want > 0 && want < N;
     }
     strata_txn_free(w);
-    fprintf(stderr, "  %d parts checked both ways, %d found in some texts and not others\n", checked,
-            found_somewhere);
+    fprintf(stderr, "  %d parts checked both ways, %d found in some texts and not others\n",
+            checked, found_somewhere);
     CHECK(checked == 300 && found_somewhere > 150);
     OK(strata_db_close(db, E));
 }

@@ -80,7 +80,7 @@ public struct StrataError: Error, CustomStringConvertible, Equatable, LocalizedE
 
     /// `call` given an error record, and its result with the record's message when it failed
     /// (other than with `answer`, a result that is an answer: not found). The record is not
-    /// filled first (260 bytes, 1.7% of a Swift insert's profile): the core writes it when a
+    /// filled first (260 bytes: 1.4% of a Swift insert's profile): the core writes it when a
     /// call fails; its message starts empty in case a failure does not.
     @inline(__always)
     private static func withErrorRecord(_ call: (UnsafeMutablePointer<strata_error>) -> Int32,
