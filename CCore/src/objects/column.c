@@ -34,8 +34,8 @@
  * the id of the list's storage, 0 for empty); fixed for float (4), double (8), timestamp (12:
  * i64 seconds, i32 nanoseconds; written as encoding 4 instead when that is smaller, as it is
  * for times a few years apart: 4 + 4 bytes, or 4 + 0 when whole seconds), ObjectId (12), UUID
- * (16), decimal128 (16: low, high); var for string, binary and mixed. A mixed element is a type tag byte and the value's bytes (the fixed
- * layout above, or the raw string/binary bytes).
+ * (16), decimal128 (16: low, high); var for string, binary and mixed. A mixed element is a type
+ * tag byte and the value's bytes (the fixed layout above, or the raw string/binary bytes).
  *
  * Elements over ST_INLINE_MAX bytes live in an overflow run (kind 3, as btree.c's) of their
  * own; the leaf keeps its page number and length.
