@@ -193,6 +193,9 @@ typedef struct keyvec {
     int64_t *v;
     size_t n, cap;
 } keyvec;
+/* A key vector's first capacity: small, so that a query finding a few keys allocates from the
+ * allocator's fast bins (a 2 KiB first block made glibc consolidate them at every query). */
+#define ST_KEYVEC_FIRST 16
 int st_keyvec_push(keyvec *k, int64_t key);
 void st_keyvec_unique(keyvec *k);
 

@@ -576,14 +576,20 @@ static bool matches(const rnode *r, const strata_value *v) { return matches_fold
 
 /* ------------------------------------------------------------------ walking paths */
 
+/* Room for at least `need` keys in k (doubling from ST_KEYVEC_FIRST). */
+static int keyvec_room(keyvec *k, size_t need) {
+    if (need <= k->cap) return 0;
+    size_t cap = k->cap ? 2 * k->cap : ST_KEYVEC_FIRST;
+    while (cap < need) cap *= 2;
+    int64_t *g = realloc(k->v, cap * sizeof *g);
+    if (!g) return STRATA_ERR_NO_MEMORY;
+    k->v = g;
+    k->cap = cap;
+    return 0;
+}
+
 int st_keyvec_push(keyvec *k, int64_t key) {
-    if (k->n == k->cap) {
-        size_t cap = k->cap ? 2 * k->cap : 256;
-        int64_t *g = realloc(k->v, cap * sizeof *g);
-        if (!g) return STRATA_ERR_NO_MEMORY;
-        k->v = g;
-        k->cap = cap;
-    }
+    if (k->n == k->cap && keyvec_room(k, k->n + 1)) return STRATA_ERR_NO_MEMORY;
     k->v[k->n++] = key;
     return 0;
 }
@@ -1496,12 +1502,20 @@ static int index_candidates(exec *x, const rnode *r, const rnode *other, keyvec 
          * property's is not: 1 == 1.0) */
         *exact = p->type != STRATA_TYPE_MIXED;
         for (int i = 0; i < r->nvals; i++) {
-            size_t n;
-            if ((x->rc = st_index_find(t, p, &r->vals[i], NULL, 0, &n, x->err))) return x->rc;
-            size_t at = out->n;
-            for (size_t j = 0; j < n; j++)
-                if (st_keyvec_push(out, 0)) return x->rc = st_err(x->err, STRATA_ERR_NO_MEMORY, "out of memory");
-            if ((x->rc = st_index_find(t, p, &r->vals[i], out->v + at, n, &n, x->err))) return x->rc;
+            /* one descent when the keys fit the room left (most equalities find a few), a
+             * second with the room made when they did not */
+            size_t at = out->n, n;
+            if (keyvec_room(out, at + ST_KEYVEC_FIRST))
+                return x->rc = st_err(x->err, STRATA_ERR_NO_MEMORY, "out of memory");
+            if ((x->rc = st_index_find(t, p, &r->vals[i], out->v + at, out->cap - at, &n, x->err)))
+                return x->rc;
+            if (n > out->cap - at) {
+                if (keyvec_room(out, at + n))
+                    return x->rc = st_err(x->err, STRATA_ERR_NO_MEMORY, "out of memory");
+                if ((x->rc = st_index_find(t, p, &r->vals[i], out->v + at, n, &n, x->err)))
+                    return x->rc;
+            }
+            out->n = at + n;
         }
     } else {
         st_index_bounds b = {NULL, NULL, false, false, NULL, false, NULL};
