@@ -40,12 +40,12 @@ N ?= 1000000
 # ENCRYPTED=1: crashtest, powerloss, faults and stress on encrypted files
 ENCRYPTED ?= 0
 
-DEB_PACKAGES := liblz4-dev libxxhash-dev libutf8proc-dev libssl-dev libsqlite3-dev libsqlcipher-dev liblmdb-dev pkg-config
+DEB_PACKAGES := liblz4-dev libxxhash-dev libutf8proc-dev libssl-dev liburing-dev libsqlite3-dev libsqlcipher-dev liblmdb-dev pkg-config
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
 CFLAGS_BASE := -std=c11 -D_GNU_SOURCE $(WARN) -ICCore/include -ICCore/src -g
 CFLAGS ?= -O2
-LIBS := -lxxhash -llz4 -lutf8proc -lcrypto -lpthread -lm
+LIBS := -lxxhash -llz4 -lutf8proc -lcrypto -luring -lpthread -lm
 
 # The core's layers are the folders of CCore/src (base, os, storage, btree, objects, query, api).
 SRC := $(wildcard CCore/src/*/*.c)

@@ -27,6 +27,7 @@ let package = Package(
                 .linkedLibrary("lz4"),
                 .linkedLibrary("utf8proc"),
                 .linkedLibrary("crypto"),
+                .linkedLibrary("uring"),
                 .linkedLibrary("pthread"),
                 .linkedLibrary("m"),
             ]

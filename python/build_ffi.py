@@ -112,7 +112,7 @@ ffibuilder.set_source(
     GLUE,
     sources=sorted(os.path.relpath(p, HERE) for p in glob.glob(os.path.join(COPY, "src", "*", "*.c"))),
     include_dirs=[os.path.join("build", "ccore", d) for d in ("include", "src")],
-    libraries=["xxhash", "lz4", "utf8proc", "crypto", "pthread", "m"],
+    libraries=["xxhash", "lz4", "utf8proc", "crypto", "uring", "pthread", "m"],
     extra_compile_args=["-std=c11", "-D_GNU_SOURCE", "-O2", "-fvisibility=hidden"],
 )
 

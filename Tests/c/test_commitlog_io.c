@@ -11,9 +11,11 @@
 #include "storage/storage.h"
 
 #include <errno.h>
+#include <liburing.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* One write transaction: key `key` of tree "t" holds `val`; committed with a sync, or (unsynced)
@@ -433,11 +435,80 @@ static void test_bytes_moved_back_by_deletes_are_logged_as_copies(void) {
     OK(strata_db_close(db, E));
 }
 
+/* A synced record's write is begun (io_uring) before the commit writes its pages, which go into
+ * the file while the device writes the record; the log written so replays onto the file from
+ * before every record. When the pages' write fails while the record's is under way, the commit
+ * fails and the record is retracted at once: a writer that dies right after (a child that exits
+ * without closing) leaves a file whose recovery shows the version before it. */
+static void test_the_pages_go_out_while_the_record_is_written(void) {
+    cut_files f;
+    strata_db_t *db;
+    if (!dsync_supported_here()) {
+        fprintf(stderr, "  (no RWF_DSYNC writes in %s; skipped)\n", tl_dir);
+        return;
+    }
+    direct_logged("ring", &f, &db);
+    if (!db) return;
+    struct io_uring probe;
+    if (io_uring_queue_init(2, &probe, 0) != 0) { /* (a kernel or sandbox without io_uring) */
+        fprintf(stderr, "  (no io_uring here: records written after the pages; skipped)\n");
+        OK(strata_db_close(db, E));
+        return;
+    }
+    io_uring_queue_exit(&probe);
+    uint64_t begun = db->file.log_ring_writes;
+    for (uint64_t k = 2; k < 30; k++) OK(put_one(db, k, 100 + k));
+    CHECK(db->file.log_ring_writes == begun + 28);
+    cut_replays(db, &f, 30);
+
+    const char *path = tl_path("ring_fails.db");
+    fflush(NULL);
+    pid_t child = fork();
+    if (child == 0) { /* two commits, then one whose pages fail (its descriptor made read-only) */
+        db = tl_open_db(path, STRATA_DURABILITY_FULL);
+        if (!db || put_one(db, 0, 100) || put_one(db, 1, 101)) _exit(3);
+        int ro = open(path, O_RDONLY);
+        uint64_t before = db->file.log_ring_writes;
+        if (ro < 0 || dup2(ro, db->file.fd) < 0) _exit(4);
+        strata_error e = {0};
+        strata_txn_t *txn;
+        strata_tree_t *t;
+        uint64_t v = 102;
+        if (strata_txn_begin(db, STRATA_TXN_WRITE, &txn, &e) ||
+            strata_tree_open(txn, "t", STRATA_KEY_INT, 0, &t, &e) ||
+            strata_tree_put_int(t, 2, &v, sizeof v, &e))
+            _exit(5);
+        int rc = strata_txn_commit(txn, &e);
+        bool named = strstr(e.message, "ring_fails.db") != NULL;
+        _exit(rc && named && db->file.log_ring_writes == before + 1 ? 0 : 6); /* dies: no close */
+    }
+    int status = 0;
+    CHECK(child > 0 && waitpid(child, &status, 0) == child);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    strata_db_t *again = tl_open_db(path, STRATA_DURABILITY_FULL); /* recovers (the log) */
+    CHECK(again);
+    if (again) {
+        strata_txn_t *rd;
+        strata_tree_t *t;
+        const void *v;
+        size_t len;
+        OK(strata_txn_begin(again, STRATA_TXN_READ, &rd, E));
+        CHECK(holds(rd, 0, 100) && holds(rd, 1, 101));
+        OK(strata_tree_open(rd, "t", STRATA_KEY_INT, 0, &t, E));
+        CHECK(strata_tree_get_int(t, 2, &v, &len, E) == STRATA_ERR_NOT_FOUND);
+        strata_txn_free(rd);
+        OK(strata_db_verify(again, E));
+        OK(put_one(again, 2, 102));
+        OK(strata_db_close(again, E));
+    }
+}
+
 int main(int argc, char **argv) {
     static const tl_test tests[] = {
         TL_TEST(test_a_refused_direct_log_write_goes_through_the_page_cache),
         TL_TEST(test_unsynced_records_go_through_the_page_cache),
         TL_TEST(test_a_synced_record_goes_out_with_its_sync_unless_another_awaits_one),
+        TL_TEST(test_the_pages_go_out_while_the_record_is_written),
         TL_TEST(test_sync_commits_does_not_wait_for_the_writer),
         TL_TEST(test_moved_bytes_are_logged_as_copies_and_replayed),
         TL_TEST(test_bytes_moved_back_by_deletes_are_logged_as_copies),

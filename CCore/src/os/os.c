@@ -9,7 +9,8 @@
  *
  * Writes never go through the map: they use the I/O table (pwrite, fdatasync, grow), which tests
  * replace to inject faults or to simulate power loss. A read-only map protects committed pages
- * from stray writes.
+ * from stray writes. With the default table, a log record's synced write can be begun through
+ * io_uring (liburing) and waited for later: the commit writes its pages meanwhile.
  *
  * Memory mode: a store is an anonymous read-write range plus a reader table, registered by
  * identifier; handles opened with the same identifier share it; the last close frees it.
@@ -21,6 +22,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <liburing.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -300,6 +302,91 @@ int st_os_reopen(st_file *f, strata_error *err) {
     return rc;
 }
 
+/* ------------------------------------------------------------------ the log's ring */
+
+/* A synced write of a log record begun before the commit writes its pages, waited for after:
+ * the device writes the record (and flushes) while the pages go into the page cache. Measured
+ * on the test machine (an 8 KiB record with RWF_DSYNC on the direct log, 12 pages by pwritev
+ * into the file): 74-77 us a commit one after the other, 51-57 us overlapped; with no pages
+ * both take 50-56 us. One ring per handle, two entries; a writer uses it inside its commit. */
+struct st_log_ring {
+    struct io_uring ring;
+    bool usable;        /* set up; false: this handle writes records plainly */
+    pid_t pid;          /* the process that set it up (a forked child makes its own) */
+    bool pending;       /* a write was submitted and its completion not yet taken */
+    uint64_t off;       /* what it writes */
+    const void *buf;
+    size_t len;
+};
+
+static void log_ring_close(st_file *f) {
+    struct st_log_ring *r = f->log_ring;
+    if (!r) return;
+    if (r->usable && r->pid == getpid()) {
+        if (r->pending) { /* (a commit always waits: only a failed close path gets here) */
+            struct io_uring_cqe *cqe;
+            while (io_uring_wait_cqe(&r->ring, &cqe) == -EINTR) {}
+        }
+        io_uring_queue_exit(&r->ring);
+    }
+    free(r);
+    f->log_ring = NULL;
+}
+
+bool st_os_log_write_synced_begin(st_file *f, uint64_t off, const void *buf, size_t len) {
+#ifdef RWF_DSYNC
+    if (!f->log_direct || f->io.pwrite != io_pwrite || f->log_fd < 0 || len > UINT32_MAX) return false;
+    struct st_log_ring *r = f->log_ring;
+    if (r && r->pid != getpid()) { /* the parent's ring, shared since a fork: left to it */
+        free(r);
+        r = f->log_ring = NULL;
+    }
+    if (!r) {
+        if (!(r = f->log_ring = calloc(1, sizeof *r))) return false;
+        r->usable = io_uring_queue_init(2, &r->ring, 0) == 0;
+        r->pid = getpid();
+    }
+    if (!r->usable || r->pending) return false;
+    struct io_uring_sqe *sqe = io_uring_get_sqe(&r->ring);
+    if (!sqe) return false;
+    io_uring_prep_write(sqe, f->log_fd, buf, (unsigned)len, off);
+    sqe->rw_flags = RWF_DSYNC;
+    if (io_uring_submit(&r->ring) != 1) { /* not queued: the plain way, from now on */
+        io_uring_queue_exit(&r->ring);
+        r->usable = false;
+        return false;
+    }
+    r->pending = true;
+    r->off = off;
+    r->buf = buf;
+    r->len = len;
+    return true;
+#else
+    (void)f, (void)off, (void)buf, (void)len;
+    return false;
+#endif
+}
+
+/* Wait for the begun write; true when it wrote exactly these blocks, whole, with their sync. */
+static bool log_ring_finish(st_file *f, uint64_t off, const void *buf, size_t len) {
+    struct st_log_ring *r = f->log_ring;
+    if (!r || !r->pending) return false;
+    struct io_uring_cqe *cqe;
+    int e;
+    while ((e = io_uring_wait_cqe(&r->ring, &cqe)) == -EINTR) {}
+    r->pending = false;
+    if (e) { /* the ring itself failed: written plainly, from now on */
+        io_uring_queue_exit(&r->ring);
+        r->usable = false;
+        return false;
+    }
+    int res = cqe->res;
+    io_uring_cqe_seen(&r->ring, cqe);
+    /* short, failed or refused (a device that will not take it direct): the blocks are written
+     * again the plain way, which reports what fails */
+    return res >= 0 && (size_t)res == len && r->off == off && r->buf == buf && r->len == len;
+}
+
 void st_os_close(st_file *f) {
     if (f->mem) {
         mem_detach(f);
@@ -311,6 +398,7 @@ void st_os_close(st_file *f) {
     f->fd = -1;
     if (f->log_cached_fd >= 0 && f->log_cached_fd != f->log_fd) close(f->log_cached_fd);
     f->log_cached_fd = -1;
+    log_ring_close(f);
     if (f->log_fd >= 0) close(f->log_fd);
     f->log_fd = -1;
 }
@@ -438,6 +526,12 @@ int st_os_log_write_fd(st_file *f, bool deferred) {
 int st_os_log_write_synced(st_file *f, const char *name, uint64_t off, const void *buf, size_t len,
                            bool *synced, strata_error *err) {
     *synced = false;
+    if (log_ring_finish(f, off, buf, len)) {
+        *synced = true;
+        f->log_synced_writes++;
+        f->log_ring_writes++;
+        return STRATA_OK;
+    }
 #ifdef RWF_DSYNC
     if (f->log_direct && f->io.pwrite == io_pwrite) {
         const uint8_t *p = buf;

@@ -40,7 +40,8 @@
  * which the shared sync does once for the whole group.
  *
  * Commit (pager.c): write the pages without sync, append the record, fdatasync the log, write
- * the meta without sync, publish. The record is durable before the meta exists anywhere, so every
+ * the meta without sync, publish (a record synced alone has its write begun first and the pages
+ * written while the device writes it: they are free pages no durable version names). The record is durable before the meta exists anywhere, so every
  * meta a later writer builds on has its record. An unsynced commit (strata_txn_commit_unsynced,
  * group commit) skips the fdatasync and flags its meta ST_META_LOG_PENDING: a later sync of the
  * log (strata_db_sync_commits, or the next synced record) covers it and every record before it.
@@ -393,7 +394,8 @@ static bool worth_logging(const strata_txn_t *txn, st_dirty *const *list, size_t
 }
 
 int st_log_commit(strata_txn_t *txn, st_dirty *const *list, size_t n, st_meta *m, bool defer_sync,
-                  bool *logged, uint64_t *record_at, strata_error *err) {
+                  int (*write_pages)(void *ctx, strata_error *err), void *ctx, bool *logged,
+                  uint64_t *record_at, strata_error *err) {
     strata_db_t *db = txn->db;
     *logged = false;
     if (!worth_logging(txn, list, n, m)) return STRATA_OK;
@@ -502,6 +504,18 @@ int st_log_commit(strata_txn_t *txn, st_dirty *const *list, size_t n, st_meta *m
         db->log_header_salt = 0; /* unknown until written */
     }
     uint64_t off = at - lead - (ST_LOG_BLOCK - from);
+    /* A record synced now goes out with its sync in one write when no other write to the log
+     * awaits one: no header in this write (it goes through the page cache), and no unsynced
+     * record before it — the version it follows is not ST_META_LOG_PENDING, so every record up to
+     * that one was synced already (by an fdatasync of the log, or written this way). A record
+     * synced now goes to log_fd (st_os_log_write_fd), which st_os_log_write_synced writes. */
+    bool alone = !defer_sync && !reset && !(txn->meta.flags & ST_META_LOG_PENDING);
+    /* Such a record's write is begun first where it can be, and the pages go into the file
+     * while the device writes it: they are free pages no durable version uses, so their order
+     * against the record does not matter (the meta goes after both). Else the pages first. */
+    bool begun = alone && st_os_log_write_synced_begin(&db->file, off, db->log_buf + from, stop - from);
+    int pages_rc = write_pages(ctx, err);
+    if (pages_rc && !begun) return pages_rc; /* nothing written to the log */
     int fd = st_os_log_write_fd(&db->file, defer_sync), header_fd = log_fd_for(db, 0);
     if (reset && fd != header_fd) { /* the header through the page cache (read_block) */
         if ((rc = st_os_write_fd(&db->file, header_fd, name, off, db->log_buf, ST_LOG_BLOCK, err)))
@@ -509,19 +523,16 @@ int st_log_commit(strata_txn_t *txn, st_dirty *const *list, size_t n, st_meta *m
         off += ST_LOG_BLOCK;
         from = ST_LOG_BLOCK;
     }
-    /* A record synced now goes out with its sync in one write when no other write to the log
-     * awaits one: no header in this write (it goes through the page cache), and no unsynced
-     * record before it — the version it follows is not ST_META_LOG_PENDING, so every record up to
-     * that one was synced already (by an fdatasync of the log, or written this way). A record
-     * synced now goes to log_fd (st_os_log_write_fd), which st_os_log_write_synced writes. */
-    bool alone = !defer_sync && !reset && !(txn->meta.flags & ST_META_LOG_PENDING);
     bool synced = false;
-    rc = alone ? st_os_log_write_synced(&db->file, name, off, db->log_buf + from, stop - from, &synced, err)
-               : st_os_write_fd(&db->file, fd, name, off, db->log_buf + from, stop - from, err);
-    if (rc && alone) { /* its sync failed, or part of it: the record may still be on the disk */
+    strata_error spare = {0};
+    strata_error *werr = pages_rc ? &spare : err; /* (the pages' failure is the one reported) */
+    rc = alone ? st_os_log_write_synced(&db->file, name, off, db->log_buf + from, stop - from, &synced, werr)
+               : st_os_write_fd(&db->file, fd, name, off, db->log_buf + from, stop - from, werr);
+    if ((rc || pages_rc) && alone) { /* failed, or part of it: the record may be on the disk */
         strata_error e2 = {0};
         st_log_retract(db, at, &e2);
     }
+    if (pages_rc) return pages_rc;
     if (rc) return rc;
     if (reset) {
         db->log_header_salt = m->log_salt;

@@ -21,13 +21,17 @@ uint64_t st_log_checkpoint_at(const strata_db_t *db);
  * build a record of megabytes first. */
 #define ST_LOG_MAX_PAGES 1024u
 
-/* Append the record of txn's commit: the pages list[0..n) (written to the file already) and
- * the meta *m, whose log fields and flags (ST_META_LOGGED) are set and which is sealed here;
- * then sync the log (`defer_sync`: not now, ST_META_LOG_PENDING; st_log_sync does it for
- * every record appended so far). *logged = false, nothing written, when the record would not
- * fit (or the transaction is too big to log, above): the caller then syncs the pages
+/* Append the record of txn's commit: the pages list[0..n) and the meta *m, whose log fields
+ * and flags (ST_META_LOGGED) are set and which is sealed here; then sync the log (`defer_sync`:
+ * not now, ST_META_LOG_PENDING; st_log_sync does it for every record appended so far).
+ * `write_pages(ctx)` writes the pages to the file: called once the record is built, while the
+ * record's synced write is under way where it can be (st_os_log_write_synced_begin), else
+ * before the record is written; its failure fails the commit (the record retracted).
+ * *logged = false, nothing written and write_pages not called, when the record would not fit
+ * (or the transaction is too big to log, above): the caller then writes and syncs the pages
  * themselves; else *record_at = where the record went. A failed sync retracts the record. */
-int st_log_commit(strata_txn_t *txn, st_dirty *const *list, size_t n, st_meta *m, bool defer_sync, bool *logged,
+int st_log_commit(strata_txn_t *txn, st_dirty *const *list, size_t n, st_meta *m, bool defer_sync,
+                  int (*write_pages)(void *ctx, strata_error *err), void *ctx, bool *logged,
                   uint64_t *record_at, strata_error *err);
 
 /* Make the record at `at` of the log unreplayable (its checksum zeroed, synced): for a commit

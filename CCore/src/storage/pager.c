@@ -47,7 +47,9 @@
  *      full disk see room_at_end); an encrypted file's pages are then sealed (cipher.c) and the
  *      lock file marks the version as being written (a failure spends it: renumber, below);
  *   c. pwrite every dirty page, in page order (adjacent ones together), without sync (an
- *      encrypted file's view gets their plain bytes, trusted with the new stamp);
+ *      encrypted file's view gets their plain bytes, trusted with the new stamp) — for a logged
+ *      commit from st_log_commit (write_pages), once its record is built: while the device
+ *      writes a record synced alone (its write begun through io_uring, os.c), else before it;
  *   d. logged: append the record and sync it (one write with RWF_DSYNC when nothing else in
  *      the log awaits a sync, else a write and an fdatasync of the log; unsynced: not now, the
  *      record through the page cache and the meta flagged ST_META_LOG_PENDING;
@@ -1091,6 +1093,46 @@ static int cmp_dirty(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
+/* A commit's pages, sorted, and an encrypted file's sealed copies of them back to back. */
+typedef struct page_writes {
+    strata_db_t *db;
+    strata_txn_t *txn;
+    st_dirty *const *list;
+    size_t n;
+    const uint8_t *sealed;
+    bool done; /* write_pages was called */
+} page_writes;
+
+/* Write the commit's pages into the file (adjacent ones in one write, up to WRITE_BATCH
+ * buffers: fewer system calls); an encrypted file's view gets their plain bytes. */
+static int write_pages(void *ctx, strata_error *err) {
+    page_writes *w = ctx;
+    strata_db_t *db = w->db;
+    st_dirty *const *list = w->list;
+    w->done = true;
+    enum { WRITE_BATCH = 64 };
+    struct iovec iov[WRITE_BATCH];
+    int rc = STRATA_OK;
+    for (size_t i = 0, at = 0; i < w->n && rc == STRATA_OK;) {
+        size_t j = i;
+        for (; j < w->n && j - i < WRITE_BATCH &&
+               (j == i || list[j]->pgno == list[j - 1]->pgno + list[j - 1]->npages); j++) {
+            size_t len = (size_t)list[j]->npages * ST_PAGE_SIZE;
+            iov[j - i] = (struct iovec){w->sealed ? (uint8_t *)w->sealed + at : list[j]->buf, len};
+            at += len;
+        }
+        rc = st_os_write_gather(&db->file, list[i]->pgno * ST_PAGE_SIZE, iov, (int)(j - i), err);
+        i = j;
+    }
+    /* The view of an encrypted file gets the plain bytes just written (their pages were free:
+     * nobody reads them), trusted with the new stamp, which no other bytes will ever carry. */
+    for (size_t i = 0; rc == STRATA_OK && db->cipher && i < w->n; i++) {
+        memcpy(db->view + list[i]->pgno * ST_PAGE_SIZE, list[i]->buf, (size_t)list[i]->npages * ST_PAGE_SIZE);
+        st_trust_mark(db, list[i]->pgno, w->txn->new_version);
+    }
+    return rc;
+}
+
 int st_pager_commit(strata_txn_t *txn, pgno_t catalog_root, uint64_t catalog_count,
                     strata_error *err) {
     strata_db_t *db = txn->db;
@@ -1158,27 +1200,7 @@ int st_pager_commit(strata_txn_t *txn, pgno_t catalog_root, uint64_t catalog_cou
         }
         if (rc == STRATA_OK) st_readers_attempt(db, txn->new_version);
     }
-    /* Adjacent pages go out in one write (up to WRITE_BATCH buffers): fewer system calls. */
-    enum { WRITE_BATCH = 64 };
-    struct iovec iov[WRITE_BATCH];
-    for (size_t i = 0, at = 0; i < n && rc == STRATA_OK;) {
-        size_t j = i;
-        for (; j < n && j - i < WRITE_BATCH &&
-               (j == i || list[j]->pgno == list[j - 1]->pgno + list[j - 1]->npages); j++) {
-            size_t len = (size_t)list[j]->npages * ST_PAGE_SIZE;
-            iov[j - i] = (struct iovec){sealed ? sealed + at : list[j]->buf, len};
-            at += len;
-        }
-        rc = st_os_write_gather(&db->file, list[i]->pgno * ST_PAGE_SIZE, iov, (int)(j - i), err);
-        i = j;
-    }
-    free(sealed);
-    /* The view of an encrypted file gets the plain bytes just written (their pages were free:
-     * nobody reads them), trusted with the new stamp, which no other bytes will ever carry. */
-    for (size_t i = 0; rc == STRATA_OK && db->cipher && i < n; i++) {
-        memcpy(db->view + list[i]->pgno * ST_PAGE_SIZE, list[i]->buf, (size_t)list[i]->npages * ST_PAGE_SIZE);
-        st_trust_mark(db, list[i]->pgno, txn->new_version);
-    }
+    page_writes pw = {db, txn, list, n, sealed, false};
     /* An unsynced commit. STRATA_TXN_NO_SYNC at begin: as a NO_SYNC handle's, no record, no
      * sync. strata_txn_commit_unsynced of a logged transaction: its record is appended without
      * a sync (ST_META_LOG_PENDING; strata_db_sync_commits syncs the log for a group of them);
@@ -1191,6 +1213,7 @@ int st_pager_commit(strata_txn_t *txn, pgno_t catalog_root, uint64_t catalog_cou
     bool sync = db->file.opts.durability == STRATA_DURABILITY_FULL && !unsynced;
     bool memory = db->file.opts.durability == STRATA_DURABILITY_MEMORY; /* nothing to lose */
     if (rc) {
+        free(sealed);
         free(list);
         return rc;
     }
@@ -1203,8 +1226,10 @@ int st_pager_commit(strata_txn_t *txn, pgno_t catalog_root, uint64_t catalog_cou
     m.durable_version = memory ? m.version : txn->durable_version;
     bool logged = false;
     uint64_t record_at = 0;
-    if (txn->logged && (!unsynced || txn->commit_unsynced))
-        rc = st_log_commit(txn, list, n, &m, unsynced, &logged, &record_at, err);
+    if (txn->logged && (!unsynced || txn->commit_unsynced)) /* (the pages written from there) */
+        rc = st_log_commit(txn, list, n, &m, unsynced, write_pages, &pw, &logged, &record_at, err);
+    if (rc == STRATA_OK && !pw.done) rc = write_pages(&pw, err);
+    free(sealed);
     free(list);
     if (rc) return rc;
     if (logged) {
