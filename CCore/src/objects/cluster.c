@@ -307,6 +307,10 @@ static long dc_floor(const strata_table_t *t, int64_t key) {
 static long dc_row(const st_dcluster *dc, int64_t key) {
     if (dc->n == 0) return -1;
     const int64_t *at = dc->keys;
+    /* Keys made one after another (an insert's) are dense: their row is key - first. Without
+     * this the binary search was 13% of a 1M-object insert (perf), a search each property set. */
+    uint64_t guess = (uint64_t)key - (uint64_t)at[0];
+    if (guess < dc->n && at[guess] == key) return (long)guess;
     for (uint32_t len = dc->n; len > 1;) {
         uint32_t half = len / 2;
         at = at[half] <= key ? at + half : at;
