@@ -36,8 +36,8 @@ typedef struct st_file {
                               * written without a sync (group commit); -1 until one is */
     uint64_t log_bytes;      /* the open log file's size */
     uint64_t log_synced_writes; /* records written with their sync (st_os_log_write_synced) */
-    uint64_t log_ring_writes; /* ... of them, begun before the pages (st_os_log_write_synced_begin) */
-    struct st_log_ring *log_ring; /* a synced log write begun and not yet waited for (io_uring),
+    uint64_t log_ring_writes; /* records begun before the pages (st_os_log_write_synced_begin) */
+    struct st_log_ring *log_ring; /* a log write begun and not yet waited for (io_uring),
                                    * NULL until st_os_log_write_synced_begin first needs it */
     bool found_empty;        /* st_os_open found the file there but empty (set with *missing) */
 } st_file;
@@ -110,12 +110,12 @@ int st_os_log_write_fd(st_file *f, bool deferred);
  * log awaits a sync. After a failure the blocks may or may not be on the disk. */
 int st_os_log_write_synced(st_file *f, const char *name, uint64_t off, const void *buf, size_t len,
                            bool *synced, strata_error *err);
-/* Begin st_os_log_write_synced's write of these blocks and return at once (io_uring, the direct
- * log through the default I/O table), so that the caller can work while the device writes:
- * st_os_log_write_synced with the same arguments then waits for it (and writes the blocks
- * itself if it did not complete whole). False when nothing was begun (no io_uring here: a
- * kernel before 5.1, a sandbox that refuses it; another I/O table; a log through the page
- * cache). buf must stay as it is until then. */
+/* Begin writing these blocks and return at once (io_uring, the direct log through the default
+ * I/O table), so that the caller can work while the device writes: st_os_log_write_synced with
+ * the same arguments then waits for the write (and writes the blocks itself if it did not
+ * complete whole); *synced stays false then: the caller syncs the log. False when nothing was
+ * begun (no io_uring here: a kernel before 5.1, a sandbox that refuses it; another I/O table; a
+ * log through the page cache). buf must stay as it is until then. */
 bool st_os_log_write_synced_begin(st_file *f, uint64_t off, const void *buf, size_t len);
 
 /* Grow the file in chunks so that it holds at least `needed` bytes. */
