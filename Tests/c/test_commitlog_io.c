@@ -18,18 +18,30 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* One write transaction: key `key` of tree "t" holds `val`; committed with a sync, or (unsynced)
- * with strata_txn_commit_unsynced. */
-static int put(strata_db_t *db, uint64_t key, uint64_t val, bool unsynced) {
+/* One write transaction: key `key` of tree "t" holds `val` (and, with `ballast`, key
+ * BALLAST_KEY + key of tree "b" a value of 40 KiB: a commit of more than ten pages); committed
+ * with a sync, or (unsynced) with strata_txn_commit_unsynced. */
+#define BALLAST_KEY 1000000u
+static int put_ballast(strata_db_t *db, uint64_t key, uint64_t val, bool unsynced, bool ballast) {
+    static uint8_t big[40 << 10];
     strata_txn_t *txn;
     strata_tree_t *t;
     int rc = strata_txn_begin(db, STRATA_TXN_WRITE, &txn, E);
     if (rc) return rc;
     rc = strata_tree_open(txn, "t", STRATA_KEY_INT, STRATA_TREE_CREATE, &t, E);
     if (rc == STRATA_OK) rc = strata_tree_put_int(t, key, &val, sizeof val, E);
+    if (rc == STRATA_OK && ballast) {
+        memset(big, (int)(key & 0xff), sizeof big);
+        rc = strata_tree_open(txn, "b", STRATA_KEY_INT, STRATA_TREE_CREATE, &t, E);
+        if (rc == STRATA_OK) rc = strata_tree_put_int(t, BALLAST_KEY + key, big, sizeof big, E);
+    }
     if (rc == STRATA_OK) rc = unsynced ? strata_txn_commit_unsynced(txn, E) : strata_txn_commit(txn, E);
     strata_txn_free(txn);
     return rc;
+}
+
+static int put(strata_db_t *db, uint64_t key, uint64_t val, bool unsynced) {
+    return put_ballast(db, key, val, unsynced, false);
 }
 
 static int put_one(strata_db_t *db, uint64_t key, uint64_t val) { return put(db, key, val, false); }
@@ -215,43 +227,48 @@ static bool io_uring_here(void) {
     return true;
 }
 
-/* A synced record goes out on its own — begun before the commit's pages and synced after them
- * (io_uring), else with its sync in one write (RWF_DSYNC, no fdatasync) — only when no other
- * write to the log awaits a sync: after an unsynced record (group commit), the next synced
- * commit writes its record plainly and syncs the log, which makes the cached record durable too
- * — written on its own, the synced record could survive a power cut that took the one before
- * it, and the log would stop short of it. The log written either way replays onto the file from
- * before every record. */
-static void test_a_synced_record_goes_out_with_its_sync_unless_another_awaits_one(void) {
+/* A synced record goes out on its own — with its sync in one write (RWF_DSYNC, no fdatasync),
+ * or for a commit of many pages begun before its pages and synced after them (io_uring) — only
+ * when no other write to the log awaits a sync: after an unsynced record (group commit), the
+ * next synced commit writes its record plainly and syncs the log, which makes the cached record
+ * durable too — written on its own, the synced record could survive a power cut that took the
+ * one before it, and the log would stop short of it. The log written either way replays onto
+ * the file from before every record. Small commits, then (where io_uring is) big ones. */
+static void synced_records_on_their_own(const char *name, bool big) {
     cut_files f;
     strata_db_t *db;
-    if (!dsync_supported_here()) {
-        fprintf(stderr, "  (no RWF_DSYNC writes in %s; skipped)\n", tl_dir);
-        return;
-    }
-    direct_logged("dsync", &f, &db);
+    direct_logged(name, &f, &db);
     if (!db) return;
     counting c = {db, 0};
     db->file.io.ctx = &c;
     db->file.io.fdatasync = counting_fdatasync;
-    bool ring = io_uring_here();
     uint64_t written = db->file.log_synced_writes, begun = db->file.log_ring_writes;
-    /* (records on their own: with io_uring one begun write and one fdatasync each, else one
-     * synced write each) */
-#define ALONE(k) CHECK(ring ? db->file.log_ring_writes == begun + (k) && c.log_syncs == (k) + plain \
-                            : db->file.log_synced_writes == written + (k) && c.log_syncs == plain)
-    int plain = 0;
-    OK(put(db, 2, 102, false)); /* follows a synced record: on its own */
+    int plain = 0; /* records written plainly, then synced */
+    /* on its own: a begun write and an fdatasync each (big), else a synced write each */
+#define ALONE(k) CHECK(big ? db->file.log_ring_writes == begun + (k) && c.log_syncs == (k) + plain \
+                           : db->file.log_synced_writes == written + (k) && c.log_syncs == plain && \
+                             db->file.log_ring_writes == begun)
+    OK(put_ballast(db, 2, 102, false, big)); /* follows a synced record: on its own */
     ALONE(1);
-    OK(put(db, 3, 103, true)); /* unsynced: through the page cache, no sync */
+    OK(put_ballast(db, 3, 103, true, big)); /* unsynced: through the page cache, no sync */
     ALONE(1);
-    OK(put(db, 4, 104, false)); /* follows an unsynced record: a plain write and an fdatasync */
+    OK(put_ballast(db, 4, 104, false, big)); /* follows an unsynced record: plain, then synced */
     plain = 1;
     ALONE(1);
-    OK(put(db, 5, 105, false)); /* everything before it synced again: on its own */
+    OK(put_ballast(db, 5, 105, false, big)); /* everything before it synced again: on its own */
     ALONE(2);
 #undef ALONE
     cut_replays(db, &f, 6);
+}
+
+static void test_a_synced_record_goes_out_with_its_sync_unless_another_awaits_one(void) {
+    if (!dsync_supported_here()) {
+        fprintf(stderr, "  (no RWF_DSYNC writes in %s; skipped)\n", tl_dir);
+        return;
+    }
+    synced_records_on_their_own("dsync", false);
+    if (io_uring_here()) synced_records_on_their_own("dsync_big", true);
+    else fprintf(stderr, "  (no io_uring here: big commits' records not begun first; skipped)\n");
 }
 
 typedef struct syncing {
@@ -474,8 +491,8 @@ static void test_the_pages_go_out_while_the_record_is_written(void) {
         return;
     }
     uint64_t begun = db->file.log_ring_writes;
-    for (uint64_t k = 2; k < 30; k++) OK(put_one(db, k, 100 + k));
-    CHECK(db->file.log_ring_writes == begun + 28);
+    for (uint64_t k = 2; k < 30; k++) OK(put_ballast(db, k, 100 + k, false, k % 2 == 0));
+    CHECK(db->file.log_ring_writes == begun + 14); /* the big commits' (a few pages: not worth it) */
     cut_replays(db, &f, 30);
 
     const char *path = tl_path("ring_fails.db");
@@ -483,7 +500,7 @@ static void test_the_pages_go_out_while_the_record_is_written(void) {
     pid_t child = fork();
     if (child == 0) { /* two commits, then one whose pages fail (its descriptor made read-only) */
         db = tl_open_db(path, STRATA_DURABILITY_FULL);
-        if (!db || put_one(db, 0, 100) || put_one(db, 1, 101)) _exit(3);
+        if (!db || put_one(db, 0, 100) || put_ballast(db, 1, 101, false, true)) _exit(3);
         int ro = open(path, O_RDONLY);
         uint64_t before = db->file.log_ring_writes;
         if (ro < 0 || dup2(ro, db->file.fd) < 0) _exit(4);
@@ -491,9 +508,12 @@ static void test_the_pages_go_out_while_the_record_is_written(void) {
         strata_txn_t *txn;
         strata_tree_t *t;
         uint64_t v = 102;
+        static uint8_t big[40 << 10];
         if (strata_txn_begin(db, STRATA_TXN_WRITE, &txn, &e) ||
             strata_tree_open(txn, "t", STRATA_KEY_INT, 0, &t, &e) ||
-            strata_tree_put_int(t, 2, &v, sizeof v, &e))
+            strata_tree_put_int(t, 2, &v, sizeof v, &e) ||
+            strata_tree_open(txn, "b", STRATA_KEY_INT, 0, &t, &e) ||
+            strata_tree_put_int(t, BALLAST_KEY + 2, big, sizeof big, &e)) /* (many pages) */
             _exit(5);
         int rc = strata_txn_commit(txn, &e);
         bool named = strstr(e.message, "ring_fails.db") != NULL;
