@@ -245,9 +245,10 @@ static void synced_records_on_their_own(const char *name, bool big) {
     uint64_t written = db->file.log_synced_writes, begun = db->file.log_ring_writes;
     int plain = 0; /* records written plainly, then synced */
     /* on its own: a begun write and an fdatasync each (big), else a synced write each */
-#define ALONE(k) CHECK(big ? db->file.log_ring_writes == begun + (k) && c.log_syncs == (k) + plain \
-                           : db->file.log_synced_writes == written + (k) && c.log_syncs == plain && \
-                             db->file.log_ring_writes == begun)
+#define ALONE(k)                                                                      \
+    CHECK(big ? db->file.log_ring_writes == begun + (k) && c.log_syncs == (k) + plain  \
+              : db->file.log_synced_writes == written + (k) && c.log_syncs == plain && \
+                    db->file.log_ring_writes == begun)
     OK(put_ballast(db, 2, 102, false, big)); /* follows a synced record: on its own */
     ALONE(1);
     OK(put_ballast(db, 3, 103, true, big)); /* unsynced: through the page cache, no sync */
@@ -492,7 +493,7 @@ static void test_the_pages_go_out_while_the_record_is_written(void) {
     }
     uint64_t begun = db->file.log_ring_writes;
     for (uint64_t k = 2; k < 30; k++) OK(put_ballast(db, k, 100 + k, false, k % 2 == 0));
-    CHECK(db->file.log_ring_writes == begun + 14); /* the big commits' (a few pages: not worth it) */
+    CHECK(db->file.log_ring_writes == begun + 14); /* the big commits' (not the few pages') */
     cut_replays(db, &f, 30);
 
     const char *path = tl_path("ring_fails.db");

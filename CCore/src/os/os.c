@@ -335,8 +335,9 @@ static void log_ring_close(st_file *f) {
     f->log_ring = NULL;
 }
 
-bool st_os_log_write_synced_begin(st_file *f, uint64_t off, const void *buf, size_t len) {
-    if (!f->log_direct || f->io.pwrite != io_pwrite || f->log_fd < 0 || len > UINT32_MAX) return false;
+bool st_os_log_write_begin(st_file *f, uint64_t off, const void *buf, size_t len) {
+    if (!f->log_direct || f->io.pwrite != io_pwrite || f->log_fd < 0 || len > UINT32_MAX)
+        return false;
     struct st_log_ring *r = f->log_ring;
     if (r && r->pid != getpid()) { /* the parent's ring, shared since a fork: left to it */
         free(r);

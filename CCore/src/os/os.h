@@ -36,9 +36,9 @@ typedef struct st_file {
                               * written without a sync (group commit); -1 until one is */
     uint64_t log_bytes;      /* the open log file's size */
     uint64_t log_synced_writes; /* records written with their sync (st_os_log_write_synced) */
-    uint64_t log_ring_writes; /* records begun before the pages (st_os_log_write_synced_begin) */
+    uint64_t log_ring_writes; /* records begun before the pages (st_os_log_write_begin) */
     struct st_log_ring *log_ring; /* a log write begun and not yet waited for (io_uring),
-                                   * NULL until st_os_log_write_synced_begin first needs it */
+                                   * NULL until st_os_log_write_begin first needs it */
     bool found_empty;        /* st_os_open found the file there but empty (set with *missing) */
 } st_file;
 
@@ -116,7 +116,7 @@ int st_os_log_write_synced(st_file *f, const char *name, uint64_t off, const voi
  * complete whole); *synced stays false then: the caller syncs the log. False when nothing was
  * begun (no io_uring here: a kernel before 5.1, a sandbox that refuses it; another I/O table; a
  * log through the page cache). buf must stay as it is until then. */
-bool st_os_log_write_synced_begin(st_file *f, uint64_t off, const void *buf, size_t len);
+bool st_os_log_write_begin(st_file *f, uint64_t off, const void *buf, size_t len);
 
 /* Grow the file in chunks so that it holds at least `needed` bytes. */
 int st_os_ensure_size(st_file *f, uint64_t needed, strata_error *err);

@@ -40,9 +40,10 @@
  * which the shared sync does once for the whole group.
  *
  * Commit (pager.c): write the pages without sync, append the record, fdatasync the log, write
- * the meta without sync, publish (a record synced alone has its write begun first and the pages
- * written while the device writes it: they are free pages no durable version names). The record is durable before the meta exists anywhere, so every
- * meta a later writer builds on has its record. An unsynced commit (strata_txn_commit_unsynced,
+ * the meta without sync, publish (a record written on its own for 8 pages or more is begun
+ * first and the pages written while the device takes it: they are free pages no durable version
+ * names). The record is durable before the meta exists anywhere, so every meta a later writer
+ * builds on has its record. An unsynced commit (strata_txn_commit_unsynced,
  * group commit) skips the fdatasync and flags its meta ST_META_LOG_PENDING: a later sync of the
  * log (strata_db_sync_commits, or the next synced record) covers it and every record before it.
  * A power cut before that may take the pending records; recovery then rebuilds what the log
@@ -523,7 +524,7 @@ int st_log_commit(strata_txn_t *txn, st_dirty *const *list, size_t n, st_meta *m
     size_t pages = 0;
     for (size_t i = 0; i < n; i++) pages += list[i]->npages;
     bool begun = alone && pages >= LOG_OVERLAP_PAGES &&
-                 st_os_log_write_synced_begin(&db->file, off, db->log_buf + from, stop - from);
+                 st_os_log_write_begin(&db->file, off, db->log_buf + from, stop - from);
     int pages_rc = write_pages(ctx, err);
     if (pages_rc && !begun) return pages_rc; /* nothing written to the log */
     int fd = st_os_log_write_fd(&db->file, defer_sync), header_fd = log_fd_for(db, 0);
@@ -536,8 +537,9 @@ int st_log_commit(strata_txn_t *txn, st_dirty *const *list, size_t n, st_meta *m
     bool synced = false;
     strata_error spare = {0};
     strata_error *werr = pages_rc ? &spare : err; /* (the pages' failure is the one reported) */
-    rc = alone ? st_os_log_write_synced(&db->file, name, off, db->log_buf + from, stop - from, &synced, werr)
-               : st_os_write_fd(&db->file, fd, name, off, db->log_buf + from, stop - from, werr);
+    const uint8_t *rec = db->log_buf + from;
+    rc = alone ? st_os_log_write_synced(&db->file, name, off, rec, stop - from, &synced, werr)
+               : st_os_write_fd(&db->file, fd, name, off, rec, stop - from, werr);
     if ((rc || pages_rc) && alone) { /* failed, or part of it: the record may be on the disk */
         strata_error e2 = {0};
         st_log_retract(db, at, &e2);

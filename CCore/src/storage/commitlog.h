@@ -25,8 +25,9 @@ uint64_t st_log_checkpoint_at(const strata_db_t *db);
  * and flags (ST_META_LOGGED) are set and which is sealed here; then sync the log (`defer_sync`:
  * not now, ST_META_LOG_PENDING; st_log_sync does it for every record appended so far).
  * `write_pages(ctx)` writes the pages to the file: called once the record is built, while the
- * record's synced write is under way where it can be (st_os_log_write_synced_begin), else
- * before the record is written; its failure fails the commit (the record retracted).
+ * record's write is under way where it is begun first (st_os_log_write_begin: a record written
+ * on its own, for 8 pages or more), else before the record is written; its failure fails the
+ * commit (the record retracted).
  * *logged = false, nothing written and write_pages not called, when the record would not fit
  * (or the transaction is too big to log, above): the caller then writes and syncs the pages
  * themselves; else *record_at = where the record went. A failed sync retracts the record. */

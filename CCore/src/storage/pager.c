@@ -49,7 +49,8 @@
  *   c. pwrite every dirty page, in page order (adjacent ones together), without sync (an
  *      encrypted file's view gets their plain bytes, trusted with the new stamp) — for a logged
  *      commit from st_log_commit (write_pages), once its record is built: while the device
- *      writes a record synced alone (its write begun through io_uring, os.c), else before it;
+ *      takes a record written on its own for 8 pages or more (begun through io_uring, os.c;
+ *      the log synced after), else before it;
  *   d. logged: append the record and sync it (one write with RWF_DSYNC when nothing else in
  *      the log awaits a sync, else a write and an fdatasync of the log; unsynced: not now, the
  *      record through the page cache and the meta flagged ST_META_LOG_PENDING;
@@ -1127,7 +1128,8 @@ static int write_pages(void *ctx, strata_error *err) {
     /* The view of an encrypted file gets the plain bytes just written (their pages were free:
      * nobody reads them), trusted with the new stamp, which no other bytes will ever carry. */
     for (size_t i = 0; rc == STRATA_OK && db->cipher && i < w->n; i++) {
-        memcpy(db->view + list[i]->pgno * ST_PAGE_SIZE, list[i]->buf, (size_t)list[i]->npages * ST_PAGE_SIZE);
+        memcpy(db->view + list[i]->pgno * ST_PAGE_SIZE, list[i]->buf,
+               (size_t)list[i]->npages * ST_PAGE_SIZE);
         st_trust_mark(db, list[i]->pgno, w->txn->new_version);
     }
     return rc;
