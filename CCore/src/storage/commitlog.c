@@ -382,14 +382,18 @@ static int header_names(strata_db_t *db, const st_meta *m, const char *name, boo
     return STRATA_OK;
 }
 
-/* Whether the pages list[0..n) are few enough to log and likely to fit after the log's end:
+/* The pages list[0..n) hold. */
+static uint64_t pages_of(st_dirty *const *list, size_t n) {
+    uint64_t pages = 0;
+    for (size_t i = 0; i < n; i++) pages += list[i]->npages;
+    return pages;
+}
+
+/* Whether a commit's `pages` pages are few enough to log and likely to fit after the log's end:
  * a page takes about 0.3-1 KiB of record in a small commit (a fresh page more), so one that
  * would need less than 1 KiB a page to fit is not tried (a record is built before its size
  * is known). */
-static bool worth_logging(const strata_txn_t *txn, st_dirty *const *list, size_t n,
-                          const st_meta *m) {
-    uint64_t pages = 0;
-    for (size_t i = 0; i < n; i++) pages += list[i]->npages;
+static bool worth_logging(const strata_txn_t *txn, uint64_t pages, const st_meta *m) {
     uint64_t end = generation_goes_on(txn, m) ? m->log_end : ST_LOG_FIRST;
     return pages <= ST_LOG_MAX_PAGES && pages * 1024 <= log_bytes(txn->db) - end;
 }
@@ -406,7 +410,8 @@ int st_log_commit(strata_txn_t *txn, st_dirty *const *list, size_t n, st_meta *m
                   uint64_t *record_at, strata_error *err) {
     strata_db_t *db = txn->db;
     *logged = false;
-    if (!worth_logging(txn, list, n, m)) return STRATA_OK;
+    uint64_t pages = pages_of(list, n);
+    if (!worth_logging(txn, pages, m)) return STRATA_OK;
     char name[ST_SHOWN_PATH + 8];
     st_os_log_shown(&db->file, name, sizeof name);
     if (db->file.log_fd < 0 && txn->new_version < db->log_retry_version) return STRATA_OK;
@@ -521,8 +526,6 @@ int st_log_commit(strata_txn_t *txn, st_dirty *const *list, size_t n, st_meta *m
     /* Such a record's write is begun first where it can be, and the pages go into the file
      * while the device writes it: they are free pages no durable version uses, so their order
      * against the record does not matter (the meta goes after both). Else the pages first. */
-    size_t pages = 0;
-    for (size_t i = 0; i < n; i++) pages += list[i]->npages;
     bool begun = alone && pages >= LOG_OVERLAP_PAGES &&
                  st_os_log_write_begin(&db->file, off, db->log_buf + from, stop - from);
     int pages_rc = write_pages(ctx, err);
