@@ -69,6 +69,7 @@
 #include "storage/commitlog.h"
 
 #include "storage/cipher.h"
+#include "storage/freelist.h"
 #include "storage/pager.h"
 
 #include <errno.h>
@@ -470,6 +471,26 @@ int st_log_commit(strata_txn_t *txn, st_dirty *const *list, size_t n, st_meta *m
         memset(r + end, 0, pad8(end) - end);
         len = pad8(end);
     }
+    /* The meta page's delta image where it changed (format 14): an entry of page 0, its
+     * ranges over the image the version before had (the free-list delta: a few entries a
+     * commit, freelist.c). */
+    uint32_t entries = (uint32_t)n;
+    if (txn->delta_out && txn->delta_image && len <= room &&
+        memcmp(txn->delta_out, txn->delta_image, ST_DELTA_BYTES) != 0) {
+        if ((rc = reserve(db, round_block(head + len + ENTRY_HEAD + ST_DELTA_BYTES + RANGE_HEAD),
+                          head + len, err)))
+            return rc;
+        uint8_t *r = db->log_buf + head;
+        size_t end = len + ENTRY_HEAD;
+        uint32_t nr = add_ranges(r, &end, txn->delta_out, txn->delta_image, ST_DELTA_BYTES);
+        st_wr64(r + len, 0);
+        st_wr64(r + len + 8, 0);
+        st_wr32(r + len + 16, 1);
+        st_wr32(r + len + 20, nr);
+        memset(r + end, 0, pad8(end) - end);
+        len = pad8(end);
+        entries++;
+    }
     size_t tag = db->cipher ? ST_TAG_BYTES : 0;
     if (len + tag > room) return STRATA_OK; /* does not fit: the caller syncs the pages instead */
     /* The record ends where its last block does (zeros after its entries, which replay counts),
@@ -485,13 +506,14 @@ int st_log_commit(strata_txn_t *txn, st_dirty *const *list, size_t n, st_meta *m
         m->log_base = d;
     }
     m->log_end = at + len + tag;
-    m->flags = ST_META_LOGGED | (defer_sync ? ST_META_LOG_PENDING : 0);
+    m->flags = ST_META_LOGGED | (defer_sync ? ST_META_LOG_PENDING : 0) |
+               (m->flags & ST_META_FREE_DELTA);
     st_meta_seal(m);
     uint8_t *r = db->log_buf + head;
     st_wr64(r + 8, m->log_salt);
     st_wr64(r + 16, m->version);
     st_wr32(r + 24, (uint32_t)(len + tag));
-    st_wr32(r + 28, (uint32_t)n);
+    st_wr32(r + 28, entries);
     memcpy(r + REC_META, m, sizeof *m);
     if (tag && st_cipher_seal_record(db->cipher, r, m->version, r + REC_META, len - REC_META, r + len))
         return st_err(err, STRATA_ERR_NO_MEMORY, "cannot seal the commit record (libcrypto)");
@@ -622,12 +644,38 @@ static const char *record_problem(strata_db_t *db, uint8_t *r, size_t avail, uin
     return NULL;
 }
 
-/* Rebuild and write the pages of record r (valid as a whole) onto the file. */
+/* Write the nr ranges of record r (len bytes) at *at over dst (bytes long; copies read from,
+ * the base as it was, NULL for none); false when one lies outside. */
+static bool apply_ranges(const uint8_t *r, size_t len, size_t *at, uint32_t nr, uint8_t *dst,
+                         const uint8_t *from, size_t bytes) {
+    for (uint32_t k = 0; k < nr; k++) {
+        if (*at + RANGE_HEAD > len) return false;
+        uint32_t off = st_rd32(r + *at), n = st_rd32(r + *at + 4);
+        if (n & RANGE_COPY) { /* n bytes of the base from offset src */
+            n &= ~RANGE_COPY;
+            if (*at + COPY_HEAD > len || !from) return false;
+            uint32_t src = st_rd32(r + *at + 8);
+            if (off > bytes || n > bytes - off || src > bytes || n > bytes - src) return false;
+            memcpy(dst + off, from + src, n);
+            *at += COPY_HEAD;
+            continue;
+        }
+        if (n > len - *at - RANGE_HEAD || off > bytes || n > bytes - off) return false;
+        memcpy(dst + off, r + *at + RANGE_HEAD, n);
+        *at += RANGE_HEAD + n;
+    }
+    return true;
+}
+
+/* Rebuild and write the pages of record r (valid as a whole) onto the file; img, the delta
+ * image of the version before, becomes the record's. */
 static int apply_record(strata_db_t *db, const uint8_t *r, const st_meta *prev, const st_meta *m,
-                        uint8_t **page, size_t *page_cap, strata_error *err) {
+                        uint8_t *img, uint8_t **page, size_t *page_cap, strata_error *err) {
     uint32_t len = st_rd32(r + 24) - (db->cipher ? ST_TAG_BYTES : 0), count = st_rd32(r + 28);
     int rc = st_os_ensure_size(&db->file, m->page_count * ST_PAGE_SIZE, err);
     if (rc) return rc;
+    uint8_t next_img[ST_DELTA_BYTES];
+    memcpy(next_img, img, ST_DELTA_BYTES);
     size_t at = REC_ENTRIES;
     for (uint32_t i = 0; i < count; i++) {
         if (at + ENTRY_HEAD > len)
@@ -636,6 +684,14 @@ static int apply_record(strata_db_t *db, const uint8_t *r, const st_meta *prev, 
         pgno_t pgno = st_rd64(r + at), base = st_rd64(r + at + 8);
         uint32_t npages = st_rd32(r + at + 16), nr = st_rd32(r + at + 20);
         at += ENTRY_HEAD;
+        if (pgno == 0) { /* the meta page's delta image (format 14) */
+            if (base || npages != 1 || db->cipher ||
+                !apply_ranges(r, len, &at, nr, next_img, img, ST_DELTA_BYTES))
+                return ST_CORRUPT(err, "commit log record of version %llu: its free-list delta "
+                                  "entry is damaged", (unsigned long long)m->version);
+            at = pad8(at);
+            continue;
+        }
         if (pgno < 2 || npages == 0 || npages > m->page_count || pgno > m->page_count - npages ||
             (base && (base < 2 || npages != 1 || base >= prev->page_count)))
             return ST_CORRUPT(err, "commit log record of version %llu: page %llu (base %llu, "
@@ -664,22 +720,7 @@ static int apply_record(strata_db_t *db, const uint8_t *r, const st_meta *prev, 
         } else {
             memset(*page, 0, bytes);
         }
-        for (uint32_t k = 0; k < nr; k++) {
-            if (at + RANGE_HEAD > len) goto bad_range;
-            uint32_t off = st_rd32(r + at), n = st_rd32(r + at + 4);
-            if (n & RANGE_COPY) { /* n bytes of the base from offset src */
-                n &= ~RANGE_COPY;
-                if (at + COPY_HEAD > len || !from) goto bad_range;
-                uint32_t src = st_rd32(r + at + 8);
-                if (off > bytes || n > bytes - off || src > bytes || n > bytes - src) goto bad_range;
-                memcpy(*page + off, from + src, n);
-                at += COPY_HEAD;
-                continue;
-            }
-            if (n > len - at - RANGE_HEAD || off > bytes || n > bytes - off) goto bad_range;
-            memcpy(*page + off, r + at + RANGE_HEAD, n);
-            at += RANGE_HEAD + n;
-        }
+        if (!apply_ranges(r, len, &at, nr, *page, from, bytes)) goto bad_range;
         at = pad8(at);
         if (st_rd64(*page + PH_CHECKSUM) != st_checksum(*page + 8, bytes - 8))
             return ST_CORRUPT(err, "commit log record of version %llu rebuilds page %llu (from "
@@ -697,6 +738,10 @@ static int apply_record(strata_db_t *db, const uint8_t *r, const st_meta *prev, 
         return ST_CORRUPT(err, "commit log record of version %llu: a range of page %llu lies "
                           "outside it", (unsigned long long)m->version, (unsigned long long)pgno);
     }
+    if ((m->flags & ST_META_FREE_DELTA) && !st_fl_delta_image_ok(next_img, m))
+        return ST_CORRUPT(err, "commit log record of version %llu does not rebuild its free-list "
+                          "delta", (unsigned long long)m->version);
+    memcpy(img, next_img, ST_DELTA_BYTES);
     return STRATA_OK;
 }
 
@@ -711,8 +756,8 @@ bool st_log_exists(strata_db_t *db, uint64_t *id, uint64_t *base) {
     return ok;
 }
 
-int st_log_replay(strata_db_t *db, const st_meta *base, st_meta *out, uint64_t *replayed,
-                  char *stop, size_t stop_len, strata_error *err) {
+int st_log_replay(strata_db_t *db, const st_meta *base, st_meta *out, uint8_t *img,
+                  uint64_t *replayed, char *stop, size_t stop_len, strata_error *err) {
     *out = *base;
     *replayed = 0;
     snprintf(stop, stop_len, "the log is missing (or shorter than a log)");
@@ -766,7 +811,7 @@ int st_log_replay(strata_db_t *db, const st_meta *base, st_meta *out, uint64_t *
         /* A record that fails to rebuild ends the replay at the version before it: its pages
          * are free in that version, so what it wrote does no harm. */
         strata_error why = {0};
-        int arc = apply_record(db, log + at, &prev, &m, &page, &page_cap, &why);
+        int arc = apply_record(db, log + at, &prev, &m, img, &page, &page_cap, &why);
         if (arc == STRATA_ERR_CORRUPT) {
             snprintf(stop, stop_len, "the record of version %llu does not rebuild its pages (%.80s)",
                      (unsigned long long)m.version, why.message);

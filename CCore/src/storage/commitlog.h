@@ -45,12 +45,11 @@ bool st_log_exists(strata_db_t *db, uint64_t *id, uint64_t *base);
 
 /* Recovery (first opener, writer lock held): rebuild onto the file the pages of every logged
  * version after `base`, the durable version. *out = the newest version rebuilt (its meta as
- * the commit wrote it, not yet in a slot) or *base; *replayed = how many; `stop` (stop_len
- * bytes) says why the replay ended where it did ("the log is missing", "record of version 7:
- * checksum", ...). A read-only handle gets STRATA_ERR_READ_ONLY when there is something to
- * replay. */
-int st_log_replay(strata_db_t *db, const st_meta *base, st_meta *out, uint64_t *replayed,
-                  char *stop, size_t stop_len,
-                  strata_error *err);
+ * the commit wrote it, not yet in a slot) or *base; img (ST_DELTA_BYTES), the base's meta
+ * page delta image, becomes *out's; *replayed = how many; `stop` (stop_len bytes) says why the
+ * replay ended where it did ("the log is missing", "record of version 7: checksum", ...). A
+ * read-only handle gets STRATA_ERR_READ_ONLY when there is something to replay. */
+int st_log_replay(strata_db_t *db, const st_meta *base, st_meta *out, uint8_t *img,
+                  uint64_t *replayed, char *stop, size_t stop_len, strata_error *err);
 
 #endif

@@ -325,6 +325,9 @@ int st_db_write_copy(strata_db_t *db, const char *path, int pack, const st_copy_
  * new one with the new file's keys (keys: taken over, NULL for a plain file). */
 static int adopt_new_file(strata_db_t *db, st_cipher *keys, strata_error *err) {
     st_freelist_clear(&db->free_cache);
+    st_fl_delta_clear(&db->free_cache_delta);
+    free(db->free_cache_image);
+    db->free_cache_image = NULL;
     db->free_cache_valid = false;
     st_reuse_map_clear(&db->reuse_map);
     memset(&db->reuse_hints, 0, sizeof db->reuse_hints);

@@ -24,6 +24,9 @@ static void db_free(strata_db_t *db) {
     pthread_mutex_destroy(&db->share_lock);
     st_unpacked_free(db);
     st_freelist_clear(&db->free_cache);
+    st_fl_delta_clear(&db->free_cache_delta);
+    free(db->free_cache_image);
+    db->free_cache_image = NULL;
     st_reuse_map_clear(&db->reuse_map);
     st_pager_free_spares(db);
     free(db->log_buf);

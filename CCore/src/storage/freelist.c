@@ -153,7 +153,8 @@ static int add_dir(fl_builder *b, pgno_t pgno) {
     return STRATA_OK;
 }
 
-int st_freelist_load(strata_db_t *db, const st_meta *meta, st_freelist *out, strata_error *err) {
+int st_freelist_load(strata_db_t *db, const st_meta *meta, const st_fl_delta *delta,
+                     st_freelist *out, strata_error *err) {
     memset(out, 0, sizeof *out);
     fl_builder b = {out, 0, 0};
     int rc = STRATA_OK;
@@ -207,9 +208,19 @@ int st_freelist_load(strata_db_t *db, const st_meta *meta, st_freelist *out, str
         }
         d = st_rd64(dp + FL_NEXT);
     }
-    if (out->entries.n != meta->free_count)
-        FAIL("free list holds %zu entries, meta says %llu", out->entries.n,
-             (unsigned long long)meta->free_count);
+    /* The meta counts the version's list: the saved one less the delta's taken entries, with
+     * the delta's freed pages. */
+    size_t nt = delta ? delta->ntaken : 0, nf = delta ? delta->freed.n : 0;
+    if (out->entries.n + nf != meta->free_count + nt)
+        FAIL("free list holds %zu entries (%zu of them taken, %zu freed since), meta says %llu",
+             out->entries.n, nt, nf, (unsigned long long)meta->free_count);
+    if (nt && delta->taken[nt - 1] >= out->entries.n)
+        FAIL("free-list delta: taken entry %u of a list of %zu", delta->taken[nt - 1],
+             out->entries.n);
+    if (nf && delta->freed.v[0].version < last_version)
+        FAIL("free-list delta: freed page %llu (version %llu) before the list's last version %llu",
+             (unsigned long long)delta->freed.v[0].pgno,
+             (unsigned long long)delta->freed.v[0].version, (unsigned long long)last_version);
 #undef FAIL
     return STRATA_OK;
 nomem:
@@ -217,6 +228,90 @@ nomem:
 fail:
     st_freelist_clear(out);
     return rc;
+}
+
+/* ------------------------------------------------------------------ the delta */
+
+/* Delta image (a meta page's bytes from ST_DELTA_OFF; meaningful with ST_META_FREE_DELTA):
+ *   0   u64 XXH3-64 of bytes [8, 24 + 4 * ntaken + 16 * nfreed)
+ *   8   u64 the meta's version     16 u32 ntaken     20 u32 nfreed
+ *   24  ntaken u32: indexes of the saved list's entries taken since it was saved, ascending
+ *       then nfreed {u64 pgno, u64 version}: pages freed since, in version order */
+#define DELTA_HEAD 24
+
+static size_t delta_bytes(size_t ntaken, size_t nfreed) {
+    return DELTA_HEAD + 4 * ntaken + 16 * nfreed;
+}
+
+void st_fl_delta_clear(st_fl_delta *d) {
+    free(d->taken);
+    st_free_vec_clear(&d->freed);
+    memset(d, 0, sizeof *d);
+}
+
+bool st_fl_delta_image_ok(const uint8_t *img, const st_meta *m) {
+    uint32_t nt = st_rd32(img + 16), nf = st_rd32(img + 20);
+    if (nt > ST_DELTA_BYTES / 4 || nf > ST_DELTA_BYTES / 16) return false;
+    size_t len = delta_bytes(nt, nf);
+    return len <= ST_DELTA_BYTES && st_rd64(img + 8) == m->version &&
+           st_rd64(img) == st_checksum(img + 8, len - 8);
+}
+
+int st_fl_delta_decode(const uint8_t *img, const st_meta *m, st_fl_delta *out, strata_error *err) {
+    memset(out, 0, sizeof *out);
+    if (!(m->flags & ST_META_FREE_DELTA)) return STRATA_OK;
+    if (!st_fl_delta_image_ok(img, m))
+        return ST_CORRUPT(err, "the free-list delta of version %llu is damaged",
+                          (unsigned long long)m->version);
+    uint32_t nt = st_rd32(img + 16), nf = st_rd32(img + 20);
+    out->taken = malloc((nt ? nt : 1) * sizeof *out->taken);
+    if (!out->taken) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory loading the free list");
+    out->taken_cap = nt ? nt : 1;
+    const uint8_t *p = img + DELTA_HEAD;
+    for (uint32_t i = 0; i < nt; i++, p += 4) {
+        out->taken[i] = st_rd32(p);
+        if (i && out->taken[i] <= out->taken[i - 1]) {
+            st_fl_delta_clear(out);
+            return ST_CORRUPT(err, "the free-list delta of version %llu: taken entries out of "
+                              "order", (unsigned long long)m->version);
+        }
+    }
+    out->ntaken = nt;
+    uint64_t last = 0;
+    for (uint32_t i = 0; i < nf; i++, p += 16) {
+        pgno_t pg = st_rd64(p);
+        uint64_t v = st_rd64(p + 8);
+        if (pg < 2 || pg >= m->page_count || v > m->version || v < last) {
+            st_fl_delta_clear(out);
+            return ST_CORRUPT(err, "the free-list delta of version %llu: freed page %llu "
+                              "(version %llu) out of range or order", (unsigned long long)m->version,
+                              (unsigned long long)pg, (unsigned long long)v);
+        }
+        last = v;
+        if (st_free_vec_push(&out->freed, pg, v)) {
+            st_fl_delta_clear(out);
+            return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory loading the free list");
+        }
+    }
+    return STRATA_OK;
+}
+
+/* Encode d for version into img (whose bytes after it are left as they are); false when it
+ * does not fit. */
+static bool delta_encode(const st_fl_delta *d, uint64_t version, uint8_t *img) {
+    size_t len = delta_bytes(d->ntaken, d->freed.n);
+    if (len > ST_DELTA_BYTES) return false;
+    st_wr64(img + 8, version);
+    st_wr32(img + 16, (uint32_t)d->ntaken);
+    st_wr32(img + 20, (uint32_t)d->freed.n);
+    uint8_t *p = img + DELTA_HEAD;
+    for (size_t i = 0; i < d->ntaken; i++, p += 4) st_wr32(p, d->taken[i]);
+    for (size_t i = 0; i < d->freed.n; i++, p += 16) {
+        st_wr64(p, d->freed.v[i].pgno);
+        st_wr64(p + 8, d->freed.v[i].version);
+    }
+    st_wr64(img, st_checksum(img + 8, len - 8));
+    return true;
 }
 
 /* ------------------------------------------------------------------ reuse */
@@ -232,6 +327,8 @@ void st_reuse_clear(st_reuse *r) {
     st_reuse_map_clear(&r->map);
     free(r->leaf_taken);
     free(r->leaf_slots);
+    free(r->dtaken);
+    free(r->dfreed_taken);
     memset(r, 0, sizeof *r);
 }
 
@@ -312,23 +409,53 @@ static bool index_leaves(st_reuse *r, const st_freelist *fl) {
 
 static size_t leaf_index(const strata_txn_t *txn, pgno_t leaf);
 
+/* Where a page of the delta's freed ones is, in leaf_of: no leaf (a leaf's page is 2 or more). */
+#define DELTA_LEAF 1
+
+/* Map one reusable entry: page p, freed by `version`, in the leaf on page leaf_pg (DELTA_LEAF:
+ * freed since the list was saved): held for the durable version, or free to take (fresh when
+ * freed after the hints' cutoff). false when out of memory. */
+static bool map_entry(strata_txn_t *txn, pgno_t p, uint64_t version, pgno_t leaf_pg,
+                      pgno_t *low, int *nfresh) {
+    st_reuse *r = &txn->reuse;
+    st_reuse_map *m = &r->map;
+    if (p >= m->npages) return true; /* checked at load; never reused if it were wrong */
+    m->leaf_of[p] = leaf_pg;
+    if (version > txn->durable_version && !written_after_durable(txn, p)) {
+        if (!m->held && !(m->held = calloc((m->npages + 63) / 64, 8))) return false;
+        m->held[p / 64] |= 1ull << (p % 64);
+        return true;
+    }
+    m->bits[p / 64] |= 1ull << (p % 64);
+    if (version > txn->db->reuse_hints.cutoff) {
+        int cap = (int)(sizeof r->fresh / sizeof *r->fresh);
+        if (p < *low) *low = p;
+        if (*nfresh >= 0 && *nfresh < cap) r->fresh[(*nfresh)++] = p;
+        else *nfresh = -1;
+    }
+    return true;
+}
+
 /* Map the reusable entries: a bit per page, the leaf of each, a taken count per leaf. The maps
  * handed over from the handle's last commit already hold the entries freed up to their
  * `mapped` version, decided for the same durable version; only the entries that became reusable
  * since are added (all when the durable version moved, a reader holds an older version, or
- * nothing was handed over). */
-static bool reuse_prepare(strata_txn_t *txn) {
+ * nothing was handed over). The delta's freed pages are reusable as the list's entries are. */
+static bool map_prepare(strata_txn_t *txn) {
     st_reuse *r = &txn->reuse;
     st_reuse_map *m = &r->map;
     const st_freelist *fl = &txn->fl;
-    size_t lo = first_after(fl, txn->oldest_reader);
+    const st_free_vec *df = &txn->delta.freed;
+    size_t lo = first_after(fl, txn->oldest_reader), dlo = 0;
+    while (dlo < df->n && df->v[dlo].version <= txn->oldest_reader) dlo++;
     r->ready = true;
     r->reusable = lo;
     bool keep = m->bits && m->durable == txn->durable_version && m->mapped <= txn->oldest_reader &&
                 m->npages <= txn->page_count;
-    if (!keep || lo == 0) st_reuse_map_clear(m);
-    if (lo == 0) return true;
-    size_t from = keep ? first_after(fl, m->mapped) : 0;
+    if (!keep || (lo == 0 && dlo == 0)) st_reuse_map_clear(m);
+    if (lo == 0 && dlo == 0) return true;
+    size_t from = keep ? first_after(fl, m->mapped) : 0, dfrom = 0;
+    while (keep && dfrom < df->n && df->v[dfrom].version <= m->mapped) dfrom++;
     r->leaf_taken = calloc(fl->nleaves + 1, sizeof *r->leaf_taken);
     if (!map_cover(m, txn->page_count) || !r->leaf_taken || !index_leaves(r, fl)) {
         st_reuse_clear(r); /* reuse nothing: the file grows instead */
@@ -342,33 +469,25 @@ static bool reuse_prepare(strata_txn_t *txn) {
      * instead (less the longest run looked for: such a page may extend a run before it). */
     const st_reuse_hints *h = &txn->db->reuse_hints;
     pgno_t low = m->npages;
-    int nfresh = 0, cap = (int)(sizeof r->fresh / sizeof *r->fresh);
+    int nfresh = 0;
     size_t leaf = 0, b = fl->nleaves; /* leaf: the last leaf starting at or before `from` */
     while (b - leaf > 1) {
         size_t mid = leaf + (b - leaf) / 2;
         if (fl->leaf_start[mid] <= from) leaf = mid;
         else b = mid;
     }
-    for (size_t i = from; i < lo; i++) {
+    bool ok = true;
+    for (size_t i = from; ok && i < lo; i++) {
         while (leaf + 1 < fl->nleaves && fl->leaf_start[leaf + 1] <= i) leaf++;
-        pgno_t p = fl->entries.v[i].pgno;
-        if (p >= m->npages) continue; /* checked at load; never reused if it were wrong */
-        m->leaf_of[p] = fl->leaf_pgno[leaf];
-        if (fl->entries.v[i].version > txn->durable_version && !written_after_durable(txn, p)) {
-            if (!m->held && !(m->held = calloc((m->npages + 63) / 64, 8))) {
-                st_reuse_clear(r); /* reuse nothing: the file grows instead */
-                r->ready = true;
-                return false;
-            }
-            m->held[p / 64] |= 1ull << (p % 64);
-            continue;
-        }
-        m->bits[p / 64] |= 1ull << (p % 64);
-        if (fl->entries.v[i].version > h->cutoff) {
-            if (p < low) low = p;
-            if (nfresh >= 0 && nfresh < cap) r->fresh[nfresh++] = p;
-            else nfresh = -1;
-        }
+        ok = map_entry(txn, fl->entries.v[i].pgno, fl->entries.v[i].version, fl->leaf_pgno[leaf],
+                       &low, &nfresh);
+    }
+    for (size_t i = dfrom; ok && i < dlo; i++)
+        ok = map_entry(txn, df->v[i].pgno, df->v[i].version, DELTA_LEAF, &low, &nfresh);
+    if (!ok) {
+        st_reuse_clear(r); /* reuse nothing: the file grows instead */
+        r->ready = true;
+        return false;
     }
     pgno_t back = !h->valid ? 0 : nfresh >= 0 ? m->npages
                                  : low > ST_REUSE_MIN_RUN ? low - ST_REUSE_MIN_RUN : 0;
@@ -379,6 +498,59 @@ static bool reuse_prepare(strata_txn_t *txn) {
     size_t cold = h->valid && h->cold_leaf ? leaf_index(txn, h->cold_leaf) : fl->nleaves;
     r->cold_leaf = cold < fl->nleaves ? cold + 1 : 0;
     return true;
+}
+
+/* The leaf holding entry j (the last starting at or before it). */
+static size_t leaf_of_entry(const st_freelist *fl, size_t j) {
+    size_t lo = 0, hi = fl->nleaves;
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (fl->leaf_start[mid] <= j) lo = mid;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* The base version's delta in the maps: its taken entries are taken (their pages' bits go;
+ * each counts against its leaf like a page taken now, and save leaves it out of the list).
+ * By index, not through the maps: this transaction may not count an entry reusable that the
+ * commit which took it did (a NO_SYNC one caps reuse at the durable version). A failure marks
+ * the maps unusable for a save (delta_bad). */
+static void apply_delta(strata_txn_t *txn) {
+    st_reuse *r = &txn->reuse;
+    const st_fl_delta *d = &txn->delta;
+    const st_freelist *fl = &txn->fl;
+    if (!d->ntaken) return;
+    r->dtaken = calloc((fl->entries.n + 63) / 64 + 1, 8);
+    if (!r->leaf_taken) r->leaf_taken = calloc(fl->nleaves + 1, sizeof *r->leaf_taken);
+    if (!r->dtaken || !r->leaf_taken) {
+        r->delta_bad = true;
+        return;
+    }
+    st_reuse_map *m = &r->map;
+    for (size_t k = 0; k < d->ntaken; k++) {
+        size_t j = d->taken[k];
+        if (j >= fl->entries.n) {
+            r->delta_bad = true;
+            return;
+        }
+        r->dtaken[j / 64] |= 1ull << (j % 64);
+        /* (a page freed again since it was taken is the delta's freed one now: its bits are
+         * that entry's) */
+        pgno_t p = fl->entries.v[j].pgno;
+        if (m->bits && p < m->npages && m->leaf_of[p] != DELTA_LEAF) {
+            m->bits[p / 64] &= ~(1ull << (p % 64));
+            if (m->held) m->held[p / 64] &= ~(1ull << (p % 64));
+        }
+        r->leaf_taken[leaf_of_entry(fl, j)]++;
+        r->ntaken++;
+    }
+}
+
+static bool reuse_prepare(strata_txn_t *txn) {
+    bool ok = map_prepare(txn);
+    apply_delta(txn);
+    return ok;
 }
 
 /* Length of the run of set bits starting at page p (bits past npages are clear). */
@@ -449,13 +621,44 @@ static size_t leaf_index(const strata_txn_t *txn, pgno_t leaf) {
     }
 }
 
-/* Take page p: its bit goes, its leaf counts one entry taken (save checks the counts). */
+/* Take page p: its bit goes, its leaf counts one entry taken (save checks the counts); one of
+ * the delta's freed pages is marked taken there instead (save leaves it out). */
 static void take_bit(strata_txn_t *txn, pgno_t p) {
     st_reuse *r = &txn->reuse;
     r->map.bits[p / 64] &= ~(1ull << (p % 64));
+    if (r->map.leaf_of[p] == DELTA_LEAF) {
+        const st_free_vec *df = &txn->delta.freed;
+        if (!r->dfreed_taken) r->dfreed_taken = calloc((df->n + 63) / 64 + 1, 8);
+        for (size_t k = 0; k < df->n; k++)
+            if (df->v[k].pgno == p) {
+                if (r->dfreed_taken) r->dfreed_taken[k / 64] |= 1ull << (k % 64);
+                else r->delta_bad = true; /* out of memory: the commit fails */
+                return;
+            }
+        r->delta_bad = true; /* mapped as the delta's, not found there */
+        return;
+    }
     size_t i = leaf_index(txn, r->map.leaf_of[p]);
     if (i < txn->fl.nleaves) r->leaf_taken[i]++;
     r->ntaken++;
+}
+
+/* The delta's freed pages this transaction did not take, appended to v. */
+static int push_delta_freed(const strata_txn_t *txn, st_free_vec *v) {
+    const st_free_vec *df = &txn->delta.freed;
+    const uint64_t *t = txn->reuse.dfreed_taken;
+    for (size_t k = 0; k < df->n; k++)
+        if (!(t && (t[k / 64] >> (k % 64) & 1)) && st_free_vec_push(v, df->v[k].pgno, df->v[k].version))
+            return STRATA_ERR_NO_MEMORY;
+    return STRATA_OK;
+}
+
+/* How many of the delta's freed pages this transaction did not take. */
+static size_t delta_freed_left(const strata_txn_t *txn) {
+    const uint64_t *t = txn->reuse.dfreed_taken;
+    size_t n = txn->delta.freed.n, left = n;
+    for (size_t k = 0; t && k < n; k++) left -= t[k / 64] >> (k % 64) & 1;
+    return left;
 }
 
 _Static_assert(sizeof ((st_reuse *)0)->run_scan / sizeof(pgno_t) == ST_REUSE_MIN_RUN + 1,
@@ -688,10 +891,15 @@ static inline bool taken_from(const uint64_t *bits, const uint64_t *held, size_t
            !(held && (held[p / 64] >> (p % 64) & 1));
 }
 
-/* Entry i of the list was taken by this transaction. */
+static inline bool dtaken_at(const uint64_t *dtaken, size_t i) {
+    return dtaken && (dtaken[i / 64] >> (i % 64) & 1);
+}
+
+/* Entry i of the list was taken by this transaction or by the delta. */
 static inline bool entry_taken(const strata_txn_t *txn, size_t i) {
     const st_reuse *r = &txn->reuse;
-    return taken_from(r->map.bits, r->map.held, r->map.bits ? r->reusable : 0, r->map.npages, i,
+    return dtaken_at(r->dtaken, i) ||
+           taken_from(r->map.bits, r->map.held, r->map.bits ? r->reusable : 0, r->map.npages, i,
                       txn->fl.entries.v[i].pgno);
 }
 
@@ -759,7 +967,7 @@ static bool plan(strata_txn_t *txn, size_t taken, bool *pack, layout *L) {
         if (i == n) end_rest = rest;
         else L->group_leaves += (rest + FL_PER_PAGE - 1) / FL_PER_PAGE;
     }
-    L->tail = end_rest + txn->freed.n + txn->own.n + L->packed;
+    L->tail = end_rest + delta_freed_left(txn) + txn->freed.n + txn->own.n + L->packed;
     L->tail_leaves = (L->tail + FL_PER_PAGE - 1) / FL_PER_PAGE;
     L->new_leaves = L->group_leaves + L->tail_leaves;
     size_t leaves = L->kept + L->new_leaves;
@@ -795,10 +1003,11 @@ static int push_rest(const strata_txn_t *txn, size_t i, st_free_vec *v) {
     const st_free_entry *e = fl->entries.v;
     st_free_entry *out = v->v;
     size_t n = v->n;
-    const uint64_t *bits = r->map.bits, *held = r->map.held;
+    const uint64_t *bits = r->map.bits, *held = r->map.held, *dt = r->dtaken;
     size_t reusable = bits ? r->reusable : 0, npages = r->map.npages;
     for (size_t j = from; j < to; j++)
-        if (!taken_from(bits, held, reusable, npages, j, e[j].pgno)) out[n++] = e[j];
+        if (!taken_from(bits, held, reusable, npages, j, e[j].pgno) && !dtaken_at(dt, j))
+            out[n++] = e[j];
     v->n = n;
     return STRATA_OK;
 }
@@ -818,9 +1027,86 @@ static int write_leaves(fl_builder *b, const st_free_entry *v, size_t n, uint8_t
     return rc;
 }
 
-int st_freelist_save(strata_txn_t *txn, pgno_t *head, uint64_t *count, strata_error *err) {
+/* The new version's delta image: the base's bytes (those a delta does not use stay, so that
+ * the commit log carries only what changed), with d encoded when d is not NULL; false when
+ * out of memory or d does not fit. */
+static bool delta_out(strata_txn_t *txn, const st_fl_delta *d) {
+    if (!txn->delta_image) return d == NULL; /* an encrypted file: never a delta */
+    if (!txn->delta_out && !(txn->delta_out = malloc(ST_DELTA_BYTES))) return false;
+    memcpy(txn->delta_out, txn->delta_image, ST_DELTA_BYTES);
+    return !d || delta_encode(d, txn->new_version, txn->delta_out);
+}
+
+bool st_freelist_whole;
+
+/* The commit as a delta, when the entries taken since the list was saved and the pages freed
+ * since fit the meta page: no list page is written, the list and its maps stay as they are
+ * for the next transaction (*done false: they do not fit, save the list). */
+static int save_delta(strata_txn_t *txn, bool *done, pgno_t *head, uint64_t *count,
+                      strata_error *err) {
+    st_freelist *fl = &txn->fl;
+    st_reuse *r = &txn->reuse;
+    *done = false;
+    size_t nfreed = delta_freed_left(txn) + txn->freed.n + txn->own.n;
+    if (delta_bytes(r->ntaken, nfreed) > ST_DELTA_BYTES) return STRATA_OK;
+    st_fl_delta nd = {0};
+    if (!(nd.taken = malloc((r->ntaken ? r->ntaken : 1) * sizeof *nd.taken)))
+        return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory saving the free list");
+    nd.taken_cap = r->ntaken ? r->ntaken : 1;
+    size_t found = 0; /* (more than ntaken: a mismatch, below) */
+    for (size_t i = 0; i < fl->nleaves; i++) {
+        if (!leaf_taken(txn, i)) continue;
+        for (size_t j = fl->leaf_start[i]; j < fl->leaf_start[i + 1]; j++)
+            if (entry_taken(txn, j) && found++ < r->ntaken) nd.taken[nd.ntaken++] = (uint32_t)j;
+    }
+    int rc = STRATA_OK;
+    if (found != r->ntaken)
+        rc = st_txn_fail(txn, ST_CORRUPT(err, "free list: %zu pages taken, %zu found in its leaves",
+                                         r->ntaken, found));
+    if (rc == STRATA_OK) rc = push_delta_freed(txn, &nd.freed);
+    for (size_t j = 0; rc == STRATA_OK && j < txn->freed.n; j++)
+        if (st_free_vec_push(&nd.freed, txn->freed.v[j].pgno, txn->new_version))
+            rc = STRATA_ERR_NO_MEMORY;
+    for (size_t j = 0; rc == STRATA_OK && j < txn->own.n; j++)
+        if (st_free_vec_push(&nd.freed, txn->own.v[j].pgno, txn->new_version))
+            rc = STRATA_ERR_NO_MEMORY;
+    if (rc == STRATA_OK && !delta_out(txn, &nd)) rc = STRATA_ERR_NO_MEMORY;
+    if (rc) {
+        st_fl_delta_clear(&nd);
+        if (rc == STRATA_ERR_NO_MEMORY)
+            rc = st_txn_fail(txn, st_err(err, rc, "out of memory saving the free list"));
+        return rc;
+    }
+    *head = txn->meta.freelist_head;
+    *count = fl->entries.n - nd.ntaken + nd.freed.n;
+    st_reuse_hints_save(txn);
+    txn->hints_out.cold_leaf = r->cold_leaf ? fl->leaf_pgno[r->cold_leaf - 1] : 0;
+    txn->reuse_out = r->map; /* the handle's, if the commit succeeds */
+    memset(&r->map, 0, sizeof r->map);
+    st_reuse_clear(r);
+    st_fl_delta_clear(&txn->delta);
+    txn->delta = nd;
+    txn->delta_saved = true;
+    txn->own.n = 0;
+    *done = true;
+    return STRATA_OK;
+}
+
+int st_freelist_save(strata_txn_t *txn, bool may_delta, pgno_t *head, uint64_t *count,
+                     strata_error *err) {
     st_freelist *fl = &txn->fl;
     int rc;
+    /* The delta's taken entries must be known to leave them out (and a delta that names
+     * entries the list does not have is never saved over). */
+    if (txn->delta.ntaken && !txn->reuse.ready) reuse_prepare(txn);
+    if (txn->reuse.delta_bad)
+        return st_txn_fail(txn, ST_CORRUPT(err, "free list: the delta of version %llu names "
+                                           "entries its list does not have (or no memory)",
+                                           (unsigned long long)txn->meta.version));
+    if (may_delta && txn->delta_image && !st_freelist_whole) {
+        bool done;
+        if ((rc = save_delta(txn, &done, head, count, err)) || done) return rc;
+    }
     for (size_t i = 0; i < fl->ndirs; i++)
         if ((rc = st_page_free(txn, fl->dir_pgno[i], 1, err))) return rc;
 
@@ -840,6 +1126,12 @@ int st_freelist_save(strata_txn_t *txn, pgno_t *head, uint64_t *count, strata_er
         }
         if ((rc = st_page_alloc(txn, 1, &bufs[taken], &pages[taken], err))) goto out;
         taken++;
+    }
+    if (txn->reuse.delta_bad) { /* (a page of the delta taken for the list, not found) */
+        rc = st_txn_fail(txn, ST_CORRUPT(err, "free list: a freed page of the delta of version "
+                                         "%llu was taken but is not in it",
+                                         (unsigned long long)txn->meta.version));
+        goto out;
     }
     size_t counted = 0;
     for (size_t i = 0; i < n; i++) counted += leaf_taken(txn, i);
@@ -863,7 +1155,7 @@ int st_freelist_save(strata_txn_t *txn, pgno_t *head, uint64_t *count, strata_er
     fl_builder b = {&nf, 0, 0};
     size_t next = 0; /* next page of `pages` to use */
     st_free_vec tmp = {0};
-    rc = presize(&b, fl->entries.n - kept_entries + txn->freed.n + txn->own.n,
+    rc = presize(&b, fl->entries.n - kept_entries + delta_freed_left(txn) + txn->freed.n + txn->own.n,
                  L.kept + L.new_leaves + L.empties - first, L.ndirs);
     for (size_t i = first; rc == STRATA_OK && i < n;) {
         if (!pack[i]) {
@@ -877,6 +1169,7 @@ int st_freelist_save(strata_txn_t *txn, pgno_t *head, uint64_t *count, strata_er
         if (rc == STRATA_OK && i < n) rc = write_leaves(&b, tmp.v, tmp.n, bufs, pages, &next, &txn->reuse.map);
     }
     if (n == 0 || !pack[n - 1]) tmp.n = 0; /* else tmp holds the last group's rest */
+    if (rc == STRATA_OK) rc = push_delta_freed(txn, &tmp); /* freed since the list was saved */
     for (size_t j = 0; rc == STRATA_OK && j < txn->freed.n; j++)
         rc = st_free_vec_push(&tmp, txn->freed.v[j].pgno, txn->new_version);
     for (size_t j = 0; rc == STRATA_OK && j < txn->own.n; j++)
@@ -908,6 +1201,7 @@ int st_freelist_save(strata_txn_t *txn, pgno_t *head, uint64_t *count, strata_er
                     i < first ? fl->leaf_pgno[i] : nf.leaf_pgno[i - first]);
         rc = add_dir(&b, pages[next + d]);
     }
+    if (rc == STRATA_OK && !delta_out(txn, NULL)) rc = STRATA_ERR_NO_MEMORY; /* no delta */
     if (rc) {
         st_freelist_clear(&nf);
         if (rc == STRATA_ERR_NO_MEMORY)
@@ -949,6 +1243,7 @@ int st_freelist_save(strata_txn_t *txn, pgno_t *head, uint64_t *count, strata_er
     txn->reuse_out = txn->reuse.map; /* the handle's, if the commit succeeds */
     memset(&txn->reuse.map, 0, sizeof txn->reuse.map);
     st_reuse_clear(&txn->reuse);
+    st_fl_delta_clear(&txn->delta); /* the list holds it all now */
     txn->own.n = 0; /* txn->freed stays: the commit log checks its pages' hints against it */
 out:
     free(pack);

@@ -11,8 +11,15 @@ int st_free_vec_push(st_free_vec *fv, pgno_t pgno, uint64_t version);
 void st_free_vec_clear(st_free_vec *fv);
 void st_freelist_clear(st_freelist *fl);
 
-/* Read the free list of `meta` from the file, checking every bound and the version order. */
-int st_freelist_load(strata_db_t *db, const st_meta *meta, st_freelist *out, strata_error *err);
+/* Read the saved free list of `meta` from the file, checking every bound and the version order
+ * (and its count against the meta's with `delta`, the version's delta, NULL for none). */
+int st_freelist_load(strata_db_t *db, const st_meta *meta, const st_fl_delta *delta,
+                     st_freelist *out, strata_error *err);
+/* The delta a meta page's image holds (empty without ST_META_FREE_DELTA), checked. */
+int st_fl_delta_decode(const uint8_t *img, const st_meta *m, st_fl_delta *out, strata_error *err);
+/* Whether the image holds a whole delta of m's version (its checksum holds). */
+bool st_fl_delta_image_ok(const uint8_t *img, const st_meta *m);
+void st_fl_delta_clear(st_fl_delta *d);
 /* A small transaction takes runs of at least half what the last commit took, capped at this
  * (and at least 2): it grows the file by a run rather than scatter its writes, because each
  * separate write costs the sync about as much as a whole run (see freelist.c). */
@@ -49,7 +56,13 @@ void st_reuse_map_clear(st_reuse_map *m);
  * hint: a stale one costs a missed run, never a wrong page. */
 void st_reuse_hints_save(strata_txn_t *txn);
 /* Commit step: lay the new free list out in pages taken from itself; *head and *count for the
- * meta. Afterwards txn->fl is the new list. */
-int st_freelist_save(strata_txn_t *txn, pgno_t *head, uint64_t *count, strata_error *err);
+ * meta. Afterwards txn->fl is the new list. With may_delta (a file without encryption whose
+ * list was not trimmed), when the changes since the list was saved fit the meta page, no list
+ * page is written: txn->delta_out gets the delta image and txn->delta_saved is set (the list
+ * and its head stay). */
+int st_freelist_save(strata_txn_t *txn, bool may_delta, pgno_t *head, uint64_t *count,
+                     strata_error *err);
+/* Tests: commits save the list whole, as before format 14 (a file an older format wrote). */
+extern bool st_freelist_whole;
 
 #endif

@@ -14,6 +14,7 @@
  */
 #include "storage/cipher.h"
 #include "storage/freelist.h"
+#include "storage/pager.h"
 #include "storage/packed.h"
 
 #include <stdlib.h>
@@ -123,16 +124,30 @@ static int mark_list_pages(st_pagecheck *pc, const pgno_t *pages, size_t n) {
     return rc;
 }
 
-/* The free list's directory and leaf pages (used), then its entries (free). */
+/* The free list's directory and leaf pages (used), then its entries (free): the saved list's
+ * but those its delta took (in use: reached by the walk), and the delta's freed pages. */
 static int mark_freelist(st_pagecheck *pc) {
     st_freelist fl;
-    int rc = st_freelist_load(pc->txn->db, &pc->txn->meta, &fl, pc->err);
+    st_fl_delta d;
+    int rc = st_pager_free_delta(pc->txn->db, &pc->txn->meta, &d, pc->err);
     if (rc) return rc;
+    if ((rc = st_freelist_load(pc->txn->db, &pc->txn->meta, &d, &fl, pc->err))) {
+        st_fl_delta_clear(&d);
+        return rc;
+    }
     rc = mark_list_pages(pc, fl.dir_pgno, fl.ndirs);
     if (rc == STRATA_OK) rc = mark_list_pages(pc, fl.leaf_pgno, fl.nleaves);
-    for (size_t i = 0; rc == STRATA_OK && i < fl.entries.n; i++)
+    for (size_t i = 0, k = 0; rc == STRATA_OK && i < fl.entries.n; i++) {
+        if (k < d.ntaken && d.taken[k] == i) { /* taken since the list was saved */
+            k++;
+            continue;
+        }
         rc = st_pagecheck_mark(pc, fl.entries.v[i].pgno, 1, ST_REACH_FREE, "free");
+    }
+    for (size_t i = 0; rc == STRATA_OK && i < d.freed.n; i++)
+        rc = st_pagecheck_mark(pc, d.freed.v[i].pgno, 1, ST_REACH_FREE, "free (since the list)");
     st_freelist_clear(&fl);
+    st_fl_delta_clear(&d);
     return rc;
 }
 

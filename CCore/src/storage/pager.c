@@ -212,6 +212,24 @@ static void meta_read(strata_db_t *db, int slot, meta_slot *out) {
     st_os_meta_unlock(&db->file);
 }
 
+static void slot_image(strata_db_t *db, int slot, uint8_t *out);
+
+int st_pager_free_delta(strata_db_t *db, const st_meta *m, st_fl_delta *out, strata_error *err) {
+    memset(out, 0, sizeof *out);
+    if (!(m->flags & ST_META_FREE_DELTA)) return STRATA_OK;
+    for (int s = 0; s < 2; s++) {
+        meta_slot ms;
+        meta_read(db, s, &ms);
+        if (ms.m.version != m->version || !(ms.m.flags & ST_META_FREE_DELTA)) continue;
+        uint8_t img[ST_DELTA_BYTES];
+        slot_image(db, s, img);
+        if (st_fl_delta_image_ok(img, m)) return st_fl_delta_decode(img, m, out, err);
+    }
+    return st_err(err, STRATA_ERR_BUSY, "'%s': version %llu left its meta slot (commits since): "
+                  "its free list cannot be read now", db->file.shown,
+                  (unsigned long long)m->version);
+}
+
 static void meta_copy(strata_db_t *db, int slot, st_meta *out) {
     meta_slot ms;
     meta_read(db, slot, &ms);
@@ -222,10 +240,21 @@ uint32_t st_format_of(const strata_db_t *db) {
     return db->cipher ? ST_FORMAT_ENCRYPTED : ST_FORMAT_PLAIN;
 }
 
-static int meta_write(strata_db_t *db, int slot, const st_meta *m, strata_error *err) {
+/* The delta image of a slot's meta page (ST_DELTA_BYTES into out). */
+static void slot_image(strata_db_t *db, int slot, uint8_t *out) {
+    st_os_meta_lock(&db->file);
+    memcpy(out, db->file.map + (size_t)slot * ST_PAGE_SIZE + ST_DELTA_OFF, ST_DELTA_BYTES);
+    st_os_meta_unlock(&db->file);
+}
+
+/* Write a meta page: m, then (a file without encryption) the delta image img, NULL for
+ * zeros. */
+static int meta_write(strata_db_t *db, int slot, const st_meta *m, const uint8_t *img,
+                      strata_error *err) {
     uint8_t page[ST_PAGE_SIZE];
     memset(page, 0, sizeof page);
     memcpy(page, m, sizeof *m);
+    if (img && !db->cipher) memcpy(page + ST_DELTA_OFF, img, ST_DELTA_BYTES);
     if (db->cipher) st_cipher_meta_seal(db->cipher, page);
     st_os_meta_lock(&db->file);
     int rc = st_os_write(&db->file, (uint64_t)slot * ST_PAGE_SIZE, page, sizeof page, err);
@@ -247,7 +276,7 @@ int st_pager_create(strata_db_t *db, strata_error *err) {
     for (uint64_t v = 0; v < 2 && rc == STRATA_OK; v++) {
         m.version = m.durable_version = v;
         st_meta_seal(&m);
-        rc = meta_write(db, (int)v, &m, err);
+        rc = meta_write(db, (int)v, &m, NULL, err);
     }
     if (rc == STRATA_OK) rc = st_os_sync(&db->file, err);
     return rc;
@@ -267,7 +296,7 @@ typedef enum meta_problem_t {
     META_OK, META_NO_MAGIC, META_FORMAT, META_PAGE_SIZE, META_CHECKSUM, META_FLAGS,
     META_BEYOND_MAP, META_TOO_FEW_PAGES, META_FILE_SHORT, META_CATALOG, META_FREELIST,
     META_FREE_COUNT, META_PACKED, META_ENCRYPTED, META_NOT_ENCRYPTED, META_WRONG_KEY,
-    META_NOT_AUTHENTIC
+    META_NOT_AUTHENTIC, META_DELTA
 } meta_problem_t;
 
 static const char *meta_problem_name(meta_problem_t p) {
@@ -282,6 +311,7 @@ static const char *meta_problem_name(meta_problem_t p) {
         [META_PACKED] = "packed region out of range", [META_ENCRYPTED] = "encrypted",
         [META_NOT_ENCRYPTED] = "not encrypted", [META_WRONG_KEY] = "another encryption key",
         [META_NOT_AUTHENTIC] = "does not authenticate",
+        [META_DELTA] = "free-list delta damaged",
     };
     return names[p];
 }
@@ -304,7 +334,9 @@ static void meta_authenticated(strata_db_t *db, const meta_slot *slot) {
     pthread_mutex_unlock(&db->meta_auth_lock);
 }
 
-static meta_problem_t meta_problem(strata_db_t *db, const meta_slot *slot) {
+/* What is wrong with a meta slot, if anything; img: its page's delta image, checked when the
+ * meta says it holds a delta (NULL: not checked, for a reader, which needs no free list). */
+static meta_problem_t meta_problem(strata_db_t *db, const meta_slot *slot, const uint8_t *img) {
     const st_meta *m = &slot->m;
     if (memcmp(m->magic, META_MAGIC, 8) != 0) return META_NO_MAGIC;
     /* A newer format may checksum differently: name the version before the checksum. */
@@ -326,8 +358,14 @@ static meta_problem_t meta_problem(strata_db_t *db, const meta_slot *slot) {
         if (a != ST_META_AUTH_OK) return META_NOT_AUTHENTIC;
         meta_authenticated(db, slot);
     }
-    if (m->durable_version > m->version || (m->flags & ~(ST_META_DURABLE | ST_META_SYNCED | ST_META_LOGGED | ST_META_LOG_PENDING)))
+    if (m->durable_version > m->version ||
+        (m->flags & ~(ST_META_DURABLE | ST_META_SYNCED | ST_META_LOGGED | ST_META_LOG_PENDING |
+                      ST_META_FREE_DELTA)))
         return META_FLAGS;
+    if (m->flags & ST_META_FREE_DELTA) { /* format 14, without encryption */
+        if (encrypted || m->format_version < 14) return META_FLAGS;
+        if (img && !st_fl_delta_image_ok(img, m)) return META_DELTA;
+    }
     if (m->page_count > db->file.map_size / ST_PAGE_SIZE) return META_BEYOND_MAP;
     if (m->page_count < 2) return META_TOO_FEW_PAGES;
     if (m->page_count > atomic_load(&db->file.file_size) / ST_PAGE_SIZE &&
@@ -366,7 +404,9 @@ slots:;
         meta_slot ms;
         meta_read(db, s, &ms);
         m[s] = ms.m;
-        why[s] = meta_problem(db, &ms);
+        uint8_t img[ST_DELTA_BYTES];
+        slot_image(db, s, img);
+        why[s] = meta_problem(db, &ms, img);
     }
     int best = -1;
     for (int s = 0; s < 2; s++)
@@ -420,7 +460,7 @@ static int find_slot(strata_db_t *db, uint64_t version, st_meta *out) {
     for (int s = 0; s < 2; s++) {
         meta_slot ms;
         meta_read(db, s, &ms);
-        if (ms.m.version != version || meta_problem(db, &ms) != META_OK) continue;
+        if (ms.m.version != version || meta_problem(db, &ms, NULL) != META_OK) continue;
         if (found < 0 || (ms.m.flags & ST_META_DURABLE)) {
             *out = ms.m;
             found = s;
@@ -534,7 +574,13 @@ int st_pager_recover(strata_db_t *db, st_check_unsynced_fn check, st_meta *out,
     if (rc || (rc = recover_base(db, check, &newest, &base, err))) return rc;
     uint64_t replayed;
     char stop[160];
-    if ((rc = st_log_replay(db, &base, &rebuilt, &replayed, stop, sizeof stop, err)) ||
+    /* The delta image of the base version, which the records' changes rebuild onward. */
+    uint8_t img[ST_DELTA_BYTES];
+    st_meta found;
+    int from = find_slot(db, base.version, &found);
+    if (from >= 0) slot_image(db, from, img);
+    else memset(img, 0, sizeof img);
+    if ((rc = st_log_replay(db, &base, &rebuilt, img, &replayed, stop, sizeof stop, err)) ||
         (rc = recovery_outcome(db, &newest, &base, &rebuilt, stop, err)))
         return rc;
     db->recovery.replayed = replayed;
@@ -557,7 +603,8 @@ int st_pager_recover(strata_db_t *db, st_check_unsynced_fn check, st_meta *out,
         if (base_slot < 0)
             return ST_CORRUPT(err, "'%s': the durable version %llu vanished during recovery",
                               db->file.shown, (unsigned long long)base.version);
-        if ((rc = meta_write(db, 1 - base_slot, &copy, err)) || (rc = st_os_sync(&db->file, err)))
+        slot_image(db, base_slot, img);
+        if ((rc = meta_write(db, 1 - base_slot, &copy, img, err)) || (rc = st_os_sync(&db->file, err)))
             return rc;
         *out = base;
         return STRATA_OK;
@@ -568,7 +615,7 @@ int st_pager_recover(strata_db_t *db, st_check_unsynced_fn check, st_meta *out,
     if (base_slot < 0)
         return ST_CORRUPT(err, "'%s': the durable version %llu vanished during recovery",
                           db->file.shown, (unsigned long long)base.version);
-    if ((rc = meta_write(db, 1 - base_slot, &rebuilt, err)) ||
+    if ((rc = meta_write(db, 1 - base_slot, &rebuilt, img, err)) ||
         (rc = mark_durable(db, 1 - base_slot, &rebuilt, err)))
         return rc;
     *out = rebuilt;
@@ -585,7 +632,9 @@ static int mark_durable(strata_db_t *db, int slot, st_meta *m, strata_error *err
     if (!m->db_id) m->db_id = st_random_id(m->version); /* a file of format 3 or older */
     m->durable_version = m->version;
     st_meta_seal(m);
-    if ((rc = meta_write(db, 1 - slot, m, err))) return rc;
+    uint8_t img[ST_DELTA_BYTES]; /* the same delta (its checksum does not cover the flags) */
+    slot_image(db, slot, img);
+    if ((rc = meta_write(db, 1 - slot, m, img, err))) return rc;
     return st_os_sync(&db->file, err);
 }
 
@@ -887,7 +936,7 @@ int st_page_free(strata_txn_t *txn, pgno_t pgno, uint32_t npages, strata_error *
 
 /* ------------------------------------------------------------------ write transactions */
 
-static int take_free_list(strata_txn_t *txn, strata_error *err);
+static int take_free_list(strata_txn_t *txn, int slot, strata_error *err);
 
 /* Encrypted files: a version number seals its pages' nonces (cipher.c), so it must never be
  * written twice with different bytes. A commit that failed, or whose writer died, after its
@@ -908,7 +957,7 @@ static int renumber(strata_txn_t *txn, int *slot, strata_error *err) {
     for (int s = 0; s < 2; s++) {
         meta_slot ms;
         meta_read(db, s, &ms);
-        if (meta_problem(db, &ms) == META_OK && ms.m.version > top) top = ms.m.version;
+        if (meta_problem(db, &ms, NULL) == META_OK && ms.m.version > top) top = ms.m.version;
     }
     st_meta n = txn->meta;
     n.version = n.durable_version = top + ST_RENUMBER_GAP;
@@ -916,7 +965,7 @@ static int renumber(strata_txn_t *txn, int *slot, strata_error *err) {
     st_meta_seal(&n);
     db->reuse_hints.valid = false; /* pages held back for the old durable version come free */
     int rc;
-    if ((rc = st_os_sync(&db->file, err)) || (rc = meta_write(db, 1 - *slot, &n, err)) ||
+    if ((rc = st_os_sync(&db->file, err)) || (rc = meta_write(db, 1 - *slot, &n, NULL, err)) ||
         (rc = st_os_sync(&db->file, err)))
         return rc;
     st_readers_publish(db, n.version, true);
@@ -958,7 +1007,7 @@ int st_pager_begin_write(strata_txn_t *txn, strata_error *err) {
     /* The free list first (the checkpoint below does not change it): pages freed since the
      * durable version are held back until it moves, so when they grow to an eighth of the
      * file (at least ST_HELD_SYNC_MIN pages), sync now rather than grow the file for them. */
-    if ((rc = take_free_list(txn, err))) return rc;
+    if ((rc = take_free_list(txn, slot, err))) return rc;
     uint64_t oldest = st_readers_oldest(db, cm->version, NULL); /* a checkpoint keeps the version */
     if (!checkpoint && !synced && !db->file.mem) {
         txn->durable_version = cm->durable_version;
@@ -1011,28 +1060,48 @@ int st_pager_begin_write(strata_txn_t *txn, strata_error *err) {
 /* The base version's free list: the one the handle's last commit saved, handed over (a copy
  * cost a few microseconds a commit with ~9,000 entries; a transaction that does not commit
  * leaves the next to load it), else read from the file. */
-static int take_free_list(strata_txn_t *txn, strata_error *err) {
+static int take_free_list(strata_txn_t *txn, int slot, strata_error *err) {
     strata_db_t *db = txn->db;
     pthread_mutex_lock(&db->state_mutex);
-    bool cached = db->free_cache_valid && db->free_cache_version == txn->meta.version;
+    bool cached = db->free_cache_valid && db->free_cache_version == txn->meta.version &&
+                  (db->free_cache_image || db->cipher);
     if (cached) { /* with its page maps (freelist.c decides whether they still hold) */
         txn->fl = db->free_cache;
         memset(&db->free_cache, 0, sizeof db->free_cache);
+        txn->delta = db->free_cache_delta;
+        memset(&db->free_cache_delta, 0, sizeof db->free_cache_delta);
+        txn->delta_image = db->free_cache_image;
+        db->free_cache_image = NULL;
         txn->reuse.map = db->reuse_map;
         memset(&db->reuse_map, 0, sizeof db->reuse_map);
     } else {
         st_freelist_clear(&db->free_cache);
+        st_fl_delta_clear(&db->free_cache_delta);
+        free(db->free_cache_image);
+        db->free_cache_image = NULL;
         st_reuse_map_clear(&db->reuse_map);
     }
     db->free_cache_valid = false;
     pthread_mutex_unlock(&db->state_mutex);
-    if (!cached) return st_freelist_load(db, &txn->meta, &txn->fl, err);
-    return STRATA_OK;
+    if (cached) return STRATA_OK;
+    /* The version's delta (a file without encryption has a delta image), then its saved list. */
+    int rc = STRATA_OK;
+    if (!db->cipher) {
+        if (!(txn->delta_image = malloc(ST_DELTA_BYTES)))
+            return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory loading the free list");
+        slot_image(db, slot, txn->delta_image);
+        rc = st_fl_delta_decode(txn->delta_image, &txn->meta, &txn->delta, err);
+    }
+    return rc ? rc : st_freelist_load(db, &txn->meta, &txn->delta, &txn->fl, err);
 }
 
 void st_pager_end_write(strata_txn_t *txn) {
     dirty_free_all(txn->db, &txn->dirty);
     st_freelist_clear(&txn->fl);
+    st_fl_delta_clear(&txn->delta);
+    free(txn->delta_image);
+    free(txn->delta_out);
+    txn->delta_image = txn->delta_out = NULL;
     st_reuse_clear(&txn->reuse);
     st_reuse_map_clear(&txn->reuse_out);
     st_free_vec_clear(&txn->own);
@@ -1164,13 +1233,15 @@ int st_pager_commit(strata_txn_t *txn, pgno_t catalog_root, uint64_t catalog_cou
     }
     /* The end of the file, if free, is given back (a quarter of it free at least: else the
      * reuse maps would be built for nothing). */
+    uint64_t trimmed = 0;
     if (!db->file.mem && txn->meta.free_count * 4 > txn->meta.page_count) {
-        uint64_t trimmed = st_freelist_trim(txn);
+        trimmed = st_freelist_trim(txn);
         txn->growth -= (int64_t)trimmed;
     }
     txn->saving = true;
     txn->growth_at_save = txn->growth;
-    rc = st_freelist_save(txn, &m.freelist_head, &m.free_count, err);
+    /* (a trimmed list is saved whole: its saved entries past the new end must go) */
+    rc = st_freelist_save(txn, trimmed == 0, &m.freelist_head, &m.free_count, err);
     txn->saving = false;
     if (rc) return rc;
 
@@ -1225,6 +1296,7 @@ int st_pager_commit(strata_txn_t *txn, pgno_t catalog_root, uint64_t catalog_cou
     m.catalog_root = catalog_root;
     m.catalog_count = catalog_count;
     m.flags = memory ? ST_META_DURABLE : sync ? ST_META_SYNCED : 0;
+    if (txn->delta_saved) m.flags |= ST_META_FREE_DELTA;
     m.durable_version = memory ? m.version : txn->durable_version;
     bool logged = false;
     uint64_t record_at = 0;
@@ -1237,7 +1309,7 @@ int st_pager_commit(strata_txn_t *txn, pgno_t catalog_root, uint64_t catalog_cou
     if (logged) {
         /* Durable now; the meta only tells readers and later writers. A failed write must not
          * leave a record that a recovery would replay. */
-        if ((rc = meta_write(db, txn->meta_slot, &m, err))) {
+        if ((rc = meta_write(db, txn->meta_slot, &m, txn->delta_out, err))) {
             strata_error e2 = {0};
             st_log_retract(db, record_at, &e2);
             return rc;
@@ -1245,15 +1317,18 @@ int st_pager_commit(strata_txn_t *txn, pgno_t catalog_root, uint64_t catalog_cou
     } else {
         st_meta_seal(&m);
         st_meta previous;
+        uint8_t previous_image[ST_DELTA_BYTES];
         meta_copy(db, txn->meta_slot, &previous);
+        slot_image(db, txn->meta_slot, previous_image);
         /* A failed meta write leaves the slot torn at worst: it never holds the durable version. */
-        if ((rc = meta_write(db, txn->meta_slot, &m, err))) return rc;
+        if ((rc = meta_write(db, txn->meta_slot, &m, txn->delta_out, err))) return rc;
         if (sync) rc = st_os_sync(&db->file, err);
         if (rc) {
             /* The new meta sits in the page cache and may still reach the disk: put the slot's
              * old bytes back so that the failed commit never appears. */
             strata_error e2 = {0};
-            if (meta_write(db, txn->meta_slot, &previous, &e2) || st_os_sync(&db->file, &e2)) {
+            if (meta_write(db, txn->meta_slot, &previous, previous_image, &e2) ||
+                st_os_sync(&db->file, &e2)) {
                 db->broken = true;
                 snprintf(db->broken_why, sizeof db->broken_why,
                          "a failed commit could not be rolled back (%.150s)", e2.message);
@@ -1272,8 +1347,14 @@ int st_pager_commit(strata_txn_t *txn, pgno_t catalog_root, uint64_t catalog_cou
 
     pthread_mutex_lock(&db->state_mutex);
     st_freelist_clear(&db->free_cache);
-    db->free_cache = txn->fl; /* the list just written */
+    db->free_cache = txn->fl; /* the list just written (or kept, with the new delta) */
     memset(&txn->fl, 0, sizeof txn->fl);
+    st_fl_delta_clear(&db->free_cache_delta);
+    db->free_cache_delta = txn->delta;
+    memset(&txn->delta, 0, sizeof txn->delta);
+    free(db->free_cache_image);
+    db->free_cache_image = txn->delta_out;
+    txn->delta_out = NULL;
     st_reuse_map_clear(&db->reuse_map);
     db->reuse_map = txn->reuse_out;
     memset(&txn->reuse_out, 0, sizeof txn->reuse_out);

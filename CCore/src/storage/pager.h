@@ -47,6 +47,10 @@ int st_pager_sync(strata_db_t *db, strata_error *err);
  * logged (without the writer lock), else as st_pager_sync; *covered = the latest version then. */
 int st_pager_sync_commits(strata_db_t *db, uint64_t *covered, strata_error *err);
 
+/* The free-list delta of version m (empty without ST_META_FREE_DELTA), read from its meta
+ * slot; STRATA_ERR_BUSY when later commits have overwritten that slot. */
+int st_pager_free_delta(strata_db_t *db, const st_meta *m, st_fl_delta *out, strata_error *err);
+
 /* pagetrust.c: each page is checked (number, version, checksum) before this process first
  * trusts it. Init reserves the table (nothing in memory mode or with opts.trust_pages). */
 int st_trust_init(strata_db_t *db, strata_error *err);

@@ -23,9 +23,10 @@
 
 /* The newest format read; 4 adds the commit log, 5 packed pages, 6 mixed indexes, 7 maps, 8
  * full-text indexes, 9 encryption, 10 (plain) and 11 (encrypted) copies in log records, 12
- * (plain) and 13 (encrypted) timestamp leaves as two packed arrays (objects/column.c). */
-#define ST_FORMAT_VERSION 13u
-#define ST_FORMAT_PLAIN 12u          /* written by every commit of a file without encryption */
+ * (plain) and 13 (encrypted) timestamp leaves as two packed arrays (objects/column.c), 14
+ * (plain) the free-list delta in meta pages and log records (freelist.c). */
+#define ST_FORMAT_VERSION 14u
+#define ST_FORMAT_PLAIN 14u          /* written by every commit of a file without encryption */
 #define ST_FORMAT_ENCRYPTED 13u      /* written by every commit of an encrypted file (cipher.c) */
 #define ST_FORMAT_ENCRYPTED_9 9u     /* encrypted files written before format 12 */
 #define ST_FORMAT_ENCRYPTED_11 11u
@@ -82,6 +83,9 @@ _Static_assert(sizeof(st_meta) == 128, "st_meta is 128 bytes on disk");
  * reopens at the last version the log rebuilds and reports the rest dropped, as for NO_SYNC
  * commits (format 7 files: an older library refuses such a file rather than lose them). */
 #define ST_META_LOG_PENDING 8u
+/* Format 14, a file without encryption: the meta page holds a free-list delta after the meta
+ * (freelist.c): what changed in the free list since its pages were last written. */
+#define ST_META_FREE_DELTA 16u
 /* NO_SYNC mode makes the current version durable after this many commits without a sync. */
 #define ST_NO_SYNC_EVERY 256u
 /* A write transaction syncs first when at least this many pages, and an eighth of the file,
@@ -134,6 +138,24 @@ typedef struct st_freelist {
     size_t ndirs;
 } st_freelist;
 
+/* ------------------------------------------------------------------ the free-list delta */
+
+/* A meta page's bytes from ST_DELTA_OFF on (after the meta and an encrypted file's header,
+ * cipher.h) are its delta image: with ST_META_FREE_DELTA, the free-list delta (layout in
+ * freelist.c), else bytes of no meaning. A commit log record carries the image's changes. */
+#define ST_DELTA_OFF 192u
+#define ST_DELTA_BYTES (ST_PAGE_SIZE - ST_DELTA_OFF)
+
+/* The free-list delta of a version: the entries of its saved list (the pages the meta's
+ * freelist_head leads to) that commits since the save took, by index in the list, and the
+ * pages they freed (in version order, each after every saved entry). The version's free list
+ * is the saved one without the taken entries, then the freed ones. */
+typedef struct st_fl_delta {
+    uint32_t *taken;
+    size_t ntaken, taken_cap;
+    st_free_vec freed;
+} st_fl_delta;
+
 /* The page maps below (bits, held, leaf_of) are kept by the handle between its commits and
  * extended by each write transaction with the entries that became reusable since (`mapped`):
  * building them from the whole list cost ~7 us a commit with 9,000 free pages. */
@@ -160,7 +182,10 @@ typedef struct st_reuse {
     uint32_t *leaf_taken;  /* per leaf of the list: entries taken from it */
     st_leaf_ref *leaf_slots; /* the leaves by page, open addressing (take_bit finds leaf_of's) */
     size_t leaf_mask;      /* leaf_slots has leaf_mask + 1 slots, a power of two; page 0: empty */
-    size_t ntaken;         /* pages taken from the list */
+    size_t ntaken;         /* pages taken from the list (the delta's taken entries too) */
+    uint64_t *dtaken;      /* a bit per entry of the list: taken by the delta */
+    uint64_t *dfreed_taken; /* a bit per freed page of the delta: taken by this transaction */
+    bool delta_bad;        /* a taken entry of the delta is not in the list: never save it */
     pgno_t run_next, run_end; /* the run of adjacent free pages being used */
     /* Searches: no run of at least m free pages starts before run_scan[m] (m = 1..8, the
      * longest run looked for, ST_REUSE_MIN_RUN) other than the one being used; no lone page
@@ -211,6 +236,8 @@ struct strata_db {
      * back (that transaction's commit hands its own back; an abort leaves none). */
     uint64_t free_cache_version;
     st_freelist free_cache;
+    st_fl_delta free_cache_delta; /* its delta, and the meta page's delta image (ST_DELTA_BYTES) */
+    uint8_t *free_cache_image;
     bool free_cache_valid;
     uint64_t last_write_pages; /* pages the last committed write transaction took (a hint) */
     st_reuse_hints reuse_hints; /* guarded by the writer lock */
@@ -281,7 +308,11 @@ struct strata_txn {
     bool no_sync;            /* STRATA_TXN_NO_SYNC: committed as a NO_SYNC handle's commit */
     bool commit_unsynced;    /* strata_txn_commit_unsynced: this commit is neither logged nor synced */
     st_dirty_map dirty;
-    st_freelist fl;          /* the base version's free list */
+    st_freelist fl;          /* the base version's saved free list */
+    st_fl_delta delta;       /* the base version's free-list delta (freelist.c) */
+    uint8_t *delta_image;    /* the base version's meta page from ST_DELTA_OFF (ST_DELTA_BYTES) */
+    uint8_t *delta_out;      /* the same for the version committed (st_freelist_save) */
+    bool delta_saved;        /* that version's free list is a delta: no list pages written */
     st_reuse reuse;          /* which of its entries this transaction has taken */
     st_reuse_hints hints_out; /* where its searches stopped: the handle's hints if it commits */
     st_reuse_map reuse_out;  /* the page maps after its list was saved: the handle's if it commits */
