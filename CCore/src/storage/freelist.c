@@ -66,6 +66,7 @@
 #include "storage/pager.h"
 
 #include <stdlib.h>
+#include <xxhash.h>
 
 void st_freelist_clear(st_freelist *fl) {
     st_free_vec_clear(&fl->entries);
@@ -214,9 +215,10 @@ int st_freelist_load(strata_db_t *db, const st_meta *meta, const st_fl_delta *de
     if (out->entries.n + nf != meta->free_count + nt)
         FAIL("free list holds %zu entries (%zu of them taken, %zu freed since), meta says %llu",
              out->entries.n, nt, nf, (unsigned long long)meta->free_count);
-    if (nt && delta->taken[nt - 1] >= out->entries.n)
-        FAIL("free-list delta: taken entry %u of a list of %zu", delta->taken[nt - 1],
-             out->entries.n);
+    for (size_t k = 0; k < nt; k++)
+        if (delta->taken[k] >= out->entries.n + nf)
+            FAIL("free-list delta: taken entry %u of a list of %zu and %zu freed since",
+                 delta->taken[k], out->entries.n, nf);
     if (nf && delta->freed.v[0].version < last_version)
         FAIL("free-list delta: freed page %llu (version %llu) before the list's last version %llu",
              (unsigned long long)delta->freed.v[0].pgno,
@@ -232,15 +234,25 @@ fail:
 
 /* ------------------------------------------------------------------ the delta */
 
-/* Delta image (a meta page's bytes from ST_DELTA_OFF; meaningful with ST_META_FREE_DELTA):
- *   0   u64 XXH3-64 of bytes [8, 24 + 4 * ntaken + 16 * nfreed)
+/* Delta image (a meta page's bytes from ST_DELTA_OFF; meaningful with ST_META_FREE_DELTA).
+ * Both arrays only grow until the list is saved again, so that a commit changes the image's
+ * header and appends (its commit log record carries little more):
+ *   0   u64 XXH3-64 of bytes [8, 24 + 4 * ntaken), seeded with that of the freed entries
  *   8   u64 the meta's version     16 u32 ntaken     20 u32 nfreed
- *   24  ntaken u32: indexes of the saved list's entries taken since it was saved, ascending
- *       then nfreed {u64 pgno, u64 version}: pages freed since, in version order */
+ *   24  ntaken u32, in the order taken: an index below the saved list's length n is a taken
+ *       entry of the list; n + k is freed page k taken again
+ *   freed page k, {u64 pgno, u64 version}, at ST_DELTA_BYTES - 16 (k + 1): the pages freed since
+ *       the list was saved, in version order (taking one again does not move the others) */
 #define DELTA_HEAD 24
 
 static size_t delta_bytes(size_t ntaken, size_t nfreed) {
     return DELTA_HEAD + 4 * ntaken + 16 * nfreed;
+}
+
+static uint64_t delta_sum(const uint8_t *img, uint32_t nt, uint32_t nf) {
+    size_t freed = 16 * (size_t)nf;
+    uint64_t seed = XXH3_64bits(img + ST_DELTA_BYTES - freed, freed);
+    return XXH3_64bits_withSeed(img + 8, DELTA_HEAD - 8 + 4 * (size_t)nt, seed);
 }
 
 void st_fl_delta_clear(st_fl_delta *d) {
@@ -251,10 +263,9 @@ void st_fl_delta_clear(st_fl_delta *d) {
 
 bool st_fl_delta_image_ok(const uint8_t *img, const st_meta *m) {
     uint32_t nt = st_rd32(img + 16), nf = st_rd32(img + 20);
-    if (nt > ST_DELTA_BYTES / 4 || nf > ST_DELTA_BYTES / 16) return false;
-    size_t len = delta_bytes(nt, nf);
-    return len <= ST_DELTA_BYTES && st_rd64(img + 8) == m->version &&
-           st_rd64(img) == st_checksum(img + 8, len - 8);
+    return nt <= ST_DELTA_BYTES / 4 && nf <= ST_DELTA_BYTES / 16 &&
+           delta_bytes(nt, nf) <= ST_DELTA_BYTES && st_rd64(img + 8) == m->version &&
+           st_rd64(img) == delta_sum(img, nt, nf);
 }
 
 int st_fl_delta_decode(const uint8_t *img, const st_meta *m, st_fl_delta *out, strata_error *err) {
@@ -267,20 +278,13 @@ int st_fl_delta_decode(const uint8_t *img, const st_meta *m, st_fl_delta *out, s
     out->taken = malloc((nt ? nt : 1) * sizeof *out->taken);
     if (!out->taken) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory loading the free list");
     out->taken_cap = nt ? nt : 1;
-    const uint8_t *p = img + DELTA_HEAD;
-    for (uint32_t i = 0; i < nt; i++, p += 4) {
-        out->taken[i] = st_rd32(p);
-        if (i && out->taken[i] <= out->taken[i - 1]) {
-            st_fl_delta_clear(out);
-            return ST_CORRUPT(err, "the free-list delta of version %llu: taken entries out of "
-                              "order", (unsigned long long)m->version);
-        }
-    }
+    for (uint32_t i = 0; i < nt; i++) out->taken[i] = st_rd32(img + DELTA_HEAD + 4 * i);
     out->ntaken = nt;
     uint64_t last = 0;
-    for (uint32_t i = 0; i < nf; i++, p += 16) {
-        pgno_t pg = st_rd64(p);
-        uint64_t v = st_rd64(p + 8);
+    for (uint32_t k = 0; k < nf; k++) {
+        const uint8_t *e = img + ST_DELTA_BYTES - 16 * ((size_t)k + 1);
+        pgno_t pg = st_rd64(e);
+        uint64_t v = st_rd64(e + 8);
         if (pg < 2 || pg >= m->page_count || v > m->version || v < last) {
             st_fl_delta_clear(out);
             return ST_CORRUPT(err, "the free-list delta of version %llu: freed page %llu "
@@ -296,21 +300,20 @@ int st_fl_delta_decode(const uint8_t *img, const st_meta *m, st_fl_delta *out, s
     return STRATA_OK;
 }
 
-/* Encode d for version into img (whose bytes after it are left as they are); false when it
- * does not fit. */
+/* Encode d for version into img (its other bytes left as they are: an appended entry changes
+ * only its own bytes and the header); false when it does not fit. */
 static bool delta_encode(const st_fl_delta *d, uint64_t version, uint8_t *img) {
-    size_t len = delta_bytes(d->ntaken, d->freed.n);
-    if (len > ST_DELTA_BYTES) return false;
+    if (delta_bytes(d->ntaken, d->freed.n) > ST_DELTA_BYTES) return false;
     st_wr64(img + 8, version);
     st_wr32(img + 16, (uint32_t)d->ntaken);
     st_wr32(img + 20, (uint32_t)d->freed.n);
-    uint8_t *p = img + DELTA_HEAD;
-    for (size_t i = 0; i < d->ntaken; i++, p += 4) st_wr32(p, d->taken[i]);
-    for (size_t i = 0; i < d->freed.n; i++, p += 16) {
-        st_wr64(p, d->freed.v[i].pgno);
-        st_wr64(p + 8, d->freed.v[i].version);
+    for (size_t i = 0; i < d->ntaken; i++) st_wr32(img + DELTA_HEAD + 4 * i, d->taken[i]);
+    for (size_t k = 0; k < d->freed.n; k++) {
+        uint8_t *e = img + ST_DELTA_BYTES - 16 * (k + 1);
+        st_wr64(e, d->freed.v[k].pgno);
+        st_wr64(e + 8, d->freed.v[k].version);
     }
-    st_wr64(img, st_checksum(img + 8, len - 8));
+    st_wr64(img, delta_sum(img, (uint32_t)d->ntaken, (uint32_t)d->freed.n));
     return true;
 }
 
@@ -328,7 +331,7 @@ void st_reuse_clear(st_reuse *r) {
     free(r->leaf_taken);
     free(r->leaf_slots);
     free(r->dtaken);
-    free(r->dfreed_taken);
+    free(r->took.v);
     memset(r, 0, sizeof *r);
 }
 
@@ -412,6 +415,10 @@ static size_t leaf_index(const strata_txn_t *txn, pgno_t leaf);
 /* Where a page of the delta's freed ones is, in leaf_of: no leaf (a leaf's page is 2 or more). */
 #define DELTA_LEAF 1
 
+static inline bool dtaken_at(const uint64_t *dtaken, size_t i) {
+    return dtaken && (dtaken[i / 64] >> (i % 64) & 1);
+}
+
 /* Map one reusable entry: page p, freed by `version`, in the leaf on page leaf_pg (DELTA_LEAF:
  * freed since the list was saved): held for the durable version, or free to take (fresh when
  * freed after the hints' cutoff). false when out of memory. */
@@ -441,7 +448,7 @@ static bool map_entry(strata_txn_t *txn, pgno_t p, uint64_t version, pgno_t leaf
  * `mapped` version, decided for the same durable version; only the entries that became reusable
  * since are added (all when the durable version moved, a reader holds an older version, or
  * nothing was handed over). The delta's freed pages are reusable as the list's entries are. */
-static bool map_prepare(strata_txn_t *txn) {
+static bool map_prepare(strata_txn_t *txn, const uint64_t *dt) {
     st_reuse *r = &txn->reuse;
     st_reuse_map *m = &r->map;
     const st_freelist *fl = &txn->fl;
@@ -477,13 +484,15 @@ static bool map_prepare(strata_txn_t *txn) {
         else b = mid;
     }
     bool ok = true;
-    for (size_t i = from; ok && i < lo; i++) {
+    for (size_t i = from; ok && i < lo; i++) { /* (not the entries the delta took) */
         while (leaf + 1 < fl->nleaves && fl->leaf_start[leaf + 1] <= i) leaf++;
-        ok = map_entry(txn, fl->entries.v[i].pgno, fl->entries.v[i].version, fl->leaf_pgno[leaf],
-                       &low, &nfresh);
+        if (!dtaken_at(dt, i))
+            ok = map_entry(txn, fl->entries.v[i].pgno, fl->entries.v[i].version,
+                           fl->leaf_pgno[leaf], &low, &nfresh);
     }
     for (size_t i = dfrom; ok && i < dlo; i++)
-        ok = map_entry(txn, df->v[i].pgno, df->v[i].version, DELTA_LEAF, &low, &nfresh);
+        if (!dtaken_at(dt, fl->entries.n + i))
+            ok = map_entry(txn, df->v[i].pgno, df->v[i].version, DELTA_LEAF, &low, &nfresh);
     if (!ok) {
         st_reuse_clear(r); /* reuse nothing: the file grows instead */
         r->ready = true;
@@ -511,45 +520,48 @@ static size_t leaf_of_entry(const st_freelist *fl, size_t j) {
     return lo;
 }
 
-/* The base version's delta in the maps: its taken entries are taken (their pages' bits go;
- * each counts against its leaf like a page taken now, and save leaves it out of the list).
- * By index, not through the maps: this transaction may not count an entry reusable that the
- * commit which took it did (a NO_SYNC one caps reuse at the durable version). A failure marks
- * the maps unusable for a save (delta_bad). */
-static void apply_delta(strata_txn_t *txn) {
-    st_reuse *r = &txn->reuse;
+/* The entries the base version's delta took, a bit each (r->dtaken: the list's entries, then
+ * the delta's freed pages at n + k), NULL when out of memory or the delta names one twice or
+ * beyond them (*bad). */
+static uint64_t *delta_taken_bits(const strata_txn_t *txn, bool *bad) {
     const st_fl_delta *d = &txn->delta;
-    const st_freelist *fl = &txn->fl;
-    if (!d->ntaken) return;
-    r->dtaken = calloc((fl->entries.n + 63) / 64 + 1, 8);
-    if (!r->leaf_taken) r->leaf_taken = calloc(fl->nleaves + 1, sizeof *r->leaf_taken);
-    if (!r->dtaken || !r->leaf_taken) {
-        r->delta_bad = true;
-        return;
-    }
-    st_reuse_map *m = &r->map;
-    for (size_t k = 0; k < d->ntaken; k++) {
+    size_t all = txn->fl.entries.n + d->freed.n;
+    uint64_t *dt = calloc(all / 64 + 1, 8);
+    *bad = dt == NULL;
+    for (size_t k = 0; dt && k < d->ntaken; k++) {
         size_t j = d->taken[k];
-        if (j >= fl->entries.n) {
-            r->delta_bad = true;
-            return;
+        if (j >= all || dtaken_at(dt, j)) {
+            *bad = true;
+            break;
         }
-        r->dtaken[j / 64] |= 1ull << (j % 64);
-        /* (a page freed again since it was taken is the delta's freed one now: its bits are
-         * that entry's) */
-        pgno_t p = fl->entries.v[j].pgno;
-        if (m->bits && p < m->npages && m->leaf_of[p] != DELTA_LEAF) {
-            m->bits[p / 64] &= ~(1ull << (p % 64));
-            if (m->held) m->held[p / 64] &= ~(1ull << (p % 64));
-        }
+        dt[j / 64] |= 1ull << (j % 64);
+    }
+    return dt;
+}
+
+/* The maps, then the base version's delta in them: the entries it took are taken (the maps
+ * leave them out; each of the list's counts against its leaf like a page taken now, and save
+ * leaves them out of the list). A delta that cannot be applied marks the maps unusable for a
+ * save (delta_bad). */
+static bool reuse_prepare(strata_txn_t *txn) {
+    st_reuse *r = &txn->reuse;
+    const st_freelist *fl = &txn->fl;
+    bool bad;
+    uint64_t *dt = delta_taken_bits(txn, &bad);
+    bool ok = map_prepare(txn, dt);
+    r->dtaken = dt;
+    r->delta_bad = bad;
+    if (bad) return ok;
+    if (!r->leaf_taken && !(r->leaf_taken = calloc(fl->nleaves + 1, sizeof *r->leaf_taken))) {
+        r->delta_bad = true;
+        return ok;
+    }
+    for (size_t k = 0; k < txn->delta.ntaken; k++) {
+        size_t j = txn->delta.taken[k];
+        if (j >= fl->entries.n) continue; /* a freed page taken again: not the list's */
         r->leaf_taken[leaf_of_entry(fl, j)]++;
         r->ntaken++;
     }
-}
-
-static bool reuse_prepare(strata_txn_t *txn) {
-    bool ok = map_prepare(txn);
-    apply_delta(txn);
     return ok;
 }
 
@@ -621,46 +633,62 @@ static size_t leaf_index(const strata_txn_t *txn, pgno_t leaf) {
     }
 }
 
-/* Take page p: its bit goes, its leaf counts one entry taken (save checks the counts); one of
- * the delta's freed pages is marked taken there instead (save leaves it out). */
+/* Take page p: its bit goes, its leaf counts one entry taken (save checks the counts). Which
+ * entry it was goes into r->took, for a save as a delta (while it may still fit one): of the
+ * list, or one of the delta's freed pages (its last not taken yet). */
 static void take_bit(strata_txn_t *txn, pgno_t p) {
     st_reuse *r = &txn->reuse;
+    const st_freelist *fl = &txn->fl;
     r->map.bits[p / 64] &= ~(1ull << (p % 64));
+    size_t n = fl->entries.n, j = SIZE_MAX;
     if (r->map.leaf_of[p] == DELTA_LEAF) {
         const st_free_vec *df = &txn->delta.freed;
-        if (!r->dfreed_taken) r->dfreed_taken = calloc((df->n + 63) / 64 + 1, 8);
-        for (size_t k = 0; k < df->n; k++)
-            if (df->v[k].pgno == p) {
-                if (r->dfreed_taken) r->dfreed_taken[k / 64] |= 1ull << (k % 64);
-                else r->delta_bad = true; /* out of memory: the commit fails */
-                return;
-            }
-        r->delta_bad = true; /* mapped as the delta's, not found there */
+        for (size_t k = df->n; j == SIZE_MAX && k-- > 0;)
+            if (df->v[k].pgno == p && !dtaken_at(r->dtaken, n + k)) j = n + k;
+    } else {
+        size_t i = leaf_index(txn, r->map.leaf_of[p]);
+        r->ntaken++;
+        if (i >= fl->nleaves) return; /* (save refuses the count) */
+        r->leaf_taken[i]++;
+        if (r->took_full) return; /* a full save: the maps say which were taken */
+        for (size_t e = fl->leaf_start[i]; j == SIZE_MAX && e < fl->leaf_start[i + 1]; e++)
+            if (fl->entries.v[e].pgno == p && !dtaken_at(r->dtaken, e)) j = e;
+    }
+    if (j == SIZE_MAX || !r->dtaken) {
+        r->delta_bad = true; /* not where the maps said: save refuses */
         return;
     }
-    size_t i = leaf_index(txn, r->map.leaf_of[p]);
-    if (i < txn->fl.nleaves) r->leaf_taken[i]++;
-    r->ntaken++;
+    r->dtaken[j / 64] |= 1ull << (j % 64);
+    if (r->took_full) return;
+    if (r->took.n == r->took.cap) {
+        size_t cap = r->took.cap ? 2 * r->took.cap : 32;
+        uint32_t *t = cap <= ST_DELTA_BYTES / 4 ? realloc(r->took.v, cap * sizeof *t) : NULL;
+        if (!t) { /* no delta could hold them (or no memory): the commit saves the list */
+            r->took_full = true;
+            return;
+        }
+        r->took.v = t;
+        r->took.cap = cap;
+    }
+    r->took.v[r->took.n++] = (uint32_t)j;
 }
 
-/* The delta's freed pages this transaction did not take, appended to v. */
+/* The delta's freed pages not taken (by it or this transaction), appended to v. */
 static int push_delta_freed(const strata_txn_t *txn, st_free_vec *v) {
     const st_free_vec *df = &txn->delta.freed;
-    const uint64_t *t = txn->reuse.dfreed_taken;
+    size_t n = txn->fl.entries.n;
     for (size_t k = 0; k < df->n; k++)
-        if (!(t && (t[k / 64] >> (k % 64) & 1)) && st_free_vec_push(v, df->v[k].pgno, df->v[k].version))
+        if (!dtaken_at(txn->reuse.dtaken, n + k) && st_free_vec_push(v, df->v[k].pgno, df->v[k].version))
             return STRATA_ERR_NO_MEMORY;
     return STRATA_OK;
 }
 
-/* How many of the delta's freed pages this transaction did not take. */
+/* How many of the delta's freed pages are not taken (by it or this transaction). */
 static size_t delta_freed_left(const strata_txn_t *txn) {
-    const uint64_t *t = txn->reuse.dfreed_taken;
-    size_t n = txn->delta.freed.n, left = n;
-    for (size_t k = 0; t && k < n; k++) left -= t[k / 64] >> (k % 64) & 1;
+    size_t n = txn->fl.entries.n, left = 0;
+    for (size_t k = 0; k < txn->delta.freed.n; k++) left += !dtaken_at(txn->reuse.dtaken, n + k);
     return left;
 }
-
 _Static_assert(sizeof ((st_reuse *)0)->run_scan / sizeof(pgno_t) == ST_REUSE_MIN_RUN + 1,
                "a search position per run length");
 
@@ -891,10 +919,6 @@ static inline bool taken_from(const uint64_t *bits, const uint64_t *held, size_t
            !(held && (held[p / 64] >> (p % 64) & 1));
 }
 
-static inline bool dtaken_at(const uint64_t *dtaken, size_t i) {
-    return dtaken && (dtaken[i / 64] >> (i % 64) & 1);
-}
-
 /* Entry i of the list was taken by this transaction or by the delta. */
 static inline bool entry_taken(const strata_txn_t *txn, size_t i) {
     const st_reuse *r = &txn->reuse;
@@ -1040,30 +1064,37 @@ static bool delta_out(strata_txn_t *txn, const st_fl_delta *d) {
 bool st_freelist_whole;
 
 /* The commit as a delta, when the entries taken since the list was saved and the pages freed
- * since fit the meta page: no list page is written, the list and its maps stay as they are
- * for the next transaction (*done false: they do not fit, save the list). */
+ * since fit the meta page: the base version's delta with what this transaction took and freed
+ * appended. No list page is written; the list and its maps stay as they are for the next
+ * transaction (*done false: they do not fit, save the list). */
 static int save_delta(strata_txn_t *txn, bool *done, pgno_t *head, uint64_t *count,
                       strata_error *err) {
     st_freelist *fl = &txn->fl;
     st_reuse *r = &txn->reuse;
+    const st_fl_delta *d = &txn->delta;
     *done = false;
-    size_t nfreed = delta_freed_left(txn) + txn->freed.n + txn->own.n;
-    if (delta_bytes(r->ntaken, nfreed) > ST_DELTA_BYTES) return STRATA_OK;
+    size_t nt = d->ntaken + r->took.n, nf = d->freed.n + txn->freed.n + txn->own.n;
+    if (r->took_full || delta_bytes(nt, nf) > ST_DELTA_BYTES ||
+        fl->entries.n + nf > UINT32_MAX)
+        return STRATA_OK;
+    /* Every page this transaction took from the list is in took (save's count check). */
+    size_t listed = 0;
+    for (size_t k = 0; k < nt; k++) listed += (k < d->ntaken ? d->taken[k] : r->took.v[k - d->ntaken]) < fl->entries.n;
+    if (listed != r->ntaken)
+        return st_txn_fail(txn, ST_CORRUPT(err, "free list: %zu pages taken, %zu found in its leaves",
+                                           r->ntaken, listed));
     st_fl_delta nd = {0};
-    if (!(nd.taken = malloc((r->ntaken ? r->ntaken : 1) * sizeof *nd.taken)))
-        return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory saving the free list");
-    nd.taken_cap = r->ntaken ? r->ntaken : 1;
-    size_t found = 0; /* (more than ntaken: a mismatch, below) */
-    for (size_t i = 0; i < fl->nleaves; i++) {
-        if (!leaf_taken(txn, i)) continue;
-        for (size_t j = fl->leaf_start[i]; j < fl->leaf_start[i + 1]; j++)
-            if (entry_taken(txn, j) && found++ < r->ntaken) nd.taken[nd.ntaken++] = (uint32_t)j;
-    }
     int rc = STRATA_OK;
-    if (found != r->ntaken)
-        rc = st_txn_fail(txn, ST_CORRUPT(err, "free list: %zu pages taken, %zu found in its leaves",
-                                         r->ntaken, found));
-    if (rc == STRATA_OK) rc = push_delta_freed(txn, &nd.freed);
+    if (!(nd.taken = malloc((nt ? nt : 1) * sizeof *nd.taken))) rc = STRATA_ERR_NO_MEMORY;
+    if (rc == STRATA_OK) {
+        nd.taken_cap = nt ? nt : 1;
+        memcpy(nd.taken, d->taken, d->ntaken * sizeof *nd.taken);
+        memcpy(nd.taken + d->ntaken, r->took.v, r->took.n * sizeof *nd.taken);
+        nd.ntaken = nt;
+    }
+    for (size_t k = 0; rc == STRATA_OK && k < d->freed.n; k++)
+        if (st_free_vec_push(&nd.freed, d->freed.v[k].pgno, d->freed.v[k].version))
+            rc = STRATA_ERR_NO_MEMORY;
     for (size_t j = 0; rc == STRATA_OK && j < txn->freed.n; j++)
         if (st_free_vec_push(&nd.freed, txn->freed.v[j].pgno, txn->new_version))
             rc = STRATA_ERR_NO_MEMORY;
@@ -1073,12 +1104,10 @@ static int save_delta(strata_txn_t *txn, bool *done, pgno_t *head, uint64_t *cou
     if (rc == STRATA_OK && !delta_out(txn, &nd)) rc = STRATA_ERR_NO_MEMORY;
     if (rc) {
         st_fl_delta_clear(&nd);
-        if (rc == STRATA_ERR_NO_MEMORY)
-            rc = st_txn_fail(txn, st_err(err, rc, "out of memory saving the free list"));
-        return rc;
+        return st_txn_fail(txn, st_err(err, rc, "out of memory saving the free list"));
     }
     *head = txn->meta.freelist_head;
-    *count = fl->entries.n - nd.ntaken + nd.freed.n;
+    *count = fl->entries.n + nf - nt;
     st_reuse_hints_save(txn);
     txn->hints_out.cold_leaf = r->cold_leaf ? fl->leaf_pgno[r->cold_leaf - 1] : 0;
     txn->reuse_out = r->map; /* the handle's, if the commit succeeds */

@@ -137,15 +137,21 @@ static int mark_freelist(st_pagecheck *pc) {
     }
     rc = mark_list_pages(pc, fl.dir_pgno, fl.ndirs);
     if (rc == STRATA_OK) rc = mark_list_pages(pc, fl.leaf_pgno, fl.nleaves);
-    for (size_t i = 0, k = 0; rc == STRATA_OK && i < fl.entries.n; i++) {
-        if (k < d.ntaken && d.taken[k] == i) { /* taken since the list was saved */
-            k++;
-            continue;
-        }
-        rc = st_pagecheck_mark(pc, fl.entries.v[i].pgno, 1, ST_REACH_FREE, "free");
+    size_t n = fl.entries.n, all = n + d.freed.n; /* taken: by index, freed ones after n */
+    uint8_t *taken = calloc(all + 1, 1);
+    if (!taken && rc == STRATA_OK) rc = st_err(pc->err, STRATA_ERR_NO_MEMORY, "out of memory");
+    for (size_t k = 0; rc == STRATA_OK && k < d.ntaken; k++) {
+        if (d.taken[k] >= all || taken[d.taken[k]]) /* (load checked the bound) */
+            rc = ST_CORRUPT(pc->err, "free-list delta: entry %u taken twice", d.taken[k]);
+        else
+            taken[d.taken[k]] = 1;
     }
-    for (size_t i = 0; rc == STRATA_OK && i < d.freed.n; i++)
-        rc = st_pagecheck_mark(pc, d.freed.v[i].pgno, 1, ST_REACH_FREE, "free (since the list)");
+    for (size_t i = 0; rc == STRATA_OK && i < n; i++)
+        if (!taken[i]) rc = st_pagecheck_mark(pc, fl.entries.v[i].pgno, 1, ST_REACH_FREE, "free");
+    for (size_t k = 0; rc == STRATA_OK && k < d.freed.n; k++)
+        if (!taken[n + k])
+            rc = st_pagecheck_mark(pc, d.freed.v[k].pgno, 1, ST_REACH_FREE, "free (since the list)");
+    free(taken);
     st_freelist_clear(&fl);
     st_fl_delta_clear(&d);
     return rc;

@@ -183,9 +183,13 @@ typedef struct st_reuse {
     st_leaf_ref *leaf_slots; /* the leaves by page, open addressing (take_bit finds leaf_of's) */
     size_t leaf_mask;      /* leaf_slots has leaf_mask + 1 slots, a power of two; page 0: empty */
     size_t ntaken;         /* pages taken from the list (the delta's taken entries too) */
-    uint64_t *dtaken;      /* a bit per entry of the list: taken by the delta */
-    uint64_t *dfreed_taken; /* a bit per freed page of the delta: taken by this transaction */
-    bool delta_bad;        /* a taken entry of the delta is not in the list: never save it */
+    /* A bit per entry of the list, then per freed page of the base version's delta: taken
+     * (by the delta, or by this transaction where it says which: freed pages, and the list's
+     * while took holds them). */
+    uint64_t *dtaken;
+    struct { uint32_t *v; size_t n, cap; } took; /* those this transaction took, in order */
+    bool took_full;        /* more than a delta holds: the commit saves the list */
+    bool delta_bad;        /* the delta or a take contradicts the list: never save it */
     pgno_t run_next, run_end; /* the run of adjacent free pages being used */
     /* Searches: no run of at least m free pages starts before run_scan[m] (m = 1..8, the
      * longest run looked for, ST_REUSE_MIN_RUN) other than the one being used; no lone page
