@@ -70,7 +70,7 @@ TSAN_FLAGS := -O1 $(DEBUG) -fsanitize=thread
 FUZZ_FLAGS := -O1 $(DEBUG) -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
 # Objects that only pattern rules name would be deleted as intermediate files after each build.
 .SECONDARY: $(DBG_OBJ) $(PORT_OBJ) $(ASAN_OBJ) $(TSAN_OBJ) $(FUZZ_OBJ)
-TESTS := test_engine test_objects test_query test_query_portable test_clusters test_readshare test_verify_objects test_index_scan test_fulltext test_encryption test_btree_batch test_commitlog_io test_hostile test_damage test_badargs test_disk_full test_compact test_changes crashtest powerloss faults stress
+TESTS := test_engine test_objects test_query test_query_portable test_clusters test_readshare test_verify_objects test_index_scan test_fulltext test_encryption test_btree_batch test_commitlog_io test_freelist_delta test_hostile test_damage test_badargs test_disk_full test_compact test_changes crashtest powerloss faults stress
 TEST_BIN := $(TESTS:%=$(B)/%)
 EXAMPLES := $(patsubst CCore/examples/%.c,$(B)/examples/%,$(wildcard CCore/examples/*.c))
 
@@ -222,6 +222,7 @@ test-c: build
 	$(B)/test_encryption
 	$(B)/test_btree_batch
 	$(B)/test_commitlog_io
+	$(B)/test_freelist_delta
 	$(B)/test_hostile
 	$(B)/test_damage
 	$(B)/test_badargs
@@ -315,6 +316,7 @@ asan: $(TESTS:%=$(B)/asan/%)
 	$(B)/asan/test_encryption
 	$(B)/asan/test_btree_batch
 	$(B)/asan/test_commitlog_io
+	$(B)/asan/test_freelist_delta
 	$(B)/asan/test_hostile
 	$(B)/asan/test_damage
 	$(B)/asan/test_badargs

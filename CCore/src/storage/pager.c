@@ -217,6 +217,7 @@ static void slot_image(strata_db_t *db, int slot, uint8_t *out);
 int st_pager_free_delta(strata_db_t *db, const st_meta *m, st_fl_delta *out, strata_error *err) {
     memset(out, 0, sizeof *out);
     if (!(m->flags & ST_META_FREE_DELTA)) return STRATA_OK;
+    int damaged = -1;
     for (int s = 0; s < 2; s++) {
         meta_slot ms;
         meta_read(db, s, &ms);
@@ -224,7 +225,11 @@ int st_pager_free_delta(strata_db_t *db, const st_meta *m, st_fl_delta *out, str
         uint8_t img[ST_DELTA_BYTES];
         slot_image(db, s, img);
         if (st_fl_delta_image_ok(img, m)) return st_fl_delta_decode(img, m, out, err);
+        damaged = s;
     }
+    if (damaged >= 0)
+        return ST_CORRUPT(err, "'%s': the free-list delta of version %llu is damaged (meta "
+                          "slot %d)", db->file.shown, (unsigned long long)m->version, damaged);
     return st_err(err, STRATA_ERR_BUSY, "'%s': version %llu left its meta slot (commits since): "
                   "its free list cannot be read now", db->file.shown,
                   (unsigned long long)m->version);
@@ -454,19 +459,28 @@ slots:;
                       meta_problem_name(why[0]), meta_problem_name(why[1]));
 }
 
-/* The slot holding a valid meta of `version` (its durable copy if both do), or -1. */
-static int find_slot(strata_db_t *db, uint64_t version, st_meta *out) {
+/* The slot holding a valid meta of `version` (its durable copy if both do), or -1; with_delta:
+ * its free-list delta whole too (a writer's, or a copy's source; a reader needs none). */
+static int find_slot_of(strata_db_t *db, uint64_t version, st_meta *out, bool with_delta) {
     int found = -1;
     for (int s = 0; s < 2; s++) {
         meta_slot ms;
         meta_read(db, s, &ms);
-        if (ms.m.version != version || meta_problem(db, &ms, NULL) != META_OK) continue;
+        uint8_t img[ST_DELTA_BYTES];
+        bool delta = with_delta && (ms.m.flags & ST_META_FREE_DELTA);
+        if (delta) slot_image(db, s, img);
+        if (ms.m.version != version || meta_problem(db, &ms, delta ? img : NULL) != META_OK)
+            continue;
         if (found < 0 || (ms.m.flags & ST_META_DURABLE)) {
             *out = ms.m;
             found = s;
         }
     }
     return found;
+}
+
+static int find_slot(strata_db_t *db, uint64_t version, st_meta *out) {
+    return find_slot_of(db, version, out, true);
 }
 
 int st_pager_snapshot(strata_db_t *db, int slot, st_meta *out, strata_error *err) {
@@ -477,7 +491,7 @@ int st_pager_snapshot(strata_db_t *db, int slot, st_meta *out, strata_error *err
         /* A NO_SYNC commit overwrites the slot of the version it replaces, just before it
          * publishes (or its writer died just before): the next version is complete, and the
          * hold on v protects it too. */
-        if (find_slot(db, v, out) >= 0 || find_slot(db, v + 1, out) >= 0) {
+        if (find_slot_of(db, v, out, false) >= 0 || find_slot_of(db, v + 1, out, false) >= 0) {
             if (db->cipher) st_readers_note_foreign(db); /* pages may have changed under the view */
             return STRATA_OK;
         }
