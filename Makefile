@@ -134,7 +134,7 @@ $(B)/libstrata.so: $(PIC_OBJ)
 	$(CC) -shared -Wl,-soname,libstrata.so.0 -o $@ $(PIC_OBJ) $(LIBS)
 
 # strata.pc for PREFIX (install writes it again for the PREFIX it is given).
-PC_TEXT = 'prefix=%s\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: strata\nDescription: Strata embedded object database (C core)\nVersion: 0.13.0\nLibs: -L$${libdir} -lstrata\nLibs.private: %s\nCflags: -I$${includedir}\n'
+PC_TEXT = 'prefix=%s\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: strata\nDescription: Strata embedded object database (C core)\nVersion: 0.14.0\nLibs: -L$${libdir} -lstrata\nLibs.private: %s\nCflags: -I$${includedir}\n'
 
 $(B)/strata.pc: Makefile
 	@mkdir -p $(B)

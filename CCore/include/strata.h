@@ -35,7 +35,7 @@ extern "C" {
 /* ---------------------------------------------------------------- versions and errors */
 
 #define STRATA_VERSION_MAJOR 0
-#define STRATA_VERSION_MINOR 13
+#define STRATA_VERSION_MINOR 14
 #define STRATA_VERSION_PATCH 0
 
 /** The library's version as "major.minor.patch"; a static string. */

@@ -55,6 +55,6 @@ final class CABITests: XCTestCase {
         XCTAssertTrue(message(&err).contains("none.db"), message(&err))
         XCTAssertEqual(strata_txn_begin(nil, 0, nil, &err), Int32(STRATA_ERR_INVALID_ARGUMENT.rawValue))
         XCTAssertEqual(String(cString: strata_status_name(Int32(STRATA_ERR_CORRUPT.rawValue))), "STRATA_ERR_CORRUPT")
-        XCTAssertEqual(String(cString: strata_version()), "0.13.0")
+        XCTAssertEqual(String(cString: strata_version()), "0.14.0")
     }
 }

@@ -14,7 +14,8 @@
  *     24   u32 len              28 u32 number of page entries
  *     32   st_meta (128 bytes): the meta the commit wrote (flag ST_META_LOGGED)
  *     160  page entries: u64 pgno | u64 base | u32 npages | u32 nranges,
- *          then nranges ranges, the entry padded to 8:
+ *          then nranges ranges, the entry padded to 8 (format 14: pgno 0 is the meta page's
+ *          free-list delta image, ST_DELTA_BYTES, its ranges over the version before's image):
  *            literal: u32 offset | u32 length | length bytes
  *            copy (format 10): u32 offset | u32 length + RANGE_COPY | u32 source | u32 0 —
  *            length bytes of the base page from source (the base as it was before any range)

@@ -8,6 +8,21 @@
  *                            where version is the version that freed pgno.
  * Entries are in non-decreasing version order across the whole list (leaf after leaf).
  *
+ * The delta (format 14, files without encryption): a commit whose free-list changes since the
+ * list was last saved fit its meta page writes them there instead of list pages (flag
+ * ST_META_FREE_DELTA; the image's layout below, at "the delta"). The version's list is the
+ * saved one without the entries the delta took, then the pages the delta freed and did not take
+ * again. A small commit takes and frees a dozen pages: ~200 bytes of delta, so the list is saved
+ * again every 20 to 80 commits; between, a commit writes no list page (a third of a one-object
+ * commit's pages, and of its CPU: the leaves' rewrite, their log diff and checksums). In memory
+ * a transaction keeps the saved list as loaded (txn->fl: its leaves as on disk) and the delta
+ * apart (txn->delta); the maps leave the delta's taken entries out (by index, not through the
+ * maps: a later transaction may not count reusable what the one that took it did) and map its
+ * freed pages as the list's (leaf_of DELTA_LEAF), so they are taken again as soon as they
+ * would be in the list. A save as a delta appends what this transaction took (r->took, by index)
+ * and freed; a full save leaves out every taken entry and puts the delta's freed pages before
+ * this commit's.
+ *
  * Invariants:
  *  - Entries with version <= the oldest version any reader holds are reusable, and because of
  *    the order they form a prefix of the list. For a logged commit, an entry freed after the
@@ -276,7 +291,8 @@ int st_fl_delta_decode(const uint8_t *img, const st_meta *m, st_fl_delta *out, s
                           (unsigned long long)m->version);
     uint32_t nt = st_rd32(img + 16), nf = st_rd32(img + 20);
     out->taken = malloc((nt ? nt : 1) * sizeof *out->taken);
-    if (!out->taken) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory loading the free list");
+    if (!out->taken)
+        return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory loading the free list");
     out->taken_cap = nt ? nt : 1;
     for (uint32_t i = 0; i < nt; i++) out->taken[i] = st_rd32(img + DELTA_HEAD + 4 * i);
     out->ntaken = nt;
@@ -288,8 +304,9 @@ int st_fl_delta_decode(const uint8_t *img, const st_meta *m, st_fl_delta *out, s
         if (pg < 2 || pg >= m->page_count || v > m->version || v < last) {
             st_fl_delta_clear(out);
             return ST_CORRUPT(err, "the free-list delta of version %llu: freed page %llu "
-                              "(version %llu) out of range or order", (unsigned long long)m->version,
-                              (unsigned long long)pg, (unsigned long long)v);
+                              "(version %llu) out of range or order",
+                              (unsigned long long)m->version, (unsigned long long)pg,
+                              (unsigned long long)v);
         }
         last = v;
         if (st_free_vec_push(&out->freed, pg, v)) {
@@ -678,7 +695,8 @@ static int push_delta_freed(const strata_txn_t *txn, st_free_vec *v) {
     const st_free_vec *df = &txn->delta.freed;
     size_t n = txn->fl.entries.n;
     for (size_t k = 0; k < df->n; k++)
-        if (!dtaken_at(txn->reuse.dtaken, n + k) && st_free_vec_push(v, df->v[k].pgno, df->v[k].version))
+        if (!dtaken_at(txn->reuse.dtaken, n + k) &&
+            st_free_vec_push(v, df->v[k].pgno, df->v[k].version))
             return STRATA_ERR_NO_MEMORY;
     return STRATA_OK;
 }
@@ -854,8 +872,11 @@ bool st_freelist_take(strata_txn_t *txn, bool cold, pgno_t *pgno) {
 
 size_t st_freelist_held(const strata_txn_t *txn, uint64_t oldest_reader) {
     size_t from = first_after(&txn->fl, txn->durable_version);
-    size_t to = first_after(&txn->fl, oldest_reader);
-    return to > from ? to - from : 0;
+    size_t to = first_after(&txn->fl, oldest_reader), held = to > from ? to - from : 0;
+    const st_free_vec *df = &txn->delta.freed; /* (and the delta's freed pages, in order) */
+    for (size_t k = 0; k < df->n && df->v[k].version <= oldest_reader; k++)
+        held += df->v[k].version > txn->durable_version;
+    return held;
 }
 
 void st_freelist_remap(strata_txn_t *txn) {
@@ -1079,10 +1100,11 @@ static int save_delta(strata_txn_t *txn, bool *done, pgno_t *head, uint64_t *cou
         return STRATA_OK;
     /* Every page this transaction took from the list is in took (save's count check). */
     size_t listed = 0;
-    for (size_t k = 0; k < nt; k++) listed += (k < d->ntaken ? d->taken[k] : r->took.v[k - d->ntaken]) < fl->entries.n;
+    for (size_t k = 0; k < nt; k++)
+        listed += (k < d->ntaken ? d->taken[k] : r->took.v[k - d->ntaken]) < fl->entries.n;
     if (listed != r->ntaken)
-        return st_txn_fail(txn, ST_CORRUPT(err, "free list: %zu pages taken, %zu found in its leaves",
-                                           r->ntaken, listed));
+        return st_txn_fail(txn, ST_CORRUPT(err, "free list: %zu pages taken, %zu found in its "
+                                           "leaves", r->ntaken, listed));
     st_fl_delta nd = {0};
     int rc = STRATA_OK;
     if (!(nd.taken = malloc((nt ? nt : 1) * sizeof *nd.taken))) rc = STRATA_ERR_NO_MEMORY;
@@ -1184,7 +1206,8 @@ int st_freelist_save(strata_txn_t *txn, bool may_delta, pgno_t *head, uint64_t *
     fl_builder b = {&nf, 0, 0};
     size_t next = 0; /* next page of `pages` to use */
     st_free_vec tmp = {0};
-    rc = presize(&b, fl->entries.n - kept_entries + delta_freed_left(txn) + txn->freed.n + txn->own.n,
+    rc = presize(&b, fl->entries.n - kept_entries + delta_freed_left(txn) + txn->freed.n +
+                         txn->own.n,
                  L.kept + L.new_leaves + L.empties - first, L.ndirs);
     for (size_t i = first; rc == STRATA_OK && i < n;) {
         if (!pack[i]) {

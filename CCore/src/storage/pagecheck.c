@@ -150,7 +150,8 @@ static int mark_freelist(st_pagecheck *pc) {
         if (!taken[i]) rc = st_pagecheck_mark(pc, fl.entries.v[i].pgno, 1, ST_REACH_FREE, "free");
     for (size_t k = 0; rc == STRATA_OK && k < d.freed.n; k++)
         if (!taken[n + k])
-            rc = st_pagecheck_mark(pc, d.freed.v[k].pgno, 1, ST_REACH_FREE, "free (since the list)");
+            rc = st_pagecheck_mark(pc, d.freed.v[k].pgno, 1, ST_REACH_FREE,
+                                   "free (since the list)");
     free(taken);
     st_freelist_clear(&fl);
     st_fl_delta_clear(&d);

@@ -40,8 +40,11 @@
  *   0. packed pages the transaction copied or dropped lower meta.packed_live (the region's pages
  *      are freed with its last one); reusable pages at the end of the file leave the free list
  *      and the page count ends before them (st_freelist_trim);
- *   a. save the free list (freelist.c): only its consumed leaves, its last leaf and its
- *      directory are rewritten, in pages taken from the free space itself;
+ *   a. save the free list (freelist.c): as a delta in the meta page when it fits (format 14,
+ *      no list page written; not after a trim, nor in an encrypted file), else only its
+ *      consumed leaves, its last leaf and its directory are rewritten, in pages taken from the
+ *      free space itself; the meta page's delta image goes wherever the meta goes (a durable
+ *      copy, a rollback, a replayed version);
  *   b. checksum every dirty page (the file already holds them: it grows when a transaction
  *      takes a page past its end, keeping a reserve for commits that free what they take; on a
  *      full disk see room_at_end); an encrypted file's pages are then sealed (cipher.c) and the
@@ -618,7 +621,8 @@ int st_pager_recover(strata_db_t *db, st_check_unsynced_fn check, st_meta *out,
             return ST_CORRUPT(err, "'%s': the durable version %llu vanished during recovery",
                               db->file.shown, (unsigned long long)base.version);
         slot_image(db, base_slot, img);
-        if ((rc = meta_write(db, 1 - base_slot, &copy, img, err)) || (rc = st_os_sync(&db->file, err)))
+        if ((rc = meta_write(db, 1 - base_slot, &copy, img, err)) ||
+            (rc = st_os_sync(&db->file, err)))
             return rc;
         *out = base;
         return STRATA_OK;

@@ -24,4 +24,4 @@ from .table import Table
 from .objects import Object, ListProxy, SetProxy, MapProxy
 from .results import Results, Changes, changes
 
-__version__ = "0.13.0"
+__version__ = "0.14.0"
