@@ -873,9 +873,15 @@ bool st_freelist_take(strata_txn_t *txn, bool cold, pgno_t *pgno) {
 size_t st_freelist_held(const strata_txn_t *txn, uint64_t oldest_reader) {
     size_t from = first_after(&txn->fl, txn->durable_version);
     size_t to = first_after(&txn->fl, oldest_reader), held = to > from ? to - from : 0;
-    const st_free_vec *df = &txn->delta.freed; /* (and the delta's freed pages, in order) */
-    for (size_t k = 0; k < df->n && df->v[k].version <= oldest_reader; k++)
-        held += df->v[k].version > txn->durable_version;
+    /* and the delta's freed pages (in version order) not taken again */
+    const st_fl_delta *d = &txn->delta;
+    uint64_t again[ST_DELTA_BYTES / 16 / 64 + 1] = {0};
+    size_t n = txn->fl.entries.n;
+    for (size_t k = 0; k < d->ntaken; k++)
+        if (d->taken[k] >= n && d->taken[k] - n < d->freed.n)
+            again[(d->taken[k] - n) / 64] |= 1ull << ((d->taken[k] - n) % 64);
+    for (size_t k = 0; k < d->freed.n && d->freed.v[k].version <= oldest_reader; k++)
+        held += d->freed.v[k].version > txn->durable_version && !(again[k / 64] >> (k % 64) & 1);
     return held;
 }
 
@@ -1110,8 +1116,8 @@ static int save_delta(strata_txn_t *txn, bool *done, pgno_t *head, uint64_t *cou
     if (!(nd.taken = malloc((nt ? nt : 1) * sizeof *nd.taken))) rc = STRATA_ERR_NO_MEMORY;
     if (rc == STRATA_OK) {
         nd.taken_cap = nt ? nt : 1;
-        memcpy(nd.taken, d->taken, d->ntaken * sizeof *nd.taken);
-        memcpy(nd.taken + d->ntaken, r->took.v, r->took.n * sizeof *nd.taken);
+        if (d->ntaken) memcpy(nd.taken, d->taken, d->ntaken * sizeof *nd.taken);
+        if (r->took.n) memcpy(nd.taken + d->ntaken, r->took.v, r->took.n * sizeof *nd.taken);
         nd.ntaken = nt;
     }
     for (size_t k = 0; rc == STRATA_OK && k < d->freed.n; k++)
