@@ -185,17 +185,21 @@ static void test_a_killed_writer_deltas_come_back_from_the_log(void) {
     OK(strata_db_close(db, E));
 }
 
+/* A closed file whose newest meta holds a delta: a free list, then ten small commits. */
+static bool closed_with_delta(const char *path, disk_meta *dm) {
+    strata_db_t *db = tl_open_db(path, STRATA_DURABILITY_FULL);
+    bool ok = db && fill(db, 1000) == STRATA_OK;
+    for (uint64_t i = 0; ok && i < 10; i++) ok = put(db, i, i) == STRATA_OK;
+    ok = db && strata_db_close(db, E) == STRATA_OK && ok;
+    return ok && read_meta(path, dm) && (dm->m.flags & ST_META_FREE_DELTA);
+}
+
 /* The delta's bytes damaged: in one slot, the other (a durable copy of the same version after a
  * close) opens; in both, the open names the delta. */
 static void test_a_damaged_delta_is_named(void) {
     const char *path = tl_path("damaged.db");
-    strata_db_t *db = tl_open_db(path, STRATA_DURABILITY_FULL);
-    CHECK(db);
-    OK(fill(db, 1000));
-    for (uint64_t i = 0; i < 10; i++) OK(put(db, i, i));
-    OK(strata_db_close(db, E));
     disk_meta dm;
-    CHECK(read_meta(path, &dm) && (dm.m.flags & ST_META_FREE_DELTA));
+    CHECK(closed_with_delta(path, &dm));
     int fd = open(path, O_RDWR);
     CHECK(fd >= 0);
     uint8_t b;
@@ -204,7 +208,7 @@ static void test_a_damaged_delta_is_named(void) {
     b ^= 0x40;
     CHECK(pwrite(fd, &b, 1, at) == 1);
     close(fd);
-    db = tl_open_db(path, STRATA_DURABILITY_FULL);
+    strata_db_t *db = tl_open_db(path, STRATA_DURABILITY_FULL);
     CHECK(db && holds(db, 9, 9));
     OK(strata_db_verify(db, E));
     OK(put(db, 20, 20)); /* a writer builds on the whole copy */
@@ -233,13 +237,8 @@ static void test_a_damaged_delta_is_named(void) {
  * the next commit refuses to save over it, naming the free list, and the file is unchanged. */
 static void test_a_delta_that_contradicts_its_list_is_refused(void) {
     const char *path = tl_path("crafted.db");
-    strata_db_t *db = tl_open_db(path, STRATA_DURABILITY_FULL);
-    CHECK(db);
-    OK(fill(db, 1000));
-    for (uint64_t i = 0; i < 10; i++) OK(put(db, i, i));
-    OK(strata_db_close(db, E));
     disk_meta dm;
-    CHECK(read_meta(path, &dm) && (dm.m.flags & ST_META_FREE_DELTA));
+    CHECK(closed_with_delta(path, &dm));
     uint32_t nt, nf;
     memcpy(&nt, dm.img + 16, 4);
     memcpy(&nf, dm.img + 20, 4);
@@ -253,7 +252,7 @@ static void test_a_delta_that_contradicts_its_list_is_refused(void) {
     for (int s = 0; s < 2; s++)
         CHECK(pwrite(fd, dm.img, ST_DELTA_BYTES, (off_t)s * 4096 + ST_DELTA_OFF) == ST_DELTA_BYTES);
     close(fd);
-    db = tl_open_db(path, STRATA_DURABILITY_FULL);
+    strata_db_t *db = tl_open_db(path, STRATA_DURABILITY_FULL);
     CHECK(db);
     EXPECT_CODE(put(db, 1, 100), STRATA_ERR_CORRUPT);
     CHECK(strstr(tl_err.message, "free list") || strstr(tl_err.message, "free-list"));
