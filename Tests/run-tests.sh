@@ -69,6 +69,10 @@ echo "== the commit log and the file system"
 "$B/test_commitlog_io" > "$log" 2>&1; tail -n 1 "$log"; count_line commitlog-io
 grep -q "FAIL" "$log" && grep "FAIL" "$log"
 
+echo "== the free-list delta in the meta page"
+"$B/test_freelist_delta" > "$log" 2>&1; grep -E "small commits:" "$log"; tail -n 1 "$log"; count_line freelist-delta
+grep -q "FAIL" "$log" && grep "FAIL" "$log"
+
 echo "== hostile input: a clear error, never a crash"
 "$B/test_hostile" > "$log" 2>&1; tail -n 1 "$log"; count_line hostile
 grep -q "FAIL" "$log" && grep "FAIL" "$log"
@@ -81,8 +85,8 @@ echo "== damaged files: every page, the file's length, the commit log"
 grep -q "FAIL" "$log" && grep "FAIL" "$log"
 
 echo "== objects, queries, full-text search and changes again, on encrypted files"
-for t in objects query fulltext changes; do
-  env STRATA_TEST_ENCRYPTED=1 "$B/test_$t" > "$log" 2>&1; tail -n 1 "$log"; count_line "$t"
+for t in objects query fulltext changes freelist_delta; do
+  env STRATA_TEST_ENCRYPTED=1 "$B/test_$t" > "$log" 2>&1; tail -n 1 "$log"; count_line "${t//_/-}"
   grep -q "FAIL" "$log" && grep "FAIL" "$log"
 done
 

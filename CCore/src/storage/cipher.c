@@ -44,6 +44,8 @@
  */
 #include "storage/cipher.h"
 
+#include "storage/storage.h"
+
 #include <openssl/core_names.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -181,20 +183,32 @@ bool st_meta_page_encrypted(const uint8_t *page) {
     return memcmp(page + ST_ENC_HEADER, ENC_MAGIC, 8) == 0;
 }
 
+/* The MAC of a meta page: of its bytes 0..159, then (format 15 on) of its delta image. */
+static void meta_mac(const st_cipher *c, const uint8_t *head, const uint8_t *img, uint8_t out[32]) {
+    if (st_rd32(head + 16) < ST_FORMAT_ENCRYPTED) {
+        hmac(c->meta, head, ST_ENC_HEADER + 32, out);
+        return;
+    }
+    uint8_t all[ST_ENC_HEADER + 32 + ST_DELTA_BYTES];
+    memcpy(all, head, ST_ENC_HEADER + 32);
+    memcpy(all + ST_ENC_HEADER + 32, img, ST_DELTA_BYTES);
+    hmac(c->meta, all, sizeof all, out);
+}
+
 void st_cipher_meta_seal(const st_cipher *c, uint8_t *page) {
     uint8_t *h = page + ST_ENC_HEADER;
     memcpy(h, ENC_MAGIC, 8);
     st_wr32(h + 8, CIPHER_CHACHA20_POLY1305);
     st_wr32(h + 12, 0);
     memcpy(h + 16, c->check, 16);
-    hmac(c->meta, page, ST_ENC_HEADER + 32, h + 32);
+    meta_mac(c, page, page + ST_DELTA_OFF, h + 32);
 }
 
-st_meta_auth st_cipher_meta_check(const st_cipher *c, const uint8_t *page) {
-    const uint8_t *h = page + ST_ENC_HEADER;
+st_meta_auth st_cipher_meta_check(const st_cipher *c, const uint8_t *head, const uint8_t *img) {
+    const uint8_t *h = head + ST_ENC_HEADER;
     if (CRYPTO_memcmp(h + 16, c->check, 16) != 0) return ST_META_AUTH_WRONG_KEY;
     uint8_t mac[32];
-    hmac(c->meta, page, ST_ENC_HEADER + 32, mac);
+    meta_mac(c, head, img, mac);
     if (st_rd32(h + 8) != CIPHER_CHACHA20_POLY1305 || CRYPTO_memcmp(mac, h + 32, 32) != 0)
         return ST_META_AUTH_BAD_MAC;
     return ST_META_AUTH_OK;

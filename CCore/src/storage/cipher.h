@@ -29,11 +29,15 @@ uint64_t st_cipher_bound_id(const st_cipher *c);
 
 /* Meta pages stay readable (a tool can tell what the file is) and are authenticated: bytes
  * 128..191 of a meta page of an encrypted file hold "STRATAEN" | u32 cipher (1) | u32 0 |
- * 16-byte key check | 32-byte HMAC-SHA256 of bytes 0..159 under the meta key. */
+ * 16-byte key check | 32-byte HMAC-SHA256 under the meta key of bytes 0..159, and from format
+ * 15 on of the delta image after them too (bytes 192..4095, storage.h). */
 bool st_meta_page_encrypted(const uint8_t *page);
+/* Seal a whole meta page (its format, at byte 16, says what the MAC covers). */
 void st_cipher_meta_seal(const st_cipher *c, uint8_t *page);
 typedef enum st_meta_auth { ST_META_AUTH_OK, ST_META_AUTH_WRONG_KEY, ST_META_AUTH_BAD_MAC } st_meta_auth;
-st_meta_auth st_cipher_meta_check(const st_cipher *c, const uint8_t *page);
+/* Check a meta page's first 192 bytes, with img its delta image (ST_DELTA_BYTES; read only for
+ * format 15 and later). */
+st_meta_auth st_cipher_meta_check(const st_cipher *c, const uint8_t *head, const uint8_t *img);
 
 /* A page (a run of `bytes` bytes: an overflow run is sealed as one) of plain bytes into
  * `sealed`: bytes 0..7 and 16..23 the tag, 8..15 the version (in clear), 24.. the ciphertext of

@@ -686,7 +686,7 @@ static int apply_record(strata_db_t *db, const uint8_t *r, const st_meta *prev, 
         uint32_t npages = st_rd32(r + at + 16), nr = st_rd32(r + at + 20);
         at += ENTRY_HEAD;
         if (pgno == 0) { /* the meta page's delta image (format 14) */
-            if (base || npages != 1 || db->cipher ||
+            if (base || npages != 1 ||
                 !apply_ranges(r, len, &at, nr, next_img, img, ST_DELTA_BYTES))
                 return ST_CORRUPT(err, "commit log record of version %llu: its free-list delta "
                                   "entry is damaged", (unsigned long long)m->version);

@@ -8,7 +8,7 @@
  *                            where version is the version that freed pgno.
  * Entries are in non-decreasing version order across the whole list (leaf after leaf).
  *
- * The delta (format 14, files without encryption): a commit whose free-list changes since the
+ * The delta (format 14; 15 for encrypted files): a commit whose free-list changes since the
  * list was last saved fit its meta page writes them there instead of list pages (flag
  * ST_META_FREE_DELTA; the image's layout below, at "the delta"). The version's list is the
  * saved one without the entries the delta took, then the pages the delta freed and did not take
@@ -315,6 +315,12 @@ int st_fl_delta_decode(const uint8_t *img, const st_meta *m, st_fl_delta *out, s
         }
     }
     return STRATA_OK;
+}
+
+void st_fl_delta_restamp(uint8_t *img, uint64_t version) {
+    uint32_t nt = st_rd32(img + 16), nf = st_rd32(img + 20);
+    st_wr64(img + 8, version);
+    st_wr64(img, delta_sum(img, nt, nf));
 }
 
 /* Encode d for version into img (its other bytes left as they are: an appended entry changes
@@ -1082,7 +1088,7 @@ static int write_leaves(fl_builder *b, const st_free_entry *v, size_t n, uint8_t
  * the commit log carries only what changed), with d encoded when d is not NULL; false when
  * out of memory or d does not fit. */
 static bool delta_out(strata_txn_t *txn, const st_fl_delta *d) {
-    if (!txn->delta_image) return d == NULL; /* an encrypted file: never a delta */
+    if (!txn->delta_image) return d == NULL; /* (none loaded: the list is saved whole) */
     if (!txn->delta_out && !(txn->delta_out = malloc(ST_DELTA_BYTES))) return false;
     memcpy(txn->delta_out, txn->delta_image, ST_DELTA_BYTES);
     return !d || delta_encode(d, txn->new_version, txn->delta_out);

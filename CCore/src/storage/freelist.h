@@ -20,6 +20,8 @@ int st_fl_delta_decode(const uint8_t *img, const st_meta *m, st_fl_delta *out, s
 /* Whether the image holds a whole delta of m's version (its checksum holds). */
 bool st_fl_delta_image_ok(const uint8_t *img, const st_meta *m);
 void st_fl_delta_clear(st_fl_delta *d);
+/* A whole delta image bound to another version (a renumbered meta, pager.c). */
+void st_fl_delta_restamp(uint8_t *img, uint64_t version);
 /* A small transaction takes runs of at least half what the last commit took, capped at this
  * (and at least 2): it grows the file by a run rather than scatter its writes, because each
  * separate write costs the sync about as much as a whole run (see freelist.c). */

@@ -41,7 +41,7 @@
  *      are freed with its last one); reusable pages at the end of the file leave the free list
  *      and the page count ends before them (st_freelist_trim);
  *   a. save the free list (freelist.c): as a delta in the meta page when it fits (format 14,
- *      no list page written; not after a trim, nor in an encrypted file), else only its
+ *      15 encrypted: no list page written; not after a trim), else only its
  *      consumed leaves, its last leaf and its directory are rewritten, in pages taken from the
  *      free space itself; the meta page's delta image goes wherever the meta goes (a durable
  *      copy, a rollback, a replayed version);
@@ -262,7 +262,7 @@ static int meta_write(strata_db_t *db, int slot, const st_meta *m, const uint8_t
     uint8_t page[ST_PAGE_SIZE];
     memset(page, 0, sizeof page);
     memcpy(page, m, sizeof *m);
-    if (img && !db->cipher) memcpy(page + ST_DELTA_OFF, img, ST_DELTA_BYTES);
+    if (img) memcpy(page + ST_DELTA_OFF, img, ST_DELTA_BYTES);
     if (db->cipher) st_cipher_meta_seal(db->cipher, page);
     st_os_meta_lock(&db->file);
     int rc = st_os_write(&db->file, (uint64_t)slot * ST_PAGE_SIZE, page, sizeof page, err);
@@ -342,26 +342,39 @@ static void meta_authenticated(strata_db_t *db, const meta_slot *slot) {
     pthread_mutex_unlock(&db->meta_auth_lock);
 }
 
-/* What is wrong with a meta slot, if anything; img: its page's delta image, checked when the
- * meta says it holds a delta (NULL: not checked, for a reader, which needs no free list). */
-static meta_problem_t meta_problem(strata_db_t *db, const meta_slot *slot, const uint8_t *img) {
+/* What is wrong with meta slot s (read into *slot), if anything; with_delta: its free-list
+ * delta checked too when it has one (a reader, which needs no free list, does not ask). The
+ * page's delta image is read when needed: for that, and for the MAC of an encrypted file's
+ * meta from format 15 on (a writer changing the slot meanwhile fails it: not a usable slot). */
+static meta_problem_t meta_problem(strata_db_t *db, int s, const meta_slot *slot,
+                                   bool with_delta) {
     const st_meta *m = &slot->m;
+    uint8_t img[ST_DELTA_BYTES];
+    bool have_img = false;
     if (memcmp(m->magic, META_MAGIC, 8) != 0) return META_NO_MAGIC;
     /* A newer format may checksum differently: name the version before the checksum. */
     if (m->format_version < ST_FORMAT_OLDEST_READ || m->format_version > ST_FORMAT_VERSION)
         return META_FORMAT;
     if (m->page_size != ST_PAGE_SIZE) return META_PAGE_SIZE;
     if (m->checksum != st_checksum((const uint8_t *)m + 8, sizeof *m - 8)) return META_CHECKSUM;
-    /* Formats 9, 11 and 13 are exactly the encrypted files: their meta pages carry the header. */
+    /* Formats 9, 11, 13 and 15 are exactly the encrypted files: their meta pages carry the
+     * header. */
     bool encrypted = st_meta_page_encrypted((const uint8_t *)slot);
     if (encrypted != (m->format_version == ST_FORMAT_ENCRYPTED ||
+                      m->format_version == ST_FORMAT_ENCRYPTED_13 ||
                       m->format_version == ST_FORMAT_ENCRYPTED_11 ||
                       m->format_version == ST_FORMAT_ENCRYPTED_9))
         return META_FLAGS;
     if (encrypted && !db->cipher) return META_ENCRYPTED;
     if (!encrypted && db->cipher) return META_NOT_ENCRYPTED;
-    if (encrypted && !meta_authentic(db, slot)) {
-        st_meta_auth a = st_cipher_meta_check(db->cipher, (const uint8_t *)slot);
+    /* (the delta a writer reads is authenticated with it each time, not by the cache) */
+    bool mac_img = encrypted && m->format_version >= ST_FORMAT_ENCRYPTED;
+    if (encrypted && (!meta_authentic(db, slot) || (mac_img && with_delta))) {
+        if (mac_img) {
+            slot_image(db, s, img);
+            have_img = true;
+        }
+        st_meta_auth a = st_cipher_meta_check(db->cipher, (const uint8_t *)slot, img);
         if (a == ST_META_AUTH_WRONG_KEY) return META_WRONG_KEY;
         if (a != ST_META_AUTH_OK) return META_NOT_AUTHENTIC;
         meta_authenticated(db, slot);
@@ -370,9 +383,11 @@ static meta_problem_t meta_problem(strata_db_t *db, const meta_slot *slot, const
         (m->flags & ~(ST_META_DURABLE | ST_META_SYNCED | ST_META_LOGGED | ST_META_LOG_PENDING |
                       ST_META_FREE_DELTA)))
         return META_FLAGS;
-    if (m->flags & ST_META_FREE_DELTA) { /* format 14, without encryption */
-        if (encrypted || m->format_version < 14) return META_FLAGS;
-        if (img && !st_fl_delta_image_ok(img, m)) return META_DELTA;
+    if (m->flags & ST_META_FREE_DELTA) { /* format 14, or 15 encrypted */
+        if (m->format_version < (encrypted ? ST_FORMAT_ENCRYPTED : ST_FORMAT_PLAIN))
+            return META_FLAGS;
+        if (with_delta && !have_img) slot_image(db, s, img);
+        if (with_delta && !st_fl_delta_image_ok(img, m)) return META_DELTA;
     }
     if (m->page_count > db->file.map_size / ST_PAGE_SIZE) return META_BEYOND_MAP;
     if (m->page_count < 2) return META_TOO_FEW_PAGES;
@@ -412,9 +427,7 @@ slots:;
         meta_slot ms;
         meta_read(db, s, &ms);
         m[s] = ms.m;
-        uint8_t img[ST_DELTA_BYTES];
-        slot_image(db, s, img);
-        why[s] = meta_problem(db, &ms, img);
+        why[s] = meta_problem(db, s, &ms, true);
     }
     int best = -1;
     for (int s = 0; s < 2; s++)
@@ -469,11 +482,7 @@ static int find_slot_of(strata_db_t *db, uint64_t version, st_meta *out, bool wi
     for (int s = 0; s < 2; s++) {
         meta_slot ms;
         meta_read(db, s, &ms);
-        uint8_t img[ST_DELTA_BYTES];
-        bool delta = with_delta && (ms.m.flags & ST_META_FREE_DELTA);
-        if (delta) slot_image(db, s, img);
-        if (ms.m.version != version || meta_problem(db, &ms, delta ? img : NULL) != META_OK)
-            continue;
+        if (ms.m.version != version || meta_problem(db, s, &ms, with_delta) != META_OK) continue;
         if (found < 0 || (ms.m.flags & ST_META_DURABLE)) {
             *out = ms.m;
             found = s;
@@ -975,15 +984,20 @@ static int renumber(strata_txn_t *txn, int *slot, strata_error *err) {
     for (int s = 0; s < 2; s++) {
         meta_slot ms;
         meta_read(db, s, &ms);
-        if (meta_problem(db, &ms, NULL) == META_OK && ms.m.version > top) top = ms.m.version;
+        if (meta_problem(db, s, &ms, false) == META_OK && ms.m.version > top) top = ms.m.version;
     }
     st_meta n = txn->meta;
     n.version = n.durable_version = top + ST_RENUMBER_GAP;
-    n.flags = ST_META_DURABLE;
+    n.flags = ST_META_DURABLE | (txn->meta.flags & ST_META_FREE_DELTA);
     st_meta_seal(&n);
+    /* The delta goes with the meta, bound to the new number (and is the transaction's base). */
+    uint8_t img[ST_DELTA_BYTES];
+    slot_image(db, *slot, img);
+    if (n.flags & ST_META_FREE_DELTA) st_fl_delta_restamp(img, n.version);
+    if (txn->delta_image) memcpy(txn->delta_image, img, ST_DELTA_BYTES);
     db->reuse_hints.valid = false; /* pages held back for the old durable version come free */
     int rc;
-    if ((rc = st_os_sync(&db->file, err)) || (rc = meta_write(db, 1 - *slot, &n, NULL, err)) ||
+    if ((rc = st_os_sync(&db->file, err)) || (rc = meta_write(db, 1 - *slot, &n, img, err)) ||
         (rc = st_os_sync(&db->file, err)))
         return rc;
     st_readers_publish(db, n.version, true);
@@ -1082,7 +1096,7 @@ static int take_free_list(strata_txn_t *txn, int slot, strata_error *err) {
     strata_db_t *db = txn->db;
     pthread_mutex_lock(&db->state_mutex);
     bool cached = db->free_cache_valid && db->free_cache_version == txn->meta.version &&
-                  (db->free_cache_image || db->cipher);
+                  db->free_cache_image;
     if (cached) { /* with its page maps (freelist.c decides whether they still hold) */
         txn->fl = db->free_cache;
         memset(&db->free_cache, 0, sizeof db->free_cache);
@@ -1102,14 +1116,11 @@ static int take_free_list(strata_txn_t *txn, int slot, strata_error *err) {
     db->free_cache_valid = false;
     pthread_mutex_unlock(&db->state_mutex);
     if (cached) return STRATA_OK;
-    /* The version's delta (a file without encryption has a delta image), then its saved list. */
-    int rc = STRATA_OK;
-    if (!db->cipher) {
-        if (!(txn->delta_image = malloc(ST_DELTA_BYTES)))
-            return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory loading the free list");
-        slot_image(db, slot, txn->delta_image);
-        rc = st_fl_delta_decode(txn->delta_image, &txn->meta, &txn->delta, err);
-    }
+    /* The version's delta, then its saved list. */
+    if (!(txn->delta_image = malloc(ST_DELTA_BYTES)))
+        return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory loading the free list");
+    slot_image(db, slot, txn->delta_image);
+    int rc = st_fl_delta_decode(txn->delta_image, &txn->meta, &txn->delta, err);
     return rc ? rc : st_freelist_load(db, &txn->meta, &txn->delta, &txn->fl, err);
 }
 

@@ -24,12 +24,14 @@
 /* The newest format read; 4 adds the commit log, 5 packed pages, 6 mixed indexes, 7 maps, 8
  * full-text indexes, 9 encryption, 10 (plain) and 11 (encrypted) copies in log records, 12
  * (plain) and 13 (encrypted) timestamp leaves as two packed arrays (objects/column.c), 14
- * (plain) the free-list delta in meta pages and log records (freelist.c). */
-#define ST_FORMAT_VERSION 14u
+ * (plain) and 15 (encrypted: its meta MAC covers the delta) the free-list delta in meta pages
+ * and log records (freelist.c). */
+#define ST_FORMAT_VERSION 15u
 #define ST_FORMAT_PLAIN 14u          /* written by every commit of a file without encryption */
-#define ST_FORMAT_ENCRYPTED 13u      /* written by every commit of an encrypted file (cipher.c) */
+#define ST_FORMAT_ENCRYPTED 15u      /* written by every commit of an encrypted file (cipher.c) */
 #define ST_FORMAT_ENCRYPTED_9 9u     /* encrypted files written before format 12 */
 #define ST_FORMAT_ENCRYPTED_11 11u
+#define ST_FORMAT_ENCRYPTED_13 13u   /* encrypted files written before the delta */
 #define ST_FORMAT_OLDEST_READ 1u     /* read: 1 lacks direct primary keys, 1 and 2 key heads */
 #define ST_MAP_SIZE_MAX (1ull << 46) /* 64 TiB: the most a 47-bit user address space can map */
 #define ST_SPARE_PAGES 32            /* page buffers a handle keeps between write transactions */
@@ -83,8 +85,8 @@ _Static_assert(sizeof(st_meta) == 128, "st_meta is 128 bytes on disk");
  * reopens at the last version the log rebuilds and reports the rest dropped, as for NO_SYNC
  * commits (format 7 files: an older library refuses such a file rather than lose them). */
 #define ST_META_LOG_PENDING 8u
-/* Format 14, a file without encryption: the meta page holds a free-list delta after the meta
- * (freelist.c): what changed in the free list since its pages were last written. */
+/* Format 14 (15 encrypted): the meta page holds a free-list delta after the meta (freelist.c):
+ * what changed in the free list since its pages were last written. */
 #define ST_META_FREE_DELTA 16u
 /* NO_SYNC mode makes the current version durable after this many commits without a sync. */
 #define ST_NO_SYNC_EVERY 256u
