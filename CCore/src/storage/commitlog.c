@@ -14,7 +14,7 @@
  *     24   u32 len              28 u32 number of page entries
  *     32   st_meta (128 bytes): the meta the commit wrote (flag ST_META_LOGGED)
  *     160  page entries: u64 pgno | u64 base | u32 npages | u32 nranges,
- *          then nranges ranges, the entry padded to 8 (format 14: pgno 0 is the meta page's
+ *          then nranges ranges, the entry padded to 8 (format 14/15: pgno 0 is the meta page's
  *          free-list delta image, ST_DELTA_BYTES, its ranges over the version before's image):
  *            literal: u32 offset | u32 length | length bytes
  *            copy (format 10): u32 offset | u32 length + RANGE_COPY | u32 source | u32 0 —
@@ -472,7 +472,7 @@ int st_log_commit(strata_txn_t *txn, st_dirty *const *list, size_t n, st_meta *m
         memset(r + end, 0, pad8(end) - end);
         len = pad8(end);
     }
-    /* The meta page's delta image where it changed (format 14): an entry of page 0, its
+    /* The meta page's delta image where it changed (format 14, 15): an entry of page 0, its
      * ranges over the image the version before had (the free-list delta: a few entries a
      * commit, freelist.c). */
     uint32_t entries = (uint32_t)n;

@@ -255,8 +255,8 @@ static void slot_image(strata_db_t *db, int slot, uint8_t *out) {
     st_os_meta_unlock(&db->file);
 }
 
-/* Write a meta page: m, then (a file without encryption) the delta image img, NULL for
- * zeros. */
+/* Write a meta page: m, then the delta image img (NULL: zeros); an encrypted file's page is
+ * then sealed (its MAC covers the image from format 15 on). */
 static int meta_write(strata_db_t *db, int slot, const st_meta *m, const uint8_t *img,
                       strata_error *err) {
     uint8_t page[ST_PAGE_SIZE];
