@@ -9,6 +9,7 @@
 
 #include "storage/storage.h"
 
+#include <pthread.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <xxhash.h>
@@ -273,6 +274,45 @@ static void test_a_delta_that_contradicts_its_list_is_refused(void) {
     OK(strata_db_close(db, E));
 }
 
+/* A writer thread commits on another handle while this one verifies: each walk reads its
+ * version's delta when it begins (two commits overwrite that version's meta slot). */
+static volatile bool writer_done;
+
+static void *committer(void *arg) {
+    strata_db_t *db = arg;
+    for (uint64_t i = 0; i < 400 && !writer_done; i++)
+        if (put(db, i % 1500, 7000 + i)) break;
+    writer_done = true;
+    return NULL;
+}
+
+static void test_verify_while_another_handle_commits(void) {
+    const char *path = tl_path("busy.db");
+    strata_db_t *a = tl_open_db(path, STRATA_DURABILITY_FULL);
+    strata_db_t *b = tl_open_db(path, STRATA_DURABILITY_FULL);
+    CHECK(a && b);
+    OK(fill(a, 20000)); /* (a walk long enough for several commits) */
+    writer_done = false;
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, committer, b) == 0);
+    int walks = 0, failed = 0;
+    while (!writer_done) {
+        walks++;
+        if (strata_db_verify(a, E) != STRATA_OK) {
+            fprintf(stderr, "  verify during commits: %s\n", tl_err.message);
+            failed++;
+            break;
+        }
+    }
+    writer_done = true;
+    pthread_join(t, NULL);
+    fprintf(stderr, "  %d walks during 400 commits of another handle\n", walks);
+    CHECK(failed == 0 && walks >= 1);
+    OK(strata_db_verify(a, E));
+    OK(strata_db_close(a, E));
+    OK(strata_db_close(b, E));
+}
+
 int main(int argc, char **argv) {
     static const tl_test tests[] = {
         TL_TEST(test_small_commits_leave_the_list_pages_alone),
@@ -280,6 +320,7 @@ int main(int argc, char **argv) {
         TL_TEST(test_a_killed_writer_deltas_come_back_from_the_log),
         TL_TEST(test_a_damaged_delta_is_named),
         TL_TEST(test_a_delta_that_contradicts_its_list_is_refused),
+        TL_TEST(test_verify_while_another_handle_commits),
     };
     return tl_run("freelist-delta", tests, (int)(sizeof tests / sizeof tests[0]), argc, argv);
 }

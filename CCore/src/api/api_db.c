@@ -374,11 +374,15 @@ int strata_db_verify(strata_db_t *db, strata_error *err) {
     strata_error local;
     if (!err) err = &local;
     if (!db) return st_err(err, STRATA_ERR_INVALID_ARGUMENT, "strata_db_verify: db is NULL");
-    strata_txn_t *txn;
-    int rc = strata_txn_begin(db, STRATA_TXN_READ, &txn, err);
-    if (rc) return rc;
-    rc = st_verify_pages(txn, err);
-    if (rc == STRATA_OK) rc = st_verify_objects(txn, err);
-    strata_txn_free(txn);
+    int rc = STRATA_ERR_BUSY;
+    /* (BUSY: commits of other handles overwrote the snapshot's meta slot, and its free-list
+     * delta, before the walk read it: a new snapshot) */
+    for (int attempt = 0; rc == STRATA_ERR_BUSY && attempt < 8; attempt++) {
+        strata_txn_t *txn;
+        if ((rc = strata_txn_begin(db, STRATA_TXN_READ, &txn, err))) return rc;
+        rc = st_verify_pages(txn, err);
+        if (rc == STRATA_OK) rc = st_verify_objects(txn, err);
+        strata_txn_free(txn);
+    }
     return rc;
 }

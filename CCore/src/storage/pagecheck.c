@@ -28,6 +28,11 @@ int st_pagecheck_init(st_pagecheck *pc, strata_txn_t *txn, strata_error *err) {
     if (!pc->seen)
         return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory verifying '%s'",
                       txn->db->file.shown);
+    int drc = st_pager_free_delta(txn->db, &txn->meta, &pc->delta, err);
+    if (drc) {
+        st_pagecheck_free(pc);
+        return drc;
+    }
     st_region r = {0};
     int rc;
     if (txn->meta.packed_region && (rc = st_packed_region(txn, &txn->meta, &r, err))) {
@@ -42,6 +47,7 @@ int st_pagecheck_init(st_pagecheck *pc, strata_txn_t *txn, strata_error *err) {
 void st_pagecheck_free(st_pagecheck *pc) {
     free(pc->seen);
     pc->seen = NULL;
+    st_fl_delta_clear(&pc->delta);
 }
 
 int st_pagecheck_mark(st_pagecheck *pc, pgno_t pg, uint32_t run, int reach, const char *what) {
@@ -128,13 +134,9 @@ static int mark_list_pages(st_pagecheck *pc, const pgno_t *pages, size_t n) {
  * but those its delta took (in use: reached by the walk), and the delta's freed pages. */
 static int mark_freelist(st_pagecheck *pc) {
     st_freelist fl;
-    st_fl_delta d;
-    int rc = st_pager_free_delta(pc->txn->db, &pc->txn->meta, &d, pc->err);
+    const st_fl_delta d = pc->delta; /* (read at init) */
+    int rc = st_freelist_load(pc->txn->db, &pc->txn->meta, &d, &fl, pc->err);
     if (rc) return rc;
-    if ((rc = st_freelist_load(pc->txn->db, &pc->txn->meta, &d, &fl, pc->err))) {
-        st_fl_delta_clear(&d);
-        return rc;
-    }
     rc = mark_list_pages(pc, fl.dir_pgno, fl.ndirs);
     if (rc == STRATA_OK) rc = mark_list_pages(pc, fl.leaf_pgno, fl.nleaves);
     size_t n = fl.entries.n, all = n + d.freed.n; /* taken: by index, freed ones after n */
@@ -154,7 +156,6 @@ static int mark_freelist(st_pagecheck *pc) {
                                    "free (since the list)");
     free(taken);
     st_freelist_clear(&fl);
-    st_fl_delta_clear(&d);
     return rc;
 }
 

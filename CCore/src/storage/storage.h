@@ -606,6 +606,9 @@ typedef struct st_pagecheck {
      * lost and an older page's bytes are there). NULL: no such rule. */
     const uint8_t *durable_seen;
     uint64_t durable_pages, durable_version;
+    /* The version's free-list delta, read when the walk begins (its meta slot may be
+     * overwritten by two commits during a long walk). */
+    st_fl_delta delta;
 } st_pagecheck;
 int st_pagecheck_init(st_pagecheck *pc, strata_txn_t *txn, strata_error *err);
 void st_pagecheck_free(st_pagecheck *pc);
