@@ -293,7 +293,6 @@ int st_fl_delta_decode(const uint8_t *img, const st_meta *m, st_fl_delta *out, s
     out->taken = malloc((nt ? nt : 1) * sizeof *out->taken);
     if (!out->taken)
         return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory loading the free list");
-    out->taken_cap = nt ? nt : 1;
     for (uint32_t i = 0; i < nt; i++) out->taken[i] = st_rd32(img + DELTA_HEAD + 4 * i);
     out->ntaken = nt;
     uint64_t last = 0;
@@ -543,12 +542,8 @@ static size_t leaf_of_entry(const st_freelist *fl, size_t j) {
     return lo;
 }
 
-/* The entries the base version's delta took, a bit each (r->dtaken: the list's entries, then
- * the delta's freed pages at n + k), NULL when out of memory or the delta names one twice or
- * beyond them (*bad). */
-static uint64_t *delta_taken_bits(const strata_txn_t *txn, bool *bad) {
-    const st_fl_delta *d = &txn->delta;
-    size_t all = txn->fl.entries.n + d->freed.n;
+uint64_t *st_fl_delta_taken(const st_fl_delta *d, size_t n, bool *bad) {
+    size_t all = n + d->freed.n;
     uint64_t *dt = calloc(all / 64 + 1, 8);
     *bad = dt == NULL;
     for (size_t k = 0; dt && k < d->ntaken; k++) {
@@ -570,7 +565,7 @@ static bool reuse_prepare(strata_txn_t *txn) {
     st_reuse *r = &txn->reuse;
     const st_freelist *fl = &txn->fl;
     bool bad;
-    uint64_t *dt = delta_taken_bits(txn, &bad);
+    uint64_t *dt = st_fl_delta_taken(&txn->delta, fl->entries.n, &bad);
     bool ok = map_prepare(txn, dt);
     r->dtaken = dt;
     r->delta_bad = bad;
@@ -1121,7 +1116,6 @@ static int save_delta(strata_txn_t *txn, bool *done, pgno_t *head, uint64_t *cou
     int rc = STRATA_OK;
     if (!(nd.taken = malloc((nt ? nt : 1) * sizeof *nd.taken))) rc = STRATA_ERR_NO_MEMORY;
     if (rc == STRATA_OK) {
-        nd.taken_cap = nt ? nt : 1;
         if (d->ntaken) memcpy(nd.taken, d->taken, d->ntaken * sizeof *nd.taken);
         if (r->took.n) memcpy(nd.taken + d->ntaken, r->took.v, r->took.n * sizeof *nd.taken);
         nd.ntaken = nt;

@@ -20,6 +20,10 @@ int st_fl_delta_decode(const uint8_t *img, const st_meta *m, st_fl_delta *out, s
 /* Whether the image holds a whole delta of m's version (its checksum holds). */
 bool st_fl_delta_image_ok(const uint8_t *img, const st_meta *m);
 void st_fl_delta_clear(st_fl_delta *d);
+/* A bit for each entry the delta took, over a saved list of n entries and then the delta's
+ * freed pages (n + k; free() it); *bad when the delta names one twice or past them (or, with
+ * NULL returned, no memory). */
+uint64_t *st_fl_delta_taken(const st_fl_delta *d, size_t n, bool *bad);
 /* A whole delta image bound to another version (a renumbered meta, pager.c). */
 void st_fl_delta_restamp(uint8_t *img, uint64_t version);
 /* A small transaction takes runs of at least half what the last commit took, capped at this

@@ -139,21 +139,21 @@ static int mark_freelist(st_pagecheck *pc) {
     if (rc) return rc;
     rc = mark_list_pages(pc, fl.dir_pgno, fl.ndirs);
     if (rc == STRATA_OK) rc = mark_list_pages(pc, fl.leaf_pgno, fl.nleaves);
-    size_t n = fl.entries.n, all = n + d.freed.n; /* taken: by index, freed ones after n */
-    uint8_t *taken = calloc(all + 1, 1);
-    if (!taken && rc == STRATA_OK) rc = st_err(pc->err, STRATA_ERR_NO_MEMORY, "out of memory");
-    for (size_t k = 0; rc == STRATA_OK && k < d.ntaken; k++) {
-        if (d.taken[k] >= all || taken[d.taken[k]]) /* (load checked the bound) */
-            rc = ST_CORRUPT(pc->err, "free-list delta: entry %u taken twice", d.taken[k]);
-        else
-            taken[d.taken[k]] = 1;
-    }
+    size_t n = fl.entries.n; /* taken: by index, the delta's freed pages after n */
+    bool bad;
+    uint64_t *taken = st_fl_delta_taken(&d, n, &bad);
+    if (rc == STRATA_OK && !taken) rc = st_err(pc->err, STRATA_ERR_NO_MEMORY, "out of memory");
+    if (rc == STRATA_OK && bad)
+        rc = ST_CORRUPT(pc->err, "free-list delta of version %llu: an entry taken twice",
+                        (unsigned long long)pc->txn->meta.version);
+#define TAKEN(j) (taken[(j) / 64] >> ((j) % 64) & 1)
     for (size_t i = 0; rc == STRATA_OK && i < n; i++)
-        if (!taken[i]) rc = st_pagecheck_mark(pc, fl.entries.v[i].pgno, 1, ST_REACH_FREE, "free");
+        if (!TAKEN(i)) rc = st_pagecheck_mark(pc, fl.entries.v[i].pgno, 1, ST_REACH_FREE, "free");
     for (size_t k = 0; rc == STRATA_OK && k < d.freed.n; k++)
-        if (!taken[n + k])
+        if (!TAKEN(n + k))
             rc = st_pagecheck_mark(pc, d.freed.v[k].pgno, 1, ST_REACH_FREE,
                                    "free (since the list)");
+#undef TAKEN
     free(taken);
     st_freelist_clear(&fl);
     return rc;

@@ -154,7 +154,7 @@ typedef struct st_freelist {
  * is the saved one without the taken entries, then the freed ones. */
 typedef struct st_fl_delta {
     uint32_t *taken;
-    size_t ntaken, taken_cap;
+    size_t ntaken;
     st_free_vec freed;
 } st_fl_delta;
 
