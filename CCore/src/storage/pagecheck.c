@@ -3,7 +3,8 @@
  * check of a version written without sync). The layers above walk their trees and mark every
  * page they reach; this file proves, for one version:
  *  - every page of [2, page_count) is reached exactly once: from a tree, as part of an overflow
- *    run, as a free-list page, or as a free-list entry (invariant 3);
+ *    run, as a free-list page, or as a free-list entry — the saved list's but those its delta
+ *    took, and the delta's freed pages (read when the walk begins: format 14) (invariant 3);
  *  - every reached page carries its own number, a version no newer than the snapshot and a
  *    matching checksum (an encrypted file's: opens, from the file's bytes, not the view);
  *  - during recovery, a page stamped with a version up to the durable one belongs to the
