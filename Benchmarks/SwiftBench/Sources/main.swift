@@ -35,6 +35,7 @@ let passes = 3
 var dir = NSTemporaryDirectory() + "strata-bench-swift-\(getpid())"
 var rssObjects = 0
 var only: String?
+var onlyRead: String? // `-w NAME`: that read workload alone (for profiling)
 var keyedOnly = false
 var groupedOnly = false
 var sectionedOnly = false
@@ -56,11 +57,12 @@ while let a = args.next() {
     case "--grouped": groupedOnly = true
     case "--sectioned": sectionedOnly = true
     case "-e": only = args.next()
+    case "-w": onlyRead = args.next()
     case "--commit-child": // notifications: the other process (Notify.swift)
         let path = args.next() ?? ""
         commitChild(path, value())
     default:
-        print("usage: bench-swift [-n N] [-c COMMITS] [-l LOOKUPS] [-r REPS] [-d DIR] [-e strata|c|grdb|grdbfast] [--rss N] [--keyed] [--grouped] [--sectioned]")
+        print("usage: bench-swift [-n N] [-c COMMITS] [-l LOOKUPS] [-r REPS] [-d DIR] [-e strata|c|grdb|grdbfast] [-w READ] [--rss N] [--keyed] [--grouped] [--sectioned]")
         exit(2)
     }
 }
@@ -550,7 +552,7 @@ for rep in 0..<reps {
     }
     // The reads: three slices of each workload per engine, the engines taking turns; the
     // fastest slice counts (a slowdown of the shared VM only ever slows a slice).
-    for (name, slot) in reads {
+    for (name, slot) in reads where onlyRead == nil || onlyRead == name {
         var best: [String: Double] = [:]
         for _ in 0..<3 {
             for engine in order { best[engine] = max(best[engine] ?? 0, try engines[engine]!.reads[name]!()) }
@@ -581,6 +583,7 @@ for (name, kp) in workloads {
     print(String(format: "bench-swift %@ strata=%.0f c=%.0f grdb=%.0f grdb_fast=%.0f vs_grdb=%.2f vs_c=%.2f",
                  name, s, c, g, gf, s / max(g, gf), s / c))
 }
+if onlyRead != nil { exit(0) }
 if only == nil {
     for size in [100, 10_000] { try keyedBench(size: size, probes: 20_000, dir: dir) } // Keyed.swift
 }

@@ -76,9 +76,9 @@ struct QuerySpec {
     /// next argument, a key path, pasted in) and `$0…$n` (argument n); its arguments follow
     /// those of the filters before it. Quoted text is left as it is. Read as UTF-8 bytes (every
     /// character that means something here is ASCII, and a multi-byte character's bytes never are).
-    /// `isCollection(keyPath)`: whether a key path ends in a collection property (a memberwise
-    /// comparison with one is a SUBQUERY over its elements).
-    mutating func add(format: String, _ original: [Any], isCollection: ((String) -> Bool)? = nil) {
+    /// `root`: the class the key paths start from (a memberwise comparison with a key path
+    /// that ends in a collection property is a SUBQUERY over its elements).
+    mutating func add(format: String, _ original: [Any], root: ClassInfo? = nil) {
         let base = args.count
         let plain = base == 0 && original.allSatisfy(Self.isPlain)
         if plain, let known = ParsedFormats.shared[format] { // parsed before: the same text
@@ -114,7 +114,7 @@ struct QuerySpec {
                 collection = true
             }
             let kept = String(text.prefix(start))
-            if collection || isCollection?(path) == true {
+            if collection || root.map({ Self.endsInCollection(path, from: $0) }) == true {
                 // the elements of a collection: one of them equal in every member (as RealmSwift:
                 // `!=` holds when the collection has elements and none is equal)
                 let v = "$m\(members.count)"
@@ -188,6 +188,19 @@ struct QuerySpec {
         if plain, !pasted, members.isEmpty { ParsedFormats.shared[format] = (text, used) }
     }
 
+    /// Whether `keyPath` (through to-one links) ends in a list, set or map property of `root`.
+    static func endsInCollection(_ keyPath: String, from root: ClassInfo) -> Bool {
+        var info = root
+        let parts = keyPath.split(separator: ".").map(String.init)
+        for (i, name) in parts.enumerated() {
+            guard let p = info.property(named: name) else { return false }
+            if i == parts.count - 1 { return p.kind.collection == .list || p.kind.collection == .set || p.kind.collection == .map }
+            guard let target = p.kind.target else { return false }
+            info = ClassInfo.of(target)
+        }
+        return false
+    }
+
     /// An argument that is never compared memberwise (cheap to tell: a cast to a concrete type).
     private static func isPlain(_ a: Any) -> Bool { a is String || a is Int || a is Double || a is Bool }
 
@@ -232,18 +245,25 @@ private final class ParsedFormats: @unchecked Sendable { // (its table is guarde
     static let shared = ParsedFormats()
     private let lock = NSLock()
     private var parsed: [String: (text: String, used: Int)] = [:]
+    /// The format asked for last, compared before the table is hashed (a literal format is
+    /// the same string each time: equal at its first word).
+    private var last: (format: String, parsed: (text: String, used: Int))?
 
     subscript(format: String) -> (text: String, used: Int)? {
         get {
             lock.lock()
             defer { lock.unlock() }
-            return parsed[format]
+            if let last, last.format == format { return last.parsed }
+            guard let known = parsed[format] else { return nil }
+            last = (format, known)
+            return known
         }
         set {
             lock.lock()
             defer { lock.unlock() }
             if parsed.count >= 1024 { parsed.removeAll() }
             parsed[format] = newValue
+            last = newValue.map { (format, $0) }
         }
     }
 }

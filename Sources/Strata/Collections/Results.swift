@@ -61,8 +61,7 @@ public struct Results<Element: RealmCollectionValue>: RealmCollection {
         for a in args where !(a is String) { // (a cast to a protocol costs; the common argument first)
             if let region = a as? RLMGeospatial { Self.checkRegion(region) }
         }
-        let root = base.info.classInfo
-        return with { $0.add(format: predicateFormat, args, isCollection: { Self.endsInCollection($0, from: root) }) }
+        return with { $0.add(format: predicateFormat, args, root: base.info.classInfo) }
     }
 
     /// A region the core refuses traps when the filter is made, as RealmSwift's does.
@@ -72,19 +71,6 @@ public struct Results<Element: RealmCollectionValue>: RealmCollection {
             let message = withUnsafeBytes(of: &err.message) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
             strataTrap("Invalid region in GEOWITHIN query for parameter '\(region)': \(message)")
         }
-    }
-
-    /// Whether `keyPath` (through to-one links) ends in a list, set or map property of `root`.
-    static func endsInCollection(_ keyPath: String, from root: ClassInfo) -> Bool {
-        var info = root
-        let parts = keyPath.split(separator: ".").map(String.init)
-        for (i, name) in parts.enumerated() {
-            guard let p = info.property(named: name) else { return false }
-            if i == parts.count - 1 { return p.kind.collection == .list || p.kind.collection == .set || p.kind.collection == .map }
-            guard let target = p.kind.target else { return false }
-            info = ClassInfo.of(target)
-        }
-        return false
     }
 
     /// The position of the first element that also matches the predicate, or nil.

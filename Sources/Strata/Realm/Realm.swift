@@ -189,12 +189,21 @@ final class RealmInstance {
         return try compiledQueryUnlocked(table: table, text: text)
     }
 
+    /// The query asked for last, compared before the table is hashed: code runs one query
+    /// again and again, and its text is then the same string (equal at its first word).
+    private var lastCompiled: (key: CompiledQueryKey, query: OpaquePointer)?
+
     private func compiledQueryUnlocked(table: String, text: String) throws -> OpaquePointer {
         let key = CompiledQueryKey(table: table, text: text)
-        if let q = compiledQueries[key] { return q }
+        if let last = lastCompiled, last.key == key { return last.query }
+        if let q = compiledQueries[key] {
+            lastCompiled = (key, q)
+            return q
+        }
         if compiledQueries.count >= 256 {
             for q in compiledQueries.values { strata_query_free(q) }
             compiledQueries.removeAll()
+            lastCompiled = nil
             compiledQueriesGeneration += 1
         }
         var q: OpaquePointer?
@@ -203,6 +212,7 @@ final class RealmInstance {
             try StrataError.check { strata_query_compile_mapped(currentTxn.handle, table, text, names?.handle, &q, $0) }
         }
         compiledQueries[key] = q!
+        lastCompiled = (key, q!)
         return q!
     }
 
