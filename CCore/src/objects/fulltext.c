@@ -200,9 +200,13 @@ int st_fulltext_queue(strata_table_t *t, st_prop *p, const strata_value *v, int6
     if (rc) rc = st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
     for (size_t i = 0, j; rc == STRATA_OK && i < s.n; i = j) {
         j = next_word(&s, i);
-        uint8_t e[ST_WORD_KEY_MAX + 9 + POS_BYTES];
-        size_t el = entry_of(&s, i, j, key, !remove, e);
-        rc = st_index_queue(t, p, e, el, remove, err);
+        _Static_assert(ST_WORD_KEY_MAX + 9 + POS_BYTES <= STRATA_MAX_KEY, "an entry fits the room");
+        uint8_t *e = st_index_queue_room(p, err);
+        if (!e) {
+            rc = STRATA_ERR_NO_MEMORY;
+            break;
+        }
+        rc = st_index_queue_add(t, p, entry_of(&s, i, j, key, !remove, e), remove, err);
     }
     wordset_free(&s);
     return rc;

@@ -137,19 +137,11 @@ void st_index_discard(st_prop *p) {
     p->pending = NULL;
 }
 
-int st_index_queue(strata_table_t *t, st_prop *p, const uint8_t *entry, size_t len, bool remove,
-                   strata_error *err) {
+static inline uint8_t *queue_room(st_prop *p, strata_error *err) {
     st_index_pending *q = p->pending;
-    if (!q && !(q = p->pending = calloc(1, sizeof *q)))
-        return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
-    if (remove && q->last < q->len && !q->buf[q->last + 2] && st_rd16(q->buf + q->last) == len &&
-        memcmp(q->buf + q->last + 3, entry, len) == 0) {
-        /* the entry the last record inserts, removed: the pair changes nothing whatever came
-         * before (an object created with the default value, then given its own: without this a
-         * bulk insert queued and sorted three records an object, not one) */
-        q->len = q->last;
-        q->n--;
-        return STRATA_OK;
+    if (!q && !(q = p->pending = calloc(1, sizeof *q))) {
+        st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
+        return NULL;
     }
     if (q->cap - q->len < 3 + STRATA_MAX_KEY) {
         /* small at first: a one-object commit queues a few dozen bytes, and 64 KiB from the heap's
@@ -157,18 +149,49 @@ int st_index_queue(strata_table_t *t, st_prop *p, const uint8_t *entry, size_t l
          * in again) */
         size_t cap = q->cap ? 2 * q->cap : 3 + STRATA_MAX_KEY + 256;
         uint8_t *b = realloc(q->buf, cap);
-        if (!b) return st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
+        if (!b) {
+            st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
+            return NULL;
+        }
         q->buf = b;
         q->cap = cap;
     }
+    return q->buf + q->len + 3;
+}
+
+static inline int queue_add(strata_table_t *t, st_prop *p, size_t len, bool remove,
+                            strata_error *err) {
+    st_index_pending *q = p->pending;
     uint8_t *r = q->buf + q->len;
-    memcpy(r + 3, entry, len);
+    if (remove && q->last < q->len && !q->buf[q->last + 2] && st_rd16(q->buf + q->last) == len &&
+        memcmp(q->buf + q->last + 3, r + 3, len) == 0) {
+        /* the entry the last record inserts, removed: the pair changes nothing whatever came
+         * before (an object created with the default value, then given its own: without this a
+         * bulk insert queued and sorted three records an object, not one) */
+        q->len = q->last;
+        q->n--;
+        return STRATA_OK;
+    }
     st_wr16(r, (uint16_t)len);
     r[2] = remove;
     q->last = q->len;
     q->len += 3 + len;
     q->n++;
     return q->len >= PENDING_MAX_BYTES ? st_index_apply(t, p, err) : STRATA_OK;
+}
+
+uint8_t *st_index_queue_room(st_prop *p, strata_error *err) { return queue_room(p, err); }
+
+int st_index_queue_add(strata_table_t *t, st_prop *p, size_t len, bool remove, strata_error *err) {
+    return queue_add(t, p, len, remove, err);
+}
+
+int st_index_queue(strata_table_t *t, st_prop *p, const uint8_t *entry, size_t len, bool remove,
+                   strata_error *err) {
+    uint8_t *room = queue_room(p, err);
+    if (!room) return STRATA_ERR_NO_MEMORY;
+    memcpy(room, entry, len);
+    return queue_add(t, p, len, remove, err);
 }
 
 static int pending_add(strata_table_t *t, st_prop *p, const strata_value *v, int64_t key,

@@ -162,6 +162,11 @@ void st_radix_by_head(st_head_ref *v, size_t n, st_head_ref *tmp);
 /* Queue one raw entry (its key bytes) to insert or remove. */
 int st_index_queue(strata_table_t *t, st_prop *p, const uint8_t *entry, size_t len, bool remove,
                    strata_error *err);
+/* The same in two steps, the entry written in place (no copy): room for an entry of up to
+ * STRATA_MAX_KEY bytes at the queue's end (NULL: out of memory, said in err), then the entry
+ * written there queued (st_index_queue_add; no other queue call in between). */
+uint8_t *st_index_queue_room(st_prop *p, strata_error *err);
+int st_index_queue_add(strata_table_t *t, st_prop *p, size_t len, bool remove, strata_error *err);
 /* fulltext.c: queue the entries of the words of v (a string; nothing for null) for object key. */
 int st_fulltext_queue(strata_table_t *t, st_prop *p, const strata_value *v, int64_t key,
                       bool remove, strata_error *err);
