@@ -196,11 +196,12 @@ int st_index_queue(strata_table_t *t, st_prop *p, const uint8_t *entry, size_t l
 
 static int pending_add(strata_table_t *t, st_prop *p, const strata_value *v, int64_t key,
                        bool remove, strata_error *err) {
-    uint8_t k[STRATA_MAX_KEY];
+    uint8_t *k = queue_room(p, err); /* written in place (st_fulltext_queue) */
+    if (!k) return STRATA_ERR_NO_MEMORY;
     size_t kl;
     bool trunc;
     st_index_key(p, v, key, k, &kl, &trunc);
-    return st_index_queue(t, p, k, kl, remove, err);
+    return queue_add(t, p, kl, remove, err);
 }
 
 /* A record to sort: its key's first 8 bytes as a number (most records differ there), and the
