@@ -137,7 +137,7 @@ void st_index_discard(st_prop *p) {
     p->pending = NULL;
 }
 
-static inline uint8_t *queue_room(st_prop *p, strata_error *err) {
+uint8_t *st_index_queue_room(st_prop *p, strata_error *err) {
     st_index_pending *q = p->pending;
     if (!q && !(q = p->pending = calloc(1, sizeof *q))) {
         st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
@@ -159,8 +159,7 @@ static inline uint8_t *queue_room(st_prop *p, strata_error *err) {
     return q->buf + q->len + 3;
 }
 
-static inline int queue_add(strata_table_t *t, st_prop *p, size_t len, bool remove,
-                            strata_error *err) {
+int st_index_queue_add(strata_table_t *t, st_prop *p, size_t len, bool remove, strata_error *err) {
     st_index_pending *q = p->pending;
     uint8_t *r = q->buf + q->len;
     if (remove && q->last < q->len && !q->buf[q->last + 2] && st_rd16(q->buf + q->last) == len &&
@@ -180,28 +179,14 @@ static inline int queue_add(strata_table_t *t, st_prop *p, size_t len, bool remo
     return q->len >= PENDING_MAX_BYTES ? st_index_apply(t, p, err) : STRATA_OK;
 }
 
-uint8_t *st_index_queue_room(st_prop *p, strata_error *err) { return queue_room(p, err); }
-
-int st_index_queue_add(strata_table_t *t, st_prop *p, size_t len, bool remove, strata_error *err) {
-    return queue_add(t, p, len, remove, err);
-}
-
-int st_index_queue(strata_table_t *t, st_prop *p, const uint8_t *entry, size_t len, bool remove,
-                   strata_error *err) {
-    uint8_t *room = queue_room(p, err);
-    if (!room) return STRATA_ERR_NO_MEMORY;
-    memcpy(room, entry, len);
-    return queue_add(t, p, len, remove, err);
-}
-
 static int pending_add(strata_table_t *t, st_prop *p, const strata_value *v, int64_t key,
                        bool remove, strata_error *err) {
-    uint8_t *k = queue_room(p, err); /* written in place (st_fulltext_queue) */
+    uint8_t *k = st_index_queue_room(p, err); /* the key built where it goes (private.h) */
     if (!k) return STRATA_ERR_NO_MEMORY;
     size_t kl;
     bool trunc;
     st_index_key(p, v, key, k, &kl, &trunc);
-    return queue_add(t, p, kl, remove, err);
+    return st_index_queue_add(t, p, kl, remove, err);
 }
 
 /* A record to sort: its key's first 8 bytes as a number (most records differ there), and the
