@@ -19,6 +19,8 @@
 // Output: `bench-swift <workload> strata=<per s> c=<per s> grdb=<per s> grdb_fast=<per s> vs_grdb=<x> vs_c=<x>`.
 // Durability: Strata FULL (one fdatasync a commit), GRDB WAL with synchronous FULL.
 // `--rss N` instead: iterate N objects through the Swift API and print the resident memory it takes.
+// `-e ENGINE`: that engine alone (strata, c, grdb, grdbfast); `-w READ`: that read workload alone
+// (the writes still run: they make the file), then exit (for profiles and A/B runs).
 // Then keyed collections, set_contains and map_lookup against GRDB's join tables (Keyed.swift).
 // Then group commit: 16 writers' small durable commits one by one and grouped (Grouped.swift;
 // `--grouped` runs it alone). Then notifications: from a commit in another process to a Results
