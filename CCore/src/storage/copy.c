@@ -342,6 +342,7 @@ static int adopt_new_file(strata_db_t *db, st_cipher *keys, strata_error *err) {
     st_cipher_free(db->cipher);
     db->cipher = keys;
     memset(db->meta_auth, 0, sizeof db->meta_auth); /* authenticated under the old keys */
+    memset(db->meta_auth_has_img, 0, sizeof db->meta_auth_has_img);
     /* the log's descriptor closes here: syncs of it in progress (strata_db_sync_commits) first */
     atomic_store(&db->log_closing, true);
     while (atomic_load(&db->log_syncers) > 0) usleep(200);

@@ -248,6 +248,35 @@ uint32_t st_format_of(const strata_db_t *db) {
     return db->cipher ? ST_FORMAT_ENCRYPTED : ST_FORMAT_PLAIN;
 }
 
+/* Encrypted files: whether these slot bytes were authenticated before (the two last ones are
+ * kept: a snapshot compares 192 bytes rather than computing an HMAC per slot) — and, img not
+ * NULL, this delta image with them (a writer, which reads the image at every write
+ * transaction, compares 4 KiB rather than computing the HMAC over them again: ~17,000 cycles,
+ * and three a commit before; the meta a commit seals is put here as it is written). */
+static bool meta_authentic(strata_db_t *db, const meta_slot *slot, const uint8_t *img) {
+    _Static_assert(sizeof(meta_slot) == sizeof db->meta_auth[0], "a slot's bytes");
+    pthread_mutex_lock(&db->meta_auth_lock);
+    bool yes = false;
+    for (int i = 0; i < 2 && !yes; i++)
+        yes = memcmp(db->meta_auth[i], slot, sizeof *slot) == 0 &&
+              (!img || (db->meta_auth_has_img[i] &&
+                        memcmp(db->meta_auth_img[i], img, ST_DELTA_BYTES) == 0));
+    pthread_mutex_unlock(&db->meta_auth_lock);
+    return yes;
+}
+
+/* slot's bytes (and img, the delta image its MAC covered; NULL: none) authenticated. */
+static void meta_authenticated(strata_db_t *db, const meta_slot *slot, const uint8_t *img) {
+    pthread_mutex_lock(&db->meta_auth_lock);
+    memcpy(db->meta_auth[1], db->meta_auth[0], sizeof *slot);
+    memcpy(db->meta_auth_img[1], db->meta_auth_img[0], ST_DELTA_BYTES);
+    db->meta_auth_has_img[1] = db->meta_auth_has_img[0];
+    memcpy(db->meta_auth[0], slot, sizeof *slot);
+    if (img) memcpy(db->meta_auth_img[0], img, ST_DELTA_BYTES);
+    db->meta_auth_has_img[0] = img != NULL;
+    pthread_mutex_unlock(&db->meta_auth_lock);
+}
+
 /* The delta image of a slot's meta page (ST_DELTA_BYTES into out). */
 static void slot_image(strata_db_t *db, int slot, uint8_t *out) {
     st_os_meta_lock(&db->file);
@@ -267,6 +296,10 @@ static int meta_write(strata_db_t *db, int slot, const st_meta *m, const uint8_t
     st_os_meta_lock(&db->file);
     int rc = st_os_write(&db->file, (uint64_t)slot * ST_PAGE_SIZE, page, sizeof page, err);
     st_os_meta_unlock(&db->file);
+    /* sealed here: authentic as written (the next write transaction reads it back) */
+    if (rc == STRATA_OK && db->cipher)
+        meta_authenticated(db, (const meta_slot *)page,
+                           m->format_version >= ST_FORMAT_ENCRYPTED ? page + ST_DELTA_OFF : NULL);
     return rc;
 }
 
@@ -324,24 +357,6 @@ static const char *meta_problem_name(meta_problem_t p) {
     return names[p];
 }
 
-/* Encrypted files: whether these slot bytes were authenticated before (the two last ones are
- * kept: a snapshot compares 192 bytes rather than computing an HMAC per slot). */
-static bool meta_authentic(strata_db_t *db, const meta_slot *slot) {
-    _Static_assert(sizeof(meta_slot) == sizeof db->meta_auth[0], "a slot's bytes");
-    pthread_mutex_lock(&db->meta_auth_lock);
-    bool yes = memcmp(db->meta_auth[0], slot, sizeof *slot) == 0 ||
-               memcmp(db->meta_auth[1], slot, sizeof *slot) == 0;
-    pthread_mutex_unlock(&db->meta_auth_lock);
-    return yes;
-}
-
-static void meta_authenticated(strata_db_t *db, const meta_slot *slot) {
-    pthread_mutex_lock(&db->meta_auth_lock);
-    memcpy(db->meta_auth[1], db->meta_auth[0], sizeof *slot);
-    memcpy(db->meta_auth[0], slot, sizeof *slot);
-    pthread_mutex_unlock(&db->meta_auth_lock);
-}
-
 /* What is wrong with meta slot s (read into *slot), if anything; with_delta: its free-list
  * delta checked too when it has one (a reader, which needs no free list, does not ask). The
  * page's delta image is read when needed: for that, and for the MAC of an encrypted file's
@@ -367,17 +382,22 @@ static meta_problem_t meta_problem(strata_db_t *db, int s, const meta_slot *slot
         return META_FLAGS;
     if (encrypted && !db->cipher) return META_ENCRYPTED;
     if (!encrypted && db->cipher) return META_NOT_ENCRYPTED;
-    /* (the delta a writer reads is authenticated with it each time, not by the cache) */
+    /* (the delta a writer reads is authenticated with it: by the cache only as the very bytes
+     * authenticated before) */
     bool mac_img = encrypted && m->format_version >= ST_FORMAT_ENCRYPTED;
-    if (encrypted && (!meta_authentic(db, slot) || (mac_img && with_delta))) {
-        if (mac_img) {
+    if (encrypted && mac_img && with_delta) {
+        slot_image(db, s, img);
+        have_img = true;
+    }
+    if (encrypted && !meta_authentic(db, slot, have_img ? img : NULL)) {
+        if (mac_img && !have_img) {
             slot_image(db, s, img);
             have_img = true;
         }
         st_meta_auth a = st_cipher_meta_check(db->cipher, (const uint8_t *)slot, img);
         if (a == ST_META_AUTH_WRONG_KEY) return META_WRONG_KEY;
         if (a != ST_META_AUTH_OK) return META_NOT_AUTHENTIC;
-        meta_authenticated(db, slot);
+        meta_authenticated(db, slot, mac_img ? img : NULL);
     }
     if (m->durable_version > m->version ||
         (m->flags & ~(ST_META_DURABLE | ST_META_SYNCED | ST_META_LOGGED | ST_META_LOG_PENDING |

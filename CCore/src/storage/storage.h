@@ -279,9 +279,12 @@ struct strata_db {
     uint8_t *view;
     pthread_mutex_t open_locks[16];
     /* The meta slots' bytes (meta and encryption header) last authenticated, so that a snapshot
-     * compares bytes instead of computing two HMACs (pager.c). */
+     * compares bytes instead of computing two HMACs (pager.c), and (format 15) the delta image
+     * authenticated with each, which a writer compares instead of computing the HMAC again. */
     pthread_mutex_t meta_auth_lock;
     uint8_t meta_auth[2][192];
+    uint8_t meta_auth_img[2][ST_DELTA_BYTES];
+    bool meta_auth_has_img[2];
     /* Whether another handle (of any process) has published since this one opened
      * (readers.c): until then, an encrypted file's view is current for every page it trusts,
      * and a read checks the view's stamp instead of the file's (one cache line, not two). */
