@@ -228,6 +228,11 @@ int st_pager_free_delta(strata_db_t *db, const st_meta *m, st_fl_delta *out, str
         uint8_t img[ST_DELTA_BYTES];
         slot_image(db, s, img);
         if (st_fl_delta_image_ok(img, m)) return st_fl_delta_decode(img, m, out, err);
+        /* A commit of another handle may have overwritten the slot while its image was read
+         * (a verify beside commits read a newer image under the older meta, and called it
+         * damaged): only an image that fails under the same meta is damaged. */
+        meta_read(db, s, &ms);
+        if (ms.m.version != m->version) continue;
         damaged = s;
     }
     if (damaged >= 0)
