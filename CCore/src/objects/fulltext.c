@@ -37,6 +37,8 @@
 #define CHUNK_KEYS 256
 #define CHUNK_BYTES 480
 #define POS_BYTES (1 + 5 * ST_WORD_POS_MAX) /* the most a posting's positions take */
+/* An entry (word, 0x00, key, positions) is written in the index queue's room (index.c). */
+_Static_assert(ST_WORD_KEY_MAX + 9 + POS_BYTES <= STRATA_MAX_KEY, "an entry fits the room");
 
 /* The length of w cut to at most max bytes, at a character boundary. */
 static size_t cut_to(const uint8_t *w, size_t len, size_t max) {
@@ -200,7 +202,6 @@ int st_fulltext_queue(strata_table_t *t, st_prop *p, const strata_value *v, int6
     if (rc) rc = st_err(err, STRATA_ERR_NO_MEMORY, "out of memory");
     for (size_t i = 0, j; rc == STRATA_OK && i < s.n; i = j) {
         j = next_word(&s, i);
-        _Static_assert(ST_WORD_KEY_MAX + 9 + POS_BYTES <= STRATA_MAX_KEY, "an entry fits the room");
         uint8_t *e = st_index_queue_room(p, err);
         if (!e) {
             rc = STRATA_ERR_NO_MEMORY;
